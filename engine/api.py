@@ -1,0 +1,659 @@
+"""The engine facade: the one object the CLI, the TUI and the agent tools talk to."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from . import config as config_mod
+from . import dates, events as ev, search as search_mod
+from .config import Config
+from .embeddings import Plan, Provider, ProviderError, plan as make_plan
+from .embeddings.cache import EmbeddingCache
+from .indexer import (
+    ProviderChain,
+    Stats,
+    list_sources,
+    needs_rebuild,
+    open_writer,
+    prune_models,
+    swap_in,
+    text_phase,
+    vector_phase,
+)
+from .lock import LockBusy, WriterLock, read_holder
+from .sessions import parse_transcript, render_range
+from .store import DatabaseError, SCHEMA_VERSION, Store, index_meta
+from .workspace import IGNORED_DIRS, normalize_extra_paths
+
+
+class AccessDenied(ValueError):
+    """memory_get refused a path; the message says why."""
+
+
+class IndexUnavailable(RuntimeError):
+    """The index cannot be read (corrupt, locked too long); the message says what to do."""
+
+
+def _as_datetime(now: Any) -> dt.datetime | None:
+    if now is None or isinstance(now, dt.datetime):
+        return now
+    if isinstance(now, dt.date):
+        return dt.datetime.combine(now, dt.time())
+    text = str(now).strip()
+    try:
+        if len(text) <= 10:
+            return dt.datetime.combine(dates.parse_day(text, option="now"), dt.time())
+        return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone().replace(tzinfo=None)
+    except ValueError:
+        raise ValueError(f"now: expected a date like 2026-02-10, got {text!r}") from None
+
+
+class Engine:
+    def __init__(self, cfg: Config, *, persistent: bool = False):
+        self.cfg = cfg
+        self.index_path = cfg.store_path()
+        self.persistent = persistent  # long-lived (TUI, watch): keep vectors in memory
+        self._tls = threading.local()
+        self._lock = threading.RLock()
+        self._providers: dict[str, Provider] = {}
+        self._provider_errors: dict[str, str] = {}
+        self._plan: Plan | None = None
+        self._matrix: dict[int, tuple[int, tuple]] = {}
+        self._fresh_cache: tuple[float, dict] | None = None
+
+    @classmethod
+    def open(cls, *, config_path=None, workspace=None, agent=None, overrides=None, persistent=False) -> "Engine":
+        cfg = config_mod.load(config_path, workspace=workspace, agent=agent, overrides=overrides)
+        return cls(cfg, persistent=persistent)
+
+    # ------------------------------------------------------------------ configuration
+
+    @property
+    def workspace(self) -> Path:
+        return self.cfg.workspace
+
+    def reload_config(self, cfg: Config) -> None:
+        """Apply a new configuration without a restart (TUI Config tab)."""
+        with self._lock:
+            self.close()
+            self.cfg = cfg
+            self.index_path = cfg.store_path()
+            self._plan = None
+            self._providers.clear()
+            self._provider_errors.clear()
+            self._matrix.clear()
+            self._fresh_cache = None
+
+    def plan(self) -> Plan:
+        if self._plan is None:
+            self._plan = make_plan(self.cfg)
+        return self._plan
+
+    def _provider(self, name: str) -> Provider | None:
+        with self._lock:
+            if name in self._providers:
+                return self._providers[name]
+            if name in self._provider_errors:
+                return None
+            cand = next((c for c in self.plan().usable() if c.name == name), None)
+            if cand is None:
+                return None
+            try:
+                self._providers[name] = cand.factory()
+            except ProviderError as exc:
+                self._provider_errors[name] = str(exc)
+                return None
+            return self._providers[name]
+
+    # ------------------------------------------------------------------ reading
+
+    def reader(self) -> Store | None:
+        st: Store | None = getattr(self._tls, "store", None)
+        if st is not None and not st.is_current_file():
+            st.close()
+            st = None
+        if st is None:
+            if not self.index_path.exists():
+                return None
+            try:
+                st = Store(self.index_path, load_vec=self.cfg["store.vector.enabled"])
+            except Exception as exc:
+                raise IndexUnavailable(f"{self.index_path}: cannot open the index ({exc}); run `clawmem index` to rebuild it") from None
+            self._tls.store = st
+        return st
+
+    def close(self) -> None:
+        st = getattr(self._tls, "store", None)
+        if st is not None:
+            st.close()
+            self._tls.store = None
+        for p in list(self._providers.values()):
+            try:
+                p.close()
+            except Exception:
+                pass
+
+    # ------------------------------------------------------------------ freshness
+
+    def freshness(self, *, max_age: float = 0.0) -> dict:
+        """Compare the files on disk with the index by (mtime, size); cheap (stat only)."""
+        now = time.monotonic()
+        if max_age and self._fresh_cache and now - self._fresh_cache[0] < max_age:
+            return self._fresh_cache[1]
+        files = list_sources(self.cfg)
+        st = self.reader()
+        known = st.file_rows() if st is not None else {}
+        behind = []
+        for f in files:
+            row = known.get(f.path)
+            try:
+                s = os.stat(f.abspath)
+            except OSError:
+                behind.append(f.path)
+                continue
+            if row is None or row[2] != s.st_mtime_ns or row[3] != s.st_size:
+                behind.append(f.path)
+        on_disk = {f.path for f in files}
+        removed = [p for p in known if p not in on_disk]
+        last = st.get_meta("last_sync") if st is not None else None
+        holder = read_holder(self.index_path)
+        out = {
+            "lastSync": last,
+            "filesOnDisk": len(files),
+            "filesIndexed": len(known),
+            "filesBehind": len(behind) + len(removed),
+            "behind": (behind + removed)[:20],
+            "dirty": bool(behind or removed),
+            "watcher": self.watcher_state(),
+            "job": (f"indexing (pid {holder.get('pid')}, {holder.get('command')})" if holder else None),
+        }
+        self._fresh_cache = (now, out)
+        return out
+
+    def watcher_state(self) -> str:
+        from .watch import read_heartbeat
+
+        return read_heartbeat(self.cfg)
+
+    # ------------------------------------------------------------------ search
+
+    def _vector_side(self, store: Store) -> tuple[search_mod.VectorSide | None, dict]:
+        """Pick the model whose vectors cover the index best among the providers we can use."""
+        info: dict[str, Any] = {"provider": None, "model": None, "fallback": None, "reason": None}
+        plan = self.plan()
+        if plan.configured == "none":
+            info["reason"] = plan.keyword_reason()
+            return None, info
+        models = {m["fingerprint"]: m for m in store.models()}
+        usable = plan.usable()
+        if not usable:
+            info["reason"] = plan.keyword_reason()
+            return None, info
+        best = None
+        for order, cand in enumerate(usable):
+            prov = self._provider(cand.name)
+            if prov is None:
+                continue
+            m = models.get(prov.fingerprint())
+            cov = store.coverage(m["id"]) if m else 0
+            if cov and (best is None or cov > best[0]):
+                best = (cov, order, prov, m)
+        if best is None:
+            errs = [f"{n}: {e}" if not e.startswith(n) else e for n, e in self._provider_errors.items()]
+            first = usable[0].name
+            info["reason"] = "; ".join(errs) if errs else f"no vectors indexed yet for {first} (run `clawmem index`)"
+            return None, info
+        _, order, prov, m = best
+        side = search_mod.VectorSide(prov, m["id"], m["baseline"] if m["baseline"] is not None else 0.0)
+        if self.persistent:
+            side.matrix = self._cached_matrix(store, m["id"])
+        if usable[0].name != prov.id:
+            why = self._provider_errors.get(usable[0].name) or f"{usable[0].name} has fewer vectors indexed than {prov.id}"
+            info["fallback"] = {"from": usable[0].name, "reason": why}
+        info["provider"], info["model"] = prov.id, prov.model
+        return side, info
+
+    def _cached_matrix(self, store: Store, mid: int):
+        gen = store.generation()
+        cached = self._matrix.get(mid)
+        if cached and cached[0] == gen:
+            return cached[1]
+        data = store.load_matrix(mid)
+        self._matrix[mid] = (gen, data)
+        return data
+
+    def options(self, *, max_results=None, min_score=None, now=None, after=None, before=None, explain=False, show_hidden=False) -> search_mod.Options:
+        c = self.cfg
+        mr = int(max_results) if max_results is not None else c["query.maxResults"]
+        if mr < 1:
+            raise ValueError(f"max-results: expected an integer >= 1, got {max_results!r}")
+        if min_score is not None and not 0 <= float(min_score) <= 1:
+            raise ValueError(f"min-score: expected a number from 0 to 1, got {min_score!r}")
+        return search_mod.Options(
+            max_results=mr,
+            min_score=float(min_score) if min_score is not None else c["query.minScore"],
+            min_score_explicit=min_score is not None,
+            candidates=min(200, max(1, mr * c["query.hybrid.candidateMultiplier"])),
+            fusion=c["query.hybrid.fusion"],
+            vector_weight=c["query.hybrid.vectorWeight"],
+            text_weight=c["query.hybrid.textWeight"],
+            rrf_k=c["query.hybrid.rrfK"],
+            decay=c["query.hybrid.temporalDecay.enabled"],
+            half_life=c["query.hybrid.temporalDecay.halfLifeDays"],
+            mmr=c["query.hybrid.mmr.enabled"],
+            mmr_lambda=c["query.hybrid.mmr.lambda"],
+            now=_as_datetime(now),
+            after=dates.parse_day(after, option="after") if isinstance(after, str) else after,
+            before=dates.parse_day(before, option="before") if isinstance(before, str) else before,
+            explain=explain,
+            show_hidden=show_hidden,
+            sources=tuple(c["sources"]),
+            keyword_side=c["query.hybrid.enabled"],
+        )
+
+    def search(self, query: str, *, max_results=None, min_score=None, now=None, after=None, before=None,
+               explain=False, show_hidden=False, date_filter: bool | None = None, stale_check: bool = True) -> dict:
+        """memory_search (SPEC §7)."""
+        opts = self.options(max_results=max_results, min_score=min_score, now=now, after=after, before=before,
+                            explain=explain, show_hidden=show_hidden)
+        query = (query or "").strip()
+        base = {"results": [], "mode": "keyword", "provider": None, "model": None, "fallback": None,
+                "hidden": {"count": 0, "bestScore": None}, "dateRange": None, "stale": False}
+        store = self.reader()
+        if store is None or not store.has_schema():
+            base["stale"] = True
+            base["reason"] = "the index is empty: run `clawmem index`"
+            return base
+        # time phrases narrow dated sources (only in short queries, only when not given explicitly)
+        date_range = None
+        text = query
+        use_dates = self.cfg["query.dateFilter"] if date_filter is None else date_filter
+        if use_dates and not (opts.after or opts.before):
+            today = (opts.now or dt.datetime.now()).date()
+            text, date_range = dates.extract(query, today)
+            if date_range:
+                opts.after, opts.before = date_range.after, date_range.before
+        elif opts.after or opts.before:
+            date_range = dates.DateRange(opts.after, opts.before, "options")
+        if not text:
+            text = query if not date_range else ""
+        try:
+            out = self._run_search(store, text or query, opts, base)
+            if date_range is not None:
+                dr = date_range.as_json()
+                if not out["results"] and not out["hidden"]["count"] and date_range.phrase != "options":
+                    # a filter that leaves nothing is dropped, and the result set says so
+                    opts.after = opts.before = None
+                    out = self._run_search(store, query, opts, base)
+                    dr["applied"] = False
+                    dr["reason"] = "no dated entries matched in that range; searched everything instead"
+                else:
+                    dr["applied"] = True
+                out["dateRange"] = dr
+        except DatabaseError as exc:
+            raise IndexUnavailable(f"{self.index_path}: the index cannot be read ({exc}); run `clawmem index` to rebuild it") from None
+        if stale_check:
+            try:
+                out["stale"] = self.freshness(max_age=2.0 if self.persistent else 0.0)["dirty"]
+            except Exception:
+                out["stale"] = True
+        return out
+
+    def _run_search(self, store: Store, query: str, opts: search_mod.Options, base: dict) -> dict:
+        side, info = self._vector_side(store)
+        qvec = None
+        fallback = info["fallback"]
+        if side is not None and query:
+            try:
+                qvec = side.provider.embed_query(query)
+            except ProviderError as exc:
+                fallback = {"from": side.provider.id, "reason": f"query embedding failed: {exc}"}
+                side = None
+                info["reason"] = str(exc)
+        result = search_mod.run(store, query, opts, side if qvec is not None else None, qvec)
+        out = dict(base)
+        out["results"] = result["results"]
+        out["mode"] = result["mode"]
+        out["hidden"] = result["hidden"]
+        if result["mode"] != "keyword":
+            out["provider"], out["model"] = info["provider"], info["model"]
+        else:
+            out["reason"] = info["reason"] or "keyword-only"
+        out["fallback"] = fallback
+        if self.cfg["citations"] != "off":
+            for r in out["results"]:
+                r["citation"] = f"Source: {r['path']}#L{r['startLine']}-L{r['endLine']}"
+        if opts.explain:
+            out["timingMs"] = result["ms"]
+        return out
+
+    # ------------------------------------------------------------------ memory_get
+
+    def resolve_allowed(self, path: str) -> tuple[str, Path]:
+        """(display path, absolute path) of a memory file the tools may read, or AccessDenied."""
+        raw = (path or "").strip()
+        if not raw:
+            raise AccessDenied("path required: give a path such as MEMORY.md or memory/2026-02-10.md")
+        ws = self.workspace
+        p = Path(os.path.expanduser(raw))
+        abs_p = Path(os.path.normpath(p if p.is_absolute() else ws / p))
+        rel = os.path.relpath(abs_p, ws).replace(os.sep, "/")
+        extras = normalize_extra_paths(ws, self.cfg["extraPaths"])
+        inside_ws = not rel.startswith("../") and rel != ".."
+        allowed = False
+        anchor = ws
+        if inside_ws and (rel in ("MEMORY.md", "memory.md") or (rel.startswith("memory/") and rel.endswith(".md"))):
+            allowed = True
+        else:
+            for e in extras:
+                if e.is_symlink():
+                    continue
+                if abs_p == e and e.name.endswith(".md"):
+                    allowed, anchor = True, e.parent
+                    break
+                if e.is_dir() and str(abs_p).startswith(str(e) + os.sep) and abs_p.name.endswith(".md"):
+                    allowed, anchor = True, e
+                    break
+        if not allowed:
+            raise AccessDenied(
+                f"refused {raw!r}: only MEMORY.md, memory.md, memory/**/*.md, extraPaths and session hits can be read"
+                + (" (it is outside the workspace)" if not inside_ws else "")
+            )
+        # no symlink anywhere between the allowed root and the file
+        cur = abs_p
+        while cur != anchor and cur != cur.parent:
+            if cur.is_symlink():
+                raise AccessDenied(f"refused {raw!r}: {os.path.relpath(cur, ws)} is a symlink, and memory files are never read through symlinks")
+            cur = cur.parent
+        return rel, abs_p
+
+    def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> dict:
+        """memory_get (SPEC §7): {path, text}."""
+        raw = (path or "").strip()
+        start = int(from_line) if from_line else None
+        count = int(lines) if lines else None
+        if raw.startswith("sessions/") and "sessions" in self.cfg["sources"]:
+            name = raw[len("sessions/") :]
+            if not name or "/" in name or name.startswith("."):
+                raise AccessDenied(f"refused {raw!r}: not a session transcript name")
+            f = self.cfg.sessions_dir() / name
+            if f.is_symlink():
+                raise AccessDenied(f"refused {raw!r}: session transcripts are never read through symlinks")
+            try:
+                data = f.read_bytes()
+            except FileNotFoundError:
+                return {"path": raw, "text": ""}
+            return {"path": raw, "text": render_range(parse_transcript(data), start, count)}
+        rel, abs_p = self.resolve_allowed(raw)
+        try:
+            text = abs_p.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return {"path": rel, "text": ""}
+        except IsADirectoryError:
+            raise AccessDenied(f"refused {raw!r}: it is a folder") from None
+        if start is None and count is None:
+            return {"path": rel, "text": text}
+        all_lines = text.split("\n")
+        s = max(1, start or 1)
+        n = max(1, count or len(all_lines))
+        return {"path": rel, "text": "\n".join(all_lines[s - 1 : s - 1 + n])}
+
+    # ------------------------------------------------------------------ indexing
+
+    def index(
+        self,
+        *,
+        force: bool = False,
+        reason: str = "cli",
+        backfill_sessions: bool = True,
+        should_stop: Callable[[], bool] | None = None,
+        lock_timeout: float = 60.0,
+    ) -> Iterator[ev.Event]:
+        """Bring the index up to date, yielding progress events. Holds the writer lock meanwhile."""
+        stop = should_stop or (lambda: False)
+        started = time.monotonic()
+        lock = WriterLock(self.index_path)
+        waiting: list[ev.Event] = []
+        lock.acquire(lock_timeout, on_wait=lambda holder: waiting.append(
+            ev.Warning(f"waiting for the writer lock held by pid {holder.get('pid', '?') if holder else '?'} ({(holder or {}).get('command', '?')})")))
+        yield from waiting
+        stats = Stats()
+        try:
+            store, moved = open_writer(self.index_path, self.cfg)
+            if moved:
+                yield ev.Warning(moved)
+            why = "--force" if force else needs_rebuild(store, self.cfg)
+            if why:
+                store.close()
+                yield from self._rebuild(why, stats, stop, backfill_sessions)
+                store = Store(self.index_path, write=True, load_vec=self.cfg["store.vector.enabled"])
+            else:
+                yield from self._update(store, reason, stats, stop, backfill_sessions)
+            store.close()
+            self._fresh_cache = None
+            ok = not stop()
+            yield ev.JobFinished("rebuild" if why else "index", stats.indexed, stats.removed, stats.unchanged,
+                                 stats.embedded, time.monotonic() - started, ok, "" if ok else "stopped before the end")
+        finally:
+            lock.release()
+
+    def _update(self, store: Store, reason: str, stats: Stats, stop, backfill: bool) -> Iterator[ev.Event]:
+        if store.get_meta("index") is None:
+            store.set_meta("index", json.dumps(index_meta(self.cfg)))
+        for e in text_phase(self.cfg, store, stats, backfill_sessions=backfill, should_stop=stop):
+            if isinstance(e, ev.JobStarted):
+                e = ev.JobStarted("index", reason, e.files_total)
+            yield e
+        if stop():
+            return
+        yield from self._embed(store, stats, stop)
+        store.set_meta("last_sync", dt.datetime.now().astimezone().isoformat(timespec="seconds"))
+        for dropped in prune_models(store, self.plan(), force=False):
+            yield ev.Warning(f"dropped vectors of {dropped}: no longer configured for {prune_grace()} days")
+
+    def _embed(self, store: Store, stats: Stats, stop) -> Iterator[ev.Event]:
+        plan = self.plan()
+        if not plan.usable():
+            return
+        chain = ProviderChain(plan, self._providers)
+        for name, why in chain.failures:
+            self._provider_errors[name] = why
+            yield ev.ProviderSwitched(name, chain.current().id if chain.current() else None, why)
+        if chain.current() is None:
+            return
+        cache = EmbeddingCache(max_entries=self.cfg["cache.maxEntries"]) if self.cfg["cache.enabled"] else None
+        try:
+            for e in vector_phase(store, chain, cache, stats, stop):
+                if isinstance(e, ev.ProviderSwitched):
+                    self._provider_errors[e.from_provider or "?"] = e.reason
+                yield e
+            if cache:
+                cache.evict()
+        finally:
+            if cache:
+                cache.close()
+
+    def _rebuild(self, why: str, stats: Stats, stop, backfill: bool) -> Iterator[ev.Event]:
+        """Build a complete new index beside the old one, then swap it in (SPEC §4)."""
+        tmp = Path(str(self.index_path) + ".rebuild")
+        yield ev.Warning(f"full rebuild: {why}")
+        new, _ = open_writer(tmp, self.cfg)
+        try:
+            if new.get_meta_json("index") not in (None, index_meta(self.cfg)):
+                new.close()
+                for suffix in ("", "-wal", "-shm"):
+                    Path(str(tmp) + suffix).unlink(missing_ok=True)
+                new, _ = open_writer(tmp, self.cfg)
+            new.set_meta("index", json.dumps(index_meta(self.cfg)))
+            for e in text_phase(self.cfg, new, stats, backfill_sessions=True, should_stop=stop):
+                if isinstance(e, ev.JobStarted):
+                    e = ev.JobStarted("rebuild", why, e.files_total)
+                yield e
+            if stop():
+                return
+            yield from self._embed(new, stats, stop)
+            if stop():
+                return
+            for dropped in prune_models(new, self.plan(), force=True):
+                yield ev.Warning(f"dropped vectors of {dropped}: no longer configured")
+            new.set_meta("last_sync", dt.datetime.now().astimezone().isoformat(timespec="seconds"))
+            new.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            new.conn.execute("PRAGMA journal_mode = DELETE")
+        finally:
+            new.close()
+        if stop():
+            return
+        old = getattr(self._tls, "store", None)
+        if old is not None:
+            old.close()
+            self._tls.store = None
+        swap_in(tmp, self.index_path)
+        self._matrix.clear()
+
+    def run_index(self, *, force: bool = False, on_event: Callable[[ev.Event], None] | None = None, **kw) -> ev.JobFinished | None:
+        last = None
+        for e in self.index(force=force, **kw):
+            if on_event:
+                on_event(e)
+            if isinstance(e, ev.JobFinished):
+                last = e
+        return last
+
+    # ------------------------------------------------------------------ status
+
+    def status(self, *, deep: bool = False) -> dict:
+        cfg = self.cfg
+        store = None
+        try:
+            store = self.reader()
+        except IndexUnavailable as exc:
+            store_error = str(exc)
+        else:
+            store_error = None
+        counts = store.counts() if store is not None else {"files": 0, "chunks": 0, "bySource": {}}
+        plan = self.plan()
+        usable = plan.usable()
+        provider: dict[str, Any] = {"configured": plan.configured, "active": None, "model": None, "reason": None, "fallback": None}
+        vector: dict[str, Any]
+        if store is not None:
+            vector = dict(store.vec.as_status())
+            side, info = self._vector_side(store) if store.has_schema() else (None, {"reason": "index is empty", "fallback": None, "provider": None, "model": None})
+            vector["models"] = [
+                {"provider": m["provider"], "model": m["model"], "dims": m["dims"], "vectors": store.coverage(m["id"])}
+                for m in store.models()
+            ]
+        else:
+            from .store import _load_vec, db
+
+            probe = db.connect(":memory:")
+            vector = dict(_load_vec(probe).as_status())
+            probe.close()
+            vector["models"] = []
+            side, info = None, {"reason": "no index yet: run `clawmem index`", "fallback": None, "provider": None, "model": None}
+        if side is not None:
+            provider["active"], provider["model"] = info["provider"], info["model"]
+            provider["fallback"] = info["fallback"]
+        elif usable:
+            provider["active"] = usable[0].name
+            provider["model"] = usable[0].model or None
+            provider["reason"] = f"searches are keyword-only until vectors exist: {info['reason']}"
+            if plan.reasons:
+                provider["fallback"] = {"from": plan.candidates[0].name, "reason": plan.reasons[0]} if plan.candidates[0].factory is None else None
+        else:
+            provider["reason"] = plan.keyword_reason()
+        if deep and usable:
+            provider["probe"] = self._probe(usable[0].name)
+        fts = {"available": True}
+        if store is not None and store.has_schema():
+            try:
+                store.conn.execute("select count(*) from chunks_fts").fetchone()
+            except Exception as exc:
+                fts = {"available": False, "reason": str(exc)}
+        out = {
+            "workspace": str(cfg.workspace),
+            "agentId": cfg.agent_id,
+            "index": {
+                "path": str(self.index_path),
+                "files": counts["files"],
+                "chunks": counts["chunks"],
+                "bySource": counts["bySource"],
+                "schemaVersion": int(store.get_meta("schema") or SCHEMA_VERSION) if store is not None and store.has_schema() else SCHEMA_VERSION,
+                "error": store_error,
+            },
+            "freshness": self.freshness(),
+            "provider": provider,
+            "vector": vector,
+            "fts": fts,
+            "sources": cfg["sources"],
+            "config": {"file": str(cfg.file) if cfg.file else None, "fileExists": bool(cfg.file and cfg.file.exists()),
+                       "openclaw": str(cfg.openclaw_file) if cfg.openclaw_file else None, "warnings": cfg.warnings},
+            "log": str(log_path()),
+        }
+        if deep:
+            out["config"]["openclawIgnored"] = cfg.openclaw_ignored
+            out["issues"] = self.issues()
+            try:
+                cache = EmbeddingCache(max_entries=cfg["cache.maxEntries"])
+                out["cache"] = {"path": str(cache.path), "entries": cache.count(), "maxEntries": cfg["cache.maxEntries"]}
+                cache.close()
+            except Exception as exc:
+                out["cache"] = {"error": str(exc)}
+        return out
+
+    def _probe(self, name: str) -> dict:
+        prov = self._provider(name)
+        if prov is None:
+            return {"ok": False, "error": self._provider_errors.get(name, "unavailable")}
+        try:
+            t0 = time.perf_counter()
+            v = prov.embed_query("ping")
+            return {"ok": True, "dims": int(np.asarray(v).size), "ms": round((time.perf_counter() - t0) * 1000, 1)}
+        except ProviderError as exc:
+            return {"ok": False, "error": str(exc)}
+
+    def issues(self) -> list[str]:
+        out = []
+        ws = self.workspace
+        if not ws.is_dir():
+            out.append(f"workspace missing ({ws}); create it or set workspace")
+        elif not (ws / "memory").is_dir():
+            out.append(f"memory folder missing ({ws / 'memory'})")
+        for p in normalize_extra_paths(ws, self.cfg["extraPaths"]):
+            if not p.exists():
+                out.append(f"extra path missing ({p})")
+        if "sessions" in self.cfg["sources"] and not self.cfg.sessions_dir().is_dir():
+            out.append(f"sessions folder missing ({self.cfg.sessions_dir()})")
+        st = self.reader()
+        if st is not None and st.has_schema():
+            for path, note in st.conn.execute("select path, note from files where note is not null"):
+                out.append(f"{path}: {note}")
+        return out
+
+    # ------------------------------------------------------------------ files (the TUI's File tab)
+
+    def list_files(self) -> list[dict]:
+        files = list_sources(self.cfg)
+        return [{"path": f.path, "source": f.source, "abspath": str(f.abspath)} for f in files]
+
+    def today_log_path(self, today: dt.date | None = None) -> Path:
+        return self.workspace / "memory" / f"{(today or dt.date.today()).isoformat()}.md"
+
+
+def prune_grace() -> int:
+    from .indexer import MODEL_GRACE_DAYS
+
+    return MODEL_GRACE_DAYS
+
+
+def log_path() -> Path:
+    from . import paths
+
+    return paths.state_dir() / "clawmem.log"

@@ -1,0 +1,454 @@
+"""Configuration (SPEC §9): defaults < OpenClaw's openclaw.json < our TOML file < env < flags.
+
+Our file keeps OpenClaw's memory-search key names at its top level, plus our own keys and
+a `[ui]` table that the engine passes through untouched. Unknown keys and wrong types in
+our file are errors naming the key; OpenClaw's file is OpenClaw's, so keys we do not use
+there are ignored and listed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from . import paths
+
+PROVIDERS = ("local", "openai", "gemini", "voyage")
+DEFAULT_LOCAL_MODEL = "hf:cstr/multilingual-e5-small-GGUF/multilingual-e5-small-q8_0.gguf"
+
+
+class ConfigError(Exception):
+    """A configuration problem, already phrased as one line for the user."""
+
+
+@dataclass(frozen=True)
+class Key:
+    default: Any
+    kind: str  # str, int, float, bool, strlist, providers, headers, enum
+    check: Callable[[Any], bool] | None = None
+    expect: str = ""
+    choices: tuple[str, ...] = ()
+    secret: bool = False
+    doc: str = ""
+
+
+def _between(lo: float, hi: float) -> Callable[[Any], bool]:
+    return lambda v: lo <= v <= hi
+
+
+def _at_least(lo: float) -> Callable[[Any], bool]:
+    return lambda v: v >= lo
+
+
+KEYS: dict[str, Key] = {
+    "workspace": Key("~/.openclaw/workspace", "str", doc="the agent workspace holding MEMORY.md and memory/"),
+    "agentId": Key("main", "str", lambda v: bool(re.fullmatch(r"[A-Za-z0-9._-]+", v)), "letters, digits, . _ -"),
+    "provider": Key("auto", "enum", choices=("auto", "none", *PROVIDERS), doc="embedding provider"),
+    "model": Key("", "str", doc="embedding model (empty: the provider's default)"),
+    "fallback": Key([], "providers", doc="providers to try, in order, when the primary fails"),
+    "remote.baseUrl": Key("", "str"),
+    "remote.apiKey": Key("", "str", secret=True),
+    "remote.headers": Key({}, "headers"),
+    "local.modelPath": Key("", "str", doc=f"GGUF file or hf: URI (default model: {DEFAULT_LOCAL_MODEL})"),
+    "local.modelCacheDir": Key("", "str"),
+    "local.threads": Key(0, "int", _at_least(0), "an integer >= 0 (0 = automatic)"),
+    "local.queryPrefix": Key(None, "str"),
+    "local.passagePrefix": Key(None, "str"),
+    "extraPaths": Key([], "strlist"),
+    "sources": Key(["memory"], "strlist", lambda v: bool(v) and set(v) <= {"memory", "sessions"}, 'a list of "memory" and "sessions"'),
+    "sessions.includeArchives": Key(False, "bool", doc="also index .reset/.deleted transcript archives"),
+    "chunking.tokens": Key(400, "int", _at_least(16), "an integer >= 16"),
+    "chunking.overlap": Key(80, "int", _at_least(0), "an integer >= 0"),
+    "query.maxResults": Key(6, "int", _between(1, 200), "an integer from 1 to 200"),
+    "query.minScore": Key(0.35, "float", _between(0, 1), "a number from 0 to 1"),
+    "query.hybrid.enabled": Key(True, "bool"),
+    "query.hybrid.fusion": Key("rrf", "enum", choices=("weighted", "rrf")),
+    "query.hybrid.vectorWeight": Key(0.7, "float", _between(0, 1), "a number from 0 to 1"),
+    "query.hybrid.textWeight": Key(0.3, "float", _between(0, 1), "a number from 0 to 1"),
+    "query.hybrid.rrfK": Key(60, "int", _at_least(1), "an integer >= 1"),
+    "query.hybrid.candidateMultiplier": Key(4, "int", _between(1, 20), "an integer from 1 to 20"),
+    "query.hybrid.mmr.enabled": Key(False, "bool"),
+    "query.hybrid.mmr.lambda": Key(0.7, "float", _between(0, 1), "a number from 0 to 1"),
+    "query.hybrid.temporalDecay.enabled": Key(False, "bool"),
+    "query.hybrid.temporalDecay.halfLifeDays": Key(30, "int", _at_least(1), "an integer >= 1"),
+    "query.dateFilter": Key(True, "bool", doc="turn time phrases in short queries into a date filter"),
+    "citations": Key("auto", "enum", choices=("auto", "on", "off")),
+    "cache.enabled": Key(True, "bool"),
+    "cache.maxEntries": Key(50000, "int", _at_least(1), "an integer >= 1"),
+    "store.path": Key("", "str", doc="index file; {agentId} is replaced"),
+    "store.vector.enabled": Key(True, "bool"),
+    "sync.watch": Key(True, "bool"),
+    "sync.watchDebounceMs": Key(1500, "int", _at_least(0), "an integer >= 0"),
+    "sync.intervalMinutes": Key(5, "int", _at_least(0), "an integer >= 0 (0 = off)"),
+    "sync.onSearch": Key(True, "bool"),
+    "sync.sessions.deltaBytes": Key(100000, "int", _at_least(0), "an integer >= 0"),
+    "sync.sessions.deltaMessages": Key(50, "int", _at_least(0), "an integer >= 0"),
+}
+
+# OpenClaw keys we read from its file but that are not ours to set (silently accepted there).
+OPENCLAW_ACCEPTED = {"enabled", "experimental.sessionMemory"}
+# OpenClaw keys we deliberately never adopt, with the reason shown by `status --deep`.
+OPENCLAW_NEVER = {"store.path": "clawmem keeps its own index and never touches OpenClaw's"}
+
+
+def _type_name(v: Any) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list", dict: "a table"}.get(
+        type(v), type(v).__name__
+    )
+
+
+def coerce(key: str, value: Any) -> Any:
+    """Validate `value` for `key`; return it normalised or raise ValueError with what was expected."""
+    spec = KEYS[key]
+    kind = spec.kind
+    if kind == "bool":
+        if not isinstance(value, bool):
+            raise ValueError(f"expected true or false, got {value!r}")
+    elif kind == "int":
+        if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            else:
+                raise ValueError(f"expected {spec.expect or 'an integer'}, got {value!r}")
+    elif kind == "float":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"expected {spec.expect or 'a number'}, got {value!r}")
+        value = float(value)
+    elif kind == "str":
+        if not isinstance(value, str):
+            raise ValueError(f"expected a string, got {_type_name(value)}")
+    elif kind == "enum":
+        if value not in spec.choices:
+            raise ValueError(f"expected one of {', '.join(spec.choices)}, got {value!r}")
+    elif kind == "strlist":
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+            raise ValueError("expected a list of strings")
+    elif kind == "providers":
+        if value in ("none", "", None):
+            value = []
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or any(v not in PROVIDERS for v in value):
+            raise ValueError(f"expected a provider or a list of them ({', '.join(PROVIDERS)}), got {value!r}")
+    elif kind == "headers":
+        if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+            raise ValueError("expected a table of header names to string values")
+        value = dict(value)
+    if spec.check is not None and not spec.check(value):
+        raise ValueError(f"expected {spec.expect}, got {value!r}")
+    return value
+
+
+def parse_text_value(key: str, text: str) -> Any:
+    """Turn what a user typed (in the TUI or on a command line) into a value for `key`."""
+    if key not in KEYS:
+        raise ValueError(f"unknown key {key!r}")
+    text = text.strip()
+    kind = KEYS[key].kind
+    try:
+        value: Any = tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = text  # a bare word: treat it as a string
+    if kind == "str" and not isinstance(value, str):
+        value = text
+    if kind in ("strlist", "providers") and isinstance(value, str) and "," in value:
+        value = [v.strip() for v in value.split(",") if v.strip()]
+    return coerce(key, value)
+
+
+def flatten(table: dict, prefix: str = "") -> dict[str, Any]:
+    """Nested tables to dotted keys, stopping at keys whose value is itself a table (headers)."""
+    out: dict[str, Any] = {}
+    for k, v in table.items():
+        dotted = f"{prefix}{k}"
+        if isinstance(v, dict) and not (dotted in KEYS and KEYS[dotted].kind == "headers"):
+            out.update(flatten(v, dotted + "."))
+        else:
+            out[dotted] = v
+    return out
+
+
+@dataclass
+class Config:
+    values: dict[str, Any]
+    sources: dict[str, str]
+    file: Path | None = None  # our TOML file (may not exist yet)
+    openclaw_file: Path | None = None
+    openclaw_ignored: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    ui: dict = field(default_factory=dict)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.values[key]
+
+    @property
+    def workspace(self) -> Path:
+        return Path(os.path.expanduser(self.values["workspace"])).resolve()
+
+    @property
+    def agent_id(self) -> str:
+        return self.values["agentId"]
+
+    def store_path(self) -> Path:
+        raw = self.values["store.path"]
+        if raw:
+            return Path(os.path.expanduser(raw.replace("{agentId}", self.agent_id)))
+        return paths.data_dir() / "index" / f"{self.agent_id}.sqlite"
+
+    def sessions_dir(self) -> Path:
+        return paths.openclaw_state_dir() / "agents" / self.agent_id / "sessions"
+
+    def masked(self, key: str) -> Any:
+        v = self.values[key]
+        if KEYS[key].secret and v:
+            return mask_secret(v)
+        if key == "remote.headers":
+            return {k: (mask_secret(x) if _looks_secret(k) else x) for k, x in v.items()}
+        return v
+
+    def effective(self) -> list[tuple[str, Any, str]]:
+        """(key, displayable value, source) for every key, secrets masked."""
+        return [(k, self.masked(k), self.sources.get(k, "default")) for k in KEYS]
+
+
+def mask_secret(value: str) -> str:
+    if len(value) <= 8:
+        return "***"
+    return value[:3] + "…" + value[-2:]
+
+
+def _looks_secret(name: str) -> bool:
+    return bool(re.search(r"auth|key|token|secret", name, re.I))
+
+
+def find_openclaw_config() -> Path | None:
+    p = paths.openclaw_state_dir() / "openclaw.json"
+    return p if p.is_file() else None
+
+
+def _resolve_secret(value: Any, warnings: list[str], where: str) -> Any:
+    """OpenClaw SecretInput: a string, "${ENV}", or {"source": "env", "id": NAME}."""
+    if isinstance(value, str):
+        m = re.fullmatch(r"\$\{([A-Z0-9_]+)\}", value.strip())
+        if m:
+            got = os.environ.get(m.group(1))
+            if got is None:
+                warnings.append(f"{where}: secret reference ${{{m.group(1)}}} is not set in the environment")
+                return ""
+            return got
+        return value
+    if isinstance(value, dict):
+        if value.get("source") == "env" and isinstance(value.get("id"), str):
+            got = os.environ.get(value["id"])
+            if got is None:
+                warnings.append(f"{where}: secret reference env:{value['id']} is not set in the environment")
+                return ""
+            return got
+        warnings.append(f"{where}: secret reference {value.get('source', '?')}:{value.get('id', '?')} cannot be resolved by clawmem")
+        return ""
+    return value
+
+
+def _read_openclaw(path: Path, agent: str | None, warnings: list[str]) -> tuple[dict[str, Any], list[str]]:
+    import json5
+
+    try:
+        data = json5.loads(path.read_text(encoding="utf-8"))
+    except Exception as exc:  # OpenClaw's file is not ours to fix: warn and carry on
+        warnings.append(f"{path}: not readable as JSON5 ({exc.__class__.__name__}); OpenClaw settings ignored")
+        return {}, []
+    if not isinstance(data, dict):
+        return {}, []
+    found: dict[str, Any] = {}
+    ignored: list[str] = []
+    agents = data.get("agents") if isinstance(data.get("agents"), dict) else {}
+    defaults = agents.get("defaults") if isinstance(agents.get("defaults"), dict) else {}
+    layers: list[tuple[str, Any]] = [
+        ("agents.defaults.memorySearch", defaults.get("memorySearch")),
+        ("memory.search", (data.get("memory") or {}).get("search") if isinstance(data.get("memory"), dict) else None),
+    ]
+    for entry in agents.get("list") or []:
+        if isinstance(entry, dict) and entry.get("id") == (agent or "main"):
+            layers.append((f"agents.list[{entry.get('id')}].memorySearch", entry.get("memorySearch")))
+            if isinstance(entry.get("workspace"), str):
+                found["workspace"] = entry["workspace"]
+    if isinstance(defaults.get("workspace"), str):
+        found.setdefault("workspace", defaults["workspace"])
+    if isinstance(data.get("memory"), dict) and isinstance(data["memory"].get("citations"), str):
+        found["citations"] = data["memory"]["citations"]
+    session_gate = False
+    for where, layer in layers:
+        if not isinstance(layer, dict):
+            continue
+        for key, value in flatten(layer).items():
+            if key == "experimental.sessionMemory":
+                session_gate = bool(value)
+                continue
+            if key in OPENCLAW_NEVER:
+                ignored.append(f"{where}.{key} ({OPENCLAW_NEVER[key]})")
+                continue
+            if key not in KEYS or key in ("workspace", "agentId"):
+                if key not in OPENCLAW_ACCEPTED:
+                    ignored.append(f"{where}.{key}")
+                continue
+            if key == "remote.apiKey":
+                value = _resolve_secret(value, warnings, f"{path}: {where}.{key}")
+            try:
+                found[key] = coerce(key, value)
+            except ValueError as exc:
+                warnings.append(f"{path}: {where}.{key}: {exc}; using clawmem's default")
+    if "sessions" in found.get("sources", []) and not session_gate:
+        # OpenClaw only indexes sessions with experimental.sessionMemory on; stay compatible.
+        found["sources"] = [s for s in found["sources"] if s != "sessions"] or ["memory"]
+    return found, ignored
+
+
+def read_toml_file(path: Path) -> dict:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read config ({exc.strerror}); check the path or permissions") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc}); fix the file or pass --config with another one") from None
+
+
+def _validate_ui(path: Path, ui: Any) -> dict:
+    if not isinstance(ui, dict):
+        raise ConfigError(f"{path}: ui: expected a table ([ui]), got {_type_name(ui)}")
+    return ui
+
+
+def load(
+    config_path: str | Path | None = None,
+    *,
+    workspace: str | None = None,
+    agent: str | None = None,
+    overrides: dict[str, Any] | None = None,
+    read_openclaw: bool = True,
+) -> Config:
+    values = {k: (list(s.default) if isinstance(s.default, list) else dict(s.default) if isinstance(s.default, dict) else s.default) for k, s in KEYS.items()}
+    sources = {k: "default" for k in KEYS}
+    warnings: list[str] = []
+    cfg = Config(values, sources, warnings=warnings)
+
+    env_config = os.environ.get("CLAWMEM_CONFIG")
+    if config_path is not None:
+        file, file_label = Path(config_path).expanduser(), "flag"
+        if not file.is_file():
+            raise ConfigError(f"{file}: config file not found (--config); create it or drop the option")
+    elif env_config:
+        file, file_label = Path(env_config).expanduser(), "env"
+        if not file.is_file():
+            raise ConfigError(f"{file}: config file not found (CLAWMEM_CONFIG); create it or unset the variable")
+    else:
+        file, file_label = paths.default_config_file(), "default"
+    cfg.file = file
+
+    agent_choice = agent or os.environ.get("CLAWMEM_AGENT")
+    if read_openclaw:
+        oc = find_openclaw_config()
+        if oc:
+            cfg.openclaw_file = oc
+            found, cfg.openclaw_ignored = _read_openclaw(oc, agent_choice, warnings)
+            for k, v in found.items():
+                values[k], sources[k] = v, f"openclaw ({oc})"
+
+    if file.is_file():
+        data = read_toml_file(file)
+        ui = data.pop("ui", {})
+        cfg.ui = _validate_ui(file, ui)
+        for key, value in flatten(data).items():
+            if key not in KEYS:
+                hint = _suggest(key)
+                raise ConfigError(f"{file}: unknown key {key!r}{hint}; remove it or fix the spelling")
+            try:
+                values[key] = coerce(key, value)
+            except ValueError as exc:
+                raise ConfigError(f"{file}: {key}: {exc}") from None
+            sources[key] = f"file ({file})"
+
+    for env, key in (("CLAWMEM_WORKSPACE", "workspace"), ("CLAWMEM_AGENT", "agentId")):
+        if os.environ.get(env):
+            try:
+                values[key] = coerce(key, os.environ[env])
+            except ValueError as exc:
+                raise ConfigError(f"{env}: {exc}") from None
+            sources[key] = f"env ({env})"
+
+    flags = dict(overrides or {})
+    if workspace:
+        flags["workspace"] = workspace
+    if agent:
+        flags["agentId"] = agent
+    for key, value in flags.items():
+        if key not in KEYS:
+            raise ConfigError(f"unknown setting {key!r}")
+        try:
+            values[key] = coerce(key, value)
+        except ValueError as exc:
+            raise ConfigError(f"--{key}: {exc}") from None
+        sources[key] = "flag"
+
+    if values["chunking.overlap"] >= values["chunking.tokens"]:
+        raise ConfigError(
+            f"chunking.overlap ({values['chunking.overlap']}) must be smaller than chunking.tokens ({values['chunking.tokens']})"
+        )
+    _ = file_label
+    return cfg
+
+
+def _suggest(key: str) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(key, list(KEYS) + ["ui"], n=1, cutoff=0.75)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+# ----------------------------------------------------------------------------- writing
+
+
+def write_value(file: Path, key: str, value: Any) -> None:
+    """Set one key in our TOML file, keeping its comments and layout (tomlkit).
+
+    `key` is an engine key (dotted) or `ui.<name>`. The value is validated first; on any
+    error nothing is written. The write is atomic.
+    """
+    import tomlkit
+
+    if not key.startswith("ui."):
+        value = coerce(key, value)
+    text = file.read_text(encoding="utf-8") if file.exists() else ""
+    doc = tomlkit.parse(text)
+    parts = key.split(".")
+    # top-level engine keys live at the top level; nested ones in tables ([query.hybrid] …)
+    table: Any = doc
+    for part in parts[:-1]:
+        if part not in table:
+            table[part] = tomlkit.table()
+        table = table[part]
+    table[parts[-1]] = value
+    new_text = tomlkit.dumps(doc)
+    # re-read what we are about to write through the normal loader: never save a file we cannot load
+    check = tomllib.loads(new_text)
+    check.pop("ui", None)
+    for k, v in flatten(check).items():
+        if k not in KEYS:
+            raise ConfigError(f"{file}: unknown key {k!r}; fix the file by hand first")
+        coerce(k, v)
+    from .fsutil import atomic_write
+
+    paths.private_dir(file.parent)
+    atomic_write(file, new_text)
+
+
+def dumps_effective(cfg: Config) -> str:
+    return json.dumps({k: v for k, v, _ in cfg.effective()}, indent=2, ensure_ascii=False)

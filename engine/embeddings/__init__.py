@@ -1,0 +1,187 @@
+"""Embedding providers behind one small interface, and the ordered choice between them (SPEC §4).
+
+A provider embeds passages and queries and names itself (id, model, endpoint). Which
+provider serves is decided by `plan()`: `provider = "auto"` tries a configured local
+model, then OpenAI, Gemini and Voyage by available keys; an explicit provider is followed
+by the `fallback` list. Candidates are built lazily (loading a model takes time) and every
+one that cannot be used carries the reason, so status and search results can say why.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from .. import paths
+from ..config import DEFAULT_LOCAL_MODEL, Config
+
+
+class ProviderError(Exception):
+    """A provider failed; the message is one line naming the provider ("openai: 401 invalid api key")."""
+
+
+class Provider:
+    """Base class. Subclasses set id, model, endpoint, max_input_bytes and implement the two embeds."""
+
+    id: str = "?"
+    model: str = "?"
+    endpoint: str = ""  # what else identifies the vectors: base URL, or the model file's identity
+    max_input_bytes: int = 8000
+    dims: int | None = None
+
+    def embed_passages(self, texts: list[str]) -> list[np.ndarray | None]:
+        """One L2-normalised float32 vector per text, or None for an input whose vector was
+        invalid (wrong size, NaN, all zeros). Over-long inputs are split, never truncated.
+        Raises ProviderError when the provider cannot serve at all."""
+        raise NotImplementedError
+
+    def embed_query(self, text: str) -> np.ndarray:
+        raise NotImplementedError
+
+    def fingerprint(self) -> str:
+        return fingerprint(self.id, self.model, self.endpoint)
+
+    def label(self) -> str:
+        return f"{self.id}/{self.model}"
+
+    def close(self) -> None:
+        pass
+
+
+def fingerprint(provider: str, model: str, endpoint: str) -> str:
+    raw = json.dumps([provider, model, endpoint], separators=(",", ":"))
+    return hashlib.sha256(raw.encode()).hexdigest()[:24]
+
+
+def check_vector(vec, dims: int | None) -> np.ndarray | None:
+    """A float32 unit vector, or None if the provider returned something unusable."""
+    arr = np.asarray(vec, dtype=np.float32)
+    if arr.ndim != 1 or arr.size == 0 or (dims is not None and arr.size != dims):
+        return None
+    if not np.all(np.isfinite(arr)):
+        return None
+    norm = float(np.linalg.norm(arr))
+    if norm < 1e-12:
+        return None
+    return arr / norm
+
+
+@dataclass
+class Candidate:
+    name: str
+    factory: Callable[[], Provider] | None  # None: not usable, see reason
+    reason: str | None = None  # why it is not usable (or was skipped)
+    model: str = ""
+
+
+@dataclass
+class Plan:
+    configured: str  # "auto", "none", or a provider id
+    candidates: list[Candidate] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)  # why earlier candidates were skipped
+
+    def usable(self) -> list[Candidate]:
+        return [c for c in self.candidates if c.factory is not None]
+
+    def keyword_reason(self) -> str:
+        if self.configured == "none":
+            return "provider = none (keyword-only by choice)"
+        unconfigured = all(c.factory is None and ("no API key" in (c.reason or "") or "no model configured" in (c.reason or "")) for c in self.candidates)
+        if self.configured == "auto" and unconfigured:
+            return "no embedding provider configured (set local.modelPath, or an API key such as OPENAI_API_KEY)"
+        if self.reasons:
+            return "; ".join(self.reasons)
+        return "no embedding provider configured (set local.modelPath or an API key such as OPENAI_API_KEY)"
+
+
+ENV_KEYS = {"openai": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY", "voyage": "VOYAGE_API_KEY"}
+DEFAULT_MODELS = {
+    "openai": "text-embedding-3-small",
+    "gemini": "gemini-embedding-001",
+    "voyage": "voyage-3-lite",
+}
+
+
+def resolve_model_path(model_path: str, cache_dir: str = "") -> tuple[Path | None, str | None]:
+    """(local file, hf URI or None). For hf: URIs the file is where the download puts it."""
+    if model_path.lower().startswith("hf:"):
+        from .download import cached_path
+
+        return cached_path(model_path, Path(cache_dir).expanduser() if cache_dir else None), model_path
+    return Path(os.path.expanduser(model_path)), None
+
+
+def _remote_candidate(cfg: Config, name: str, primary: bool) -> Candidate:
+    """remote.* settings belong to the configured primary remote provider (or openai under auto)."""
+    owns_remote = primary or (cfg["provider"] == "auto" and name == "openai")
+    key = (cfg["remote.apiKey"] if owns_remote else "") or os.environ.get(ENV_KEYS[name], "")
+    if name == "gemini" and not key:
+        key = os.environ.get("GOOGLE_API_KEY", "")
+    model = cfg["model"] if (primary or cfg["provider"] == "auto") and cfg["model"] else DEFAULT_MODELS[name]
+    if not key:
+        src = "remote.apiKey or " if owns_remote else ""
+        return Candidate(name, None, f"{name}: no API key (set {src}{ENV_KEYS[name]})", model)
+    base_url = cfg["remote.baseUrl"] if owns_remote else ""
+    headers = cfg["remote.headers"] if owns_remote else {}
+
+    def make() -> Provider:
+        from .remote import make_remote
+
+        return make_remote(name, model=model, api_key=key, base_url=base_url, headers=headers)
+
+    return Candidate(name, make, None, model)
+
+
+def _local_candidate(cfg: Config, explicit: bool) -> Candidate:
+    raw = cfg["local.modelPath"] or (DEFAULT_LOCAL_MODEL if explicit else "")
+    if not raw:
+        return Candidate("local", None, "local: no model configured (set local.modelPath)")
+    path, uri = resolve_model_path(raw, cfg["local.modelCacheDir"])
+    if uri is None and (path is None or not path.is_file()):
+        return Candidate("local", None, f"local: model file not found: {raw} (fix local.modelPath)", raw)
+    if uri is not None and (path is None or not path.is_file()) and not explicit:
+        # auto never triggers a download; an explicit provider = "local" does
+        return Candidate("local", None, f"local: {uri} is not downloaded yet (set provider = \"local\" to fetch it)", raw)
+
+    def make() -> Provider:
+        from .local import LocalProvider
+
+        return LocalProvider.from_config(cfg, raw)
+
+    return Candidate("local", make, None, raw)
+
+
+def plan(cfg: Config) -> Plan:
+    configured = cfg["provider"]
+    p = Plan(configured)
+    if configured == "none":
+        return p
+    if configured == "auto":
+        order = ["local", "openai", "gemini", "voyage"]
+        for name in order:
+            if name == "local":
+                c = _local_candidate(cfg, explicit=False)
+            else:
+                c = _remote_candidate(cfg, name, primary=False)
+            if c.factory is None:
+                p.reasons.append(c.reason or name)
+            p.candidates.append(c)
+        # auto reports only the first usable provider as the plan; later usable ones act as fallbacks
+    else:
+        names = [configured] + [f for f in cfg["fallback"] if f != configured]
+        for i, name in enumerate(names):
+            c = _local_candidate(cfg, explicit=True) if name == "local" else _remote_candidate(cfg, name, primary=(i == 0))
+            if c.factory is None:
+                p.reasons.append(c.reason or name)
+            p.candidates.append(c)
+    return p
+
+
+def model_cache_dir(cfg: Config) -> Path:
+    return Path(os.path.expanduser(cfg["local.modelCacheDir"])) if cfg["local.modelCacheDir"] else paths.cache_dir() / "models"

@@ -1,0 +1,93 @@
+"""The embedding cache: its own SQLite file in the cache dir, shared by every index.
+
+Keyed by (provider, model, endpoint fingerprint, text hash), so unchanged text is never
+embedded twice, also across a rebuild or a deleted index. Bounded: the least recently
+used entries are evicted beyond `cache.maxEntries`.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .. import paths
+from ..store import BUSY_TIMEOUT_MS, create_private_file, db
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS cache (
+    provider TEXT NOT NULL, model TEXT NOT NULL, endpoint TEXT NOT NULL, hash TEXT NOT NULL,
+    dims INTEGER NOT NULL, embedding BLOB NOT NULL, used REAL NOT NULL,
+    PRIMARY KEY (provider, model, endpoint, hash)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS cache_used ON cache(used);
+"""
+
+
+def default_path() -> Path:
+    return paths.cache_dir() / "embeddings.sqlite"
+
+
+class EmbeddingCache:
+    def __init__(self, path: Path | None = None, max_entries: int = 50000):
+        self.path = Path(path or default_path())
+        self.max_entries = max_entries
+        create_private_file(self.path)
+        self.conn = db.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
+        self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        self.conn.execute("PRAGMA journal_mode = WAL")
+        self.conn.executescript(SCHEMA)
+
+    def get_many(self, key: tuple[str, str, str], hashes: list[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        uniq = list(dict.fromkeys(hashes))
+        for i in range(0, len(uniq), 400):
+            part = uniq[i : i + 400]
+            marks = ",".join("?" * len(part))
+            for h, dims, blob in self.conn.execute(
+                f"select hash, dims, embedding from cache where provider = ? and model = ? and endpoint = ? and hash in ({marks})",
+                (*key, *part),
+            ):
+                found[h] = np.frombuffer(blob, dtype=np.float32, count=dims).copy()
+        if found:
+            now = time.time()
+            self.conn.execute("begin")
+            self.conn.executemany(
+                "update cache set used = ? where provider = ? and model = ? and endpoint = ? and hash = ?",
+                [(now, *key, h) for h in found],
+            )
+            self.conn.execute("commit")
+        return found
+
+    def put_many(self, key: tuple[str, str, str], items: list[tuple[str, np.ndarray]]) -> None:
+        if not items:
+            return
+        now = time.time()
+        self.conn.execute("begin")
+        self.conn.executemany(
+            "insert or replace into cache(provider, model, endpoint, hash, dims, embedding, used) values (?,?,?,?,?,?,?)",
+            [(*key, h, int(v.size), np.asarray(v, dtype=np.float32).tobytes(), now) for h, v in items],
+        )
+        self.conn.execute("commit")
+
+    def count(self) -> int:
+        return self.conn.execute("select count(*) from cache").fetchone()[0]
+
+    def evict(self) -> int:
+        """Drop the least recently used entries beyond max_entries; returns how many went."""
+        n = self.count()
+        extra = n - self.max_entries
+        if extra <= 0:
+            return 0
+        self.conn.execute(
+            "delete from cache where (provider, model, endpoint, hash) in "
+            "(select provider, model, endpoint, hash from cache order by used asc limit ?)",
+            (extra,),
+        )
+        return extra
+
+    def close(self) -> None:
+        try:
+            self.conn.close()
+        except db.Error:
+            pass

@@ -1,0 +1,146 @@
+"""Typed events that long jobs (index, rebuild, sync, watch) yield; front ends render them.
+
+The engine never prints: the CLI turns these into a progress bar or a log line, the TUI
+into messages. Every event has a one-line `describe()` for logs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+import time
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    def describe(self) -> str:  # pragma: no cover - overridden
+        return type(self).__name__
+
+
+@dataclass(frozen=True, slots=True)
+class JobStarted(Event):
+    job: str  # "index", "rebuild", "sync"
+    reason: str
+    files_total: int
+    at: float = field(default_factory=time.time)
+
+    def describe(self) -> str:
+        return f"{self.job} started ({self.reason}): {self.files_total} files"
+
+
+@dataclass(frozen=True, slots=True)
+class Progress(Event):
+    """Coalescable progress of the current job."""
+
+    phase: str  # "files" or "embed"
+    done: int
+    total: int
+    rate: float  # items per second
+    eta: float | None  # seconds
+
+    def describe(self) -> str:
+        eta = f", eta {self.eta:.0f}s" if self.eta is not None else ""
+        return f"{self.phase}: {self.done}/{self.total} ({self.rate:.1f}/s{eta})"
+
+
+@dataclass(frozen=True, slots=True)
+class FileIndexed(Event):
+    path: str
+    chunks: int
+    action: str  # "added", "updated", "removed", "unchanged"
+
+    def describe(self) -> str:
+        return f"{self.action} {self.path} ({self.chunks} chunks)" if self.action != "removed" else f"removed {self.path}"
+
+
+@dataclass(frozen=True, slots=True)
+class ChunksEmbedded(Event):
+    count: int
+    done: int
+    total: int
+    provider: str
+    model: str
+    cached: int = 0
+
+    def describe(self) -> str:
+        return f"embedded {self.count} chunks with {self.provider}/{self.model} ({self.done}/{self.total}, {self.cached} from cache)"
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderSwitched(Event):
+    from_provider: str | None
+    to_provider: str | None  # None: keyword-only
+    reason: str
+
+    def describe(self) -> str:
+        target = self.to_provider or "keyword-only"
+        return f"provider {self.from_provider or '-'} -> {target}: {self.reason}"
+
+
+@dataclass(frozen=True, slots=True)
+class Warning(Event):
+    message: str
+    path: str | None = None
+
+    def describe(self) -> str:
+        return f"warning: {self.path + ': ' if self.path else ''}{self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class Error(Event):
+    message: str
+    path: str | None = None
+
+    def describe(self) -> str:
+        return f"error: {self.path + ': ' if self.path else ''}{self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class JobFinished(Event):
+    job: str
+    files_indexed: int
+    files_removed: int
+    files_unchanged: int
+    chunks_embedded: int
+    seconds: float
+    ok: bool = True
+    message: str = ""
+
+    def describe(self) -> str:
+        state = "finished" if self.ok else "stopped"
+        extra = f": {self.message}" if self.message else ""
+        return (
+            f"{self.job} {state} in {self.seconds:.1f}s: {self.files_indexed} indexed, "
+            f"{self.files_removed} removed, {self.files_unchanged} unchanged, {self.chunks_embedded} chunks embedded{extra}"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class WatcherState(Event):
+    state: str  # "running", "stopped", "restarted"
+    detail: str = ""
+
+    def describe(self) -> str:
+        return f"watcher {self.state}{': ' + self.detail if self.detail else ''}"
+
+
+@dataclass(frozen=True, slots=True)
+class FilesChanged(Event):
+    paths: tuple[str, ...]
+
+    def describe(self) -> str:
+        shown = ", ".join(self.paths[:3]) + (f" and {len(self.paths) - 3} more" if len(self.paths) > 3 else "")
+        return f"changed: {shown}"
+
+
+class RateMeter:
+    """Items per second and ETA over the job so far."""
+
+    def __init__(self, total: int):
+        self.total = total
+        self.start = time.monotonic()
+
+    def progress(self, phase: str, done: int) -> Progress:
+        elapsed = max(time.monotonic() - self.start, 1e-6)
+        rate = done / elapsed
+        eta = (self.total - done) / rate if rate > 0 and done else None
+        return Progress(phase, done, self.total, rate, eta)

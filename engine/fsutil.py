@@ -1,0 +1,44 @@
+"""Small filesystem helpers: atomic writes that keep permissions."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+def atomic_write(path: Path, text: str, *, mode: int | None = None) -> None:
+    """Write `text` to `path` via a temporary file in the same folder, fsync, rename.
+
+    The existing file's permission bits are kept; a new file gets `mode` (default 0o600
+    for our own files is chosen by the caller). A crash leaves either the old or the new
+    content, never a mix.
+    """
+    path = Path(path)
+    try:
+        keep = os.stat(path).st_mode & 0o7777
+    except FileNotFoundError:
+        keep = mode
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if keep is not None:
+            os.chmod(tmp, keep)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    try:
+        dfd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+    except OSError:
+        pass

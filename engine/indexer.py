@@ -1,0 +1,451 @@
+"""Incremental indexing as a generator of events.
+
+Two phases, each resumable:
+1. text: list the files, skip the unchanged ones by (mtime, size) then content hash,
+   re-chunk the changed ones, remove the deleted ones; every file is one transaction, so a
+   kill at any point leaves a consistent index and the next run carries on;
+2. vectors: embed the chunks the active model has no vector for, in batches committed as
+   they arrive (and kept in the embedding cache), so no embedding is ever done twice.
+
+A change of what the index depends on (chunking, sources, schema, --force) rebuilds into
+`<index>.rebuild`, which replaces the index only once complete.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+import numpy as np
+
+from . import events as ev
+from .chunking import Chunk, chunk_lines, sha256
+from .config import Config
+from .embeddings import Plan, Provider, ProviderError, plan as make_plan
+from .embeddings.cache import EmbeddingCache
+from .sessions import list_session_files, parse_transcript
+from .store import SCHEMA_VERSION, ForeignIndex, Store, index_meta, move_aside
+from .text import index_tokens
+from .workspace import SourceFile, day_of, list_memory_files
+
+MAX_FILE_BYTES = 16 * 1024 * 1024  # bigger "notes" are refused with a reason: memory files are small
+EMBED_BATCH = 32
+MODEL_GRACE_DAYS = 30
+
+
+def list_sources(cfg: Config, errors: list[str] | None = None) -> list[SourceFile]:
+    files = list_memory_files(cfg.workspace, cfg["extraPaths"], errors) if "memory" in cfg["sources"] else []
+    if "sessions" in cfg["sources"]:
+        files += list_session_files(cfg.sessions_dir(), cfg["sessions.includeArchives"])
+    return files
+
+
+@dataclass
+class Stats:
+    indexed: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    embedded: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+
+class Skip(Exception):
+    """This file is not indexed; the message says why."""
+
+
+def read_markdown(f: SourceFile, size: int) -> tuple[str, str | None]:
+    """(text, warning). Raises Skip for files we refuse and FileNotFoundError if it vanished."""
+    if size > MAX_FILE_BYTES:
+        raise Skip(f"file is {size / 1e6:.1f} MB, over the {MAX_FILE_BYTES // (1024 * 1024)} MB limit for a memory file; split it to index it")
+    try:
+        data = f.abspath.read_bytes()
+    except PermissionError:
+        raise Skip("file is not readable (permission denied); fix its permissions") from None
+    except IsADirectoryError:
+        raise Skip("is a directory") from None
+    if b"\x00" in data:
+        raise Skip("file contains NUL bytes (binary?); not indexed")
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        # keep what is readable; the user is told where the bad bytes are
+        return data.decode("utf-8", "replace"), f"invalid UTF-8 at byte {exc.start}; indexed with replacement characters"
+
+
+def _chunks_for(cfg: Config, f: SourceFile, data: bytes | None, text: str | None) -> tuple[list[Chunk], list[float | None], list[str | None]]:
+    tokens, overlap = cfg["chunking.tokens"], cfg["chunking.overlap"]
+    if f.source == "sessions":
+        tr = parse_transcript(data or b"")
+        raw = chunk_lines(tr.lines, tokens, overlap)
+        chunks, stamps, maps = [], [], []
+        for c in raw:
+            if not c.text.strip():
+                continue
+            # chunk lines count rendered lines; citations use the JSONL line numbers
+            first, last = c.start_line - 1, c.end_line - 1
+            ts = max(tr.timestamps_ms[first : last + 1] or [0.0]) / 1000.0 or None
+            chunks.append(Chunk(tr.line_map[first], tr.line_map[last], c.text, c.hash))
+            stamps.append(ts)
+            maps.append(json.dumps(tr.line_map[first : last + 1]))
+        return chunks, stamps, maps
+    chunks = [c for c in chunk_lines((text or "").split("\n"), tokens, overlap) if c.text.strip()]
+    return chunks, [None] * len(chunks), [None] * len(chunks)
+
+
+def write_file(store: Store, f: SourceFile, st: os.stat_result, digest: str, chunks: list[Chunk], stamps, maps, note: str | None, state: str | None) -> None:
+    """Replace one file's rows in a single transaction."""
+    conn = store.conn
+    conn.execute("begin immediate")
+    try:
+        delete_file_rows(store, f.path)
+        for c, ts, lm in zip(chunks, stamps, maps):
+            cur = conn.execute(
+                "insert into chunks(path, source, start_line, end_line, hash, text, ts, linemap) values (?,?,?,?,?,?,?,?)",
+                (f.path, f.source, c.start_line, c.end_line, c.hash, c.text, ts, lm),
+            )
+            conn.execute("insert into chunks_fts(rowid, tokens) values (?, ?)", (cur.lastrowid, " ".join(index_tokens(c.text))))
+        conn.execute(
+            "insert or replace into files(path, source, abspath, hash, mtime_ns, size, day, indexed_at, chunks, note, state)"
+            " values (?,?,?,?,?,?,?,?,?,?,?)",
+            (f.path, f.source, str(f.abspath), digest, st.st_mtime_ns, st.st_size, day_of(f.path), time.time(), len(chunks), note, state),
+        )
+        store.bump_generation()
+        conn.execute("commit")
+    except BaseException:
+        conn.execute("rollback")
+        raise
+
+
+def delete_file_rows(store: Store, path: str) -> None:
+    ids = [r[0] for r in store.conn.execute("select id from chunks where path = ?", (path,))]
+    if ids:
+        for i in range(0, len(ids), 900):
+            part = ids[i : i + 900]
+            marks = ",".join("?" * len(part))
+            store.conn.execute(f"delete from chunks_fts where rowid in ({marks})", part)
+        store.delete_chunk_vectors(ids)
+        store.conn.execute("delete from chunks where path = ?", (path,))
+    store.conn.execute("delete from files where path = ?", (path,))
+
+
+def remove_file(store: Store, path: str) -> None:
+    store.conn.execute("begin immediate")
+    try:
+        delete_file_rows(store, path)
+        store.bump_generation()
+        store.conn.execute("commit")
+    except BaseException:
+        store.conn.execute("rollback")
+        raise
+
+
+def _session_below_delta(cfg: Config, row: tuple, st: os.stat_result, f: SourceFile) -> bool:
+    """A live transcript that grew by less than the delta thresholds waits for more (SPEC §6)."""
+    _, _, _, old_size, _ = row
+    if st.st_size < old_size:
+        return False  # truncated or rewritten: index now
+    grown = st.st_size - old_size
+    if grown >= cfg["sync.sessions.deltaBytes"] > 0:
+        return False
+    try:
+        with open(f.abspath, "rb") as fh:
+            fh.seek(old_size)
+            new_lines = fh.read().count(b"\n")
+    except OSError:
+        return False
+    limit = cfg["sync.sessions.deltaMessages"]
+    return not (limit <= 0 or new_lines >= limit)
+
+
+def text_phase(cfg: Config, store: Store, stats: Stats, *, backfill_sessions: bool, should_stop: Callable[[], bool]) -> Iterator[ev.Event]:
+    errors: list[str] = []
+    files = list_sources(cfg, errors)
+    for e in errors:
+        stats.warnings.append(e)
+        yield ev.Warning(e)
+    known = store.file_rows()
+    yield ev.JobStarted("index", "sync", len(files))
+    meter = ev.RateMeter(len(files))
+    seen: set[str] = set()
+    last_progress = 0.0
+    for n, f in enumerate(files, start=1):
+        if should_stop():
+            return
+        seen.add(f.path)
+        row = known.get(f.path)
+        try:
+            st = os.stat(f.abspath)
+            if row and row[2] == st.st_mtime_ns and row[3] == st.st_size:
+                stats.unchanged += 1
+            elif f.source == "sessions" and row and not backfill_sessions and _session_below_delta(cfg, row, st, f):
+                stats.unchanged += 1
+            else:
+                yield from _index_one(cfg, store, f, st, row, stats)
+        except FileNotFoundError:
+            # vanished between listing and reading: forget it if we knew it
+            if row:
+                remove_file(store, f.path)
+                stats.removed += 1
+                yield ev.FileIndexed(f.path, 0, "removed")
+            yield ev.Warning("file vanished while indexing; skipped", f.path)
+        now = time.monotonic()
+        if now - last_progress > 0.1 or n == len(files):
+            last_progress = now
+            yield meter.progress("files", n)
+    for path in known:
+        if path not in seen:
+            if should_stop():
+                return
+            remove_file(store, path)
+            stats.removed += 1
+            yield ev.FileIndexed(path, 0, "removed")
+
+
+def _index_one(cfg: Config, store: Store, f: SourceFile, st: os.stat_result, row, stats: Stats) -> Iterator[ev.Event]:
+    note = None
+    try:
+        if f.source == "sessions":
+            data = f.abspath.read_bytes()
+            digest = sha256(data.decode("utf-8", "replace"))
+            text = None
+            if b"\x00" in data:
+                raise Skip("transcript contains NUL bytes; not indexed")
+        else:
+            data = None
+            text, note = read_markdown(f, st.st_size)
+            digest = sha256(text)
+    except Skip as why:
+        write_file(store, f, st, "", [], [], [], str(why), "skipped")
+        stats.warnings.append(f"{f.path}: {why}")
+        yield ev.Warning(str(why), f.path)
+        return
+    if row and row[1] == digest:
+        # touched but not changed: remember the new stat so the next scan skips it cheaply
+        store.conn.execute("update files set mtime_ns = ?, size = ? where path = ?", (st.st_mtime_ns, st.st_size, f.path))
+        stats.unchanged += 1
+        return
+    chunks, stamps, maps = _chunks_for(cfg, f, data, text)
+    write_file(store, f, st, digest, chunks, stamps, maps, note, None)
+    stats.indexed += 1
+    if note:
+        stats.warnings.append(f"{f.path}: {note}")
+        yield ev.Warning(note, f.path)
+    yield ev.FileIndexed(f.path, len(chunks), "updated" if row else "added")
+
+
+# ----------------------------------------------------------------------------- vectors
+
+
+def _missing(store: Store, mid: int | None) -> list[tuple[int, str, str]]:
+    if mid is None:
+        return store.conn.execute("select id, hash, text from chunks order by id").fetchall()
+    return store.conn.execute(
+        f"select id, hash, text from chunks where id not in (select chunk_id from vectors_{mid}) order by id"
+    ).fetchall()
+
+
+def _find_model(store: Store, provider: Provider) -> int | None:
+    row = store.conn.execute("select id from models where fingerprint = ?", (provider.fingerprint(),)).fetchone()
+    return row[0] if row else None
+
+
+def vector_phase(
+    store: Store,
+    providers: "ProviderChain",
+    cache: EmbeddingCache | None,
+    stats: Stats,
+    should_stop: Callable[[], bool],
+) -> Iterator[ev.Event]:
+    while True:
+        provider = providers.current()
+        if provider is None:
+            return
+        try:
+            yield from _embed_with(store, provider, cache, stats, should_stop)
+            return
+        except ProviderError as exc:
+            nxt = providers.advance(str(exc))
+            yield ev.ProviderSwitched(provider.id, nxt.id if nxt else None, str(exc))
+
+
+def _embed_with(store: Store, provider: Provider, cache: EmbeddingCache | None, stats: Stats, should_stop) -> Iterator[ev.Event]:
+    mid = _find_model(store, provider)
+    todo = _missing(store, mid)
+    if not todo:
+        return
+    key = (provider.id, provider.model, provider.endpoint)
+    meter = ev.RateMeter(len(todo))
+    done = 0
+    rejected = 0
+    for i in range(0, len(todo), EMBED_BATCH):
+        if should_stop():
+            return
+        batch = todo[i : i + EMBED_BATCH]
+        hits = cache.get_many(key, [h for _, h, _ in batch]) if cache else {}
+        need = [(cid, h, t) for cid, h, t in batch if h not in hits]
+        fresh: dict[str, np.ndarray] = {}
+        if need:
+            texts = list(dict.fromkeys(t for _, _, t in need))
+            by_text = dict(zip(texts, provider.embed_passages(texts)))
+            for cid, h, t in need:
+                v = by_text.get(t)
+                if v is not None:
+                    fresh[h] = v
+        vectors = {**hits, **fresh}
+        dims = next((v.size for v in vectors.values()), None)
+        if dims is None:
+            rejected += len(batch)
+            continue
+        if mid is None:
+            store.conn.execute("begin immediate")
+            mid = store.model_id(provider.fingerprint(), provider.id, provider.model, provider.endpoint, dims)
+            store.conn.execute("commit")
+        rows = [(cid, vectors[h]) for cid, h, _ in batch if h in vectors and vectors[h].size == dims]
+        rejected += len(batch) - len(rows)
+        store.conn.execute("begin immediate")
+        try:
+            # a chunk may have been replaced since we listed it; only store vectors of live chunks
+            live = {r[0] for r in store.conn.execute(f"select id from chunks where id in ({','.join('?' * len(rows))})", [r[0] for r in rows])} if rows else set()
+            store.put_vectors(mid, [r for r in rows if r[0] in live])
+            store.bump_generation()
+            store.conn.execute("commit")
+        except BaseException:
+            store.conn.execute("rollback")
+            raise
+        if cache and fresh:
+            cache.put_many(key, list(fresh.items()))
+        done += len(batch)
+        stats.embedded += len(rows)
+        yield ev.ChunksEmbedded(len(rows), done, len(todo), provider.id, provider.model, cached=len(hits))
+        yield meter.progress("embed", done)
+    if rejected:
+        msg = f"{provider.id} returned no usable vector for {rejected} chunks (wrong size, NaN or zeros); they stay keyword-only"
+        stats.warnings.append(msg)
+        yield ev.Warning(msg)
+    if mid is not None:
+        _update_baseline(store, mid)
+
+
+def _update_baseline(store: Store, mid: int, sample: int = 400) -> None:
+    """Mean cosine between unrelated passages of this model: the floor used to calibrate its scores."""
+    ids, mat = store.load_matrix(mid) if store.coverage(mid) <= 20000 else _sample_matrix(store, mid, 2000)
+    if len(ids) < 4:
+        return
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, len(ids), size=sample)
+    b = rng.integers(0, len(ids), size=sample)
+    keep = a != b
+    sims = np.einsum("ij,ij->i", mat[a[keep]], mat[b[keep]])
+    baseline = float(np.clip(np.median(sims), -1.0, 0.99))
+    store.conn.execute("update models set baseline = ? where id = ?", (baseline, mid))
+
+
+def _sample_matrix(store: Store, mid: int, n: int):
+    rows = store.conn.execute(f"select chunk_id from vectors_{mid} order by random() limit ?", (n,)).fetchall()
+    return store.load_matrix(mid, [r[0] for r in rows])
+
+
+class ProviderChain:
+    """The ordered candidates of a plan, built lazily; advancing records why."""
+
+    def __init__(self, plan: Plan, built: dict | None = None):
+        self.plan = plan
+        self.usable = plan.usable()
+        self.pos = 0
+        self.instances: dict[str, Provider] = built if built is not None else {}
+        self.failures: list[tuple[str, str]] = []
+        self._current: Provider | None = None
+        self._resolve()
+
+    def _resolve(self) -> None:
+        while self.pos < len(self.usable):
+            cand = self.usable[self.pos]
+            try:
+                if cand.name not in self.instances:
+                    self.instances[cand.name] = cand.factory()
+                self._current = self.instances[cand.name]
+                return
+            except ProviderError as exc:
+                self.failures.append((cand.name, str(exc)))
+                self.pos += 1
+        self._current = None
+
+    def current(self) -> Provider | None:
+        return self._current
+
+    def advance(self, reason: str) -> Provider | None:
+        if self._current is not None:
+            self.failures.append((self._current.id, reason))
+        self.pos += 1
+        self._resolve()
+        return self._current
+
+    def fallback(self) -> dict | None:
+        if not self.failures:
+            return None
+        name, reason = self.failures[0]
+        return {"from": name, "reason": reason}
+
+
+# ----------------------------------------------------------------------------- the job
+
+
+def open_writer(path: Path, cfg: Config) -> tuple[Store, str | None]:
+    """Open the index for writing; a corrupt or foreign file is moved aside (never deleted)."""
+    moved = None
+    try:
+        store = Store(path, write=True, load_vec=cfg["store.vector.enabled"])
+        store.check()
+    except ForeignIndex as exc:
+        try:
+            store.close()  # type: ignore[possibly-undefined]
+        except Exception:
+            pass
+        dest = move_aside(path, "corrupt")
+        moved = f"the file at the index path was not a usable clawmem index ({exc}); moved it to {dest} and rebuilt from the Markdown"
+        store = Store(path, write=True, load_vec=cfg["store.vector.enabled"])
+    store.ensure_schema()
+    return store, moved
+
+
+def needs_rebuild(store: Store, cfg: Config) -> str | None:
+    meta = store.get_meta_json("index")
+    want = index_meta(cfg)
+    if meta is None:
+        counts = store.counts()
+        return "index has no meta record" if counts["files"] else None
+    if meta == want:
+        return None
+    changed = sorted(k for k in set(meta) | set(want) if meta.get(k) != want.get(k))
+    return "index settings changed: " + ", ".join(changed)
+
+
+def prune_models(store: Store, plan: Plan, *, force: bool) -> list[str]:
+    """Drop vector tables of models no longer configured (at --force, or after a grace period)."""
+    wanted = {(c.name) for c in plan.candidates}
+    dropped = []
+    now = time.time()
+    for m in store.models():
+        if m["provider"] in wanted and not force:
+            continue
+        if m["provider"] in wanted and force and any(c.name == m["provider"] and c.model and c.model == m["model"] for c in plan.candidates):
+            continue
+        if force or now - m["last_used"] > MODEL_GRACE_DAYS * 86400:
+            store.conn.execute("begin immediate")
+            store.drop_model(m["id"])
+            store.conn.execute("commit")
+            dropped.append(f"{m['provider']}/{m['model']}")
+    return dropped
+
+
+def swap_in(rebuilt: Path, target: Path) -> None:
+    """Replace the index file by the rebuilt one (caller holds the writer lock)."""
+    for suffix in ("-wal", "-shm"):
+        p = Path(str(target) + suffix)
+        if p.exists():
+            p.unlink()
+    os.replace(rebuilt, target)

@@ -1,0 +1,90 @@
+"""One writer at a time, across processes: an flock on `<index>.lock`.
+
+The lock file also says who holds it (pid, command, since), so a second writer can wait
+or tell the user exactly which process to look at. The kernel drops an flock when its
+holder dies, so a killed indexer never leaves a stale lock behind.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+
+class LockBusy(Exception):
+    def __init__(self, holder: dict | None, waited: float):
+        self.holder = holder or {}
+        self.waited = waited
+        who = describe_holder(self.holder)
+        super().__init__(f"the index is being written by {who}; waited {waited:.0f}s (try again when it finishes)")
+
+
+def describe_holder(holder: dict) -> str:
+    if not holder:
+        return "another process"
+    return f"pid {holder.get('pid', '?')} ({holder.get('command', '?')}, since {time.strftime('%H:%M:%S', time.localtime(holder.get('since', 0)))})"
+
+
+def lock_path(index_path: Path) -> Path:
+    return Path(str(index_path) + ".lock")
+
+
+def read_holder(index_path: Path) -> dict | None:
+    try:
+        text = lock_path(index_path).read_text()
+        return json.loads(text) if text.strip() else None
+    except (OSError, ValueError):
+        return None
+
+
+class WriterLock:
+    def __init__(self, index_path: Path, command: str | None = None):
+        self.path = lock_path(index_path)
+        self.command = command or " ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(sys.argv[:3])) or "python"
+        self.fd: int | None = None
+
+    def try_acquire(self) -> bool:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        os.ftruncate(fd, 0)
+        os.write(fd, json.dumps({"pid": os.getpid(), "command": self.command, "since": time.time()}).encode())
+        self.fd = fd
+        return True
+
+    def acquire(self, timeout: float, on_wait=None) -> None:
+        """Wait up to `timeout` seconds; `on_wait(holder)` is called once if we have to wait."""
+        start = time.monotonic()
+        told = False
+        while not self.try_acquire():
+            waited = time.monotonic() - start
+            if waited >= timeout:
+                raise LockBusy(read_holder(Path(str(self.path)[: -len(".lock")])), waited)
+            if not told and on_wait is not None:
+                on_wait(read_holder(Path(str(self.path)[: -len(".lock")])))
+                told = True
+            time.sleep(0.1)
+
+    def release(self) -> None:
+        if self.fd is None:
+            return
+        try:
+            os.ftruncate(self.fd, 0)
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+        finally:
+            os.close(self.fd)
+            self.fd = None
+
+    def __enter__(self) -> "WriterLock":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()

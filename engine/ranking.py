@@ -1,0 +1,92 @@
+"""Pure ranking functions (SPEC §5): score mapping, fusion, temporal decay, MMR."""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+
+def bm25_to_score(rank: float) -> float:
+    """OpenClaw's textScore: FTS5 bm25() is negative, more negative is better."""
+    if not math.isfinite(rank):
+        return 0.001
+    if rank < 0:
+        return -rank / (1 - rank)
+    return 1 / (1 + rank)
+
+
+def normalize_weights(vector: float, text: float) -> tuple[float, float]:
+    vector = min(max(vector, 0.0), 1.0)
+    text = min(max(text, 0.0), 1.0)
+    total = vector + text
+    if total <= 0:
+        return 0.7, 0.3
+    return vector / total, text / total
+
+
+def calibrate_cosine(cos: float, baseline: float) -> float:
+    """Map a model's cosine to 0..1 where 0 is "as similar as two unrelated passages".
+
+    Models differ wildly in their cosine range (multilingual-e5 puts unrelated text at
+    ~0.75, OpenAI's at ~0.1); the baseline is measured per model on the index itself.
+    """
+    b = min(max(baseline, -1.0), 0.99)
+    return min(max((cos - b) / (1.0 - b), 0.0), 1.0)
+
+
+def rrf_score(ranks: Sequence[int | None], k: int = 60) -> float:
+    """Reciprocal rank fusion normalised to 0..1 (1 = first in every list)."""
+    best = len(ranks) / (k + 1)
+    return sum(1.0 / (k + r) for r in ranks if r is not None) / best
+
+
+def decay_factor(age_days: float, half_life_days: float) -> float:
+    """exp(-ln2/halfLife * age); future dates (negative age) are not boosted."""
+    return math.exp(-math.log(2) / max(half_life_days, 1e-9) * max(0.0, age_days))
+
+
+def jaccard(a: frozenset, b: frozenset) -> float:
+    if not a and not b:
+        return 1.0
+    if not a or not b:
+        return 0.0
+    inter = len(a & b)
+    return inter / (len(a) + len(b) - inter)
+
+
+def mmr_score(relevance: float, max_sim: float, lam: float) -> float:
+    return lam * relevance - (1 - lam) * max_sim
+
+
+def mmr_order(scores: Sequence[float], tokens: Sequence[frozenset], lam: float = 0.7) -> list[tuple[int, float]]:
+    """Greedy maximal marginal relevance over all items: [(index, max similarity to earlier picks)].
+
+    Scores are min-max normalised first; ties go to the higher original score, then to the
+    earlier item. Every item is returned, reordered.
+    """
+    n = len(scores)
+    lam = min(max(lam, 0.0), 1.0)
+    if n <= 1:
+        return [(i, 0.0) for i in range(n)]
+    if lam == 1.0:
+        return [(i, 0.0) for i in sorted(range(n), key=lambda i: -scores[i])]
+    lo, hi = min(scores), max(scores)
+    rel = [1.0] * n if hi == lo else [(s - lo) / (hi - lo) for s in scores]
+    remaining = list(range(n))
+    chosen: list[tuple[int, float]] = []
+    max_sim = [0.0] * n
+    while remaining:
+        best = None
+        best_key = None
+        for i in remaining:
+            key = (mmr_score(rel[i], max_sim[i], lam), scores[i], -i)
+            if best_key is None or key > best_key:
+                best, best_key = i, key
+        assert best is not None
+        chosen.append((best, max_sim[best]))
+        remaining.remove(best)
+        for i in remaining:
+            s = jaccard(tokens[i], tokens[best])
+            if s > max_sim[i]:
+                max_sim[i] = s
+    return chosen

@@ -1,0 +1,385 @@
+"""Search: keyword (FTS5 BM25) and vector candidates, fusion, decay, MMR, threshold (SPEC §3, §5).
+
+Order: candidates → fuse → decay → sort → MMR → minScore → maxResults. Every score is on
+one 0..1 scale; what the threshold hides is counted and reported, never silently dropped.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import ranking
+from .store import OperationalError, Store
+from .text import index_tokens, mmr_tokens, query_terms, relaxed_terms
+from .workspace import is_evergreen
+
+SNIPPET_CHARS = 700
+
+
+@dataclass
+class Options:
+    max_results: int
+    min_score: float
+    min_score_explicit: bool = False
+    candidates: int = 24
+    fusion: str = "rrf"
+    vector_weight: float = 0.7
+    text_weight: float = 0.3
+    rrf_k: int = 60
+    decay: bool = False
+    half_life: float = 30.0
+    mmr: bool = False
+    mmr_lambda: float = 0.7
+    now: dt.datetime | None = None
+    after: dt.date | None = None
+    before: dt.date | None = None  # exclusive
+    explain: bool = False
+    show_hidden: bool = False
+    sources: tuple[str, ...] = ("memory",)
+    keyword_side: bool = True  # false: query.hybrid.enabled = false (vector-only when vectors exist)
+
+
+@dataclass
+class Candidate:
+    id: int
+    kw_rank: int | None = None
+    kw_bm25: float | None = None
+    kw_strict: bool = False
+    vec_rank: int | None = None
+    vec_cos: float | None = None
+    vec_score: float | None = None
+    score: float = 0.0
+    parts: dict = field(default_factory=dict)
+    row: tuple | None = None  # path, source, start, end, text, ts, linemap, day, mtime_ns
+
+
+def fts_query(terms: list[str], joiner: str) -> str | None:
+    if not terms:
+        return None
+    return f" {joiner} ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+def _date_sql(opts: Options) -> tuple[str, list]:
+    """Restrict to dated chunks in [after, before): daily logs by their name, sessions by time."""
+    if not (opts.after or opts.before):
+        return "", []
+    lo = opts.after or dt.date(1, 1, 1)
+    hi = opts.before or dt.date(9999, 12, 31)
+    lo_ts = dt.datetime.combine(lo, dt.time()).timestamp() if lo.year > 1 else -1e18
+    hi_ts = dt.datetime.combine(hi, dt.time()).timestamp() if hi.year < 9999 else 1e18
+    sql = (
+        " and ((fl.day is not null and fl.day >= ? and fl.day < ?)"
+        " or (c.source = 'sessions' and c.ts is not null and c.ts >= ? and c.ts < ?))"
+    )
+    return sql, [lo.isoformat(), hi.isoformat(), lo_ts, hi_ts]
+
+
+def keyword_candidates(store: Store, query: str, opts: Options) -> tuple[list[Candidate], dict]:
+    """Strict AND first; if it finds fewer than the pool needs, relaxed OR hits fill the rest below them."""
+    info: dict[str, Any] = {"strict": 0, "relaxed": 0}
+    terms = query_terms(query)
+    date_sql, date_args = _date_sql(opts)
+    src_sql = f" and c.source in ({','.join('?' * len(opts.sources))})"
+    sql = (
+        "select f.rowid, bm25(chunks_fts) as r from chunks_fts f join chunks c on c.id = f.rowid"
+        " left join files fl on fl.path = c.path"
+        f" where chunks_fts match ?{src_sql}{date_sql} order by r limit ?"
+    )
+    out: list[Candidate] = []
+    seen: set[int] = set()
+    strict = fts_query(terms, "AND")
+    if strict:
+        for rowid, r in store.conn.execute(sql, (strict, *opts.sources, *date_args, opts.candidates)):
+            out.append(Candidate(rowid, kw_rank=len(out) + 1, kw_bm25=r, kw_strict=True))
+            seen.add(rowid)
+        info["strict"] = len(out)
+    if len(out) < opts.candidates:
+        relaxed = relaxed_terms(query)
+        q = fts_query(relaxed, "OR")
+        if q and (relaxed != terms or not strict):
+            for rowid, r in store.conn.execute(sql, (q, *opts.sources, *date_args, opts.candidates)):
+                if rowid in seen:
+                    continue
+                out.append(Candidate(rowid, kw_rank=len(out) + 1, kw_bm25=r))
+                seen.add(rowid)
+                if len(out) >= opts.candidates:
+                    break
+            info["relaxed"] = len(out) - info["strict"]
+    info["terms"] = terms
+    return out, info
+
+
+def date_filtered_ids(store: Store, opts: Options) -> list[int]:
+    date_sql, date_args = _date_sql(opts)
+    src_sql = f" and c.source in ({','.join('?' * len(opts.sources))})"
+    return [
+        r[0]
+        for r in store.conn.execute(
+            f"select c.id from chunks c left join files fl on fl.path = c.path where 1=1{src_sql}{date_sql}",
+            (*opts.sources, *date_args),
+        )
+    ]
+
+
+def load_rows(store: Store, ids: list[int]) -> dict[int, tuple]:
+    rows: dict[int, tuple] = {}
+    for i in range(0, len(ids), 900):
+        part = ids[i : i + 900]
+        marks = ",".join("?" * len(part))
+        for r in store.conn.execute(
+            "select c.id, c.path, c.source, c.start_line, c.end_line, c.text, c.ts, c.linemap, fl.day, fl.mtime_ns"
+            f" from chunks c left join files fl on fl.path = c.path where c.id in ({marks})",
+            part,
+        ):
+            rows[r[0]] = r[1:]
+    return rows
+
+
+# ----------------------------------------------------------------------------- scoring
+
+
+def fuse(cands: list[Candidate], opts: Options, mode: str) -> None:
+    if mode == "keyword":
+        for c in cands:
+            c.score = ranking.bm25_to_score(c.kw_bm25) if c.kw_bm25 is not None else 0.0
+            if not c.kw_strict:
+                c.score *= 0.5  # relaxed (OR) hits rank below strict ones
+            c.parts["fusion"] = {"method": "keyword-only"}
+        return
+    if opts.fusion == "weighted":
+        wv, wt = ranking.normalize_weights(opts.vector_weight, opts.text_weight)
+        for c in cands:
+            t = ranking.bm25_to_score(c.kw_bm25) if c.kw_bm25 is not None else 0.0
+            v = c.vec_score or 0.0
+            c.score = wv * v + wt * t
+            c.parts["fusion"] = {"method": "weighted", "vectorWeight": round(wv, 4), "textWeight": round(wt, 4), "textScore": round(t, 4)}
+    else:
+        for c in cands:
+            ranks = [c.vec_rank, c.kw_rank] if mode == "hybrid" else [c.vec_rank]
+            c.score = ranking.rrf_score(ranks, opts.rrf_k)
+            c.parts["fusion"] = {"method": "rrf", "k": opts.rrf_k, "vectorRank": c.vec_rank, "keywordRank": c.kw_rank}
+
+
+def chunk_date(row: tuple) -> tuple[dt.datetime | None, str]:
+    """(timestamp used for decay, what it is). None: evergreen, never decays."""
+    path, source, _, _, _, ts, _, day, mtime_ns = row
+    if source == "sessions":
+        return (dt.datetime.fromtimestamp(ts) if ts else None), "message time"
+    if day:
+        return dt.datetime.fromisoformat(day), "date in file name"
+    if is_evergreen(path):
+        return None, "evergreen"
+    if mtime_ns:
+        return dt.datetime.fromtimestamp(mtime_ns / 1e9), "file mtime"
+    return None, "no date"
+
+
+def apply_decay(cands: list[Candidate], opts: Options) -> None:
+    now = opts.now or dt.datetime.now()
+    for c in cands:
+        when, kind = chunk_date(c.row)
+        if when is None:
+            c.parts["decay"] = {"factor": 1.0, "basis": kind}
+            continue
+        age = (now - when).total_seconds() / 86400
+        f = ranking.decay_factor(age, opts.half_life)
+        c.score *= f
+        c.parts["decay"] = {"factor": round(f, 5), "date": when.date().isoformat(), "ageDays": round(max(age, 0), 2), "basis": kind}
+
+
+# ----------------------------------------------------------------------------- snippets
+
+
+def snippet_window(text: str, terms: list[str], limit: int = SNIPPET_CHARS) -> tuple[str, int, int]:
+    """The ≤ `limit`-char stretch of whole lines holding the most query terms.
+
+    Returns (snippet, first line offset, last line offset) relative to the chunk.
+    """
+    lines = text.split("\n")
+    if len(text) <= limit:
+        return text, 0, len(lines) - 1
+    wanted = set(terms)
+    hits = [len(wanted.intersection(index_tokens(line))) if wanted else 0 for line in lines]
+    best = (-1, 0, 0)
+    i = 0
+    total = 0
+    score = 0
+    for j, line in enumerate(lines):  # sliding window over lines
+        total += len(line) + (1 if j > i else 0)
+        score += hits[j]
+        while total > limit and i < j:
+            total -= len(lines[i]) + 1
+            score -= hits[i]
+            i += 1
+        if total <= limit and score > best[0]:
+            best = (score, i, j)
+    score, i, j = best
+    if score < 0 or (i == j and len(lines[i]) > limit):
+        # one very long line: cut a window around the first match
+        k = max(range(len(lines)), key=lambda n: hits[n])
+        line = lines[k]
+        pos = 0
+        low = line.lower()
+        for t in terms:
+            p = low.find(t)
+            if p >= 0:
+                pos = p
+                break
+        start = max(0, min(pos - limit // 3, len(line) - limit))
+        return line[start : start + limit], k, k
+    return "\n".join(lines[i : j + 1]), i, j
+
+
+def line_span(row: tuple, first: int, last: int) -> tuple[int, int]:
+    _, source, start, end, _, _, linemap, _, _ = row
+    if source == "sessions" and linemap:
+        lm = json.loads(linemap)
+        return lm[min(first, len(lm) - 1)], lm[min(last, len(lm) - 1)]
+    return start + first, start + last
+
+
+# ----------------------------------------------------------------------------- the search
+
+
+@dataclass
+class VectorSide:
+    provider: Any  # embeddings.Provider
+    model_id: int
+    baseline: float
+    matrix: tuple[np.ndarray, np.ndarray] | None = None  # (ids, matrix) when searched in memory
+
+
+def vector_candidates(store: Store, side: VectorSide, qvec: np.ndarray, opts: Options, filtered: list[int] | None) -> list[Candidate]:
+    n = opts.candidates
+    if filtered is not None:
+        ids, mat = store.load_matrix(side.model_id, filtered)
+        pairs = _top(ids, mat, qvec, n)
+    elif side.matrix is not None:
+        pairs = _top(*side.matrix, qvec, n)
+    elif store.has_vec_table(side.model_id):
+        pairs = store.knn(side.model_id, qvec, n * 2)  # over-fetch: other sources are filtered below
+    else:
+        pairs = _top(*store.load_matrix(side.model_id), qvec, n)
+    out = []
+    for cid, cos in pairs:
+        out.append(Candidate(int(cid), vec_rank=len(out) + 1, vec_cos=float(cos), vec_score=ranking.calibrate_cosine(float(cos), side.baseline)))
+    return out
+
+
+def _top(ids: np.ndarray, mat: np.ndarray, q: np.ndarray, n: int) -> list[tuple[int, float]]:
+    if len(ids) == 0:
+        return []
+    sims = mat @ q.astype(np.float32)
+    k = min(n, len(ids))
+    idx = np.argpartition(-sims, k - 1)[:k]
+    idx = idx[np.argsort(-sims[idx])]
+    return [(int(ids[i]), float(sims[i])) for i in idx]
+
+
+def run(store: Store, query: str, opts: Options, vector: VectorSide | None, query_vector: np.ndarray | None) -> dict:
+    """The ranked result set (without mode/provider bookkeeping, which the facade adds)."""
+    t0 = time.perf_counter()
+    filtered = date_filtered_ids(store, opts) if (opts.after or opts.before) else None
+    has_vec = vector is not None and query_vector is not None
+    if opts.keyword_side or not has_vec:
+        kw, info = keyword_candidates(store, query, opts)
+    else:
+        kw, info = [], {"strict": 0, "relaxed": 0, "terms": query_terms(query)}
+    vec: list[Candidate] = []
+    if has_vec:
+        vec = vector_candidates(store, vector, query_vector, opts, filtered)
+    mode = ("hybrid" if opts.keyword_side else "vector") if has_vec else "keyword"
+    by_id: dict[int, Candidate] = {}
+    for c in vec:
+        by_id[c.id] = c
+    for c in kw:
+        if c.id in by_id:
+            b = by_id[c.id]
+            b.kw_rank, b.kw_bm25, b.kw_strict = c.kw_rank, c.kw_bm25, c.kw_strict
+        else:
+            by_id[c.id] = c
+    rows = load_rows(store, list(by_id))
+    cands = []
+    for c in by_id.values():
+        row = rows.get(c.id)
+        if row is None or row[1] not in opts.sources:
+            continue
+        c.row = row
+        cands.append(c)
+    # sqlite-vec KNN cannot filter by source: re-rank the vector side over what survived
+    if vec:
+        ranked = sorted((c for c in cands if c.vec_rank is not None), key=lambda c: c.vec_rank)
+        for i, c in enumerate(ranked, start=1):
+            c.vec_rank = i if i <= opts.candidates else None
+            if c.vec_rank is None:
+                c.vec_cos = c.vec_score = None
+        cands = [c for c in cands if c.vec_rank is not None or c.kw_rank is not None]
+    fuse(cands, opts, mode)
+    if opts.decay:
+        apply_decay(cands, opts)
+    cands.sort(key=lambda c: (-c.score, c.id))
+    if opts.mmr and len(cands) > 1:
+        order = ranking.mmr_order([c.score for c in cands], [mmr_tokens(c.row[4]) for c in cands], opts.mmr_lambda)
+        reordered = []
+        for step, (i, sim) in enumerate(order, start=1):
+            cands[i].parts["mmr"] = {"step": step, "maxSimilarity": round(sim, 4), "lambda": opts.mmr_lambda}
+            reordered.append(cands[i])
+        cands = reordered
+    apply_threshold = mode != "keyword" or opts.min_score_explicit
+    shown, hidden = [], []
+    for c in cands:
+        (shown if (not apply_threshold or c.score >= opts.min_score) else hidden).append(c)
+    if opts.show_hidden:
+        shown = cands
+    shown = shown[: opts.max_results]
+    terms = info["terms"]
+    results = []
+    for c in shown:
+        results.append(render(c, terms, opts))
+    return {
+        "results": results,
+        "mode": mode,
+        "hidden": {"count": len(hidden) if not opts.show_hidden else 0, "bestScore": round(max(h.score for h in hidden), 4) if hidden else None},
+        "keyword": info,
+        "ms": round((time.perf_counter() - t0) * 1000, 2),
+    }
+
+
+def render(c: Candidate, terms: list[str], opts: Options) -> dict:
+    path, source, start, end, text = c.row[:5]
+    snippet, first, last = snippet_window(text, terms)
+    s, e = line_span(c.row, first, last)
+    out: dict[str, Any] = {
+        "path": path,
+        "startLine": s,
+        "endLine": e,
+        "score": round(c.score, 4),
+        "snippet": snippet,
+        "source": source,
+    }
+    day = c.row[7]
+    if day:
+        out["date"] = day
+    elif source == "sessions" and c.row[5]:
+        out["date"] = dt.datetime.fromtimestamp(c.row[5]).date().isoformat()
+    if opts.explain:
+        parts = dict(c.parts)
+        if c.kw_rank is not None:
+            parts["keyword"] = {
+                "rank": c.kw_rank,
+                "bm25": round(c.kw_bm25, 4) if c.kw_bm25 is not None and math.isfinite(c.kw_bm25) else None,
+                "score": round(ranking.bm25_to_score(c.kw_bm25), 4) if c.kw_bm25 is not None else None,
+                "match": "all terms" if c.kw_strict else "some terms",
+            }
+        if c.vec_rank is not None:
+            parts["vector"] = {"rank": c.vec_rank, "cosine": round(c.vec_cos or 0.0, 4), "calibrated": round(c.vec_score or 0.0, 4)}
+        parts["chunk"] = {"startLine": start, "endLine": end}
+        out["explain"] = parts
+    return out

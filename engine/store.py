@@ -1,0 +1,365 @@
+"""The SQLite index: connection, schema, meta record, per-model vector tables.
+
+One file per agent, owner-only, WAL with a busy timeout so readers are never blocked by
+the single writer. The file is derived data: anything wrong with it (corrupt, foreign,
+older schema, different chunking) is handled by moving it aside or rebuilding it from the
+Markdown, never by asking the user to repair it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+SCHEMA_VERSION = 1
+APP_MARKER = "clawmem"
+TOKENIZER = "clawmem-bigram-1"  # changes to engine.text that alter index tokens must bump this
+BUSY_TIMEOUT_MS = 10_000
+
+
+def _pick_driver():
+    """The stdlib sqlite3 where it can load extensions, else sqlean.py (same DB-API)."""
+    import sqlite3
+
+    try:
+        probe = sqlite3.connect(":memory:")
+        probe.enable_load_extension(True)
+        probe.close()
+        return sqlite3
+    except (AttributeError, sqlite3.Error):
+        try:
+            import sqlean
+
+            return sqlean
+        except ImportError:
+            return sqlite3
+
+
+db = _pick_driver()
+Error = db.Error
+DatabaseError = db.DatabaseError
+OperationalError = db.OperationalError
+
+
+@dataclass(frozen=True)
+class VecState:
+    loaded: bool
+    version: str | None
+    reason: str | None
+
+    def as_status(self) -> dict:
+        return {
+            "backend": "sqlite-vec" if self.loaded else "numpy",
+            "version": self.version,
+            "reason": self.reason,
+        }
+
+
+def _load_vec(conn) -> VecState:
+    try:
+        import sqlite_vec
+    except ImportError as exc:
+        return VecState(False, None, f"sqlite-vec is not installed ({exc}); vectors are searched with numpy")
+    try:
+        conn.enable_load_extension(True)
+        sqlite_vec.load(conn)
+        conn.enable_load_extension(False)
+        (version,) = conn.execute("select vec_version()").fetchone()
+        return VecState(True, version, None)
+    except AttributeError:
+        return VecState(False, None, f"this Python's sqlite3 ({db.__name__}) cannot load extensions; vectors are searched with numpy")
+    except Exception as exc:  # a broken extension must not stop search
+        return VecState(False, None, f"sqlite-vec failed to load ({exc}); vectors are searched with numpy")
+
+
+SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY, source TEXT NOT NULL, abspath TEXT NOT NULL, hash TEXT NOT NULL,
+    mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, day TEXT, indexed_at REAL NOT NULL,
+    chunks INTEGER NOT NULL DEFAULT 0, note TEXT, state TEXT);
+CREATE TABLE IF NOT EXISTS chunks (
+    id INTEGER PRIMARY KEY, path TEXT NOT NULL, source TEXT NOT NULL,
+    start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, hash TEXT NOT NULL,
+    text TEXT NOT NULL, ts REAL, linemap TEXT);
+CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+    tokens, tokenize = "unicode61 remove_diacritics 2 tokenchars '_'");
+CREATE TABLE IF NOT EXISTS models (
+    id INTEGER PRIMARY KEY, fingerprint TEXT UNIQUE NOT NULL, provider TEXT NOT NULL,
+    model TEXT NOT NULL, endpoint TEXT NOT NULL, dims INTEGER NOT NULL,
+    created REAL NOT NULL, last_used REAL NOT NULL, baseline REAL);
+"""
+
+
+def index_meta(cfg) -> dict:
+    """What the index depends on: a change means a full rebuild (SPEC §4)."""
+    import hashlib
+
+    extra = sorted(os.path.expanduser(p) for p in cfg["extraPaths"])
+    return {
+        "schema": SCHEMA_VERSION,
+        "tokenizer": TOKENIZER,
+        "chunkTokens": cfg["chunking.tokens"],
+        "chunkOverlap": cfg["chunking.overlap"],
+        "sources": sorted(cfg["sources"]),
+        "scope": hashlib.sha256(json.dumps({"extraPaths": extra}).encode()).hexdigest()[:16],
+    }
+
+
+def create_private_file(path: Path) -> None:
+    from .paths import private_dir
+
+    private_dir(path.parent)
+    if not path.exists():
+        fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
+        os.close(fd)
+    else:
+        try:
+            os.chmod(path, 0o600)
+        except OSError:
+            pass
+
+
+class ForeignIndex(Exception):
+    """The file at the index path is not a clawmem index (or is corrupt)."""
+
+
+class Store:
+    """A connection to one index file. Not shared between threads."""
+
+    def __init__(self, path: Path, *, write: bool = False, load_vec: bool = True):
+        self.path = Path(path)
+        self.write = write
+        if write:
+            create_private_file(self.path)
+        elif not self.path.exists():
+            raise FileNotFoundError(self.path)
+        self.conn = db.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
+        self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        self.inode = os.stat(self.path).st_ino
+        self.vec = _load_vec(self.conn) if load_vec else VecState(False, None, "vector store disabled (store.vector.enabled = false)")
+        try:
+            if write:
+                self.conn.execute("PRAGMA journal_mode = WAL")
+                self.conn.execute("PRAGMA synchronous = NORMAL")
+        except DatabaseError as exc:
+            self.conn.close()
+            raise ForeignIndex(str(exc)) from None
+
+    # -- lifecycle -----------------------------------------------------------------
+
+    def close(self) -> None:
+        try:
+            self.conn.close()
+        except Error:
+            pass
+
+    def is_current_file(self) -> bool:
+        """False once the index file was swapped by a rebuild in another process."""
+        try:
+            return os.stat(self.path).st_ino == self.inode
+        except FileNotFoundError:
+            return False
+
+    def check(self) -> None:
+        """Raise ForeignIndex unless this is a readable clawmem index (or an empty new file)."""
+        try:
+            tables = {r[0] for r in self.conn.execute("select name from sqlite_master where type in ('table','view')")}
+            if not tables:
+                return
+            if "meta" not in tables:
+                raise ForeignIndex("it has tables but no clawmem meta record")
+            row = self.conn.execute("select value from meta where key = 'app'").fetchone()
+            if not row or row[0] != APP_MARKER:
+                raise ForeignIndex("its meta record is not clawmem's")
+            (ok,) = self.conn.execute("PRAGMA quick_check(1)").fetchone()
+            if ok != "ok":
+                raise ForeignIndex(f"integrity check failed: {ok}")
+        except DatabaseError as exc:
+            raise ForeignIndex(str(exc)) from None
+
+    def ensure_schema(self) -> None:
+        self.conn.executescript(SCHEMA)
+        self.set_meta("app", APP_MARKER)
+        if self.get_meta("schema") is None:
+            self.set_meta("schema", str(SCHEMA_VERSION))
+
+    def has_schema(self) -> bool:
+        try:
+            row = self.conn.execute("select value from meta where key = 'app'").fetchone()
+            return bool(row and row[0] == APP_MARKER)
+        except OperationalError:
+            return False
+
+    # -- meta ----------------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        try:
+            row = self.conn.execute("select value from meta where key = ?", (key,)).fetchone()
+        except OperationalError:
+            return None
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.conn.execute("insert into meta(key, value) values (?, ?) on conflict(key) do update set value = excluded.value", (key, value))
+
+    def get_meta_json(self, key: str) -> Any:
+        raw = self.get_meta(key)
+        try:
+            return json.loads(raw) if raw else None
+        except ValueError:
+            return None
+
+    def bump_generation(self) -> None:
+        self.conn.execute(
+            "insert into meta(key, value) values ('generation', '1') "
+            "on conflict(key) do update set value = cast(value as integer) + 1"
+        )
+
+    def generation(self) -> int:
+        return int(self.get_meta("generation") or 0)
+
+    # -- counts --------------------------------------------------------------------
+
+    def counts(self) -> dict:
+        if not self.has_schema():
+            return {"files": 0, "chunks": 0, "bySource": {}}
+        by: dict[str, dict] = {}
+        for source, n in self.conn.execute("select source, count(*) from files group by source"):
+            by.setdefault(source, {"files": 0, "chunks": 0})["files"] = n
+        for source, n in self.conn.execute("select source, count(*) from chunks group by source"):
+            by.setdefault(source, {"files": 0, "chunks": 0})["chunks"] = n
+        return {
+            "files": sum(v["files"] for v in by.values()),
+            "chunks": sum(v["chunks"] for v in by.values()),
+            "bySource": by,
+        }
+
+    def file_rows(self) -> dict[str, tuple]:
+        """path -> (source, hash, mtime_ns, size, abspath)"""
+        if not self.has_schema():
+            return {}
+        return {
+            r[0]: r[1:]
+            for r in self.conn.execute("select path, source, hash, mtime_ns, size, abspath from files")
+        }
+
+    # -- vector tables ---------------------------------------------------------------
+
+    def models(self) -> list[dict]:
+        if not self.has_schema():
+            return []
+        cols = ("id", "fingerprint", "provider", "model", "endpoint", "dims", "created", "last_used", "baseline")
+        return [dict(zip(cols, r)) for r in self.conn.execute(f"select {', '.join(cols)} from models")]
+
+    def model_id(self, fingerprint: str, provider: str, model: str, endpoint: str, dims: int) -> int:
+        """The id of this model's vector tables, creating them on first use (writer only)."""
+        row = self.conn.execute("select id, dims from models where fingerprint = ?", (fingerprint,)).fetchone()
+        now = time.time()
+        if row:
+            self.conn.execute("update models set last_used = ? where id = ?", (now, row[0]))
+            return row[0]
+        cur = self.conn.execute(
+            "insert into models(fingerprint, provider, model, endpoint, dims, created, last_used) values (?,?,?,?,?,?,?)",
+            (fingerprint, provider, model, endpoint, dims, now, now),
+        )
+        mid = cur.lastrowid
+        self.conn.execute(f"create table if not exists vectors_{mid} (chunk_id INTEGER PRIMARY KEY, embedding BLOB NOT NULL)")
+        self.ensure_vec_table(mid, dims)
+        return mid
+
+    def ensure_vec_table(self, mid: int, dims: int) -> None:
+        if not self.vec.loaded:
+            return
+        exists = self.conn.execute("select 1 from sqlite_master where name = ?", (f"vec_{mid}",)).fetchone()
+        if exists:
+            return
+        self.conn.execute(f"create virtual table vec_{mid} using vec0(embedding float[{dims}] distance_metric=cosine)")
+        # vectors written while sqlite-vec was unavailable are mirrored now
+        self.conn.execute(f"insert into vec_{mid}(rowid, embedding) select chunk_id, embedding from vectors_{mid}")
+
+    def has_vec_table(self, mid: int) -> bool:
+        if not self.vec.loaded:
+            return False
+        return bool(self.conn.execute("select 1 from sqlite_master where name = ?", (f"vec_{mid}",)).fetchone())
+
+    def drop_model(self, mid: int) -> None:
+        self.conn.execute(f"drop table if exists vectors_{mid}")
+        if self.vec.loaded:
+            self.conn.execute(f"drop table if exists vec_{mid}")
+        self.conn.execute("delete from models where id = ?", (mid,))
+
+    def coverage(self, mid: int) -> int:
+        try:
+            (n,) = self.conn.execute(f"select count(*) from vectors_{mid}").fetchone()
+            return n
+        except OperationalError:
+            return 0
+
+    def put_vectors(self, mid: int, rows: list[tuple[int, np.ndarray]]) -> None:
+        vec = self.has_vec_table(mid)
+        for chunk_id, v in rows:
+            blob = np.asarray(v, dtype=np.float32).tobytes()
+            self.conn.execute(f"insert or replace into vectors_{mid}(chunk_id, embedding) values (?, ?)", (chunk_id, blob))
+            if vec:
+                # vec0 has no upsert
+                self.conn.execute(f"delete from vec_{mid} where rowid = ?", (chunk_id,))
+                self.conn.execute(f"insert into vec_{mid}(rowid, embedding) values (?, ?)", (chunk_id, blob))
+
+    def delete_chunk_vectors(self, chunk_ids: list[int]) -> None:
+        if not chunk_ids:
+            return
+        marks = ",".join("?" * len(chunk_ids))
+        for m in self.models():
+            self.conn.execute(f"delete from vectors_{m['id']} where chunk_id in ({marks})", chunk_ids)
+            if self.has_vec_table(m["id"]):
+                self.conn.execute(f"delete from vec_{m['id']} where rowid in ({marks})", chunk_ids)
+
+    def load_matrix(self, mid: int, ids: list[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(chunk ids, matrix) of a model's vectors, optionally restricted to some chunks."""
+        (dims,) = self.conn.execute("select dims from models where id = ?", (mid,)).fetchone()
+        if ids is None:
+            rows = self.conn.execute(f"select chunk_id, embedding from vectors_{mid}").fetchall()
+        else:
+            rows = []
+            for i in range(0, len(ids), 900):
+                part = ids[i : i + 900]
+                rows += self.conn.execute(
+                    f"select chunk_id, embedding from vectors_{mid} where chunk_id in ({','.join('?' * len(part))})", part
+                ).fetchall()
+        if not rows:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, dims), dtype=np.float32)
+        id_arr = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dims)
+        return id_arr, mat
+
+    def knn(self, mid: int, query: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """sqlite-vec KNN: (chunk id, cosine similarity) best first."""
+        blob = np.asarray(query, dtype=np.float32).tobytes()
+        rows = self.conn.execute(
+            f"select rowid, distance from vec_{mid} where embedding match ? and k = ? order by distance", (blob, k)
+        ).fetchall()
+        return [(r[0], 1.0 - r[1]) for r in rows]
+
+
+def move_aside(path: Path, why: str) -> Path:
+    """Move a bad index (and its WAL files) out of the way; never delete it."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    dest = path.with_name(f"{path.name}.{why}-{stamp}")
+    n = 1
+    while dest.exists():
+        dest = path.with_name(f"{path.name}.{why}-{stamp}-{n}")
+        n += 1
+    os.replace(path, dest)
+    for suffix in ("-wal", "-shm"):
+        side = Path(str(path) + suffix)
+        if side.exists():
+            os.replace(side, Path(str(dest) + suffix))
+    return dest

@@ -1,0 +1,191 @@
+"""Tokenisation shared by the keyword index, the query planner, snippets and MMR.
+
+Words are runs of letters, digits and `_`. Han, kana and Hangul have no spaces between
+words, so runs of them are indexed as single characters plus adjacent bigrams: a query of
+one or two characters then finds any passage containing them, and a longer run must match
+all of its bigrams (an AND that approximates a substring match).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+WORD_RE = re.compile(r"\w+")
+
+_CJK_RANGES = (
+    (0x1100, 0x11FF),  # Hangul jamo
+    (0x2E80, 0x2FDF),  # CJK radicals
+    (0x3040, 0x30FF),  # hiragana, katakana
+    (0x3130, 0x318F),  # Hangul compatibility jamo
+    (0x31F0, 0x31FF),  # katakana extensions
+    (0x3400, 0x4DBF),  # Han extension A
+    (0x4E00, 0x9FFF),  # Han
+    (0xAC00, 0xD7AF),  # Hangul syllables
+    (0xF900, 0xFAFF),  # Han compatibility
+    (0xFF66, 0xFF9F),  # half-width katakana
+    (0x20000, 0x2FA1F),  # Han extensions B..
+)
+
+
+def is_cjk(ch: str) -> bool:
+    cp = ord(ch)
+    for lo, hi in _CJK_RANGES:
+        if lo <= cp <= hi:
+            return True
+    return False
+
+
+def is_hangul(ch: str) -> bool:
+    cp = ord(ch)
+    return 0xAC00 <= cp <= 0xD7AF or 0x1100 <= cp <= 0x11FF or 0x3130 <= cp <= 0x318F
+
+
+def normalize(text: str) -> str:
+    # NFKC folds full-width letters and compatibility forms; lower-casing matches FTS5's folding.
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+def _segments(word: str) -> list[tuple[str, bool]]:
+    """Split a word into maximal runs that are all-CJK or all-other."""
+    out: list[tuple[str, bool]] = []
+    start = 0
+    for i in range(1, len(word) + 1):
+        if i == len(word) or is_cjk(word[i]) != is_cjk(word[start]):
+            out.append((word[start:i], is_cjk(word[start])))
+            start = i
+    return out
+
+
+def _grams(run: str) -> list[str]:
+    return list(run) + [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def words(text: str) -> list[str]:
+    return WORD_RE.findall(normalize(text))
+
+
+def index_tokens(text: str) -> list[str]:
+    """Tokens stored in the full-text index for a chunk of text."""
+    out: list[str] = []
+    for word in words(text):
+        for seg, cjk in _segments(word):
+            if cjk:
+                out.extend(_grams(seg))
+            else:
+                out.append(seg)
+    return out
+
+
+# Korean particles, longest first, stripped from the end of a Hangul word at query time.
+KO_PARTICLES = sorted(
+    "에서 으로 에게 한테 처럼 같이 보다 까지 부터 마다 밖에 대로 은 는 이 가 을 를 의 에 로 와 과 도 만".split(),
+    key=len,
+    reverse=True,
+)
+
+
+def strip_particle(word: str) -> str:
+    for p in KO_PARTICLES:
+        if word.endswith(p) and len(word) - len(p) >= 1:
+            stem = word[: -len(p)]
+            if len(stem) >= 2 or not is_hangul(stem[-1]):
+                return stem
+    return word
+
+
+def query_groups(query: str) -> list[list[str]]:
+    """Query terms for the strict (AND) search, one group per word of the query.
+
+    A CJK run of n > 1 characters becomes its n-1 bigrams; one character stays a unigram.
+    A Hangul word loses a trailing particle first (서버에서 -> 서버).
+    """
+    groups: list[list[str]] = []
+    for word in words(query):
+        segs = _segments(word)
+        terms: list[str] = []
+        for idx, (seg, cjk) in enumerate(segs):
+            if cjk and is_hangul(seg[0]):
+                stripped = strip_particle(seg)
+                # "api를": the Hangul part is only a particle after a non-Hangul stem
+                if stripped == seg and idx > 0 and seg in KO_PARTICLES:
+                    continue
+                seg = stripped
+            if cjk:
+                terms.extend([seg] if len(seg) == 1 else [seg[i : i + 2] for i in range(len(seg) - 1)])
+            else:
+                terms.append(seg)
+        if terms:
+            groups.append(terms)
+    return groups
+
+
+def query_terms(query: str) -> list[str]:
+    seen: dict[str, None] = {}
+    for group in query_groups(query):
+        for t in group:
+            seen.setdefault(t, None)
+    return list(seen)
+
+
+STOPWORDS = frozenset(
+    # English
+    """a about above after again against all also am an and any are as at be because been before
+    being below between both but by can could did do does doing done down during each few for from
+    further had has have having he her here hers herself him himself his how i if in into is it its
+    itself just me more most my myself no nor not now of off on once only or other our ours
+    ourselves out over own same she should so some such than that the their theirs them themselves
+    then there these they this those through to too under until up very was we were what when
+    where which while who whom why will with would you your yours yourself yourselves
+    let lets let's i'm im i've ive i'd id i'll ill you're youre it's that's there's what's don't dont
+    didn't didnt can't cant won't wont isn't isnt wasn't wasnt aren't arent hey hi hello oh ok okay
+    yeah yes yep really actually maybe please thanks thank find show tell give get got know think
+    thing things stuff something anything everything someone anyone everyone lot lots much many
+    like just still even ever also well way make made want need said say says going go gone
+    yesterday today tomorrow recently earlier later ago last week month year time times day days
+    discussed discuss talked talk remember mentioned mention
+    """
+    # Spanish / Portuguese
+    """el la los las un una unos unas de del al y o que en es por para con sin sobre como pero
+    mas más muy se su sus lo le les qué cuál cuando cuándo donde dónde quien quién ayer hoy
+    o os as um uma uns umas do da dos das no na nos nas em é por para com sem sobre como mas
+    muito se seu sua seus suas que qual quando onde quem ontem hoje foi ser estar está
+    """
+    # Arabic
+    """في من على إلى عن مع هذا هذه ذلك تلك التي الذي هو هي كان كانت ما ماذا متى أين كيف لماذا
+    أن إن لا نعم أو و ثم قد لقد أمس اليوم
+    """
+    # Chinese (unigrams and common words)
+    """的 了 是 在 我 你 他 她 它 们 我们 你们 他们 这 那 这个 那个 之前 之后 和 与 及 或 也 都 就 还
+    吗 呢 吧 啊 呀 哦 嗯 有 没 没有 不 很 太 又 再 会 能 要 想 说 把 被 给 让 从 到 对 为 着 过 个 一
+    一个 什么 怎么 怎样 为什么 哪 哪里 谁 多少 昨天 今天 明天 最近 时候 讨论 上 下 中 里 啦 得 地
+    """
+    # Korean
+    """나 너 우리 저 제 그 이 저것 그것 이것 것 수 등 및 또는 그리고 하지만 그래서 어제 오늘 내일
+    뭐 무엇 어떻게 왜 언제 어디 누구 있다 없다 하다 했다 했나요 하는 있는 없는
+    """
+    # Japanese
+    """これ それ あれ この その あの ここ そこ あそこ こと もの ため よう です ます でした ました
+    する した して いる ある ない から まで より など の に は を が で と も へ や か 昨日 今日 明日
+    """.split()
+)
+
+
+def relaxed_terms(query: str) -> list[str]:
+    """Keywords for the relaxed (OR) search: stop words, short Latin words and bare numbers dropped."""
+    out: dict[str, None] = {}
+    for group in query_groups(query):
+        for t in group:
+            if t in STOPWORDS:
+                continue
+            if t.isascii() and (t.isdigit() or (t.isalpha() and len(t) < 3)):
+                continue
+            if len(t) == 2 and is_cjk(t[0]) and (t[0] in STOPWORDS and t[1] in STOPWORDS):
+                continue
+            out.setdefault(t, None)
+    return list(out)
+
+
+def mmr_tokens(text: str) -> frozenset[str]:
+    """Token set for MMR's Jaccard similarity: words plus CJK unigrams and adjacent bigrams."""
+    return frozenset(index_tokens(text))

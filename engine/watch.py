@@ -1,0 +1,59 @@
+"""Watcher heartbeat: how `status` knows whether a sync daemon is keeping the index fresh."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+from . import paths
+
+HEARTBEAT_SECONDS = 10.0
+
+
+def heartbeat_path(cfg) -> Path:
+    return paths.state_dir() / f"watch-{cfg.agent_id}.json"
+
+
+def write_heartbeat(cfg, state: str = "running") -> None:
+    p = heartbeat_path(cfg)
+    paths.private_dir(p.parent)
+    tmp = p.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps({"pid": os.getpid(), "at": time.time(), "state": state, "workspace": str(cfg.workspace)}))
+    os.replace(tmp, p)
+
+
+def clear_heartbeat(cfg) -> None:
+    p = heartbeat_path(cfg)
+    try:
+        data = json.loads(p.read_text())
+        if data.get("pid") == os.getpid():
+            write_heartbeat(cfg, "stopped")
+    except (OSError, ValueError):
+        pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+
+
+def read_heartbeat(cfg) -> str:
+    """running / stopped / unknown (never seen a watcher for this agent)."""
+    try:
+        data = json.loads(heartbeat_path(cfg).read_text())
+    except FileNotFoundError:
+        return "unknown"
+    except (OSError, ValueError):
+        return "unknown"
+    if data.get("state") != "running" or not _alive(int(data.get("pid", 0))):
+        return "stopped"
+    if time.time() - float(data.get("at", 0)) > 3 * HEARTBEAT_SECONDS:
+        return "stopped"  # alive but not beating: a stalled watcher is not a running one
+    return "running"

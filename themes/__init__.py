@@ -1,0 +1,1 @@
+"""Built-in themes (TOML files), shipped with the package."""
