@@ -164,11 +164,11 @@ def parse_text_value(key: str, text: str) -> Any:
 
 
 def flatten(table: dict, prefix: str = "") -> dict[str, Any]:
-    """Nested tables to dotted keys, stopping at keys whose value is itself a table (headers)."""
+    """Nested tables to dotted keys, stopping at known keys (headers tables, secret references)."""
     out: dict[str, Any] = {}
     for k, v in table.items():
         dotted = f"{prefix}{k}"
-        if isinstance(v, dict) and not (dotted in KEYS and KEYS[dotted].kind == "headers"):
+        if isinstance(v, dict) and dotted not in KEYS:
             out.update(flatten(v, dotted + "."))
         else:
             out[dotted] = v

@@ -397,17 +397,18 @@ class ProviderChain:
 def open_writer(path: Path, cfg: Config) -> tuple[Store, str | None]:
     """Open the index for writing; a corrupt or foreign file is moved aside (never deleted)."""
     moved = None
+    store = None
     try:
         store = Store(path, write=True, load_vec=cfg["store.vector.enabled"])
         store.check()
+        store.prepare_writer()
     except ForeignIndex as exc:
-        try:
-            store.close()  # type: ignore[possibly-undefined]
-        except Exception:
-            pass
+        if store is not None:
+            store.close()
         dest = move_aside(path, "corrupt")
         moved = f"the file at the index path was not a usable clawmem index ({exc}); moved it to {dest} and rebuilt from the Markdown"
         store = Store(path, write=True, load_vec=cfg["store.vector.enabled"])
+        store.prepare_writer()
     store.ensure_schema()
     return store, moved
 

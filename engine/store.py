@@ -145,12 +145,13 @@ class Store:
         self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         self.inode = os.stat(self.path).st_ino
         self.vec = _load_vec(self.conn) if load_vec else VecState(False, None, "vector store disabled (store.vector.enabled = false)")
+
+    def prepare_writer(self) -> None:
+        """WAL and relaxed fsync; only after check(): a foreign file must not be touched."""
         try:
-            if write:
-                self.conn.execute("PRAGMA journal_mode = WAL")
-                self.conn.execute("PRAGMA synchronous = NORMAL")
+            self.conn.execute("PRAGMA journal_mode = WAL")
+            self.conn.execute("PRAGMA synchronous = NORMAL")
         except DatabaseError as exc:
-            self.conn.close()
             raise ForeignIndex(str(exc)) from None
 
     # -- lifecycle -----------------------------------------------------------------

@@ -42,8 +42,8 @@ def is_hangul(ch: str) -> bool:
 
 
 def normalize(text: str) -> str:
-    # NFKC folds full-width letters and compatibility forms; lower-casing matches FTS5's folding.
-    return unicodedata.normalize("NFKC", text).lower()
+    # NFKC folds full-width letters and compatibility forms; casefold also maps ß to ss
+    return unicodedata.normalize("NFKC", text).casefold()
 
 
 def _segments(word: str) -> list[tuple[str, bool]]:

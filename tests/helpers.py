@@ -1,0 +1,23 @@
+"""Helpers for tests: writing files, running the real `clawmem` command."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def run_cli(*args: str, env: dict | None = None, cwd=None, timeout: float = 120):
+    """Run `python -m clawmem.tui` as a real process; returns CompletedProcess (text)."""
+    import subprocess
+
+    full_env = dict(os.environ)
+    if env:
+        full_env.update(env)
+    return subprocess.run([sys.executable, "-m", "clawmem.tui", *args], capture_output=True, text=True, env=full_env, cwd=cwd, timeout=timeout)
