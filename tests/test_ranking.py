@@ -1,0 +1,159 @@
+"""Ranking pieces (SPEC §5): the study's golden decay and MMR cases, fusion, date phrases."""
+
+import datetime as dt
+
+import pytest
+
+from clawmem.engine import dates, ranking
+from clawmem.engine.text import mmr_tokens
+from helpers import write
+
+
+@pytest.mark.parametrize("age, expected", [(0, 1.0), (1, 0.97716), (7, 0.85067), (14, 0.72363), (30, 0.5), (60, 0.25), (90, 0.125), (365, 0.0002175)])
+def test_decay_golden(age, expected):
+    assert ranking.decay_factor(age, 30) == pytest.approx(expected, rel=1e-4)
+
+
+def test_future_dates_do_not_boost():
+    assert ranking.decay_factor(-5, 30) == 1.0
+
+
+def test_bm25_to_score_golden():
+    got = [round(ranking.bm25_to_score(r), 4) for r in [0, 1, 10, -0.5, -2.1, -4.2, -100, float("inf"), float("nan")]]
+    assert got == [1, 0.5, 0.0909, 0.3333, 0.6774, 0.8077, 0.9901, 0.001, 0.001]
+
+
+def test_weights_normalised():
+    assert ranking.normalize_weights(0.6, 0.6) == (0.5, 0.5)
+    assert ranking.normalize_weights(0, 0) == (0.7, 0.3)
+
+
+def test_rrf_is_normalised_to_one():
+    assert ranking.rrf_score([1, 1]) == pytest.approx(1.0)
+    assert ranking.rrf_score([1, None]) == pytest.approx(0.5)
+    assert 0 < ranking.rrf_score([24, None]) < ranking.rrf_score([2, None])
+
+
+def test_calibration_maps_a_compressed_cosine_range():
+    # e5-like: unrelated passages sit at ~0.75
+    assert ranking.calibrate_cosine(0.75, 0.75) == 0.0
+    assert ranking.calibrate_cosine(1.0, 0.75) == 1.0
+    assert 0.35 < ranking.calibrate_cosine(0.85, 0.75) < 0.45
+    assert ranking.calibrate_cosine(0.2, 0.75) == 0.0
+
+
+def test_mmr_tokens_golden():
+    assert mmr_tokens("Hello World_1 今天讨论 a好") == {"hello", "world_1", "a", "今天", "天讨", "讨论", "今", "天", "讨", "论", "好"}
+    assert mmr_tokens("我a好") == {"a", "我", "好"}
+    assert len(mmr_tokens("今天讨论")) == 7
+
+
+def test_jaccard_edges():
+    assert ranking.jaccard(frozenset(), frozenset()) == 1.0
+    assert ranking.jaccard(frozenset("a"), frozenset()) == 0.0
+    assert ranking.jaccard(frozenset("ab"), frozenset("bc")) == pytest.approx(1 / 3)
+
+
+def test_mmr_score_golden():
+    assert ranking.mmr_score(0.8, 0.5, 1) == pytest.approx(0.8)
+    assert ranking.mmr_score(0.8, 0.5, 0) == pytest.approx(-0.5)
+    assert ranking.mmr_score(0.8, 0.6, 0.5) == pytest.approx(0.1)
+    assert ranking.mmr_score(1.0, 0.5, 0.7) == pytest.approx(0.55)
+
+
+@pytest.mark.parametrize("lam, order", [(0.5, [1, 3, 2, 4]), (0.7, [1, 2, 3, 4])])
+def test_mmr_golden_orderings(lam, order):
+    items = ["machine learning neural networks", "machine learning deep learning", "database systems sql queries", "machine learning algorithms"]
+    scores = [1.0, 0.95, 0.9, 0.85]
+    got = ranking.mmr_order(scores, [mmr_tokens(t) for t in items], lam)
+    assert [i + 1 for i, _ in got] == order
+
+
+# ------------------------------------------------------------------------- decay in a search
+
+
+def test_decay_on_a_real_index(workspace, make_engine):
+    """OpenClaw's golden: a fresh daily note (0.8) outranks an old one (0.95); MEMORY.md and topics never decay."""
+    write(workspace / "memory" / "2026-02-10.md", "falcon migration plan\n")
+    write(workspace / "memory" / "2025-01-01.md", "falcon migration plan falcon migration\n")
+    write(workspace / "MEMORY.md", "falcon migration plan notes\n")
+    write(workspace / "memory" / "projects.md", "falcon migration plan topics\n")
+    eng = make_engine({"query.hybrid.temporalDecay.enabled": True})
+    eng.run_index()
+    res = eng.search("falcon migration", now="2026-02-10", explain=True)
+    by_path = {r["path"]: r for r in res["results"]}
+    assert by_path["memory/2025-01-01.md"]["explain"]["decay"]["factor"] < 0.001
+    assert by_path["memory/2026-02-10.md"]["explain"]["decay"]["factor"] == 1.0
+    assert by_path["MEMORY.md"]["explain"]["decay"]["basis"] == "evergreen"
+    assert by_path["memory/projects.md"]["explain"]["decay"]["basis"] == "evergreen"
+    order = [r["path"] for r in res["results"]]
+    assert order.index("memory/2026-02-10.md") < order.index("memory/2025-01-01.md")
+
+
+def test_nested_and_slugged_daily_files_are_dated(workspace, make_engine):
+    write(workspace / "memory" / "2026" / "01" / "2026-01-11.md", "heron log\n")
+    write(workspace / "memory" / "2026-01-11-vendor-pitch.md", "heron pitch\n")
+    eng = make_engine({"query.hybrid.temporalDecay.enabled": True})
+    eng.run_index()
+    res = eng.search("heron", now="2026-02-10", explain=True)
+    for r in res["results"]:
+        assert r["explain"]["decay"]["factor"] == pytest.approx(0.5, rel=1e-3)
+        assert r["date"] == "2026-01-11"
+
+
+# ------------------------------------------------------------------------- date phrases
+
+TODAY = dt.date(2026, 2, 12)  # a Thursday
+
+
+@pytest.mark.parametrize(
+    "query, rest, after, before",
+    [
+        ("what did I decide last week about billing", "what did I decide about billing", "2026-02-02", "2026-02-09"),
+        ("yesterday standup notes", "standup notes", "2026-02-11", "2026-02-12"),
+        ("this month invoices", "invoices", "2026-02-01", "2026-02-13"),
+        ("deploys since 2025-11", "deploys", "2025-11-01", "2026-02-13"),
+        ("trip in March", "trip", "2025-03-01", "2025-04-01"),
+        ("上周 的 会议", "的 会议", "2026-02-02", "2026-02-09"),
+        ("昨天吃了什么", "吃了什么", "2026-02-11", "2026-02-12"),
+        ("past 7 days errors", "errors", "2026-02-06", "2026-02-13"),
+    ],
+)
+def test_date_phrases(query, rest, after, before):
+    got_rest, rng = dates.extract(query, TODAY)
+    assert rng is not None
+    assert got_rest == rest
+    assert (rng.after.isoformat(), rng.before.isoformat()) == (after, before)
+
+
+def test_long_conversational_queries_are_not_filtered():
+    dialogue = "Bart: Hey, guess what happened today!\nAssistant: Tell me.\nBart: Yesterday I went to the lake and it was great."
+    assert dates.extract(dialogue, TODAY) == (dialogue, None)
+    long_line = "so today I was thinking about all the things we talked about regarding the garden and the new plants and whether tomatoes need more sun"
+    assert dates.extract(long_line, TODAY)[1] is None
+
+
+def test_last_week_returns_last_weeks_entries_first(workspace, make_engine):
+    write(workspace / "memory" / "2026-02-04.md", "- decided: billing moves to Stripe\n")
+    write(workspace / "memory" / "2026-01-10.md", "- decided: billing stays on invoices, billing billing\n")
+    write(workspace / "MEMORY.md", "- billing owner is Sam\n")
+    eng = make_engine()
+    eng.run_index()
+    res = eng.search("what did I decide last week about billing", now="2026-02-12")
+    assert res["dateRange"]["from"] == "last week" and res["dateRange"]["applied"] is True
+    assert res["results"][0]["path"] == "memory/2026-02-04.md"
+    assert all(r["path"] == "memory/2026-02-04.md" for r in res["results"])
+    # nothing dated last week about 'payroll': the filter is dropped and the result set says so
+    write(workspace / "memory" / "2026-01-11.md", "payroll run\n")
+    eng.run_index()
+    res = eng.search("payroll last week", now="2026-02-12")
+    assert res["dateRange"]["applied"] is False and res["results"][0]["path"] == "memory/2026-01-11.md"
+
+
+def test_explicit_after_before(workspace, make_engine):
+    for d in ("2026-01-05", "2026-01-15", "2026-01-25"):
+        write(workspace / "memory" / f"{d}.md", f"otter sighting {d}\n")
+    eng = make_engine()
+    eng.run_index()
+    res = eng.search("otter", after="2026-01-10", before="2026-01-20")
+    assert [r["path"] for r in res["results"]] == ["memory/2026-01-15.md"]
