@@ -77,6 +77,19 @@ class ProviderSwitched(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class Download(Event):
+    """Bytes of a model being downloaded (hf: URIs, `clawmem index` only)."""
+
+    uri: str
+    done: int
+    total: int | None  # None: the server did not say
+
+    def describe(self) -> str:
+        of = f" of {self.total / 1e6:.1f}" if self.total else ""
+        return f"downloading {self.uri}: {self.done / 1e6:.1f}{of} MB"
+
+
+@dataclass(frozen=True, slots=True)
 class Warning(Event):
     message: str
     path: str | None = None

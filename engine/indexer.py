@@ -265,6 +265,7 @@ def vector_phase(
         if provider is None:
             return
         try:
+            yield from provider.prepare()
             yield from _embed_with(store, provider, cache, stats, should_stop)
             return
         except ProviderError as exc:

@@ -52,3 +52,24 @@ def make_engine(workspace):
     yield make
     for eng in made:
         eng.close()
+
+
+# ----------------------------------------------------------------------------- embeddings
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory) -> Path:
+    """A tiny real BERT GGUF (bag-of-words similarities), generated once per session."""
+    from tinymodel import make
+
+    return make(tmp_path_factory.mktemp("model") / "tiny-bert.gguf")
+
+
+@pytest.fixture
+def embed_server():
+    """Our own OpenAI/Gemini/Voyage-speaking embeddings server on 127.0.0.1."""
+    from embed_server import EmbedServer
+
+    server = EmbedServer()
+    yield server
+    server.close()

@@ -14,7 +14,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 
@@ -43,6 +43,11 @@ class Provider:
 
     def embed_query(self, text: str) -> np.ndarray:
         raise NotImplementedError
+
+    def prepare(self) -> Iterator:
+        """Make the provider ready to embed (a local model may need downloading), yielding
+        progress events. The indexer calls it; a search never does."""
+        return iter(())
 
     def fingerprint(self) -> str:
         return fingerprint(self.id, self.model, self.endpoint)

@@ -1,0 +1,432 @@
+"""Remote providers over httpx: OpenAI (and any OpenAI-compatible server), Gemini, Voyage.
+
+Request shapes follow the providers' embedding APIs as OpenClaw uses them (study §8.5–8.6).
+Passages are grouped into requests of at most ~8000 UTF-8 bytes, a few requests run at
+once, and 429 / 5xx / connection errors are retried (4 attempts, 500 ms doubling, ±20 %
+jitter, at most 8 s). Each request has a 60 s timeout; a timed-out request is not retried
+(a server that hangs once tends to hang again, and four 60 s waits would stall a search).
+An input over the provider's limit is split and its pieces' vectors averaged. A vector of
+the wrong size, with NaN or all zeros is dropped for that input, never stored. Errors are
+one line naming the provider; the API key never appears in a message or a fingerprint.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from . import ENV_KEYS, Provider, ProviderError, check_vector
+from ..chunking import split_by_bytes
+
+BATCH_BYTES = 8000
+CONCURRENCY = 4
+TIMEOUT = 60.0
+
+DEFAULT_BASE = {
+    "openai": "https://api.openai.com/v1",
+    "gemini": "https://generativelanguage.googleapis.com/v1beta",
+    "voyage": "https://api.voyageai.com/v1",
+}
+DEFAULT_MODEL = {"openai": "text-embedding-3-small", "gemini": "gemini-embedding-001", "voyage": "voyage-3-lite"}
+# input limits by model (study §2), treated as UTF-8 bytes; never above one request's budget
+INPUT_LIMIT = {
+    "openai:text-embedding-3-small": 8192,
+    "openai:text-embedding-3-large": 8192,
+    "openai:text-embedding-ada-002": 8191,
+    "gemini:text-embedding-004": 2048,
+    "gemini:gemini-embedding-001": 2048,
+    "gemini:gemini-embedding-2-preview": 8192,
+    "voyage:voyage-3": 32000,
+    "voyage:voyage-3-lite": 16000,
+    "voyage:voyage-code-3": 32000,
+}
+DEFAULT_LIMIT = {"gemini": 2048}
+SECRET_HEADER = re.compile(r"auth|key|token|secret|cookie", re.I)
+
+
+@dataclass(frozen=True)
+class Retry:
+    attempts: int = 4
+    base: float = 0.5  # seconds, doubled after each failed attempt
+    cap: float = 8.0
+    jitter: float = 0.2
+
+    def wait(self, attempt: int, rand: float) -> float:
+        """Seconds to wait after failed attempt number `attempt` (1-based); rand in [0, 1)."""
+        delay = self.base * (2 ** (attempt - 1))
+        return min(self.cap, delay * (1 + self.jitter * (2 * rand - 1)))
+
+
+RETRY = Retry()  # the policy providers get unless told otherwise (tests shorten it)
+
+
+class _Retryable(Exception):
+    def __init__(self, message: str, retry_after: float | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+def normalize_model(name: str, model: str) -> str:
+    m = (model or "").strip()
+    if not m:
+        return DEFAULT_MODEL[name]
+    if name == "gemini":
+        m = m.removeprefix("models/")
+        for p in ("gemini/", "google/"):
+            m = m.removeprefix(p)
+        return m
+    for p in ("openai/", "voyage/"):
+        m = m.removeprefix(p)
+    return m
+
+
+def normalize_base(name: str, base_url: str) -> str:
+    base = (base_url or "").strip().rstrip("/") or DEFAULT_BASE[name]
+    if name == "gemini":
+        # an OpenAI-compatibility URL of Gemini's, or the bare host, means the native v1beta API
+        base = re.sub(r"/openai(/.*)?$", "", base)
+        if re.fullmatch(r"https?://generativelanguage\.googleapis\.com", base):
+            base += "/v1beta"
+    return base
+
+
+class RemoteProvider(Provider):
+    """Shared transport: batching, concurrency, retries, errors. Subclasses build the requests."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        model: str,
+        api_key: str,
+        base_url: str = "",
+        headers: dict[str, str] | None = None,
+        timeout: float = TIMEOUT,
+        concurrency: int = CONCURRENCY,
+        batch_bytes: int = BATCH_BYTES,
+        retry: Retry | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        rand: Callable[[], float] = random.random,
+    ):
+        import httpx
+
+        self.id = name
+        self.model = normalize_model(name, model)
+        self.base_url = normalize_base(name, base_url)
+        self._key = api_key
+        self.headers = self._headers(api_key, headers or {})
+        self.endpoint = self._endpoint()
+        limit = INPUT_LIMIT.get(f"{name}:{self.model.lower()}", DEFAULT_LIMIT.get(name, 8000))
+        self.max_input_bytes = min(limit, batch_bytes)
+        self.batch_bytes = batch_bytes
+        self.retry = retry or RETRY
+        self.sleep = sleep
+        self.rand = rand
+        self.concurrency = max(1, concurrency)
+        self.waits: list[float] = []  # every retry wait, for status and tests
+        self._dims_lock = threading.Lock()
+        self._client = httpx.Client(
+            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
+            limits=httpx.Limits(max_connections=self.concurrency + 1),
+            follow_redirects=False,
+        )
+
+    # ------------------------------------------------------------------ identity
+
+    def _headers(self, key: str, extra: dict[str, str]) -> dict[str, str]:
+        base = {"Content-Type": "application/json", "Authorization": f"Bearer {key}"}
+        return _merge(base, extra)
+
+    def _endpoint(self) -> str:
+        """Base URL plus the non-secret headers: what makes two servers' vectors differ."""
+        pairs = sorted((k.lower(), v) for k, v in self.headers.items() if not SECRET_HEADER.search(k) and k.lower() != "content-type")
+        return self.base_url + (" " + json.dumps(pairs, separators=(",", ":")) if pairs else "")
+
+    def __repr__(self) -> str:  # never the key
+        return f"<{type(self).__name__} {self.id}/{self.model} at {self.base_url}>"
+
+    # ------------------------------------------------------------------ requests (subclasses)
+
+    def batch_request(self, texts: list[str]) -> tuple[str, dict]:
+        raise NotImplementedError
+
+    def query_request(self, text: str) -> tuple[str, dict]:
+        raise NotImplementedError
+
+    def parse_batch(self, data: Any, n: int) -> list:
+        raise NotImplementedError
+
+    def parse_query(self, data: Any) -> list:
+        return self.parse_batch(data, 1)[0]
+
+    # ------------------------------------------------------------------ embedding
+
+    def embed_query(self, text: str) -> np.ndarray:
+        text = text.strip()
+        pieces = split_by_bytes(text, self.max_input_bytes) if text else [text]
+        if len(pieces) == 1:
+            path, body = self.query_request(pieces[0])
+            raw = [self.parse_query(self._post(path, body))]
+        else:  # a query over the limit: embed its pieces as one batch and average them
+            path, body = self.batch_request(pieces)
+            raw = self.parse_batch(self._post(path, body), len(pieces))
+        vecs = [self._check(v) for v in raw]
+        v = _combine(vecs, [len(p.encode("utf-8")) for p in pieces], self.dims)
+        if v is None:
+            raise ProviderError(f"{self.id}: returned no usable vector for the query (wrong size, NaN or zeros)")
+        return v
+
+    def embed_passages(self, texts: list[str]) -> list[np.ndarray | None]:
+        # split over-limit inputs; remember which pieces belong to which text
+        pieces: list[str] = []
+        owner: list[int] = []
+        for i, t in enumerate(texts):
+            for p in split_by_bytes(t, self.max_input_bytes):
+                pieces.append(p)
+                owner.append(i)
+        groups = group_by_bytes(pieces, self.batch_bytes)
+        results: list[list] = [[] for _ in groups]
+        if len(groups) == 1 or self.concurrency == 1:
+            for g, idx in enumerate(groups):
+                results[g] = self._embed_group([pieces[i] for i in idx])
+        else:
+            with ThreadPoolExecutor(max_workers=min(self.concurrency, len(groups)), thread_name_prefix=f"clawmem-{self.id}") as pool:
+                futures = [pool.submit(self._embed_group, [pieces[i] for i in idx]) for idx in groups]
+                for g, fut in enumerate(futures):
+                    results[g] = fut.result()  # the first ProviderError propagates
+        piece_vecs: list = [None] * len(pieces)
+        for idx, vecs in zip(groups, results):
+            for i, v in zip(idx, vecs):
+                piece_vecs[i] = v
+        self._learn_dims(piece_vecs)
+        by_text: list[list[int]] = [[] for _ in texts]
+        for k, o in enumerate(owner):
+            by_text[o].append(k)
+        out: list[np.ndarray | None] = []
+        for mine in by_text:
+            vecs = [self._check(piece_vecs[k]) for k in mine]
+            out.append(_combine(vecs, [len(pieces[k].encode("utf-8")) for k in mine], self.dims))
+        return out
+
+    def _embed_group(self, texts: list[str]) -> list:
+        path, body = self.batch_request(texts)
+        return self.parse_batch(self._post(path, body), len(texts))
+
+    def _learn_dims(self, vecs: list) -> None:
+        """The size most vectors of the first answer have is the model's size from then on."""
+        if self.dims is not None:
+            return
+        sizes = [len(v) for v in vecs if isinstance(v, (list, tuple)) and v]
+        if sizes:
+            with self._dims_lock:
+                if self.dims is None:
+                    self.dims = max(set(sizes), key=sizes.count)
+
+    def _check(self, raw) -> np.ndarray | None:
+        if not isinstance(raw, (list, tuple)):
+            return None
+        try:
+            return check_vector(raw, self.dims)
+        except (TypeError, ValueError):
+            return None
+
+    # ------------------------------------------------------------------ transport
+
+    def _post(self, path: str, body: dict) -> Any:
+        import httpx
+
+        url = self.base_url + path
+        last = ""
+        for attempt in range(1, self.retry.attempts + 1):
+            try:
+                return self._post_once(url, body)
+            except _Retryable as exc:
+                last = str(exc)
+                if attempt == self.retry.attempts:
+                    break
+                wait = self.retry.wait(attempt, self.rand())
+                if exc.retry_after is not None:
+                    wait = min(self.retry.cap, max(wait, exc.retry_after))
+                self.waits.append(wait)
+                self.sleep(wait)
+            except httpx.TimeoutException:
+                raise ProviderError(f"{self.id}: no answer from {self.base_url} within {self._client.timeout.read:g} s (timeout)") from None
+        raise ProviderError(f"{self.id}: {last} (gave up after {self.retry.attempts} attempts)")
+
+    def _post_once(self, url: str, body: dict) -> Any:
+        import httpx
+
+        try:
+            resp = self._client.post(url, content=json.dumps(body).encode("utf-8"), headers=self.headers)
+        except httpx.TimeoutException:
+            raise
+        except httpx.TransportError as exc:
+            raise _Retryable(f"cannot reach {self.base_url}: {self._scrub(_first_line(exc))}") from None
+        status = resp.status_code
+        if status == 429 or status >= 500:
+            raise _Retryable(f"{status} {self._error_text(resp) or ('rate limited' if status == 429 else 'server error')}", _retry_after(resp))
+        if status >= 400:
+            raise ProviderError(self._http_error(resp))
+        try:
+            return resp.json()
+        except ValueError:
+            raise ProviderError(f"{self.id}: malformed response from {self.base_url} (not JSON); is remote.baseUrl an embeddings API?") from None
+
+    def _http_error(self, resp) -> str:
+        status = resp.status_code
+        env = ENV_KEYS.get(self.id, "")
+        if status == 401:
+            return f"{self.id}: 401 invalid api key (check remote.apiKey or {env})"
+        if status == 403:
+            return f"{self.id}: 403 forbidden: {self._error_text(resp) or 'the key may lack access to this model'}"
+        if status == 404:
+            return f"{self.id}: 404 not found at {resp.request.url.copy_with(query=None)} (check remote.baseUrl and model {self.model!r})"
+        return f"{self.id}: {status} {self._error_text(resp) or 'request rejected'}"
+
+    def _error_text(self, resp) -> str:
+        try:
+            data = resp.json()
+        except ValueError:
+            text = resp.text
+        else:
+            err = data.get("error") if isinstance(data, dict) else None
+            if isinstance(err, dict):
+                text = str(err.get("message") or err.get("status") or "")
+            elif isinstance(err, str):
+                text = err
+            elif isinstance(data, dict) and isinstance(data.get("detail"), str):
+                text = data["detail"]  # voyage
+            else:
+                text = ""
+        return self._scrub(" ".join(text.split()))[:200]
+
+    def _scrub(self, text: str) -> str:
+        if self._key and len(self._key) >= 4:
+            text = text.replace(self._key, "***")
+        return text
+
+    def close(self) -> None:
+        self._client.close()
+
+
+class OpenAIProvider(RemoteProvider):
+    def batch_request(self, texts):
+        return "/embeddings", {"model": self.model, "input": texts}
+
+    def query_request(self, text):
+        return "/embeddings", {"model": self.model, "input": [text]}
+
+    def parse_batch(self, data, n):
+        items = data.get("data") if isinstance(data, dict) else None
+        if not isinstance(items, list) or len(items) != n:
+            raise ProviderError(f"{self.id}: malformed response: expected {n} embeddings in data[], got {len(items) if isinstance(items, list) else 'none'}")
+        if all(isinstance(it, dict) and isinstance(it.get("index"), int) for it in items):
+            items = sorted(items, key=lambda it: it["index"])
+        return [it.get("embedding") if isinstance(it, dict) else None for it in items]
+
+
+class VoyageProvider(OpenAIProvider):
+    def batch_request(self, texts):
+        return "/embeddings", {"model": self.model, "input": texts, "input_type": "document"}
+
+    def query_request(self, text):
+        return "/embeddings", {"model": self.model, "input": [text], "input_type": "query"}
+
+
+class GeminiProvider(RemoteProvider):
+    def _headers(self, key, extra):
+        return _merge({"Content-Type": "application/json", "x-goog-api-key": key}, extra)
+
+    def _dimensionality(self) -> dict:
+        return {"outputDimensionality": 3072} if self.model == "gemini-embedding-2-preview" else {}
+
+    def batch_request(self, texts):
+        reqs = [
+            {"content": {"parts": [{"text": t}]}, "taskType": "RETRIEVAL_DOCUMENT", "model": f"models/{self.model}", **self._dimensionality()}
+            for t in texts
+        ]
+        return f"/models/{self.model}:batchEmbedContents", {"requests": reqs}
+
+    def query_request(self, text):
+        return f"/models/{self.model}:embedContent", {"content": {"parts": [{"text": text}]}, "taskType": "RETRIEVAL_QUERY", **self._dimensionality()}
+
+    def parse_batch(self, data, n):
+        items = data.get("embeddings") if isinstance(data, dict) else None
+        if not isinstance(items, list) or len(items) != n:
+            raise ProviderError(f"{self.id}: malformed response: expected {n} embeddings, got {len(items) if isinstance(items, list) else 'none'}")
+        return [it.get("values") if isinstance(it, dict) else None for it in items]
+
+    def parse_query(self, data):
+        emb = data.get("embedding") if isinstance(data, dict) else None
+        if not isinstance(emb, dict):
+            raise ProviderError(f"{self.id}: malformed response: no embedding.values")
+        return emb.get("values")
+
+
+CLASSES = {"openai": OpenAIProvider, "gemini": GeminiProvider, "voyage": VoyageProvider}
+
+
+def make_remote(name: str, *, model: str, api_key: str, base_url: str = "", headers: dict | None = None, **kw) -> Provider:
+    if name not in CLASSES:
+        raise ProviderError(f"{name}: unknown remote provider (use openai, gemini or voyage)")
+    return CLASSES[name](name, model=model, api_key=api_key, base_url=base_url, headers=headers, **kw)
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def group_by_bytes(texts: list[str], limit: int) -> list[list[int]]:
+    """Indices of `texts` in consecutive groups of at most `limit` UTF-8 bytes (an oversized
+    text gets a group of its own)."""
+    groups: list[list[int]] = []
+    cur: list[int] = []
+    size = 0
+    for i, t in enumerate(texts):
+        n = len(t.encode("utf-8"))
+        if cur and size + n > limit:
+            groups.append(cur)
+            cur, size = [], 0
+        cur.append(i)
+        size += n
+    if cur:
+        groups.append(cur)
+    return groups
+
+
+def _combine(vecs: list, weights: list[int], dims: int | None) -> np.ndarray | None:
+    """One unit vector from the pieces of one input; None if any piece was unusable."""
+    if not vecs or any(v is None for v in vecs):
+        return None
+    if len(vecs) == 1:
+        return vecs[0]
+    return check_vector(np.average(np.stack(vecs), axis=0, weights=[max(w, 1) for w in weights]), dims)
+
+
+def _merge(base: dict[str, str], extra: dict[str, str]) -> dict[str, str]:
+    """Header overrides replace defaults whatever their case."""
+    out = dict(base)
+    for k, v in extra.items():
+        for existing in [e for e in out if e.lower() == k.lower()]:
+            del out[existing]
+        out[k] = v
+    return out
+
+
+def _retry_after(resp) -> float | None:
+    try:
+        return float(resp.headers.get("retry-after", ""))
+    except ValueError:
+        return None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
