@@ -28,7 +28,7 @@ from .indexer import (
     text_phase,
     vector_phase,
 )
-from .lock import LockBusy, WriterLock, read_holder
+from .lock import LockBusy, WriterLock, current_holder, describe_holder
 from .sessions import parse_transcript, render_range
 from .store import DatabaseError, SCHEMA_VERSION, Store, index_meta
 from .workspace import IGNORED_DIRS, normalize_extra_paths
@@ -68,6 +68,9 @@ class Engine:
         self._plan: Plan | None = None
         self._matrix: dict[int, tuple[int, tuple]] = {}
         self._fresh_cache: tuple[float, dict] | None = None
+        # Called with "search" when a search finds the index stale and sync.onSearch is on; it
+        # must return at once (a Syncer queues a sync, the CLI spawns a background index).
+        self.sync_hook: Callable[[str], Any] | None = None
 
     @classmethod
     def open(cls, *, config_path=None, workspace=None, agent=None, overrides=None, persistent=False) -> "Engine":
@@ -143,11 +146,16 @@ class Engine:
 
     # ------------------------------------------------------------------ freshness
 
-    def freshness(self, *, max_age: float = 0.0) -> dict:
-        """Compare the files on disk with the index by (mtime, size); cheap (stat only)."""
+    def freshness(self, *, max_age: float = 0.0, full: bool = False) -> dict:
+        """Compare the files on disk with the index by (mtime, size); cheap (stat only).
+
+        `behind` names up to 20 of the files that differ (all of them with full=True).
+        """
         now = time.monotonic()
-        if max_age and self._fresh_cache and now - self._fresh_cache[0] < max_age:
-            return self._fresh_cache[1]
+        cached = self._fresh_cache
+        if max_age and cached and now - cached[0] < max_age:
+            out = cached[1]
+            return out if full else {**out, "behind": out["behind"][:20]}
         files = list_sources(self.cfg)
         st = self.reader()
         known = st.file_rows() if st is not None else {}
@@ -164,19 +172,19 @@ class Engine:
         on_disk = {f.path for f in files}
         removed = [p for p in known if p not in on_disk]
         last = st.get_meta("last_sync") if st is not None else None
-        holder = read_holder(self.index_path)
+        holder = current_holder(self.index_path)
         out = {
             "lastSync": last,
             "filesOnDisk": len(files),
             "filesIndexed": len(known),
             "filesBehind": len(behind) + len(removed),
-            "behind": (behind + removed)[:20],
+            "behind": behind + removed,
             "dirty": bool(behind or removed),
             "watcher": self.watcher_state(),
-            "job": (f"indexing (pid {holder.get('pid')}, {holder.get('command')})" if holder else None),
+            "job": (f"indexing (pid {holder.get('pid', '?')}, {holder.get('command', '?')})" if holder is not None else None),
         }
         self._fresh_cache = (now, out)
-        return out
+        return out if full else {**out, "behind": out["behind"][:20]}
 
     def watcher_state(self) -> str:
         from .watch import read_heartbeat
@@ -257,6 +265,7 @@ class Engine:
             show_hidden=show_hidden,
             sources=tuple(c["sources"]),
             keyword_side=c["query.hybrid.enabled"],
+            merge_chars=2 * 4 * c["chunking.tokens"],
         )
 
     def search(self, query: str, *, max_results=None, min_score=None, now=None, after=None, before=None,
@@ -271,6 +280,7 @@ class Engine:
         if store is None or not store.has_schema():
             base["stale"] = True
             base["reason"] = "the index is empty: run `clawmem index`"
+            self._stale_found()
             return base
         # time phrases narrow dated sources (only in short queries, only when not given explicitly)
         date_range = None
@@ -305,7 +315,19 @@ class Engine:
                 out["stale"] = self.freshness(max_age=2.0 if self.persistent else 0.0)["dirty"]
             except Exception:
                 out["stale"] = True
+            if out["stale"]:
+                self._stale_found()
         return out
+
+    def _stale_found(self) -> None:
+        """A search saw the index lag the files: ask for a background sync (SPEC §6); never wait."""
+        hook = self.sync_hook
+        if hook is None or not self.cfg["sync.onSearch"]:
+            return
+        try:
+            hook("search")
+        except Exception:
+            pass  # a failed trigger must not fail the search; the next one tries again
 
     def _run_search(self, store: Store, query: str, opts: search_mod.Options, base: dict) -> dict:
         side, info = self._vector_side(store)
@@ -421,10 +443,13 @@ class Engine:
         stop = should_stop or (lambda: False)
         started = time.monotonic()
         lock = WriterLock(self.index_path)
-        waiting: list[ev.Event] = []
-        lock.acquire(lock_timeout, on_wait=lambda holder: waiting.append(
-            ev.Warning(f"waiting for the writer lock held by pid {holder.get('pid', '?') if holder else '?'} ({(holder or {}).get('command', '?')})")))
-        yield from waiting
+        if not lock.try_acquire():
+            holder = current_holder(self.index_path) or {}
+            if lock_timeout <= 0:
+                raise LockBusy(holder, 0.0)
+            # say who we wait for before waiting, not after
+            yield ev.Warning(f"waiting for the writer lock: the index is being written by {describe_holder(holder)}")
+            lock.acquire(lock_timeout)
         stats = Stats()
         try:
             store, moved = open_writer(self.index_path, self.cfg)

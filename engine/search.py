@@ -43,6 +43,7 @@ class Options:
     explain: bool = False
     show_hidden: bool = False
     sources: tuple[str, ...] = ("memory",)
+    merge_chars: int = 3200  # overlapping hits of one file merge up to two chunks' worth
     keyword_side: bool = True  # false: query.hybrid.enabled = false (vector-only when vectors exist)
 
 
@@ -103,7 +104,7 @@ def keyword_candidates(store: Store, query: str, opts: Options) -> tuple[list[Ca
     if len(out) < opts.candidates:
         relaxed = relaxed_terms(query)
         q = fts_query(relaxed, "OR")
-        if q and (relaxed != terms or not strict):
+        if q and not (strict and relaxed == terms and len(terms) <= 1):
             for rowid, r in store.conn.execute(sql, (q, *opts.sources, *date_args, opts.candidates)):
                 if rowid in seen:
                     continue
@@ -325,6 +326,7 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
     if opts.decay:
         apply_decay(cands, opts)
     cands.sort(key=lambda c: (-c.score, c.id))
+    cands = merge_overlapping(cands, opts.merge_chars)
     if opts.mmr and len(cands) > 1:
         order = ranking.mmr_order([c.score for c in cands], [mmr_tokens(c.row[4]) for c in cands], opts.mmr_lambda)
         reordered = []
@@ -352,10 +354,48 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
     }
 
 
+def merge_overlapping(cands: list[Candidate], max_chars: int = 3200) -> list[Candidate]:
+    """Fold a hit into a better one from the same file whose lines overlap it.
+
+    Chunks overlap by design (80 tokens), so neighbouring chunks of one passage often both
+    match; showing them as two results wastes a slot on a near-duplicate. The better hit
+    keeps its score and grows to cover both passages (its citation spans both), up to
+    `max_chars` (two chunks' worth), so a citation stays something a person reads.
+    """
+    kept: list[Candidate] = []
+    for c in cands:
+        path, source, start, end = c.row[0], c.row[1], c.row[2], c.row[3]
+        host = None
+        if source != "sessions":
+            for k in kept:
+                if k.row[0] == path and k.row[1] == source and start <= k.row[3] and k.row[2] <= end:
+                    host = k
+                    break
+        if host is None:
+            kept.append(c)
+            continue
+        h_path, h_source, h_start, h_end, h_text = host.row[:5]
+        h_lines = h_text.split("\n")
+        c_lines = c.row[4].split("\n")
+        if start < h_start:  # c extends the host upwards
+            lines = c_lines[: h_start - start] + h_lines
+        else:
+            lines = h_lines
+        if end > h_end:  # and/or downwards
+            lines = lines + c_lines[len(c_lines) - (end - h_end) :]
+        if sum(len(x) + 1 for x in lines) > max_chars:
+            kept.append(c)
+            continue
+        host.row = (h_path, h_source, min(start, h_start), max(end, h_end), "\n".join(lines), *host.row[5:])
+        host.parts.setdefault("merged", []).append({"startLine": start, "endLine": end, "score": round(c.score, 4)})
+    return kept
+
+
 def render(c: Candidate, terms: list[str], opts: Options) -> dict:
     path, source, start, end, text = c.row[:5]
     snippet, first, last = snippet_window(text, terms)
-    s, e = line_span(c.row, first, last)
+    # the citation covers the passage that was scored; the snippet is its best ≤700-char window
+    s, e = line_span(c.row, 0, text.count("\n"))
     out: dict[str, Any] = {
         "path": path,
         "startLine": s,

@@ -129,60 +129,67 @@ def query_terms(query: str) -> list[str]:
 
 
 STOPWORDS = frozenset(
-    # English
-    """a about above after again against all also am an and any are as at be because been before
-    being below between both but by can could did do does doing done down during each few for from
+    # English: function words, pronouns, auxiliaries, fillers, and words about remembering itself.
+    # Content words (day, week, time, meet, go…) stay: BM25's IDF already discounts common ones.
+    """a about above after again against all am an and any are as at be because been before being
+    below between both but by can could did do does doing done down during each few for from
     further had has have having he her here hers herself him himself his how i if in into is it its
-    itself just me more most my myself no nor not now of off on once only or other our ours
-    ourselves out over own same she should so some such than that the their theirs them themselves
-    then there these they this those through to too under until up very was we were what when
-    where which while who whom why will with would you your yours yourself yourselves
-    let lets let's i'm im i've ive i'd id i'll ill you're youre it's that's there's what's don't dont
-    didn't didnt can't cant won't wont isn't isnt wasn't wasnt aren't arent hey hi hello oh ok okay
-    yeah yes yep really actually maybe please thanks thank find show tell give get got know think
-    thing things stuff something anything everything someone anyone everyone lot lots much many
-    like just still even ever also well way make made want need said say says going go gone
-    yesterday today tomorrow recently earlier later ago last week month year time times day days
-    discussed discuss talked talk remember mentioned mention
+    itself just me more most my myself no nor not of off on once only or other our ours ourselves
+    out over own same she should so some such than that the their theirs them themselves then there
+    these they this those through to too under until up very was we were what when where which while
+    who whom why will with would you your yours yourself yourselves
+    i'm im i've ive i'd id i'll ill you're youre it's that's there's what's don't dont didn't didnt
+    can't cant won't wont isn't isnt wasn't wasnt aren't arent let lets
+    hey hi hello oh ok okay yeah yes yep wow haha hmm um uh please thanks thank really actually maybe
+    something anything everything someone anyone everyone thing things stuff
+    remember recall mentioned mention discussed discuss talked told
     """
     # Spanish / Portuguese
     """el la los las un una unos unas de del al y o que en es por para con sin sobre como pero
-    mas más muy se su sus lo le les qué cuál cuando cuándo donde dónde quien quién ayer hoy
-    o os as um uma uns umas do da dos das no na nos nas em é por para com sem sobre como mas
-    muito se seu sua seus suas que qual quando onde quem ontem hoje foi ser estar está
+    mas más muy se su sus lo le les qué cuál cuando cuándo donde dónde quien quién
+    o os as um uma uns umas do da dos das no na nos nas em é com sem muito seu sua seus suas qual
+    quando onde quem foi ser estar está
     """
     # Arabic
     """في من على إلى عن مع هذا هذه ذلك تلك التي الذي هو هي كان كانت ما ماذا متى أين كيف لماذا
-    أن إن لا نعم أو و ثم قد لقد أمس اليوم
+    أن إن لا نعم أو و ثم قد لقد
     """
-    # Chinese (unigrams and common words)
-    """的 了 是 在 我 你 他 她 它 们 我们 你们 他们 这 那 这个 那个 之前 之后 和 与 及 或 也 都 就 还
+    # Chinese (unigrams and common function words)
+    """的 了 是 在 我 你 他 她 它 们 我们 你们 他们 这 那 这个 那个 和 与 及 或 也 都 就 还
     吗 呢 吧 啊 呀 哦 嗯 有 没 没有 不 很 太 又 再 会 能 要 想 说 把 被 给 让 从 到 对 为 着 过 个 一
-    一个 什么 怎么 怎样 为什么 哪 哪里 谁 多少 昨天 今天 明天 最近 时候 讨论 上 下 中 里 啦 得 地
+    一个 什么 怎么 怎样 为什么 哪 哪里 谁 多少 啦 得 地 记得 提到 讨论 之前
     """
     # Korean
-    """나 너 우리 저 제 그 이 저것 그것 이것 것 수 등 및 또는 그리고 하지만 그래서 어제 오늘 내일
+    """나 너 우리 저 제 그 이 저것 그것 이것 것 수 등 및 또는 그리고 하지만 그래서
     뭐 무엇 어떻게 왜 언제 어디 누구 있다 없다 하다 했다 했나요 하는 있는 없는
     """
     # Japanese
     """これ それ あれ この その あの ここ そこ あそこ こと もの ため よう です ます でした ました
-    する した して いる ある ない から まで より など の に は を が で と も へ や か 昨日 今日 明日
+    する した して いる ある ない から まで より など の に は を が で と も へ や か
     """.split()
 )
 
 
 def relaxed_terms(query: str) -> list[str]:
-    """Keywords for the relaxed (OR) search: stop words, short Latin words and bare numbers dropped."""
+    """Keywords for the relaxed (OR) search, in query order, each once.
+
+    Stop words, one- and two-letter Latin words and bare numbers are dropped. CJK runs give
+    their single characters as well as their bigrams, so a passage that shares part of a
+    phrase still scores (the strict search already required whole phrases).
+    """
     out: dict[str, None] = {}
-    for group in query_groups(query):
-        for t in group:
-            if t in STOPWORDS:
-                continue
-            if t.isascii() and (t.isdigit() or (t.isalpha() and len(t) < 3)):
-                continue
-            if len(t) == 2 and is_cjk(t[0]) and (t[0] in STOPWORDS and t[1] in STOPWORDS):
-                continue
-            out.setdefault(t, None)
+    for word in words(query):
+        for seg, cjk in _segments(word):
+            if cjk and is_hangul(seg[0]):
+                seg = strip_particle(seg)
+            for t in _grams(seg) if cjk else [seg]:
+                if t in STOPWORDS:
+                    continue
+                if t.isascii() and (t.isdigit() or (t.isalpha() and len(t) < 3)):
+                    continue
+                if len(t) == 2 and is_cjk(t[0]) and t[0] in STOPWORDS and t[1] in STOPWORDS:
+                    continue
+                out.setdefault(t, None)
     return list(out)
 
 

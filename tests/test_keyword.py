@@ -91,16 +91,32 @@ def test_empty_and_nonsense_queries(indexed):
 
 
 def test_snippet_points_at_the_match_in_a_long_file(workspace, make_engine):
-    lines = [f"- filler line {i} about nothing in particular at all" for i in range(1, 30)]
+    lines = [f"- filler line {i} about nothing in particular, padded to make the chunk long enough" for i in range(1, 30)]
     lines[20] = "- the needle token quokka42 is here"
     write(workspace / "memory" / "topic.md", "\n".join(lines) + "\n")
     eng = make_engine()
     eng.run_index()
     (r,) = eng.search("quokka42")["results"]
     assert "quokka42" in r["snippet"] and len(r["snippet"]) <= 700
+    assert not r["snippet"].startswith("- filler line 1 ")  # the window moved to the match
+    # the citation covers the passage that was scored, and contains the snippet
     assert r["startLine"] <= 21 <= r["endLine"]
     got = eng.get(r["path"], r["startLine"], r["endLine"] - r["startLine"] + 1)["text"]
-    assert got == r["snippet"]
+    assert r["snippet"] in got
+
+
+def test_overlapping_hits_of_one_file_merge(workspace, make_engine):
+    body = [f"- line {i}: the heron count was {i}" for i in range(1, 120)]
+    write(workspace / "memory" / "birds.md", "\n".join(body) + "\n")
+    eng = make_engine({"chunking.tokens": 60, "chunking.overlap": 15})
+    eng.run_index()
+    res = eng.search("heron count", max_results=50, explain=True)
+    spans = [(r["startLine"], r["endLine"]) for r in res["results"]]
+    for i, (s1, e1) in enumerate(spans):
+        for j, (s2, e2) in enumerate(spans):
+            assert i == j or not (s1 <= s2 and e2 <= e1), "no result repeats lines another one already covers"
+    merged = [r for r in res["results"] if "merged" in r["explain"]]
+    assert merged and all(len(eng.get(r["path"], r["startLine"], r["endLine"] - r["startLine"] + 1)["text"]) <= 2 * 4 * 60 for r in merged)
 
 
 def test_keyword_mode_returns_hits_below_the_threshold(indexed):

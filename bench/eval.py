@@ -1,0 +1,199 @@
+"""Retrieval benchmark over ../shared/eval (LongMemEval-S 30, MADial zh, MADial en).
+
+Indexes each workspace once (keyword + multilingual-e5-small vectors from ../shared/models,
+embeddings cached in bench/.cache so later runs take minutes), then searches every query
+at its own `now` under each configuration and prints hit@1/5/10 and MRR@10 per set and per
+category, beside the BM25 baseline the data set publishes.
+
+    python bench/eval.py                      # every configuration, every set
+    python bench/eval.py --quick              # one set, a few queries
+    python bench/eval.py --configs keyword,rrf+decay --sets madial_zh
+    python bench/eval.py --no-vectors         # keyword-only configurations (no model needed)
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import os
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+SHARED = ROOT.parent.parent / "shared"
+EVAL = SHARED / "eval"
+MODEL = SHARED / "models" / "multilingual-e5-small-q4_0.gguf"
+CACHE = ROOT / ".cache"
+SETS = ["longmemeval_s30", "madial_zh", "madial_en"]
+BASELINE = {  # published in ../shared/eval/README.md: hit@1, hit@5, hit@10, MRR@10
+    "longmemeval_s30": (0.500, 0.800, 0.867, 0.627),
+    "madial_zh": (0.306, 0.694, 0.819, 0.454),
+    "madial_en": (0.319, 0.600, 0.744, 0.437),
+}
+
+
+def config_space() -> dict[str, dict]:
+    out = {}
+    for base, fusion in (("keyword", None), ("weighted", "weighted"), ("rrf", "rrf")):
+        for decay in (False, True):
+            for mmr in (False, True):
+                name = base + ("+decay" if decay else "") + ("+mmr" if mmr else "")
+                o = {"query.hybrid.temporalDecay.enabled": decay, "query.hybrid.mmr.enabled": mmr}
+                if fusion:
+                    o.update({"query.hybrid.fusion": fusion, "query.hybrid.vectorWeight": 0.7, "query.hybrid.textWeight": 0.3})
+                else:
+                    o["provider"] = "none"
+                out[name] = o
+    return out
+
+
+def load_queries(name: str) -> list[dict]:
+    return [json.loads(line) for line in (EVAL / name / "queries.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def covers(result: dict, gold: list[dict]) -> bool:
+    return any(result["path"] == g["path"] and result["startLine"] <= g["endLine"] and g["startLine"] <= result["endLine"] for g in gold)
+
+
+def metrics(ranked_hits: list[list[bool]]) -> dict:
+    n = len(ranked_hits) or 1
+    out = {}
+    for k in (1, 5, 10):
+        out[f"hit@{k}"] = sum(any(h[:k]) for h in ranked_hits) / n
+    out["mrr@10"] = sum(next((1 / (i + 1) for i, x in enumerate(h[:10]) if x), 0.0) for h in ranked_hits) / n
+    return out
+
+
+def engine_for(set_name: str, workspace: str, overrides: dict, use_vectors: bool):
+    from clawmem.engine import Engine, load_config
+
+    base = {
+        "store.path": str(CACHE / "index" / f"{set_name}-{workspace}.sqlite"),
+        "sync.onSearch": False,
+    }
+    if use_vectors and overrides.get("provider") != "none":
+        base.update({"provider": "local", "local.modelPath": str(MODEL)})
+    else:
+        base["provider"] = "none"
+    cfg = load_config(None, workspace=str(EVAL / set_name / workspace), overrides={**base, **{k: v for k, v in overrides.items() if k != "provider"}})
+    return Engine(cfg, persistent=True)
+
+
+def ensure_indexed(set_name: str, workspaces: list[str], use_vectors: bool) -> None:
+    for i, ws in enumerate(workspaces, 1):
+        eng = engine_for(set_name, ws, {} if use_vectors else {"provider": "none"}, use_vectors)
+        t0 = time.perf_counter()
+        fin = eng.run_index(reason="bench")
+        eng.close()
+        if fin and (fin.files_indexed or fin.chunks_embedded):
+            print(f"  indexed {set_name}/{ws} ({i}/{len(workspaces)}): {fin.files_indexed} files, "
+                  f"{fin.chunks_embedded} chunks embedded in {time.perf_counter() - t0:.1f}s", file=sys.stderr)
+
+
+def memo_query_embeddings(eng) -> None:
+    """The same query is embedded once for every configuration (the model is the same)."""
+    for prov in list(eng._providers.values()) + [eng._provider(c.name) for c in eng.plan().usable()]:
+        if prov is not None and not getattr(prov, "_memo", False):
+            prov.embed_query = functools.lru_cache(maxsize=4096)(prov.embed_query)
+            prov._memo = True
+
+
+def run(set_name: str, queries: list[dict], configs: dict[str, dict], use_vectors: bool, shared_providers: dict) -> dict:
+    results: dict[str, dict] = {}
+    for cname, overrides in configs.items():
+        per_cat: dict[str, list] = defaultdict(list)
+        everything = []
+        hidden_gold = 0
+        engines = {}
+        for q in queries:
+            ws = q["workspace"]
+            if ws not in engines:
+                eng = engine_for(set_name, ws, overrides, use_vectors)
+                eng._providers.update(shared_providers)
+                engines[ws] = eng
+            eng = engines[ws]
+            now = q.get("now") or q.get("today")
+            res = eng.search(q["query"], max_results=10, now=now, show_hidden=True, stale_check=False)
+            shared_providers.update(eng._providers)
+            memo_query_embeddings(eng)
+            hits = [covers(r, q["gold"]) for r in res["results"]]
+            min_score = eng.cfg["query.minScore"]
+            if res["mode"] != "keyword":
+                hidden_gold += sum(1 for r, h in zip(res["results"][: eng.cfg["query.maxResults"]], hits) if h and r["score"] < min_score)
+            per_cat[q["category"]].append(hits)
+            everything.append(hits)
+        for eng in engines.values():
+            eng._providers.clear()
+            eng.close()
+        results[cname] = {"all": metrics(everything), "categories": {c: metrics(h) for c, h in per_cat.items()},
+                          "hiddenGold": hidden_gold, "n": len(everything)}
+    return results
+
+
+def fmt_row(label: str, m: dict, base: tuple | None = None) -> str:
+    s = f"  {label:<22} {m['hit@1']:.3f}  {m['hit@5']:.3f}  {m['hit@10']:.3f}  {m['mrr@10']:.3f}"
+    if base:
+        s += f"   Δhit@5 {m['hit@5'] - base[1]:+.3f}  ΔMRR {m['mrr@10'] - base[3]:+.3f}"
+    return s
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sets", default=",".join(SETS))
+    ap.add_argument("--configs", help="comma-separated names (default: all twelve)")
+    ap.add_argument("--quick", action="store_true", help="madial_zh, 30 queries")
+    ap.add_argument("--limit", type=int, help="queries per set")
+    ap.add_argument("--no-vectors", action="store_true", help="keyword-only configurations only")
+    ap.add_argument("--categories", action="store_true", help="also print per-category rows")
+    ap.add_argument("--json", type=Path, help="write all figures here")
+    a = ap.parse_args()
+    if not EVAL.is_dir():
+        sys.exit(f"eval data not found at {EVAL} (the benchmark needs ../shared beside the clone)")
+    os.environ.setdefault("XDG_CACHE_HOME", str(CACHE / "xdg-cache"))
+    os.environ.setdefault("XDG_STATE_HOME", str(CACHE / "xdg-state"))
+    os.environ.setdefault("XDG_DATA_HOME", str(CACHE / "xdg-data"))
+    os.environ.setdefault("XDG_CONFIG_HOME", str(CACHE / "xdg-config"))
+    os.environ.pop("OPENCLAW_STATE_DIR", None)
+    space = config_space()
+    names = a.configs.split(",") if a.configs else list(space)
+    if a.no_vectors:
+        names = [n for n in names if n.startswith("keyword")]
+    configs = {n: space[n] for n in names}
+    use_vectors = any(not n.startswith("keyword") for n in names)
+    if use_vectors and not MODEL.is_file():
+        sys.exit(f"model not found: {MODEL}")
+    sets = ["madial_zh"] if a.quick else a.sets.split(",")
+    limit = 30 if a.quick and not a.limit else a.limit
+    report = {}
+    shared: dict = {}
+    for s in sets:
+        queries = load_queries(s)
+        if limit:
+            queries = queries[:limit]
+        ensure_indexed(s, sorted({q["workspace"] for q in queries}), use_vectors)
+        t0 = time.perf_counter()
+        report[s] = run(s, queries, configs, use_vectors, shared)
+        print(f"\n{s} ({len(queries)} queries, {time.perf_counter() - t0:.0f}s)   hit@1  hit@5  hit@10 MRR@10", flush=True)
+        print(fmt_row("BM25 baseline", dict(zip(("hit@1", "hit@5", "hit@10", "mrr@10"), BASELINE[s]))))
+        for cname, r in report[s].items():
+            print(fmt_row(cname, r["all"], BASELINE[s]) + (f"   gold hidden by minScore: {r['hiddenGold']}" if not cname.startswith("keyword") else ""))
+            if a.categories:
+                for cat, m in sorted(r["categories"].items()):
+                    print(fmt_row("    " + cat[:18], m))
+    if len(sets) > 1:
+        print("\nmean over sets (hit@5, MRR@10), and sets where the configuration beats the baseline on both:")
+        for cname in configs:
+            h5 = sum(report[s][cname]["all"]["hit@5"] for s in sets) / len(sets)
+            mrr = sum(report[s][cname]["all"]["mrr@10"] for s in sets) / len(sets)
+            wins = sum(report[s][cname]["all"]["hit@5"] > BASELINE[s][1] and report[s][cname]["all"]["mrr@10"] > BASELINE[s][3] for s in sets)
+            print(f"  {cname:<22} hit@5 {h5:.3f}  MRR@10 {mrr:.3f}  beats baseline on {wins}/{len(sets)}")
+    if a.json:
+        a.json.parent.mkdir(parents=True, exist_ok=True)
+        a.json.write_text(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()
