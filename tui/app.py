@@ -1,0 +1,483 @@
+"""The terminal app: Search, File, Sync and Config tabs over the engine facade.
+
+Only the app talks to the engine. Anything that can take time (indexing, status, search,
+previews) runs in a thread worker that posts messages (tui/messages.py); handlers on the
+UI thread update the widgets. Engine events reach the UI through one bridge,
+`post_engine_event`, from the app's own index worker or from the watcher (engine.sync).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from pathlib import Path
+from typing import Callable
+
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.app import InvalidThemeError
+from textual.widgets import Footer, Static, TabbedContent, TabPane
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from clawmem.engine import Engine, events as ev, files as fileops
+from clawmem.engine import config as config_mod
+from clawmem.engine.config import ConfigError
+from clawmem.engine.fsutil import atomic_write
+
+from . import keys, settings as ui_settings
+from .commands import ClawmemCommands
+from .messages import (EngineEvent, FilesListed, IndexProgress, IndexRequested, IndexWorkerDone, OpenFile, StatusLoaded,
+                       to_message)
+from .settings import DEFAULT_THEME, UISettings
+from .themes import load_themes
+from .widgets.config_pane import ConfigPane
+from .widgets.dialogs import AppendScreen, CreateWorkspaceScreen, HelpScreen, UnsavedScreen
+from .widgets.file_pane import FilePane
+from .widgets.search_pane import SearchPane
+from .widgets.sync_pane import SyncPane
+
+POLL_SECONDS = 5.0  # freshness check (stat only) when watching without engine.sync
+TABS = ("search", "file", "sync", "config")
+# settings whose change means the index must be brought up to date
+INDEX_KEYS = ("workspace", "agentId", "extraPaths", "sources", "sessions.includeArchives", "chunking.tokens",
+              "chunking.overlap", "provider", "model", "fallback", "local.modelPath", "store.path", "store.vector.enabled")
+
+
+class ClawmemApp(App):
+    CSS_PATH = Path(__file__).with_name("app.tcss")
+    TITLE = "clawmem"
+    BINDINGS = keys.bindings(keys.APP_KEYS)
+    COMMANDS = App.COMMANDS | {ClawmemCommands}
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        settings: UISettings | None = None,
+        clock: Callable[[], dt.datetime] | None = None,
+        load_args: dict | None = None,
+    ) -> None:
+        super().__init__()
+        self.engine = engine
+        self.settings = settings or UISettings()
+        self.clock = clock or dt.datetime.now
+        self.load_args = load_args if load_args is not None else {}
+        self.files: list[dict] = []
+        self.last_status: dict | None = None
+        self.syncer = None
+        self._index_running = False
+        self._index_again: tuple[str, bool] | None = None
+        self._poll_timer = None
+        self._started_up = False
+        themes, self.theme_problems = load_themes()
+        for theme in themes:
+            self.register_theme(theme)
+        try:
+            self.theme = self.settings.theme
+        except InvalidThemeError:
+            self.theme_problems.append(f"ui.theme: no theme named {self.settings.theme!r}; using {DEFAULT_THEME}")
+            self.theme = DEFAULT_THEME
+        self.animation_level = self.settings.animation  # type: ignore[assignment]
+
+    # ------------------------------------------------------------------ layout
+
+    def compose(self) -> ComposeResult:
+        yield Static("clawmem", id="topbar", markup=False)
+        with TabbedContent(initial="search", id="tabs"):
+            with TabPane("Search F2", id="search"):
+                yield SearchPane(id="search-pane")
+            with TabPane("File F3", id="file"):
+                yield FilePane(id="file-pane")
+            with TabPane("Sync F4", id="sync"):
+                yield SyncPane(id="sync-pane")
+            with TabPane("Config F5", id="config"):
+                yield ConfigPane(id="config-pane")
+        yield Footer()
+
+    @property
+    def search_pane(self) -> SearchPane:
+        return self.query_one(SearchPane)
+
+    @property
+    def file_pane(self) -> FilePane:
+        return self.query_one(FilePane)
+
+    @property
+    def sync_pane(self) -> SyncPane:
+        return self.query_one(SyncPane)
+
+    @property
+    def config_pane(self) -> ConfigPane:
+        return self.query_one(ConfigPane)
+
+    def on_mount(self) -> None:
+        if self.settings.keymap:
+            self.set_keymap(self.settings.keymap)
+        self._render_topbar()
+        for problem in self.theme_problems:
+            self.sync_pane.log_line(f"theme skipped: {problem}")
+        if self.theme_problems:
+            listed = "\n".join(str(p) for p in self.theme_problems)
+            self.notify(f"Some themes were skipped:\n{listed}", title="Themes", severity="error", timeout=20)
+        self.search_pane.focus_input()
+        if not self.engine.workspace.is_dir():
+            self.push_screen(CreateWorkspaceScreen(self.shorten(str(self.engine.workspace))), self._create_workspace)
+            self.load_status()
+        else:
+            self._start()
+        self._started_up = True
+
+    def _create_workspace(self, choice: str | None) -> None:
+        if choice != "create":
+            self.notify("No workspace yet: clawmem --workspace PATH opens another one.", severity="warning", timeout=10)
+            return
+        try:
+            fileops.create_workspace(self.engine.workspace)
+        except OSError as exc:
+            self.notify(f"Cannot create {self.engine.workspace}: {exc.strerror or exc}", severity="error", timeout=10)
+            return
+        self.notify(f"Created {self.shorten(str(self.engine.workspace))}: MEMORY.md and memory/")
+        self._start()
+
+    def _start(self) -> None:
+        self.request_index("start")
+        self.load_files()
+        self.load_status()
+        if self.settings.watch:
+            self.start_watch()
+
+    def shorten(self, path: str) -> str:
+        """Paths as people read them: the home folder as ~."""
+        home = str(Path.home())
+        if path == home or path.startswith(home + os.sep):
+            return "~" + path[len(home):]
+        return path
+
+    def _render_topbar(self) -> None:
+        cfg = self.engine.cfg
+        mode = ""
+        st = self.last_status
+        if st:
+            pv = st["provider"]
+            mode = f" · {pv['active']}/{pv['model']}" if pv.get("active") and not pv.get("reason") else " · keyword-only"
+        self.query_one("#topbar", Static).update(f"clawmem · {self.shorten(str(cfg.workspace))} · agent {cfg.agent_id}{mode}")
+
+    # ------------------------------------------------------------------ the bridge: workers → messages
+
+    def post_engine_event(self, event: ev.Event) -> None:
+        """Thread-safe: every engine event reaches the UI through here."""
+        self.post_message(to_message(event))
+
+    def request_index(self, reason: str, force: bool = False) -> None:
+        """Bring the index up to date now, or right after the run in progress."""
+        if self.syncer is not None and not force:
+            try:
+                self.syncer.request(reason)
+                return
+            except Exception:
+                pass
+        if self._index_running:
+            prior = self._index_again
+            self._index_again = (reason, force or bool(prior and prior[1]))
+            return
+        self._index_running = True
+        self._index_worker(force, reason)
+
+    @work(thread=True, exclusive=True, group="index", exit_on_error=False, description="index")
+    def _index_worker(self, force: bool, reason: str) -> None:
+        worker = get_current_worker()
+        error = None
+        try:
+            for event in self.engine.index(force=force, reason=reason, should_stop=lambda: worker.is_cancelled):
+                self.post_engine_event(event)
+        except Exception as exc:  # lock held too long, unreadable index…: shown, never fatal
+            error = str(exc) or type(exc).__name__
+        self.post_message(IndexWorkerDone(error))
+
+    @work(thread=True, exclusive=True, group="status", exit_on_error=False)
+    def load_status(self) -> None:
+        self.post_message(StatusLoaded(self.engine.status()))
+
+    @work(thread=True, exclusive=True, group="files", exit_on_error=False)
+    def load_files(self) -> None:
+        self.post_message(FilesListed(self.engine.list_files()))
+
+    @work(thread=True, exclusive=True, group="freshness", exit_on_error=False)
+    def _check_freshness(self) -> None:
+        if self.engine.freshness()["dirty"]:
+            self.post_message(IndexRequested("files changed on disk"))
+
+    def start_watch(self) -> None:
+        try:
+            from clawmem.engine.sync import Syncer  # the watcher, when the engine has it
+        except ImportError:
+            Syncer = None
+        if Syncer is not None:
+            try:
+                self.syncer = Syncer(self.engine, on_event=self.post_engine_event)
+                self.syncer.start()
+                self.sync_pane.set_watcher("running")
+                return
+            except Exception as exc:
+                self.syncer = None
+                self.sync_pane.log_line(f"watcher could not start ({exc}); checking for changes every {POLL_SECONDS:.0f} s")
+        if self._poll_timer is None:
+            self._poll_timer = self.set_interval(POLL_SECONDS, self._check_freshness)
+        self.sync_pane.set_watcher(f"polling (a stat check every {POLL_SECONDS:.0f} s)")
+
+    def stop_watch(self) -> None:
+        if self.syncer is not None:
+            try:
+                self.syncer.stop()
+            finally:
+                self.syncer = None
+        if self._poll_timer is not None:
+            self._poll_timer.stop()
+            self._poll_timer = None
+        self.sync_pane.set_watcher("off")
+
+    def on_unmount(self) -> None:
+        if self.syncer is not None:
+            try:
+                self.syncer.stop()
+            except Exception:
+                pass
+
+    # ------------------------------------------------------------------ message handlers
+
+    @on(EngineEvent)
+    def _engine_event(self, msg: EngineEvent) -> None:
+        self.sync_pane.on_engine_event(msg.event)
+        if isinstance(msg.event, ev.JobFinished):
+            self.load_status()
+            self.load_files()
+            self.search_pane.refresh_search()
+
+    @on(IndexProgress)
+    def _index_progress(self, msg: IndexProgress) -> None:
+        self.sync_pane.on_progress(msg.progress)
+
+    @on(IndexWorkerDone)
+    def _index_done(self, msg: IndexWorkerDone) -> None:
+        self._index_running = False
+        if msg.error:
+            self.sync_pane.worker_failed(msg.error)
+            self.notify(f"Index failed: {msg.error}", severity="error", timeout=10)
+        if self._index_again is not None:
+            reason, force = self._index_again
+            self._index_again = None
+            self.request_index(reason, force)
+
+    @on(IndexRequested)
+    def _index_requested(self, msg: IndexRequested) -> None:
+        if not self._index_running:
+            self.request_index(msg.reason)
+
+    @on(StatusLoaded)
+    def _status_loaded(self, msg: StatusLoaded) -> None:
+        self.last_status = msg.status
+        self._render_topbar()
+        self.search_pane.set_status(msg.status)
+        self.sync_pane.set_status(msg.status)
+        self.config_pane.set_status(msg.status)
+
+    @on(FilesListed)
+    def _files_listed(self, msg: FilesListed) -> None:
+        self.files = msg.files
+        self.file_pane.set_files(msg.files)
+
+    @on(OpenFile)
+    def _open_file(self, msg: OpenFile) -> None:
+        self.open_file(msg.path, msg.start, msg.end)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state == WorkerState.ERROR:  # workers catch their own errors; this is the backstop
+            error = event.worker.error
+            self.sync_pane.log_line(f"error in {event.worker.name}: {error}")
+            self.notify(f"{event.worker.name} failed: {error}", severity="error", timeout=10)
+
+    # ------------------------------------------------------------------ actions
+
+    def show_tab(self, tab: str) -> None:
+        self.query_one("#tabs", TabbedContent).active = tab
+        if tab == "search":
+            self.search_pane.focus_input()
+        elif tab == "file":
+            fp = self.file_pane
+            (fp.query_one("#editor") if fp.opened else fp.query_one("#file-tree")).focus()
+        elif tab == "sync":
+            self.sync_pane.query_one("#sync-log").focus()
+        elif tab == "config":
+            self.config_pane.query_one("#config-table").focus()
+
+    def action_show_tab(self, tab: str) -> None:
+        self.show_tab(tab)
+
+    def action_focus_search(self) -> None:
+        self.show_tab("search")
+
+    def action_pane(self, tab: str, action: str) -> None:
+        """Run a tab's action from the palette (the tab is shown first)."""
+        self.show_tab(tab)
+        pane = {"search": self.search_pane, "file": self.file_pane, "sync": self.sync_pane, "config": self.config_pane}[tab]
+        getattr(pane, f"action_{action}")()
+
+    def open_file(self, path: str, start: int | None = None, end: int | None = None) -> None:
+        self.query_one("#tabs", TabbedContent).active = "file"
+        self.file_pane.open(path, start, end)
+
+    def action_help(self) -> None:
+        if isinstance(self.screen, HelpScreen):
+            return
+        self.push_screen(HelpScreen(help_text(self.settings.keymap)))
+
+    async def action_quit(self) -> None:
+        fp = self.file_pane
+        if fp.dirty and fp.opened is not None:
+            def answer(choice: str | None) -> None:
+                if choice == "discard" or (choice == "save" and fp.save()):
+                    self.exit()
+
+            self.push_screen(UnsavedScreen(fp.opened.path, "quit"), answer)
+            return
+        self.exit()
+
+    def action_append_today(self) -> None:
+        ws = self.engine.workspace
+        if not ws.is_dir():
+            self.notify(f"No workspace at {self.shorten(str(ws))} yet.", severity="error")
+            return
+        now = self.clock()
+        target = fileops.daily_log_path(ws, now.date())
+        rel = f"memory/{target.name}"
+
+        def append(text: str | None) -> None:
+            if not text:
+                return
+            try:
+                _, line = fileops.append_entry(ws, text, self.clock())
+            except OSError as exc:
+                self.notify(f"Not added: {rel}: {exc.strerror or exc}", severity="error", timeout=10)
+                return
+            self.notify(f"Added to {rel}")
+            self.request_index(f"appended to {rel}")
+            self.load_files()
+            fp = self.file_pane
+            if fp.opened and fp.dirty:
+                if fp.opened.path == rel:
+                    self.notify("Your unsaved edits of this log stay; saving will offer to merge them.", severity="warning")
+                return
+            self.open_file(rel, line, line + 1)
+
+        self.push_screen(AppendScreen(rel, now.strftime("%H:%M")), append)
+
+    # ------------------------------------------------------------------ settings
+
+    def save_setting(self, key: str, text: str) -> str | None:
+        """Validate, write to our TOML file (comments kept) and apply; the error line, or None."""
+        cfg = self.engine.cfg
+        try:
+            if key.startswith("ui."):
+                name = key[3:]
+                value = ui_settings.parse_text(name, text)
+                if name == "theme" and value not in self.available_themes:
+                    raise ValueError(f"no theme named {value!r} (known: {', '.join(sorted(self.available_themes))})")
+            else:
+                value = config_mod.parse_text_value(key, text)
+        except ValueError as exc:
+            return f"{key}: {exc}"
+        file = cfg.file
+        if file is None:
+            return f"{key}: no config file to write to"
+        before = file.read_text(encoding="utf-8") if file.exists() else None
+        try:
+            config_mod.write_value(file, key, value)
+            new_cfg = config_mod.load(**self.load_args)
+            new_ui = ui_settings.from_table(new_cfg.ui, str(file))
+        except (ConfigError, ValueError, OSError) as exc:
+            # the file as a whole must still load: put it back as it was
+            if before is None:
+                file.unlink(missing_ok=True)
+            else:
+                atomic_write(file, before)
+            return f"{key}: {exc}"
+        if key.startswith("ui."):
+            self.engine.cfg.ui = new_cfg.ui
+            self.apply_settings(new_ui)
+        else:
+            self.apply_config(new_cfg, reindex=key in INDEX_KEYS)
+            source = new_cfg.sources.get(key, "")
+            if source.startswith(("env", "flag")):
+                self.notify(f"Saved {key}, but {source} overrides the file while this runs.", severity="warning", timeout=10)
+                return None
+        self.notify(f"Saved {key}")
+        return None
+
+    def apply_settings(self, new: UISettings) -> None:
+        old, self.settings = self.settings, new
+        if new.theme != old.theme:
+            self.theme = new.theme
+        if new.keymap != old.keymap:
+            self.set_keymap(new.keymap)
+        if new.animation != old.animation:
+            self.animation_level = new.animation  # type: ignore[assignment]
+        if new.watch != old.watch:
+            self.start_watch() if new.watch else self.stop_watch()
+
+    def apply_config(self, cfg, reindex: bool) -> None:
+        self.engine.reload_config(cfg)
+        self._render_topbar()
+        self.config_pane.reload()
+        self.load_status()
+        self.load_files()
+        if reindex:
+            self.request_index("configuration changed")
+        self.search_pane.refresh_search()
+
+    def reload_config_from_disk(self) -> None:
+        try:
+            cfg = config_mod.load(**self.load_args)
+            new_ui = ui_settings.from_table(cfg.ui, str(cfg.file))
+        except ConfigError as exc:
+            self.notify(f"Not applied: {exc}", severity="error", timeout=15)
+            return
+        self.apply_settings(new_ui)
+        self.apply_config(cfg, reindex=True)
+        self.notify("Configuration reloaded")
+
+    def watch_theme(self, name: str) -> None:
+        """A theme picked in the palette is remembered in [ui].theme."""
+        if not self._started_up or name == self.settings.theme or self.engine.cfg.file is None:
+            return
+        try:
+            config_mod.write_value(self.engine.cfg.file, "ui.theme", name)
+            self.settings = self.settings.with_value("theme", name)
+            self.config_pane.reload()
+        except (ConfigError, ValueError, OSError) as exc:
+            self.notify(f"Theme not remembered: {exc}", severity="warning")
+
+
+def help_text(keymap: dict[str, str]) -> str:
+    return (
+        "# clawmem\n\n"
+        "Long-term memory kept as plain Markdown. **Search** (F2) finds passages as you type; "
+        "**File** (F3) reads and edits the memory files; **Sync** (F4) shows the index at work; "
+        "**Config** (F5) shows every setting and where it came from.\n\n"
+        "Every action is also in the command palette (**ctrl+p**). Keys can be changed in the "
+        "`[ui.keymap]` table of the config file with the ids below.\n\n"
+        + keys.help_table(keymap)
+        + "\nEsc closes this help."
+    )
+
+
+def main(args) -> int:
+    """`clawmem` with no subcommand (tui/cli.py); returns the exit code."""
+    cfg = config_mod.load(args.config, workspace=args.workspace, agent=args.agent)
+    settings = ui_settings.from_table(cfg.ui, str(cfg.file))
+    engine = Engine(cfg, persistent=True)
+    app = ClawmemApp(engine, settings=settings, load_args={"config_path": args.config, "workspace": args.workspace, "agent": args.agent})
+    try:
+        app.run()
+    finally:
+        engine.close()
+    return app.return_code or 0

@@ -1,0 +1,81 @@
+"""Every key of the app in one table: binding ids (the keymap vocabulary) and default keys.
+
+Ids are stable: users remap them in `[ui].keymap` (`"file.save" = "ctrl+s,f10"`). The keys
+avoid what a focused TextArea or Input owns (f5/f6/f7 select, ctrl+a/e/k/u/w/d/x/c/v/y/z),
+combos that need the kitty protocol (ctrl+enter, shift+enter, ctrl+digit) and tmux's
+ctrl+b, so they work over plain SSH.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.binding import Binding
+
+
+@dataclass(frozen=True)
+class Key:
+    id: str
+    keys: str
+    action: str
+    description: str
+    help: str
+    show: bool = True
+    priority: bool = False
+
+
+APP_KEYS = [
+    Key("app.quit", "ctrl+q", "quit", "Quit", "Quit (asks first if an edit is unsaved)", priority=True),
+    Key("app.help", "f1", "help", "Help", "This help: every key and what it does"),
+    Key("tab.search", "f2", "show_tab('search')", "Search", "Search tab", show=False, priority=True),
+    Key("tab.file", "f3", "show_tab('file')", "File", "File tab", show=False, priority=True),
+    Key("tab.sync", "f4", "show_tab('sync')", "Sync", "Sync tab", show=False, priority=True),
+    # f5 is TextArea's select-word: shadowed on purpose so the tab key works everywhere
+    Key("tab.config", "f5", "show_tab('config')", "Config", "Config tab", show=False, priority=True),
+    Key("search.focus", "ctrl+f", "focus_search", "Find", "Go to the search box", show=False),
+    Key("log.append", "ctrl+n", "append_today", "Note", "Append a timestamped entry to today's log"),
+]
+
+SEARCH_KEYS = [
+    Key("search.open", "enter", "open_result", "Open", "Open the selected result in the File tab", show=False),
+    Key("search.hidden", "f6", "toggle_hidden", "Hidden", "Show or hide the results below the score threshold"),
+    Key("search.explain", "f7", "toggle_explain", "Why", "Explain the selected result's score"),
+    Key("search.copy", "ctrl+y", "copy_citation", "Copy", "Copy the selected result's citation (OSC 52)"),
+]
+
+FILE_KEYS = [
+    Key("file.save", "ctrl+s", "save", "Save", "Save the file (atomic) and re-index it"),
+    Key("file.view", "ctrl+l", "toggle_view", "View", "Switch between the editor and the Markdown view"),
+    Key("file.external-editor", "ctrl+o", "external_editor", "$EDITOR", "Edit the file in $EDITOR"),
+    Key("file.tree", "ctrl+t", "focus_tree", "Files", "Go to the file tree", show=False),
+]
+
+SYNC_KEYS = [
+    Key("index.run", "ctrl+r", "reindex", "Re-index", "Bring the index up to date now"),
+    Key("index.rebuild", "f9", "rebuild", "Rebuild", "Rebuild the whole index (into a new file, swapped in when done)"),
+]
+
+CONFIG_KEYS = [
+    Key("config.edit", "enter", "edit_value", "Edit", "Edit the selected setting (validated before it is saved)"),
+    Key("config.external-editor", "ctrl+o", "edit_file", "$EDITOR", "Edit the config file in $EDITOR, then reload it"),
+]
+
+ALL_KEYS = APP_KEYS + SEARCH_KEYS + FILE_KEYS + SYNC_KEYS + CONFIG_KEYS
+KNOWN_IDS = frozenset(k.id for k in ALL_KEYS)
+
+
+def bindings(keys: list[Key]) -> list[Binding]:
+    return [Binding(k.keys, k.action, k.description, show=k.show, priority=k.priority, id=k.id, tooltip=k.help) for k in keys]
+
+
+def help_table(keymap: dict[str, str] | None = None) -> str:
+    """The key table as Markdown (F1 and the README), with the user's keymap applied."""
+    keymap = keymap or {}
+    sections = [("Everywhere", APP_KEYS), ("Search", SEARCH_KEYS), ("File", FILE_KEYS), ("Sync", SYNC_KEYS), ("Config", CONFIG_KEYS)]
+    out = []
+    for title, keys in sections:
+        out.append(f"**{title}**\n\n| Keys | What | Id |\n| --- | --- | --- |")
+        for k in keys:
+            out.append(f"| `{keymap.get(k.id, k.keys)}` | {k.help} | `{k.id}` |")
+        out.append("")
+    return "\n".join(out)

@@ -1,0 +1,219 @@
+"""Modal questions: unsaved edits, a file changed on disk, today's log entry, a config value,
+creating the workspace, help. Each answers by dismissing with a value; Escape cancels."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Markdown, Static
+
+
+class Dialog(ModalScreen):
+    """A centred box with a title, a body and a row of buttons; letter keys pick buttons."""
+
+    DEFAULT_CSS = """
+    Dialog { align: center middle; }
+    Dialog > #box {
+        width: 76; max-width: 95%; height: auto; max-height: 90%;
+        border: thick $primary; background: $surface; padding: 0 1;
+    }
+    Dialog #title { text-style: bold; margin-bottom: 1; }
+    Dialog #buttons { height: auto; margin-top: 1; align-horizontal: right; }
+    Dialog Button { margin-left: 1; min-width: 10; }
+    Dialog .error { color: $text-error; height: auto; }
+    """
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(None if event.button.name == "cancel" else event.button.name)
+
+
+class UnsavedScreen(Dialog):
+    """The open file has unsaved edits and the user asked to leave it."""
+
+    BINDINGS = [("s", "choose('save')", "Save"), ("d", "choose('discard')", "Discard")]
+
+    def __init__(self, path: str, doing: str) -> None:
+        super().__init__()
+        self.path, self.doing = path, doing
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="box"):
+            yield Static(f"Unsaved changes in {self.path}", id="title", markup=False)
+            yield Static(f"Save them before you {self.doing}?", markup=False)
+            with Horizontal(id="buttons"):
+                yield Button("Save [s]", name="save", variant="primary", id="save")
+                yield Button("Discard [d]", name="discard", variant="error", id="discard")
+                yield Button("Cancel [esc]", name="cancel", id="cancel")
+
+    def action_choose(self, choice: str) -> None:
+        self.dismiss(choice)
+
+
+class ConflictScreen(Dialog):
+    """The file changed on disk since it was opened: show the difference, let the user choose."""
+
+    BINDINGS = [("r", "choose('reload')", "Reload"), ("m", "choose('merge')", "Merge"), ("o", "choose('overwrite')", "Overwrite")]
+    DEFAULT_CSS = """
+    ConflictScreen #diff { height: auto; max-height: 14; border: round $panel; }
+    """
+
+    def __init__(self, path: str, diff: list[str]) -> None:
+        super().__init__()
+        self.path, self.diff = path, diff
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="box"):
+            yield Static(f"{self.path} changed on disk since you opened it", id="title", markup=False)
+            yield Static("Red lines are on disk only (the agent wrote them), green ones are yours only.", markup=False)
+            with VerticalScroll(id="diff"):
+                yield Static(self._diff_content(), id="diff-text")
+            yield Static(
+                "Reload: take the disk version (ctrl+z brings yours back) · Merge: the disk version plus your new "
+                "lines at the end · Overwrite: save yours, dropping the disk changes",
+                markup=False,
+            )
+            with Horizontal(id="buttons"):
+                yield Button("Reload [r]", name="reload", id="reload")
+                yield Button("Merge [m]", name="merge", variant="primary", id="merge")
+                yield Button("Overwrite [o]", name="overwrite", variant="error", id="overwrite")
+                yield Button("Cancel [esc]", name="cancel", id="cancel")
+
+    def _diff_content(self) -> Content:
+        lines = []
+        for line in self.diff[2:]:  # skip the ---/+++ header: the title says it
+            if line.startswith("+"):
+                lines.append(Content.styled(line, "$text-success"))
+            elif line.startswith("-"):
+                lines.append(Content.styled(line, "$text-error"))
+            elif line.startswith("@@"):
+                lines.append(Content.styled(line, "$text-muted"))
+            else:
+                lines.append(Content(line))
+        return Content("\n").join(lines) if lines else Content("(the texts are the same apart from line endings)")
+
+    def on_mount(self) -> None:
+        self.query_one("#merge", Button).focus()
+
+    def action_choose(self, choice: str) -> None:
+        self.dismiss(choice)
+
+
+class AppendScreen(Dialog):
+    """One line for today's log; Enter appends it with the time."""
+
+    def __init__(self, target: str, time_label: str) -> None:
+        super().__init__()
+        self.target, self.time_label = target, time_label
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="box"):
+            yield Static(f"New entry in {self.target} at {self.time_label}", id="title", markup=False)
+            yield Input(placeholder="What should be remembered? (Enter adds it, Esc cancels)", id="entry")
+
+    def on_mount(self) -> None:
+        entry = self.query_one(Input)
+        entry.cursor_blink = getattr(self.app, "settings", None) is None or self.app.settings.blinkingCursor
+        entry.focus()
+
+    @on(Input.Submitted, "#entry")
+    def _submit(self, event: Input.Submitted) -> None:
+        event.stop()
+        text = event.value.strip()
+        self.dismiss(text or None)
+
+
+class EditValueScreen(Dialog):
+    """Edit one setting. `save(text)` validates and writes; it returns an error line or None."""
+
+    def __init__(self, key: str, current: str, doc: str, save: Callable[[str], str | None], secret: bool = False) -> None:
+        super().__init__()
+        self.key, self.current, self.doc, self.save, self.secret = key, current, doc, save, secret
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="box"):
+            yield Static(f"Set {self.key}", id="title", markup=False)
+            if self.doc:
+                yield Static(self.doc, markup=False)
+            yield Input(
+                value="" if self.secret else self.current,
+                password=self.secret,
+                placeholder="hidden: type a new value" if self.secret else "a TOML value: 6, true, \"text\", [\"a\", \"b\"]",
+                id="value",
+            )
+            yield Label("", id="error", classes="error", markup=False)
+            yield Static("Enter saves (checked first), Esc cancels.", markup=False)
+
+    def on_mount(self) -> None:
+        value = self.query_one(Input)
+        value.cursor_blink = self.app.settings.blinkingCursor if hasattr(self.app, "settings") else True
+        value.focus()
+
+    @on(Input.Submitted, "#value")
+    def _submit(self, event: Input.Submitted) -> None:
+        event.stop()
+        error = self.save(event.value)
+        if error:
+            self.query_one("#error", Label).update(error)
+            return
+        self.dismiss(True)
+
+
+class CreateWorkspaceScreen(Dialog):
+    """First run: the workspace folder does not exist; offer to create it."""
+
+    BINDINGS = [("c", "choose('create')", "Create")]
+
+    def __init__(self, shown_path: str) -> None:
+        super().__init__()
+        self.shown_path = shown_path
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="box"):
+            yield Static("Welcome to clawmem", id="title", markup=False)
+            yield Static(
+                f"There is no memory workspace at {self.shown_path} yet. Create it with MEMORY.md and a memory/ "
+                "folder for daily logs? (Another folder: quit and run clawmem --workspace PATH.)",
+                markup=False,
+            )
+            with Horizontal(id="buttons"):
+                yield Button("Create [c]", name="create", variant="primary", id="create")
+                yield Button("Not now [esc]", name="cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#create", Button).focus()
+
+    def action_choose(self, choice: str) -> None:
+        self.dismiss(choice)
+
+
+class HelpScreen(ModalScreen):
+    """F1: what each tab does and every key, with the binding ids for `[ui].keymap`."""
+
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > VerticalScroll { width: 90%; height: 90%; border: thick $primary; background: $surface; padding: 0 1; }
+    """
+    BINDINGS = [Binding("escape,f1,q", "dismiss", "Close")]
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Markdown(self.text)
+
+    def on_mount(self) -> None:
+        self.query_one(VerticalScroll).focus()

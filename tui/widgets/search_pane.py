@@ -1,0 +1,366 @@
+"""The Search tab: search as you type, results, a preview of the surrounding lines, the
+mode line (hybrid / keyword-only and why), hidden results and the explanation view."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.timer import Timer
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
+from textual.worker import get_current_worker
+
+from clawmem.engine.text import query_terms
+
+from .. import keys
+from ..messages import OpenFile, PreviewLoaded, SearchDone
+
+if TYPE_CHECKING:
+    from ..app import ClawmemApp
+
+PREVIEW_CONTEXT = 4  # lines shown above and below the matched range
+KEYWORD_HINT = "meaning search needs local.modelPath or an API key such as OPENAI_API_KEY (F5)"
+
+
+def highlight(text: str, terms: list[str]) -> Content:
+    """`text` with every occurrence of the query terms in bold accent (case-insensitive)."""
+    content = Content(text)
+    low = text.lower()
+    for term in sorted({t for t in terms if t}, key=len, reverse=True):
+        start = 0
+        while (pos := low.find(term, start)) >= 0:
+            content = content.stylize("bold $text-accent underline", pos, pos + len(term))
+            start = pos + len(term)
+    return content
+
+
+def describe_mode(res: dict | None, status: dict | None) -> tuple[str, bool]:
+    """(the mode line, keyword-only?) from the last result set, or from status before any search."""
+    if res is not None:
+        if res["mode"] == "keyword":
+            why = res.get("reason") or "keyword-only"
+            line = f"Keyword-only: {why}; {KEYWORD_HINT}"
+            keyword = True
+        else:
+            line = f"{res['mode'].capitalize()}: {res['provider']} / {res['model']}"
+            keyword = False
+        if res.get("fallback"):
+            line += f" · fallback from {res['fallback']['from']}: {res['fallback']['reason']}"
+        d = res.get("dateRange")
+        if d:
+            span = f"{d.get('after') or '…'} to {d.get('before') or '…'}"
+            line += f" · dates {span} ('{d.get('from')}')" if d.get("applied", True) else f" · date filter '{d.get('from')}' dropped: nothing matched"
+        if res.get("stale"):
+            line += " · index behind the files, syncing"
+        return line, keyword
+    if status is None:
+        return "Loading…", False
+    pv = status["provider"]
+    if pv.get("active") and not pv.get("reason"):
+        return f"Hybrid: {pv['active']} / {pv['model']}", False
+    return f"Keyword-only: {pv.get('reason') or 'no provider'}; {KEYWORD_HINT}", True
+
+
+def explanation(r: dict) -> str:
+    """The explain view: how the selected result's score was made, one part a line."""
+    x = r.get("explain") or {}
+    out = [f"Why {r['path']}:{r['startLine']}-{r['endLine']} scored {r['score']:.3f}", ""]
+    if "keyword" in x:
+        k = x["keyword"]
+        out.append(f"keyword  rank {k['rank']} · bm25 {k['bm25']} · {k['match']} · score {k['score']}")
+    if "vector" in x:
+        v = x["vector"]
+        out.append(f"vector   rank {v['rank']} · cosine {v['cosine']} → {v['calibrated']}")
+    f = x.get("fusion") or {}
+    if f.get("method") == "weighted":
+        out.append(f"fusion   weighted {f['vectorWeight']} vector / {f['textWeight']} text")
+    elif f.get("method") == "rrf":
+        out.append(f"fusion   rrf k={f['k']} (vector #{f.get('vectorRank') or '-'}, keyword #{f.get('keywordRank') or '-'})")
+    elif f:
+        out.append(f"fusion   {f.get('method')}: the BM25 score alone")
+    if "decay" in x:
+        d = x["decay"]
+        when = f"{d['date']}, {d['basis']}" if d.get("date") else d["basis"]
+        out.append(f"decay    ×{d['factor']} ({when})")
+    if "mmr" in x:
+        m = x["mmr"]
+        out.append(f"mmr      step {m['step']} (max similarity {m['maxSimilarity']}, λ {m['lambda']})")
+    if "chunk" in x:
+        out.append(f"chunk    lines {x['chunk']['startLine']}-{x['chunk']['endLine']}")
+    if len(out) == 2:
+        out.append("no explanation was returned for this result")
+    return "\n".join(out)
+
+
+def _one_line(text: str, limit: int = 160) -> str:
+    flat = re.sub(r"\s+", " ", text).strip()
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+class SearchPane(Vertical):
+    """Search box, mode line, results beside a preview, and the hidden-results line."""
+
+    BINDINGS = keys.bindings(keys.SEARCH_KEYS[1:]) + [("down", "focus_results", "")]
+    HELP = "Type to search. Enter opens the highlighted result; ↓ moves to the list."
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self.seq = 0
+        self.result: dict | None = None
+        self.status: dict | None = None
+        self.show_hidden = False
+        self.show_explain = False
+        self._timer: Timer | None = None
+        self._terms: list[str] = []
+
+    @property
+    def cm(self) -> "ClawmemApp":
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        yield Input(placeholder="Search memory… (type; Enter opens, ↓ results)", id="search-input")
+        yield Static("Loading…", id="mode-line", markup=False)
+        with Horizontal(id="search-body"):
+            yield OptionList(id="results")
+            with VerticalScroll(id="side"):
+                yield Static("", id="preview")
+        yield Static("", id="hidden-line", markup=False)
+
+    def on_mount(self) -> None:
+        self.query_one("#results", OptionList).border_title = "Results"
+        self.query_one("#side").border_title = "Preview"
+        self.query_one(Input).cursor_blink = self.cm.settings.blinkingCursor
+        self._show_empty_hint()
+
+    # ------------------------------------------------------------------ searching
+
+    @on(Input.Changed, "#search-input")
+    def _query_changed(self, event: Input.Changed) -> None:
+        self.seq += 1  # every keystroke makes older answers stale
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        query = event.value.strip()
+        if not query:
+            self.result = None
+            self._render_results()
+            return
+        delay = self.cm.settings.searchDelayMs / 1000
+        seq = self.seq
+        if delay <= 0:
+            self._search(seq, query, self.show_hidden)
+        else:
+            self._timer = self.set_timer(delay, lambda: self._search(seq, query, self.show_hidden))
+
+    def refresh_search(self) -> None:
+        """Run the current query again (after an index run or a save)."""
+        query = self.query_one(Input).value.strip()
+        if query:
+            self.seq += 1
+            self._search(self.seq, query, self.show_hidden)
+
+    @work(thread=True, exclusive=True, group="search", exit_on_error=False)
+    def _search(self, seq: int, query: str, show_hidden: bool) -> None:
+        worker = get_current_worker()
+        try:
+            res = self.cm.engine.search(query, explain=True, show_hidden=show_hidden)
+        except Exception as exc:  # an unreadable index: say so in place of results
+            if not worker.is_cancelled:
+                self.post_message(SearchDone(seq, query, None, str(exc)))
+            return
+        if not worker.is_cancelled:
+            self.post_message(SearchDone(seq, query, res))
+
+    @on(SearchDone)
+    def _search_done(self, msg: SearchDone) -> None:
+        msg.stop()
+        if msg.seq != self.seq:
+            return  # a slower, older answer: a newer query has been typed since
+        if msg.error:
+            self.result = None
+            self._render_results(error=msg.error)
+            return
+        self.result = msg.result
+        self._terms = query_terms(msg.query)
+        self._render_results()
+        if msg.result and msg.result.get("stale"):
+            self.cm.request_index("search found the index behind the files")
+
+    def set_status(self, status: dict) -> None:
+        self.status = status
+        if self.result is None:
+            self._render_mode()
+            if not self.query_one(Input).value.strip():
+                self._show_empty_hint()
+
+    # ------------------------------------------------------------------ rendering
+
+    def _render_mode(self) -> None:
+        line, keyword = describe_mode(self.result, self.status)
+        mode = self.query_one("#mode-line", Static)
+        mode.update(line)
+        mode.set_class(keyword, "-keyword")
+
+    def _render_results(self, error: str | None = None) -> None:
+        self._render_mode()
+        results = self.query_one("#results", OptionList)
+        results.clear_options()
+        hidden_line = self.query_one("#hidden-line", Static)
+        res = self.result
+        if error:
+            self._set_preview(Content(f"Search failed: {error}"))
+            hidden_line.update("")
+            return
+        if res is None:
+            hidden_line.update("")
+            self._show_empty_hint()
+            return
+        for i, r in enumerate(res["results"]):
+            head = Content.assemble(
+                (f"{r['path']}:{r['startLine']}-{r['endLine']}", "bold"),
+                "  ",
+                (r["source"], "$text-muted"),
+                "  ",
+                (f"{r['score']:.2f}", "$text-success"),
+                ("  " + r["date"] if r.get("date") else "", "$text-muted"),
+            )
+            body = highlight(_one_line(r["snippet"]), self._terms)
+            results.add_option(Option(Content("\n").join([head, body]), id=str(i)))
+        hidden = res["hidden"]
+        if self.show_hidden:
+            hidden_line.update("Showing the results below the score threshold too · F6 hides them")
+        elif hidden["count"]:
+            best = f" (best {hidden['bestScore']:.2f})" if hidden.get("bestScore") is not None else ""
+            hidden_line.update(f"{hidden['count']} hidden below the score threshold{best} · F6 shows them")
+        else:
+            hidden_line.update("")
+        if res["results"]:
+            results.highlighted = 0
+        else:
+            msg = "No matches."
+            if hidden["count"] and not self.show_hidden:
+                msg += f"\n\n{hidden['count']} results scored below the threshold: press F6 to see them."
+            self._set_preview(Content(msg))
+
+    def _show_empty_hint(self) -> None:
+        st = self.status
+        if st is None:
+            self._set_preview(Content(""))
+            return
+        files, chunks = st["index"]["files"], st["index"]["chunks"]
+        if not files:
+            text = "No memory indexed yet.\n\nPress ctrl+n to write today's first note, or F3 to browse the files."
+        else:
+            text = f"Type to search {files} files ({chunks} chunks)."
+        self._set_preview(Content(text))
+
+    def _set_preview(self, content: Content) -> None:
+        self.query_one("#preview", Static).update(content)
+        self.query_one("#side").border_title = "Preview"
+
+    # ------------------------------------------------------------------ the selected result
+
+    def selected(self) -> dict | None:
+        if not self.result or not self.result["results"]:
+            return None
+        idx = self.query_one("#results", OptionList).highlighted
+        if idx is None or idx >= len(self.result["results"]):
+            return None
+        return self.result["results"][idx]
+
+    @on(OptionList.OptionHighlighted, "#results")
+    def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        self._show_selected()
+
+    def _show_selected(self) -> None:
+        r = self.selected()
+        if r is None:
+            return
+        if self.show_explain:
+            self.query_one("#preview", Static).update(Content(explanation(r)))
+            self.query_one("#side").border_title = "Why (F7 for the preview)"
+            return
+        start = max(1, r["startLine"] - PREVIEW_CONTEXT)
+        count = r["endLine"] - start + 1 + PREVIEW_CONTEXT
+        self._load_preview((r["path"], r["startLine"], r["endLine"]), r["path"], start, count)
+
+    @work(thread=True, exclusive=True, group="preview", exit_on_error=False)
+    def _load_preview(self, key, path: str, start: int, count: int) -> None:
+        try:
+            text = self.cm.engine.get(path, start, count)["text"]
+        except Exception as exc:
+            self.post_message(PreviewLoaded(key, path, start, "", str(exc)))
+            return
+        self.post_message(PreviewLoaded(key, path, start, text))
+
+    @on(PreviewLoaded)
+    def _preview_loaded(self, msg: PreviewLoaded) -> None:
+        msg.stop()
+        r = self.selected()
+        if r is None or (r["path"], r["startLine"], r["endLine"]) != msg.key or self.show_explain:
+            return
+        if msg.error:
+            self._set_preview(Content(f"Cannot show {msg.path}: {msg.error}"))
+            return
+        _, s, e = msg.key
+        lines = msg.text.split("\n")
+        width = len(str(msg.first_line + len(lines)))
+        parts = []
+        for n, line in enumerate(lines, start=msg.first_line):
+            inside = s <= n <= e
+            gutter = Content.styled(f"{n:>{width}} {'▌' if inside else ' '}", "$text-accent" if inside else "$text-muted")
+            body = highlight(line, self._terms) if inside else Content.styled(line, "$text-muted")
+            parts.append(gutter + body)
+        self.query_one("#preview", Static).update(Content("\n").join(parts))
+        self.query_one("#side").border_title = f"{msg.path}:{s}-{e}"
+
+    # ------------------------------------------------------------------ actions
+
+    @on(Input.Submitted, "#search-input")
+    def _submitted(self) -> None:
+        self.action_open_result()
+
+    @on(OptionList.OptionSelected, "#results")
+    def _chosen(self) -> None:
+        self.action_open_result()
+
+    def action_open_result(self) -> None:
+        r = self.selected()
+        if r is not None:
+            self.post_message(OpenFile(r["path"], r["startLine"], r["endLine"]))
+
+    def action_focus_results(self) -> None:
+        results = self.query_one("#results", OptionList)
+        if results.option_count:
+            results.focus()
+
+    def action_toggle_hidden(self) -> None:
+        self.show_hidden = not self.show_hidden
+        if self.result is not None and self.show_hidden and not self.result["hidden"]["count"]:
+            self.app.notify("Nothing is hidden below the threshold for this search.")
+        self.refresh_search()
+        if not self.query_one(Input).value.strip():
+            self._render_results()
+
+    def action_toggle_explain(self) -> None:
+        self.show_explain = not self.show_explain
+        if self.selected() is None:
+            return
+        self._show_selected()
+
+    def action_copy_citation(self) -> None:
+        r = self.selected()
+        if r is None:
+            self.app.notify("Select a result first.", severity="warning")
+            return
+        citation = r.get("citation") or f"Source: {r['path']}#L{r['startLine']}-L{r['endLine']}"
+        self.app.copy_to_clipboard(citation)
+        self.app.notify(f"Copied: {citation}")
+
+    def focus_input(self) -> None:
+        self.query_one(Input).focus()

@@ -1,0 +1,163 @@
+"""The Sync tab: live indexing progress, the engine's event log, freshness, watcher, provider
+and vector state, and the re-index / rebuild keys."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from typing import TYPE_CHECKING
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Log, ProgressBar, Static
+
+from clawmem.engine import events as ev
+
+from .. import keys
+
+if TYPE_CHECKING:
+    from ..app import ClawmemApp
+
+
+def ago(iso: str | None, now: float | None = None) -> str:
+    """A last-sync time as people say it ("just now", "5 min ago", "2026-02-10 14:05")."""
+    if not iso:
+        return "never"
+    try:
+        when = dt.datetime.fromisoformat(iso)
+    except ValueError:
+        return iso
+    secs = (now if now is not None else time.time()) - when.timestamp()
+    if secs < 60:
+        return "just now"
+    if secs < 3600:
+        return f"{int(secs // 60)} min ago"
+    if secs < 86400:
+        return f"{int(secs // 3600)} h ago"
+    return when.strftime("%Y-%m-%d %H:%M")
+
+
+def duration(seconds: float) -> str:
+    return "<1s" if seconds < 1 else f"{seconds:.0f}s" if seconds < 120 else f"{seconds / 60:.0f} min"
+
+
+def status_lines(st: dict, shorten) -> list[str]:
+    fr, pv, vec, idx = st["freshness"], st["provider"], st["vector"], st["index"]
+    fresh = "up to date" if not fr["dirty"] else f"{fr['filesBehind']} files behind"
+    lines = [
+        f"Index     {idx['files']} files, {idx['chunks']} chunks · {shorten(idx['path'])}",
+        f"Fresh     {fresh} ({fr['filesIndexed']} indexed / {fr['filesOnDisk']} on disk) · last sync {ago(fr['lastSync'])}",
+    ]
+    if idx.get("error"):
+        lines.append(f"          error: {idx['error']}")
+    if pv.get("active") and not pv.get("reason"):
+        provider = f"{pv['active']} / {pv['model']} (configured: {pv['configured']})"
+    else:
+        provider = f"keyword-only (configured: {pv['configured']}): {pv.get('reason') or 'no provider'}"
+    lines.append(f"Provider  {provider}")
+    if pv.get("fallback"):
+        lines.append(f"Fallback  from {pv['fallback']['from']}: {pv['fallback']['reason']}")
+    backend = f"{vec.get('backend')} {vec.get('version') or ''}".strip()
+    lines.append(f"Vectors   {backend}" + (f" ({vec['reason']})" if vec.get("reason") else ""))
+    for m in vec.get("models", []):
+        lines.append(f"          {m['provider']}/{m['model']}: {m['vectors']} vectors, {m['dims']} dims")
+    return lines
+
+
+class SyncPane(Vertical):
+    BINDINGS = keys.bindings(keys.SYNC_KEYS)
+    HELP = "ctrl+r re-indexes what changed; F9 rebuilds the whole index into a new file."
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self.running: str | None = None  # job name while one runs
+        self.watcher = "off"
+        self._status: dict | None = None
+
+    @property
+    def cm(self) -> "ClawmemApp":
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        yield Static("Loading…", id="sync-status", markup=False)
+        yield Static("Watcher   off", id="watcher-line", markup=False)
+        yield Static("No index job running (ctrl+r re-indexes, F9 rebuilds)", id="job-line", markup=False)
+        yield ProgressBar(total=None, show_eta=False, id="job-progress")
+        yield Log(id="sync-log", max_lines=self.cm.settings.logLines, auto_scroll=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#sync-log").border_title = "Engine events"
+        self.query_one("#job-progress").display = False
+
+    def set_status(self, st: dict) -> None:
+        self._status = st
+        self.query_one("#sync-status", Static).update("\n".join(status_lines(st, self.cm.shorten)))
+        self._render_watcher()
+
+    def set_watcher(self, state: str) -> None:
+        self.watcher = state
+        self._render_watcher()
+
+    def _render_watcher(self) -> None:
+        text = f"Watcher   {self.watcher}"
+        if self._status is not None:
+            daemon = self._status["freshness"].get("watcher")
+            if daemon == "running" and self.watcher != "running":
+                text += " · a `clawmem watch` daemon keeps this index fresh"
+            if self._status["freshness"].get("job"):
+                text += f" · {self._status['freshness']['job']}"
+        self.query_one("#watcher-line", Static).update(text)
+
+    def log_line(self, text: str) -> None:
+        stamp = self.cm.clock().strftime("%H:%M:%S")
+        self.query_one("#sync-log", Log).write_line(f"{stamp} {text}")
+
+    def on_engine_event(self, e: ev.Event) -> None:
+        bar = self.query_one("#job-progress", ProgressBar)
+        line = self.query_one("#job-line", Static)
+        if isinstance(e, ev.JobStarted):
+            self.running = e.job
+            bar.display = True
+            bar.update(total=max(e.files_total, 1), progress=0)
+            line.update(f"{e.job.capitalize()} ({e.reason}): {e.files_total} files to check")
+            self.log_line(e.describe())
+        elif isinstance(e, ev.FileIndexed):
+            if e.action != "unchanged":
+                self.log_line(e.describe())
+        elif isinstance(e, ev.JobFinished):
+            self.running = None
+            bar.display = False
+            state = "finished" if e.ok else "stopped"
+            summary = (f"{e.job.capitalize()} {state} in {duration(e.seconds)}: {e.files_indexed} indexed, "
+                       f"{e.files_removed} removed, {e.files_unchanged} unchanged, {e.chunks_embedded} chunks embedded")
+            if e.message:
+                summary += f" ({e.message})"
+            line.update(summary)
+            self.log_line(summary)
+        elif isinstance(e, ev.WatcherState):
+            self.set_watcher(e.state)
+            self.log_line(e.describe())
+        else:
+            self.log_line(e.describe())
+
+    def on_progress(self, p: ev.Progress) -> None:
+        bar = self.query_one("#job-progress", ProgressBar)
+        bar.display = True
+        bar.update(total=max(p.total, 1), progress=p.done)
+        unit = "files" if p.phase == "files" else "chunks embedded"
+        eta = f" · ETA {duration(p.eta)}" if p.eta is not None and p.done < p.total else ""
+        self.query_one("#job-line", Static).update(
+            f"{(self.running or 'index').capitalize()}: {p.done}/{p.total} {unit} · {p.rate:.0f}/s{eta}"
+        )
+
+    def worker_failed(self, error: str) -> None:
+        self.running = None
+        self.query_one("#job-progress", ProgressBar).display = False
+        self.query_one("#job-line", Static).update(f"Index failed: {error} · ctrl+r to try again")
+        self.log_line(f"error: {error}")
+
+    def action_reindex(self) -> None:
+        self.cm.request_index("asked (ctrl+r)")
+
+    def action_rebuild(self) -> None:
+        self.cm.request_index("asked (F9)", force=True)
