@@ -68,6 +68,8 @@ class Engine:
         self._plan: Plan | None = None
         self._matrix: dict[int, tuple[int, tuple]] = {}
         self._fresh_cache: tuple[float, dict] | None = None
+        self._query_failures: dict[str, tuple[float, str]] = {}  # provider -> (when, why)
+        self.query_retry_after = 30.0  # seconds before a failed provider is asked again
         # Called with "search" when a search finds the index stale and sync.onSearch is on; it
         # must return at once (a Syncer queues a sync, the CLI spawns a background index).
         self.sync_hook: Callable[[str], Any] | None = None
@@ -92,6 +94,7 @@ class Engine:
             self._plan = None
             self._providers.clear()
             self._provider_errors.clear()
+            self._query_failures.clear()
             self._matrix.clear()
             self._fresh_cache = None
 
@@ -143,6 +146,7 @@ class Engine:
                 p.close()
             except Exception:
                 pass
+        self._providers.clear()  # closed providers are rebuilt on next use
 
     # ------------------------------------------------------------------ freshness
 
@@ -193,9 +197,10 @@ class Engine:
 
     # ------------------------------------------------------------------ search
 
-    def _vector_side(self, store: Store) -> tuple[search_mod.VectorSide | None, dict]:
-        """Pick the model whose vectors cover the index best among the providers we can use."""
-        info: dict[str, Any] = {"provider": None, "model": None, "fallback": None, "reason": None}
+    def _vector_side(self, store: Store, exclude: tuple[str, ...] = ()) -> tuple[search_mod.VectorSide | None, dict]:
+        """Pick the model whose vectors cover the index best among the providers we can use
+        (leaving out `exclude`: providers whose query embedding just failed)."""
+        info: dict[str, Any] = {"provider": None, "model": None, "fallback": None, "reason": None, "dims": None}
         plan = self.plan()
         if plan.configured == "none":
             info["reason"] = plan.keyword_reason()
@@ -208,7 +213,7 @@ class Engine:
         best = None
         for order, cand in enumerate(usable):
             prov = self._provider(cand.name)
-            if prov is None:
+            if prov is None or cand.name in exclude:
                 continue
             m = models.get(prov.fingerprint())
             cov = store.coverage(m["id"]) if m else 0
@@ -220,22 +225,48 @@ class Engine:
             info["reason"] = "; ".join(errs) if errs else f"no vectors indexed yet for {first} (run `clawmem index`)"
             return None, info
         _, order, prov, m = best
-        side = search_mod.VectorSide(prov, m["id"], m["baseline"] if m["baseline"] is not None else 0.0)
+        side = search_mod.VectorSide(prov, m["id"])
         if self.persistent:
             side.matrix = self._cached_matrix(store, m["id"])
-        if usable[0].name != prov.id:
-            why = self._provider_errors.get(usable[0].name) or f"{usable[0].name} has fewer vectors indexed than {prov.id}"
-            info["fallback"] = {"from": usable[0].name, "reason": why}
-        info["provider"], info["model"] = prov.id, prov.model
+            side.reference = self._cached("reference", store, m["id"], store.reference_sample)
+        else:
+            side.reference = store.reference_sample(m["id"])
+        # the provider the user asked for (auto: the first usable one) is not the one serving
+        primary = usable[0] if plan.configured == "auto" else plan.candidates[0]
+        if primary.name != prov.id:
+            why = primary.reason or self._provider_errors.get(primary.name) or f"{primary.name} has fewer vectors indexed than {prov.id}"
+            info["fallback"] = {"from": primary.name, "reason": why}
+        info["provider"], info["model"], info["dims"] = prov.id, prov.model, m["dims"]
         return side, info
 
+    def _embed_query(self, prov: Provider, query: str, dims: int | None) -> np.ndarray:
+        """A provider that just failed is not asked again for a while: a search as you type
+        must not wait for the same retries on every key."""
+        now = time.monotonic()
+        failed = self._query_failures.get(prov.id)
+        if failed and now - failed[0] < self.query_retry_after:
+            raise ProviderError(failed[1])
+        try:
+            vec = prov.embed_query(query)
+            if dims is not None and vec.size != dims:
+                raise ProviderError(f"{prov.id}: the query vector has {vec.size} dimensions but the index has {dims}; run `clawmem index --force`")
+        except ProviderError as exc:
+            self._query_failures[prov.id] = (now, str(exc))
+            raise
+        self._query_failures.pop(prov.id, None)
+        return vec
+
     def _cached_matrix(self, store: Store, mid: int):
+        return self._cached("matrix", store, mid, store.load_matrix)
+
+    def _cached(self, kind: str, store: Store, mid: int, load):
+        """Per-model data a long-lived engine keeps in memory until the index changes."""
         gen = store.generation()
-        cached = self._matrix.get(mid)
+        cached = self._matrix.get((kind, mid))
         if cached and cached[0] == gen:
             return cached[1]
-        data = store.load_matrix(mid)
-        self._matrix[mid] = (gen, data)
+        data = load(mid)
+        self._matrix[(kind, mid)] = (gen, data)
         return data
 
     def options(self, *, max_results=None, min_score=None, now=None, after=None, before=None, explain=False, show_hidden=False) -> search_mod.Options:
@@ -333,13 +364,20 @@ class Engine:
         side, info = self._vector_side(store)
         qvec = None
         fallback = info["fallback"]
-        if side is not None and query:
+        failed: list[str] = []
+        while side is not None and query:
+            # the query embedding failing degrades to the next model with vectors, then to keywords
             try:
-                qvec = side.provider.embed_query(query)
+                qvec = self._embed_query(side.provider, query, info["dims"])
+                break
             except ProviderError as exc:
-                fallback = {"from": side.provider.id, "reason": f"query embedding failed: {exc}"}
-                side = None
-                info["reason"] = str(exc)
+                if not failed:
+                    fallback = {"from": side.provider.id, "reason": f"query embedding failed: {exc}"}
+                failed.append(side.provider.id)
+                reason = str(exc)
+                side, info = self._vector_side(store, exclude=tuple(failed))
+                if side is None:
+                    info["reason"] = reason
         result = search_mod.run(store, query, opts, side if qvec is not None else None, qvec)
         out = dict(base)
         out["results"] = result["results"]

@@ -144,21 +144,26 @@ def remove_file(store: Store, path: str) -> None:
 
 
 def _session_below_delta(cfg: Config, row: tuple, st: os.stat_result, f: SourceFile) -> bool:
-    """A live transcript that grew by less than the delta thresholds waits for more (SPEC §6)."""
-    _, _, _, old_size, _ = row
-    if st.st_size < old_size:
-        return False  # truncated or rewritten: index now
+    """A live transcript that grew by less than the delta thresholds since it was indexed waits
+    for more (SPEC §6); one that shrank or was rewritten is indexed at once.
+
+    A threshold <= 0 means any growth counts. The delta is measured against the indexed
+    size, so it accumulates across syncs and processes.
+    """
+    _, old_hash, _, old_size, _ = row
     grown = st.st_size - old_size
-    if grown >= cfg["sync.sessions.deltaBytes"] > 0:
-        return False
+    max_bytes, max_lines = cfg["sync.sessions.deltaBytes"], cfg["sync.sessions.deltaMessages"]
+    if grown <= 0 or max_bytes <= 0 or grown >= max_bytes or max_lines <= 0:
+        return False  # shrank, same size (rewritten or touched: the hash decides), or over a threshold
     try:
         with open(f.abspath, "rb") as fh:
-            fh.seek(old_size)
+            head = fh.read(old_size)
             new_lines = fh.read().count(b"\n")
     except OSError:
         return False
-    limit = cfg["sync.sessions.deltaMessages"]
-    return not (limit <= 0 or new_lines >= limit)
+    if sha256(head.decode("utf-8", "replace")) != old_hash:
+        return False  # not an append: the part we indexed changed
+    return new_lines < max_lines
 
 
 def text_phase(cfg: Config, store: Store, stats: Stats, *, backfill_sessions: bool, should_stop: Callable[[], bool]) -> Iterator[ev.Event]:
@@ -277,6 +282,8 @@ def _embed_with(store: Store, provider: Provider, cache: EmbeddingCache | None, 
     mid = _find_model(store, provider)
     todo = _missing(store, mid)
     if not todo:
+        if mid is not None and store.get_meta(f"sample:{mid}") is None:
+            _pick_reference_sample(store, mid)
         return
     key = (provider.id, provider.model, provider.endpoint)
     meter = ev.RateMeter(len(todo))
@@ -328,26 +335,19 @@ def _embed_with(store: Store, provider: Provider, cache: EmbeddingCache | None, 
         stats.warnings.append(msg)
         yield ev.Warning(msg)
     if mid is not None:
-        _update_baseline(store, mid)
+        _pick_reference_sample(store, mid)
 
 
-def _update_baseline(store: Store, mid: int, sample: int = 400) -> None:
-    """Mean cosine between unrelated passages of this model: the floor used to calibrate its scores."""
-    ids, mat = store.load_matrix(mid) if store.coverage(mid) <= 20000 else _sample_matrix(store, mid, 2000)
-    if len(ids) < 4:
+def _pick_reference_sample(store: Store, mid: int, size: int = 256) -> None:
+    """Remember a random sample of this model's chunks. A search compares the query with it to
+    learn what "unrelated" looks like for this query and model, which calibrates cosines
+    (multilingual-e5 puts unrelated text near 0.8, OpenAI's models near 0.1)."""
+    ids = [r[0] for r in store.conn.execute(f"select chunk_id from vectors_{mid}")]
+    if not ids:
         return
-    rng = np.random.default_rng(0)
-    a = rng.integers(0, len(ids), size=sample)
-    b = rng.integers(0, len(ids), size=sample)
-    keep = a != b
-    sims = np.einsum("ij,ij->i", mat[a[keep]], mat[b[keep]])
-    baseline = float(np.clip(np.median(sims), -1.0, 0.99))
-    store.conn.execute("update models set baseline = ? where id = ?", (baseline, mid))
-
-
-def _sample_matrix(store: Store, mid: int, n: int):
-    rows = store.conn.execute(f"select chunk_id from vectors_{mid} order by random() limit ?", (n,)).fetchall()
-    return store.load_matrix(mid, [r[0] for r in rows])
+    rng = np.random.default_rng(len(ids))
+    pick = sorted(int(i) for i in rng.choice(ids, size=min(size, len(ids)), replace=False))
+    store.set_meta(f"sample:{mid}", json.dumps(pick))
 
 
 class ProviderChain:

@@ -24,14 +24,16 @@ def normalize_weights(vector: float, text: float) -> tuple[float, float]:
     return vector / total, text / total
 
 
-def calibrate_cosine(cos: float, baseline: float) -> float:
-    """Map a model's cosine to 0..1 where 0 is "as similar as two unrelated passages".
+def calibrate_cosine(cos: float, mean: float, std: float) -> float:
+    """Map a cosine to 0..1 by how far it stands above what is unrelated to this query.
 
-    Models differ wildly in their cosine range (multilingual-e5 puts unrelated text at
-    ~0.75, OpenAI's at ~0.1); the baseline is measured per model on the index itself.
+    Models differ wildly in their cosine range (multilingual-e5 puts unrelated text near 0.8,
+    OpenAI's models near 0.1), so a raw cosine means nothing across models. `mean` and `std`
+    are the query's similarities to a random sample of the index: a hit one standard
+    deviation above them scores 0, and the score rises towards 1 as the hit stands out.
     """
-    b = min(max(baseline, -1.0), 0.99)
-    return min(max((cos - b) / (1.0 - b), 0.0), 1.0)
+    z = (cos - mean) / max(std, 1e-4)
+    return 1.0 - math.exp(-max(0.0, z - 1.0) / 3.0)
 
 
 def rrf_score(ranks: Sequence[int | None], k: int = 60) -> float:

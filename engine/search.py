@@ -253,7 +253,7 @@ def line_span(row: tuple, first: int, last: int) -> tuple[int, int]:
 class VectorSide:
     provider: Any  # embeddings.Provider
     model_id: int
-    baseline: float
+    reference: np.ndarray | None = None  # vectors of a random sample of the index (calibration)
     matrix: tuple[np.ndarray, np.ndarray] | None = None  # (ids, matrix) when searched in memory
 
 
@@ -268,9 +268,17 @@ def vector_candidates(store: Store, side: VectorSide, qvec: np.ndarray, opts: Op
         pairs = store.knn(side.model_id, qvec, n * 2)  # over-fetch: other sources are filtered below
     else:
         pairs = _top(*store.load_matrix(side.model_id), qvec, n)
+    if side.reference is not None:
+        ref = side.reference @ qvec.astype(np.float32)
+        mean, std = float(ref.mean()), float(ref.std())
+    else:  # no sample yet: treat the candidates' own spread as the reference
+        sims = np.array([c for _, c in pairs] or [0.0])
+        mean, std = float(np.median(sims)), float(sims.std() or 1.0)
     out = []
     for cid, cos in pairs:
-        out.append(Candidate(int(cid), vec_rank=len(out) + 1, vec_cos=float(cos), vec_score=ranking.calibrate_cosine(float(cos), side.baseline)))
+        cand = Candidate(int(cid), vec_rank=len(out) + 1, vec_cos=float(cos), vec_score=ranking.calibrate_cosine(float(cos), mean, std))
+        cand.parts["vectorReference"] = {"mean": round(mean, 4), "std": round(std, 4)}
+        out.append(cand)
     return out
 
 

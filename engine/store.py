@@ -94,7 +94,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
 CREATE TABLE IF NOT EXISTS models (
     id INTEGER PRIMARY KEY, fingerprint TEXT UNIQUE NOT NULL, provider TEXT NOT NULL,
     model TEXT NOT NULL, endpoint TEXT NOT NULL, dims INTEGER NOT NULL,
-    created REAL NOT NULL, last_used REAL NOT NULL, baseline REAL);
+    created REAL NOT NULL, last_used REAL NOT NULL);
 """
 
 
@@ -257,7 +257,7 @@ class Store:
     def models(self) -> list[dict]:
         if not self.has_schema():
             return []
-        cols = ("id", "fingerprint", "provider", "model", "endpoint", "dims", "created", "last_used", "baseline")
+        cols = ("id", "fingerprint", "provider", "model", "endpoint", "dims", "created", "last_used")
         return [dict(zip(cols, r)) for r in self.conn.execute(f"select {', '.join(cols)} from models")]
 
     def model_id(self, fingerprint: str, provider: str, model: str, endpoint: str, dims: int) -> int:
@@ -290,6 +290,14 @@ class Store:
         if not self.vec.loaded:
             return False
         return bool(self.conn.execute("select 1 from sqlite_master where name = ?", (f"vec_{mid}",)).fetchone())
+
+    def reference_sample(self, mid: int) -> np.ndarray | None:
+        """The vectors of the model's reference sample (see indexer._pick_reference_sample)."""
+        ids = self.get_meta_json(f"sample:{mid}")
+        if not ids:
+            return None
+        _, mat = self.load_matrix(mid, ids)
+        return mat if len(mat) >= 8 else None
 
     def drop_model(self, mid: int) -> None:
         self.conn.execute(f"drop table if exists vectors_{mid}")

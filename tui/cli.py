@@ -242,6 +242,12 @@ def render_event(e, out: ProgressLine) -> None:
         unit = "files" if e.phase == "files" else "chunks embedded"
         eta = f"  eta {e.eta:.0f}s" if e.eta is not None and e.done < e.total else ""
         out.show(f"{bar(e.done, e.total)} {e.done}/{e.total} {unit}  {e.rate:.0f}/s{eta}", force=e.done == e.total)
+    elif isinstance(e, ev.Download):
+        finished = e.total is not None and e.done >= e.total
+        progress = f"{bar(e.done, e.total)} " if e.total else ""
+        out.show(f"{progress}{e.describe()}", force=finished or e.done == 0)
+        if finished:
+            out.line(f"downloaded {e.uri} ({e.total / 1e6:.1f} MB)")
     elif isinstance(e, (ev.Warning, ev.Error, ev.ProviderSwitched)):
         out.line(e.describe())
     elif isinstance(e, ev.JobStarted):
