@@ -58,6 +58,7 @@ class EmbedServer:
         self.files: dict[str, bytes] = {}  # "owner/repo/file" -> bytes
         self.cut_after: int | None = None  # serve only this many bytes of a download, then drop
         self.file_status: int | None = None
+        self.file_hang = False  # stall before answering a download
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
@@ -209,6 +210,8 @@ class EmbedServer:
             self.requests.append(rec)
         m = re.fullmatch(r"/([^/]+)/([^/]+)/resolve/main/(.+)", h.path)
         key = f"{m.group(1)}/{m.group(2)}/{m.group(3)}" if m else None
+        if self.file_hang:
+            time.sleep(self.hang_seconds)
         if self.file_status:
             return self._send(h, self.file_status, {"error": "nope"})
         if key not in self.files:

@@ -36,6 +36,7 @@ user account password key token config setting update version install
 book music movie game sport football garden tree flower rain snow sun weather
 money bank price cost budget pay buy sell shop market
 doctor health sleep run walk gym
+query passage
 friend family mother father brother sister child school teacher student
 """.split()
 

@@ -22,7 +22,6 @@ from .. import paths
 DEFAULT_ENDPOINT = "https://huggingface.co"
 CONNECT_TIMEOUT = 10.0
 READ_TIMEOUT = 60.0
-CHUNK = 1 << 20
 
 
 class DownloadError(Exception):
@@ -125,7 +124,7 @@ def _fetch(client, url: str, uri: str, fh, part: Path, on_progress: Progress | N
         done = have
         if on_progress:
             on_progress(done, total)
-        for block in resp.iter_bytes(CHUNK):
+        for block in resp.iter_bytes():  # as the bytes arrive, so a cut connection keeps them
             fh.write(block)
             done += len(block)
             if on_progress:
