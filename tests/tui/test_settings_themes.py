@@ -1,0 +1,93 @@
+"""UI settings ([ui] table) and theme files: validation with one-line errors naming the key."""
+
+from __future__ import annotations
+
+import pytest
+
+from clawmem.engine.config import ConfigError
+from clawmem.tui import keys, settings, themes
+
+
+def test_defaults_and_valid_table():
+    s = settings.from_table({"theme": "clawmem-light", "watch": False, "keymap": {"file.save": "ctrl+s,f10"}, "animation": "basic"})
+    assert (s.theme, s.watch, s.animation) == ("clawmem-light", False, "basic")
+    assert s.keymap == {"file.save": "ctrl+s,f10"}
+    assert settings.from_table({}) == settings.UISettings()
+
+
+@pytest.mark.parametrize(
+    "table, expected",
+    [
+        ({"watch": "yes"}, "cfg.toml: ui.watch: expected true or false, got 'yes'"),
+        ({"animation": "fast"}, "cfg.toml: ui.animation: expected one of none, basic, full, got 'fast'"),
+        ({"keymap": {"file.sav": "f10"}}, "cfg.toml: ui.keymap: unknown binding id 'file.sav' (F1 lists them)"),
+        ({"keymap": "f10"}, 'cfg.toml: ui.keymap: expected a table of binding id = "keys"'),
+        ({"searchDelayMs": -1}, "cfg.toml: ui.searchDelayMs: expected an integer >= 0, got -1"),
+        ({"colour": "red"}, "cfg.toml: ui.colour: unknown setting (known: theme, keymap, watch, animation, blinkingCursor, searchDelayMs, logLines)"),
+    ],
+)
+def test_bad_settings_are_one_line_naming_the_key(table, expected):
+    with pytest.raises(ConfigError) as err:
+        settings.from_table(table, "cfg.toml")
+    assert str(err.value) == expected
+
+
+def test_parse_text_round_trips_what_the_config_tab_shows():
+    for name, value in (("watch", False), ("keymap", {"app.help": "f1,ctrl+question_mark"}), ("theme", "clawmem-dark"), ("logLines", 500)):
+        assert settings.parse_text(name, settings.as_text(value)) == value
+
+
+def test_every_binding_id_is_unique_and_documented():
+    ids = [k.id for k in keys.ALL_KEYS]
+    assert len(ids) == len(set(ids))
+    table = keys.help_table({"file.save": "f10"})
+    assert "| `f10` | Save the file" in table
+    for k in keys.ALL_KEYS:
+        assert f"`{k.id}`" in table
+
+
+def test_builtin_themes_load_from_the_package():
+    loaded, problems = themes.load_themes()
+    assert problems == []
+    names = {t.name for t in loaded}
+    assert {"clawmem-dark", "clawmem-light", "clawmem-contrast"} <= names
+    assert any(not t.dark for t in loaded)
+
+
+def test_broken_user_theme_is_reported_and_skipped(tmp_path):
+    (tmp_path / "good.toml").write_text('name = "mine"\nprimary = "#112233"\ndark = true\n')
+    (tmp_path / "bad-colour.toml").write_text('name = "bad"\nprimary = "not-a-colour"\n')
+    (tmp_path / "bad-key.toml").write_text('name = "x"\nprimary = "#000000"\nprimery = "#111111"\n')
+    (tmp_path / "bad-toml.toml").write_text('name = "x\n')
+    (tmp_path / "override.toml").write_text('name = "clawmem-dark"\nprimary = "#FF0000"\n')
+    loaded, problems = themes.load_themes(tmp_path)
+    by_name = {t.name: t for t in loaded}
+    assert by_name["mine"].primary == "#112233"
+    assert by_name["clawmem-dark"].primary == "#FF0000"  # a user file replaces the built-in
+    reasons = {p.path.rsplit("/", 1)[-1]: p.reason for p in problems}
+    assert reasons["bad-colour.toml"] == "primary: not a colour: 'not-a-colour'"
+    assert reasons["bad-key.toml"].startswith("unknown key 'primery'")
+    assert reasons["bad-toml.toml"].startswith("not valid TOML")
+    assert "bad" not in by_name
+
+
+async def test_app_reports_broken_theme_files_and_still_starts(ws, make_app, home_dirs):
+    folder = home_dirs / ".config" / "clawmem" / "themes"
+    folder.mkdir(parents=True)
+    (folder / "broken.toml").write_text('name = "broken"\n')
+    (folder / "paper.toml").write_text('name = "paper"\nprimary = "#2C4251"\nbackground = "#F5F1E9"\ndark = false\n')
+    app = make_app(ws, theme="paper")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        assert app.theme == "paper"
+        assert [str(p) for p in app.theme_problems] == [f"{folder / 'broken.toml'}: primary: required, a colour such as \"#5FAFD7\""]
+        log = "\n".join(app.sync_pane.query_one("#sync-log").lines)
+        assert "theme skipped:" in log and "broken.toml" in log
+
+
+async def test_unknown_theme_setting_falls_back_to_the_default(ws, make_app):
+    app = make_app(ws, theme="nope")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        assert app.theme == "clawmem-dark"
+        assert any("no theme named 'nope'" in str(p) for p in app.theme_problems)

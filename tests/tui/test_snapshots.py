@@ -1,0 +1,180 @@
+"""Snapshots of each tab and of the key states, on the real engine over a temporary workspace.
+
+Deterministic by construction: the clock is fixed (tuikit.FIXED_NOW), animations and cursor
+blinking are off, the theme is fixed, and every path lives under the test's HOME so the app
+shows it as `~/…`. Each docstring says what a person should see; look at the report before
+accepting a change with --snapshot-update.
+"""
+
+from __future__ import annotations
+
+from textual.widgets import Input, TextArea
+
+from clawmem.engine import events as ev
+from tuikit import build_app, settle
+
+SIZE = (100, 30)
+
+
+def run(*keys: str, then=None):
+    """A run_before that lets the startup index finish, presses keys, and settles again."""
+
+    async def run_before(pilot) -> None:
+        await settle(pilot)
+        for key in keys:
+            await pilot.press(key)
+            await settle(pilot, 1)
+        if then is not None:
+            await then(pilot)
+        await settle(pilot)
+
+    return run_before
+
+
+def typed(text: str) -> list[str]:
+    return list(text)
+
+
+def test_search_results(ws, snap_compare):
+    """Search tab after typing "migration": the mode line says keyword-only and why, with how
+    to add a model; two results (2026-02-11 and 2026-02-10) with path:lines, source, score,
+    date and a one-line snippet where "migration" is highlighted; the preview on the right
+    shows the first result's lines with line numbers and a bar beside the matched lines."""
+    assert snap_compare(build_app(ws), run_before=run(*typed("migration")), terminal_size=SIZE)
+
+
+def test_search_explain_view(ws, snap_compare):
+    """After "a828e60" then F7: the right pane is titled "Why (F7 for the preview)" and lists
+    the keyword rank, BM25, how all terms matched, the keyword-only fusion and the chunk lines."""
+    assert snap_compare(build_app(ws), run_before=run(*typed("a828e60"), "f7"), terminal_size=SIZE)
+
+
+def test_search_empty_workspace(empty_ws, snap_compare):
+    """A workspace with no notes yet: an empty search box, the keyword-only line, and in the
+    preview "No memory indexed yet" with the hint to press ctrl+n for today's first note."""
+    assert snap_compare(build_app(empty_ws), run_before=run(), terminal_size=SIZE)
+
+
+def test_search_no_results_with_hidden_hits(ws, tiny_model, snap_compare):
+    """Hybrid mode with the tiny test model (weighted fusion): the mode line reads
+    "Hybrid: local / tiny"; "weather forecast" matches nothing above the threshold, so the
+    results are empty, the preview says "No matches." and that 5 results scored below the
+    threshold, and the line under the results says "5 hidden below the score threshold
+    (best 0.25) · F6 shows them"."""
+    app = build_app(ws, overrides={"provider": "local", "local.modelPath": str(tiny_model), "query.hybrid.fusion": "weighted"})
+    assert snap_compare(app, run_before=run(*typed("weather forecast")), terminal_size=SIZE)
+
+
+def test_search_80x24_keyword_only(ws, snap_compare):
+    """The smallest supported terminal, 80×24: search for "Priya" still shows the tabs, the
+    search box, the (wrapped) keyword-only line, results beside the preview, and the footer."""
+    assert snap_compare(build_app(ws), run_before=run(*typed("Priya")), terminal_size=(80, 24))
+
+
+def test_file_tab_tree_and_editor(ws, snap_compare):
+    """File tab after opening a search result for "lasagna": the tree shows MEMORY.md and
+    memory/projects.md on top, then Daily logs with 2026-02 (open, newest day first) above
+    2026-01; the header reads "memory/2026-02-10.md · lines …"; the editor shows the log with
+    Markdown highlighting and line numbers, cursor on the matched lines."""
+    assert snap_compare(build_app(ws), run_before=run(*typed("lasagna"), "enter"), terminal_size=SIZE)
+
+
+async def _edit(pilot) -> None:
+    pilot.app.open_file("MEMORY.md")
+    await settle(pilot)
+    editor = pilot.app.query_one("#editor", TextArea)
+    editor.move_cursor(editor.document.end)
+    await pilot.press(*typed("- Likes long walks"))
+
+
+def test_file_editor_dirty(ws, snap_compare):
+    """MEMORY.md with an unsaved line "- Likes long walks" at the end: the header says
+    "MEMORY.md · ● unsaved (ctrl+s)" in the warning colour and the footer's Save key is lit."""
+    assert snap_compare(build_app(ws), run_before=run(then=_edit), terminal_size=SIZE)
+
+
+async def _conflict(pilot) -> None:
+    await _edit(pilot)
+    ws = pilot.app.engine.workspace
+    (ws / "MEMORY.md").write_text((ws / "MEMORY.md").read_text() + "- Agent: birthday is 3 May\n")
+    await pilot.press("ctrl+s")
+
+
+def test_conflict_prompt(ws, snap_compare):
+    """Saving after the agent appended to MEMORY.md: a dialog "MEMORY.md changed on disk since
+    you opened it" with the difference (the agent's line in red, the user's line in green), what
+    each choice does, and the buttons Reload [r], Merge [m] (focused), Overwrite [o], Cancel."""
+    assert snap_compare(build_app(ws), run_before=run(then=_conflict), terminal_size=SIZE)
+
+
+def test_sync_tab_after_start(ws, snap_compare):
+    """Sync tab after the startup index: 5 files, 5 chunks, up to date, last sync just now,
+    keyword-only provider, sqlite-vec, watcher off; the job line and the event log at 09:30:00
+    say the index finished in <1s with 5 files indexed."""
+    assert snap_compare(build_app(ws), run_before=run("f4"), terminal_size=SIZE)
+
+
+async def _indexing(pilot) -> None:
+    # a long index run in progress, as the engine reports it (real event objects, fixed numbers)
+    app = pilot.app
+    for event in (
+        ev.JobStarted("index", "asked (ctrl+r)", 400, at=0.0),
+        ev.FileIndexed("memory/2026-02-09.md", 3, "added"),
+        ev.FileIndexed("MEMORY.md", 2, "updated"),
+        ev.Warning("invalid UTF-8 at byte 12; indexed with replacement characters", "memory/old.md"),
+        ev.Progress("files", 120, 400, 35.0, 8.0),
+    ):
+        app.post_engine_event(event)
+    await pilot.pause()
+
+
+def test_sync_indexing_in_progress(ws, snap_compare):
+    """Sync tab while an index runs: "Index: 120/400 files · 35/s · ETA 8s" above a progress
+    bar at 30 %, and the log lists the start, an added and an updated file and a warning."""
+    assert snap_compare(build_app(ws), run_before=run("f4", then=_indexing), terminal_size=SIZE)
+
+
+def test_config_tab(ws, snap_compare):
+    """Config tab: the config file line (not created yet), the provider and vector line, and a
+    table of every setting with its value and where it came from (workspace and provider from
+    flags, the rest defaults), the first row highlighted and its documentation below."""
+    assert snap_compare(build_app(ws), run_before=run("f5"), terminal_size=SIZE)
+
+
+async def _bad_value(pilot) -> None:
+    pilot.app.config_pane.edit("query.maxResults")
+    await pilot.pause()
+    pilot.app.screen.query_one(Input).value = "500"
+    await pilot.press("enter")
+
+
+def test_config_bad_value(ws, snap_compare):
+    """Editing query.maxResults to 500: the dialog stays open and shows in red
+    "query.maxResults: expected an integer from 1 to 200, got 500"; nothing is saved."""
+    assert snap_compare(build_app(ws), run_before=run("f5", then=_bad_value), terminal_size=SIZE)
+
+
+def test_first_run_offers_to_create_the_workspace(home_dirs, snap_compare):
+    """First run with nothing configured: a "Welcome to clawmem" dialog offering to create
+    ~/.openclaw/workspace with MEMORY.md and memory/, buttons Create [c] and Not now."""
+    assert snap_compare(build_app(None), run_before=run(), terminal_size=SIZE)
+
+
+def test_high_contrast_theme(ws, snap_compare):
+    """The search results for "Tokyo" in the high-contrast theme: black background, white text,
+    yellow focus borders and highlighted matches."""
+    assert snap_compare(build_app(ws, theme="clawmem-contrast"), run_before=run(*typed("Tokyo")), terminal_size=SIZE)
+
+
+def test_light_theme_file_tab(ws, snap_compare):
+    """The File tab in the light theme, MEMORY.md open: dark text on white, readable tree."""
+
+    async def open_memory(pilot):
+        pilot.app.open_file("MEMORY.md")
+
+    assert snap_compare(build_app(ws, theme="clawmem-light"), run_before=run(then=open_memory), terminal_size=SIZE)
+
+
+def test_help_screen(ws, snap_compare):
+    """F1: the help over the app, listing what each tab does and the key table with ids."""
+    assert snap_compare(build_app(ws), run_before=run("f1"), terminal_size=SIZE)
