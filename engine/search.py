@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -314,6 +315,9 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
             b.kw_rank, b.kw_bm25, b.kw_strict = c.kw_rank, c.kw_bm25, c.kw_strict
         else:
             by_id[c.id] = c
+    exact = exact_hits(store, query, opts) if mode == "hybrid" else {}
+    for cid in exact:
+        by_id.setdefault(cid, Candidate(cid))
     rows = load_rows(store, list(by_id))
     cands = []
     for c in by_id.values():
@@ -329,10 +333,11 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
             c.vec_rank = i if i <= opts.candidates else None
             if c.vec_rank is None:
                 c.vec_cos = c.vec_score = None
-        cands = [c for c in cands if c.vec_rank is not None or c.kw_rank is not None]
+        cands = [c for c in cands if c.vec_rank is not None or c.kw_rank is not None or c.id in exact]
     fuse(cands, opts, mode)
     if opts.decay:
         apply_decay(cands, opts)
+    pin_exact_hits(cands, exact, opts.min_score)
     cands.sort(key=lambda c: (-c.score, c.id))
     cands = merge_overlapping(cands, opts.merge_chars)
     if opts.mmr and len(cands) > 1:
@@ -360,6 +365,61 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
         "keyword": info,
         "ms": round((time.perf_counter() - t0) * 1000, 2),
     }
+
+
+EXACT_MAX_CHUNKS = 3  # an identifier found in at most this many chunks is "rare"
+
+
+def exact_tokens(query: str) -> list[str]:
+    """Query words that look like identifiers: an id mixing letters and digits (a828e60), a
+    number of 4+ digits, a name with underscores (OPENAI_API_KEY), an all-caps code (ENOENT)."""
+    out = []
+    for raw in re.findall(r"[A-Za-z0-9_]+", query):
+        word = raw.strip("_")
+        if len(word) < 4:
+            continue
+        digits = any(ch.isdigit() for ch in word)
+        letters = any(ch.isalpha() for ch in word)
+        if digits or "_" in word or (letters and word.isupper()):
+            out.append(word.lower())
+    return list(dict.fromkeys(out))
+
+
+def exact_hits(store: Store, query: str, opts: Options) -> dict[int, dict]:
+    """Chunks holding a rare identifier of the query: {chunk id: {token, chunks}}.
+
+    Vectors say little about ids, env vars and error codes, and a fused score can bury the
+    one chunk that names them (SPEC §3); the caller pins these near the top.
+    """
+    hits: dict[int, dict] = {}
+    date_sql, date_args = _date_sql(opts)
+    src_sql = f" and c.source in ({','.join('?' * len(opts.sources))})"
+    for tok in exact_tokens(query):
+        try:
+            ids = [r[0] for r in store.conn.execute(
+                "select f.rowid from chunks_fts f join chunks c on c.id = f.rowid left join files fl on fl.path = c.path"
+                f" where chunks_fts match ?{src_sql}{date_sql} limit ?",
+                (fts_query([tok], "AND"), *opts.sources, *date_args, EXACT_MAX_CHUNKS + 1),
+            )]
+        except OperationalError:
+            continue
+        if 0 < len(ids) <= EXACT_MAX_CHUNKS:
+            for cid in ids:
+                hits.setdefault(cid, {"token": tok, "chunks": len(ids)})
+    return hits
+
+
+def pin_exact_hits(cands: list[Candidate], hits: dict[int, dict], min_score: float) -> None:
+    """Lift the chunks naming a rare identifier to the best score of the others (at least the
+    threshold), so they come back in the top results whatever the vectors say."""
+    if not hits:
+        return
+    others = [c.score for c in cands if c.id not in hits]
+    floor = min(1.0, max([min_score, *others]) + 1e-6)
+    for c in cands:
+        if c.id in hits and c.score < floor:
+            c.parts["exact"] = {**hits[c.id], "scoreBefore": round(c.score, 4)}
+            c.score = floor
 
 
 def merge_overlapping(cands: list[Candidate], max_chars: int = 3200) -> list[Candidate]:

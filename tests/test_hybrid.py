@@ -1,0 +1,141 @@
+"""Hybrid search end to end on a tiny real model: the CLI, the JSON shape, fusion modes, one
+score scale, and rare exact tokens (SPEC §3, §5, §7)."""
+
+import json
+
+import pytest
+
+from helpers import run_cli, write
+
+TOPICS = [
+    "the server crash happened after the deploy, the server log shows an error",
+    "server error again: the deploy crashed the database server",
+    "crash report from the server: network error during deploy",
+    "the team plan for the server deploy and the crash fix",
+    "backup of the server database before the deploy",
+    "error in the server config after the update",
+    "dark mode theme for the editor and the terminal",
+    "flight to tokyo and hotel in paris",
+    "lasagna cheese recipe for dinner",
+    "the cat likes fish and milk",
+]
+
+
+@pytest.fixture
+def corpus(workspace):
+    for i, text in enumerate(TOPICS):
+        write(workspace / "memory" / f"2026-01-{i + 1:02d}.md", text + "\n")
+    # the one chunk with the rare id: its words say nothing about servers or crashes
+    write(workspace / "memory" / "2026-02-01.md", "commit a828e60 changed the font of the book\n")
+    return workspace
+
+
+def local_cfg(tiny_model, **more):
+    return {"provider": "local", "local.modelPath": str(tiny_model), **more}
+
+
+def test_cli_index_then_hybrid_search_json(corpus, tiny_model, tmp_path):
+    cfg = write(tmp_path / "config.toml", f'provider = "local"\n[local]\nmodelPath = "{tiny_model}"\n')
+    base = ("--workspace", str(corpus), "--config", str(cfg))
+    out = run_cli(*base, "index")
+    assert out.returncode == 0, out.stderr
+    assert "hybrid search with local (tiny-bert)" in out.stderr
+    res = run_cli(*base, "search", "tokyo", "flight", "--json")
+    assert res.returncode == 0, res.stderr
+    data = json.loads(res.stdout)
+    assert data["mode"] == "hybrid"
+    assert (data["provider"], data["model"], data["fallback"]) == ("local", "tiny-bert", None)
+    assert set(data) >= {"results", "mode", "provider", "model", "fallback", "hidden", "dateRange", "stale"}
+    assert set(data["hidden"]) == {"count", "bestScore"}
+    top = data["results"][0]
+    assert top["path"] == "memory/2026-01-08.md"
+    assert top["citation"] == f"Source: memory/2026-01-08.md#L{top['startLine']}-L{top['endLine']}"
+    assert all(0 <= r["score"] <= 1 for r in data["results"])
+    text = run_cli(*base, "search", "tokyo", "flight")
+    assert text.stdout.splitlines()[0] == "# hybrid (local/tiny-bert)"
+    st = json.loads(run_cli(*base, "status", "--json").stdout)
+    assert (st["provider"]["active"], st["provider"]["model"], st["provider"]["reason"]) == ("local", "tiny-bert", None)
+    assert st["vector"]["models"] == [{"provider": "local", "model": "tiny-bert", "dims": 64, "vectors": 11}]
+
+
+@pytest.mark.parametrize("fusion", ["weighted", "rrf"])
+@pytest.mark.parametrize("query", ["a828e60", "server crash a828e60", "what broke the server in a828e60"])
+def test_rare_exact_token_is_in_the_top_3(corpus, make_engine, tiny_model, fusion, query):
+    eng = make_engine(local_cfg(tiny_model, **{"query.hybrid.fusion": fusion}))
+    list(eng.index())
+    res = eng.search(query)
+    assert res["mode"] == "hybrid"
+    top3 = [r["path"] for r in res["results"][:3]]
+    assert "memory/2026-02-01.md" in top3, res["results"]
+
+
+@pytest.mark.parametrize("fusion", ["weighted", "rrf"])
+def test_scores_are_on_one_scale(corpus, make_engine, tiny_model, fusion):
+    eng = make_engine(local_cfg(tiny_model, **{"query.hybrid.fusion": fusion}))
+    list(eng.index())
+    res = eng.search("lasagna recipe", explain=True, show_hidden=True)
+    assert res["results"][0]["path"] == "memory/2026-01-09.md"
+    scores = [r["score"] for r in res["results"]]
+    assert all(0 <= s <= 1 for s in scores) and scores == sorted(scores, reverse=True)
+    ex = res["results"][0]["explain"]
+    assert ex["fusion"]["method"] == fusion
+    assert ex["vector"]["rank"] == 1 and ex["keyword"]["rank"] == 1
+
+
+def test_keyword_and_vector_candidates_both_count(corpus, make_engine, tiny_model):
+    # "hotel" only matches by keyword in one note; "cat" and "fish" only by words the model knows
+    eng = make_engine(local_cfg(tiny_model))
+    list(eng.index())
+    res = eng.search("fish cat", explain=True)
+    assert res["results"][0]["path"] == "memory/2026-01-10.md"
+    assert "vector" in res["results"][0]["explain"] and "keyword" in res["results"][0]["explain"]
+
+
+def test_min_score_hides_and_counts(corpus, make_engine, tiny_model):
+    eng = make_engine(local_cfg(tiny_model))
+    list(eng.index())
+    res = eng.search("lasagna", min_score=0.99)
+    shown = len(res["results"])
+    assert res["hidden"]["count"] >= 1 and res["hidden"]["bestScore"] < 0.99
+    everything = eng.search("lasagna", min_score=0.99, show_hidden=True)
+    assert len(everything["results"]) >= shown + 1
+
+
+def test_max_results(corpus, make_engine, tiny_model):
+    eng = make_engine(local_cfg(tiny_model))
+    list(eng.index())
+    assert len(eng.search("server", max_results=2)["results"]) == 2
+
+
+def test_vector_only_when_hybrid_is_off(corpus, make_engine, tiny_model):
+    eng = make_engine(local_cfg(tiny_model, **{"query.hybrid.enabled": False}))
+    list(eng.index())
+    res = eng.search("tokyo flight")
+    assert res["mode"] == "vector" and res["results"][0]["path"] == "memory/2026-01-08.md"
+
+
+def test_persistent_engine_searches_in_memory(corpus, make_engine, tiny_model):
+    eng = make_engine(local_cfg(tiny_model), persistent=True)
+    list(eng.index())
+    one = eng.search("tokyo flight")
+    write(corpus / "memory" / "2026-03-01.md", "tokyo flight moved to monday\n")
+    list(eng.index())
+    two = eng.search("tokyo flight")  # the in-memory vectors follow the index
+    assert one["mode"] == two["mode"] == "hybrid"
+    assert "memory/2026-03-01.md" in [r["path"] for r in two["results"][:2]]
+
+
+def test_exact_tokens_look_like_identifiers():
+    from clawmem.engine.search import exact_tokens
+
+    q = "what broke in a828e60 with OPENAI_API_KEY and ENOENT, ticket 4711, v2 of the API"
+    assert exact_tokens(q) == ["a828e60", "openai_api_key", "enoent", "4711"]
+    assert exact_tokens("dark mode theme") == []
+
+
+def test_pinned_hit_explains_itself(corpus, make_engine, tiny_model):
+    eng = make_engine(local_cfg(tiny_model, **{"query.hybrid.fusion": "weighted"}))
+    list(eng.index())
+    res = eng.search("server crash a828e60", explain=True)
+    hit = next(r for r in res["results"] if r["path"] == "memory/2026-02-01.md")
+    assert hit["explain"]["exact"]["token"] == "a828e60" and hit["explain"]["exact"]["chunks"] == 1
