@@ -41,6 +41,27 @@ def read_holder(index_path: Path) -> dict | None:
         return None
 
 
+def current_holder(index_path: Path) -> dict | None:
+    """Who holds the writer lock right now, or None when nobody does.
+
+    Unlike read_holder, this asks the kernel: a writer killed with SIGKILL leaves its
+    holder info in the file, but not its flock.
+    """
+    try:
+        fd = os.open(lock_path(index_path), os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return read_holder(index_path) or {}
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
 class WriterLock:
     def __init__(self, index_path: Path, command: str | None = None):
         self.path = lock_path(index_path)

@@ -52,10 +52,19 @@ def _is_regular_md(p: Path) -> bool:
 
 def walk_md(root: Path, errors: list[str] | None = None) -> list[Path]:
     """All regular `.md` files under `root`, depth first, never through a symlink."""
-    found: list[Path] = []
-    stack = [root]
+    return [Path(a) for a, _ in _walk_rel(str(root), errors)]
+
+
+def _walk_rel(root: str, errors: list[str] | None) -> list[tuple[str, str]]:
+    """(absolute path, path relative to root with "/") of the `.md` files under root.
+
+    Relative paths are built while walking: no per-file relpath/realpath, which made a
+    listing of 5000 files cost ~80 ms (the reconciliation scan and `status` run it often).
+    """
+    found: list[tuple[str, str]] = []
+    stack = [(root, "")]
     while stack:
-        d = stack.pop()
+        d, rel = stack.pop()
         try:
             with os.scandir(d) as it:
                 entries = sorted(it, key=lambda e: e.name)
@@ -69,40 +78,52 @@ def walk_md(root: Path, errors: list[str] | None = None) -> list[Path]:
                 continue
             if e.is_dir(follow_symlinks=False):
                 if e.name not in IGNORED_DIRS:
-                    subdirs.append(Path(e.path))
+                    subdirs.append((e.path, rel + e.name + "/"))
             elif e.is_file(follow_symlinks=False) and e.name.endswith(".md"):
-                found.append(Path(e.path))
+                found.append((e.path, rel + e.name))
         stack.extend(reversed(subdirs))
     return found
 
 
 def list_memory_files(workspace: Path, extra_paths: list[str], errors: list[str] | None = None) -> list[SourceFile]:
     workspace = Path(workspace)
-    candidates: list[Path] = []
-    for name in ("MEMORY.md", "memory.md"):
-        if _is_regular_md(workspace / name):
-            candidates.append(workspace / name)
-    mem = workspace / "memory"
-    if mem.is_dir() and not mem.is_symlink():
-        candidates.extend(walk_md(mem, errors))
-    for p in normalize_extra_paths(workspace, extra_paths):
-        if p.is_symlink():
-            continue
-        if p.is_dir():
-            candidates.extend(walk_md(p, errors))
-        elif _is_regular_md(p):
-            candidates.append(p)
-    seen: set[str] = set()
-    out: list[SourceFile] = []
-    for p in candidates:
+    # (absolute path, real path: the duplicate key, display path)
+    candidates: list[tuple[str, str, str]] = []
+
+    def add_file(p: Path) -> None:
         try:
             key = os.path.realpath(p)
         except OSError:
             key = str(p)
+        candidates.append((str(p), key, display_path(workspace, p)))
+
+    def add_tree(root: Path) -> None:
+        # the walk never follows a symlink, so a file's real path is its root's plus the relative part
+        real, shown = os.path.realpath(root), display_path(workspace, root)
+        prefix = "" if shown == "." else shown + "/"
+        for abs_p, rel in _walk_rel(str(root), errors):
+            candidates.append((abs_p, real + "/" + rel, prefix + rel))
+
+    for name in ("MEMORY.md", "memory.md"):
+        if _is_regular_md(workspace / name):
+            add_file(workspace / name)
+    mem = workspace / "memory"
+    if mem.is_dir() and not mem.is_symlink():
+        add_tree(mem)
+    for p in normalize_extra_paths(workspace, extra_paths):
+        if p.is_symlink():
+            continue
+        if p.is_dir():
+            add_tree(p)
+        elif _is_regular_md(p):
+            add_file(p)
+    seen: set[str] = set()
+    out: list[SourceFile] = []
+    for abs_p, key, shown in candidates:
         if key in seen:
             continue
         seen.add(key)
-        out.append(SourceFile(display_path(workspace, p), p, "memory"))
+        out.append(SourceFile(shown, Path(abs_p), "memory"))
     return out
 
 
