@@ -1,0 +1,68 @@
+"""The log file: a rotated file in the platform state dir (`clawmem.engine.api.log_path()`).
+
+The engine never prints. Long-lived front ends (`clawmem watch`, the TUI) call `setup()`
+once to send the "clawmem" loggers to the file; library use without `setup()` logs
+nowhere (a NullHandler keeps Python from printing warnings to stderr over a TUI).
+Every message goes through the transcript redactor first, so an API key that slipped
+into an error message never reaches the file.
+"""
+
+from __future__ import annotations
+
+import logging
+import logging.handlers
+import os
+from pathlib import Path
+
+from . import events as ev
+from .sessions import redact
+
+LOGGER = "clawmem"
+MAX_BYTES = 1_000_000
+BACKUPS = 3
+
+logging.getLogger(LOGGER).addHandler(logging.NullHandler())
+
+
+class _Redacting(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return redact(super().format(record))
+
+
+def setup(path: Path | None = None, level: int = logging.INFO) -> Path:
+    """Send the clawmem loggers to a rotated, owner-only file; idempotent. Returns the path."""
+    from .api import log_path
+    from .paths import private_dir
+
+    path = Path(path) if path else log_path()
+    logger = logging.getLogger(LOGGER)
+    for h in list(logger.handlers):
+        if isinstance(h, logging.handlers.RotatingFileHandler):
+            if Path(h.baseFilename) == path.resolve():
+                return path
+            logger.removeHandler(h)  # one log file per process: the newest setup wins
+            h.close()
+    private_dir(path.parent)
+    if not path.exists():
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+    handler = logging.handlers.RotatingFileHandler(path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8")
+    handler.setFormatter(_Redacting("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(level)
+    return path
+
+
+def level_of(e: ev.Event) -> int:
+    if isinstance(e, ev.Error):
+        return logging.ERROR
+    if isinstance(e, (ev.Warning, ev.ProviderSwitched)):
+        return logging.WARNING
+    if isinstance(e, ev.WatcherState) and e.state == "restarted":
+        return logging.WARNING
+    if isinstance(e, ev.Progress):
+        return logging.DEBUG
+    return logging.INFO
+
+
+def log_event(e: ev.Event, logger: logging.Logger | None = None) -> None:
+    (logger or logging.getLogger(LOGGER)).log(level_of(e), "%s", e.describe())
