@@ -261,9 +261,17 @@ def cmd_index(args) -> int:
     eng = _engine(args)
     out = ProgressLine(quiet=args.quiet)
     finished = None
+    from clawmem.engine import logs
+
+    try:
+        logs.setup()  # warnings of a background (--quiet) index end up in the log file
+    except OSError:
+        pass
     try:
         for e in eng.index(force=args.force, reason="cli"):
             render_event(e, out)
+            if isinstance(e, (ev.Warning, ev.Error, ev.ProviderSwitched, ev.JobFinished)):
+                logs.log_event(e)
             if isinstance(e, ev.JobFinished):
                 finished = e
     except LockBusy as exc:
@@ -295,6 +303,10 @@ def cmd_search(args) -> int:
 
     query = " ".join(args.query)
     eng = _engine(args)
+    # a stale index is brought up to date by a detached `clawmem index`; this search does not wait
+    from clawmem.engine.sync import spawn_background_index
+
+    eng.sync_hook = lambda _reason: spawn_background_index(eng)
     try:
         res = eng.search(query, max_results=args.max_results, min_score=args.min_score, now=args.now, after=args.after,
                          before=args.before, explain=args.explain, show_hidden=args.show_hidden,
