@@ -1,0 +1,202 @@
+"""Hybrid search latency at 10k and 100k chunks of 384-d vectors (issue 3).
+
+An index is built directly (synthetic daily-log text in FTS5, random unit vectors in the
+model's tables: latency does not depend on what the vectors mean), then, in one run:
+
+- the floor: a bare numpy matrix-vector product over the same vectors (and with top-k);
+- the vector stage: the engine's `vector_candidates` with an in-memory numpy matrix, with
+  sqlite-vec KNN (`MATCH … AND k = ?`), and with numpy loading the vectors per search (the
+  fallback when sqlite-vec cannot load);
+- the whole search (`Engine.search`, keyword + vector + fusion + snippets) in a long-lived
+  engine (persistent=True: numpy in memory) and a one-shot one (persistent=False: sqlite-vec).
+
+The query embedding is a fixed random vector (no model), and the freshness check is left
+out (bench_core.py measures it): what is timed is the search itself.
+
+    python bench/bench_vector.py                     # 10k and 100k chunks
+    python bench/bench_vector.py --sizes 2000 --queries 20   # a quick check
+
+Check `uptime` first: timings taken while other heavy work runs mean little here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT))
+from corpus import TOPICS, line  # noqa: E402
+
+DIMS = 384
+
+
+def isolate(tmp: Path) -> None:
+    for var, sub in (("XDG_CONFIG_HOME", "config"), ("XDG_DATA_HOME", "data"), ("XDG_CACHE_HOME", "cache"), ("XDG_STATE_HOME", "state")):
+        os.environ[var] = str(tmp / sub)
+    os.environ.pop("OPENCLAW_STATE_DIR", None)
+    os.environ["HOME"] = str(tmp / "home")
+
+
+def stats(ms: list[float]) -> str:
+    xs = sorted(ms)
+    p95 = xs[min(len(xs) - 1, int(round(0.95 * (len(xs) - 1))))]
+    return f"p50 {statistics.median(xs):7.2f} ms  p95 {p95:7.2f} ms"
+
+
+def p95(ms: list[float]) -> float:
+    xs = sorted(ms)
+    return xs[min(len(xs) - 1, int(round(0.95 * (len(xs) - 1))))]
+
+
+def build(cfg, n: int, provider) -> np.ndarray:
+    """An index of n chunks (20 per daily file) with random unit vectors for `provider`."""
+    from clawmem.engine.indexer import _pick_reference_sample
+    from clawmem.engine.store import Store, index_meta
+    from clawmem.engine.text import index_tokens
+
+    rng = random.Random(1)
+    vecs = np.random.default_rng(2).standard_normal((n, DIMS)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    st = Store(cfg.store_path(), write=True)
+    st.ensure_schema()
+    st.set_meta("index", json.dumps(index_meta(cfg)))
+    conn = st.conn
+    conn.execute("begin")
+    mid = st.model_id(provider.fingerprint(), provider.id, provider.model, provider.endpoint, DIMS)
+    for i in range(n):
+        day = f"2020-01-01+{i // 20}"
+        path = f"memory/{i // 20:06d}.md"
+        if i % 20 == 0:
+            conn.execute(
+                "insert into files(path, source, abspath, hash, mtime_ns, size, day, indexed_at, chunks) values (?,?,?,?,?,?,?,?,?)",
+                (path, "memory", "/nonexistent/" + path, "x", 0, 0, None, 0.0, 20),
+            )
+        text = "\n".join(line(rng) for _ in range(10))
+        cur = conn.execute(
+            "insert into chunks(path, source, start_line, end_line, hash, text) values (?,?,?,?,?,?)",
+            (path, "memory", (i % 20) * 10 + 1, (i % 20) * 10 + 10, f"h{i}", text),
+        )
+        conn.execute("insert into chunks_fts(rowid, tokens) values (?, ?)", (cur.lastrowid, " ".join(index_tokens(text))))
+        _ = day
+    ids = [r[0] for r in conn.execute("select id from chunks order by id")]
+    st.put_vectors(mid, list(zip(ids, vecs)))
+    _pick_reference_sample(st, mid)
+    conn.execute("commit")
+    st.close()
+    return vecs
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", default="10000,100000")
+    ap.add_argument("--queries", type=int, default=60)
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="clawmem-bench-vector-"))
+    try:
+        isolate(tmp)
+        print(f"# load {' '.join(f'{x:.2f}' for x in os.getloadavg())}, {os.cpu_count()} cores, numpy {np.__version__}")
+        for n in (int(s) for s in args.sizes.split(",")):
+            run_size(tmp / f"n{n}", n, args.queries)
+        print(f"# load after {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+class FixedQuery:
+    """Stands in for an embedding model: the query vector is whatever the benchmark set last."""
+
+    id, model, endpoint, dims = "openai", "random-384", "bench", DIMS
+    vector: np.ndarray = np.zeros(DIMS, dtype=np.float32)
+
+    def fingerprint(self) -> str:
+        from clawmem.engine.embeddings import fingerprint
+
+        return fingerprint(self.id, self.model, self.endpoint)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.vector
+
+    def close(self) -> None:
+        pass
+
+
+def run_size(tmp: Path, n: int, n_queries: int) -> None:
+    from clawmem.engine import Engine, load_config
+    from clawmem.engine import search as search_mod
+    from clawmem.engine.store import Store
+
+    (tmp / "ws" / "memory").mkdir(parents=True)
+    cfg = load_config(None, workspace=str(tmp / "ws"), overrides={"provider": "openai", "remote.apiKey": "unused", "store.path": str(tmp / "index.sqlite")})
+    prov = FixedQuery()
+    t0 = time.perf_counter()
+    vecs = build(cfg, n, prov)
+    print(f"\n## {n} chunks x {DIMS} dims (built in {time.perf_counter() - t0:.1f} s)")
+
+    rng = np.random.default_rng(3)
+    qvecs = rng.standard_normal((n_queries, DIMS)).astype(np.float32)
+    qvecs /= np.linalg.norm(qvecs, axis=1, keepdims=True)
+    words = random.Random(4)
+    texts = [" ".join(words.sample(TOPICS, 2)) for _ in range(n_queries)]
+
+    prov.vector = qvecs[0]
+    engines = {}
+    for name, persistent in (("persistent (numpy in memory)", True), ("one-shot (sqlite-vec KNN)", False)):
+        eng = Engine(cfg, persistent=persistent)
+        eng._providers["openai"] = prov
+        eng.search(texts[0], stale_check=False)  # warm: opens the index, loads the matrix once
+        engines[name] = eng
+
+    st = Store(cfg.store_path())
+    side_info = engines["one-shot (sqlite-vec KNN)"]._vector_side(st)[0]
+    mid = side_info.model_id
+    ids, mat = st.load_matrix(mid)
+    opts = engines["one-shot (sqlite-vec KNN)"].options()
+    k = opts.candidates
+    timings: dict[str, list[float]] = {}
+
+    def timed(label, fn):
+        t = time.perf_counter()
+        fn()
+        timings.setdefault(label, []).append((time.perf_counter() - t) * 1000)
+
+    mem_side = search_mod.VectorSide(prov, mid, reference=side_info.reference, matrix=(ids, mat))
+    knn_side = search_mod.VectorSide(prov, mid, reference=side_info.reference)
+    loaded = search_mod.VectorSide(prov, mid, reference=side_info.reference)
+    for qi in range(n_queries):
+        q = qvecs[qi]
+        prov.vector = q
+        # interleaved, so drift from other work hits every line alike
+        timed("bare numpy product (mat @ q)", lambda: mat @ q)
+        timed("bare numpy product + top-k", lambda: np.argpartition(-(mat @ q), k)[:k])
+        timed("vector stage: numpy in memory", lambda: search_mod.vector_candidates(st, mem_side, q, opts, None))
+        timed("vector stage: sqlite-vec KNN", lambda: search_mod.vector_candidates(st, knn_side, q, opts, None))
+        if qi < max(5, n_queries // 6):  # slow: a few samples are enough
+            timed("vector stage: numpy loading vectors per search", lambda: search_mod.vector_candidates(st, loaded, q, opts, None))
+        for name, eng in engines.items():
+            timed(f"whole search: {name}", lambda: eng.search(texts[qi], stale_check=False))
+    for label, ms in timings.items():
+        print(f"{label:52s} {stats(ms)}  ({len(ms)} runs)")
+    floor = p95(timings["bare numpy product (mat @ q)"])
+    for name in engines:
+        ratio = p95(timings[f"whole search: {name}"]) / floor
+        print(f"whole search p95 / bare product p95, {name}: {ratio:.2f}x (target <= 1.5x)")
+    st.close()
+    for eng in engines.values():
+        eng.close()
+    _ = vecs
+
+
+if __name__ == "__main__":
+    sys.exit(main())
