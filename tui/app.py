@@ -140,11 +140,11 @@ class ClawmemApp(App):
         self._start()
 
     def _start(self) -> None:
-        self.request_index("start")
+        # with the watcher (engine.sync) running, it syncs at start itself
+        if not (self.settings.watch and self.start_watch()):
+            self.request_index("start")
         self.load_files()
         self.load_status()
-        if self.settings.watch:
-            self.start_watch()
 
     def shorten(self, path: str) -> str:
         """Paths as people read them: the home folder as ~."""
@@ -170,12 +170,9 @@ class ClawmemApp(App):
 
     def request_index(self, reason: str, force: bool = False) -> None:
         """Bring the index up to date now, or right after the run in progress."""
-        if self.syncer is not None and not force:
-            try:
-                self.syncer.request(reason)
-                return
-            except Exception:
-                pass
+        if self.syncer is not None:
+            self.syncer.request("rebuild" if force else reason)
+            return
         if self._index_running:
             prior = self._index_again
             self._index_again = (reason, force or bool(prior and prior[1]))
@@ -207,7 +204,8 @@ class ClawmemApp(App):
         if self.engine.freshness()["dirty"]:
             self.post_message(IndexRequested("files changed on disk"))
 
-    def start_watch(self) -> None:
+    def start_watch(self) -> bool:
+        """Keep the index fresh while the app runs; True when the engine's watcher runs."""
         try:
             from clawmem.engine.sync import Syncer  # the watcher, when the engine has it
         except ImportError:
@@ -217,13 +215,14 @@ class ClawmemApp(App):
                 self.syncer = Syncer(self.engine, on_event=self.post_engine_event)
                 self.syncer.start()
                 self.sync_pane.set_watcher("running")
-                return
+                return True
             except Exception as exc:
                 self.syncer = None
                 self.sync_pane.log_line(f"watcher could not start ({exc}); checking for changes every {POLL_SECONDS:.0f} s")
         if self._poll_timer is None:
             self._poll_timer = self.set_interval(POLL_SECONDS, self._check_freshness)
         self.sync_pane.set_watcher(f"polling (a stat check every {POLL_SECONDS:.0f} s)")
+        return False
 
     def stop_watch(self) -> None:
         if self.syncer is not None:
@@ -422,7 +421,10 @@ class ClawmemApp(App):
         if new.animation != old.animation:
             self.animation_level = new.animation  # type: ignore[assignment]
         if new.watch != old.watch:
-            self.start_watch() if new.watch else self.stop_watch()
+            if new.watch:
+                self.start_watch()
+            else:
+                self.stop_watch()
 
     def apply_config(self, cfg, reindex: bool) -> None:
         self.engine.reload_config(cfg)

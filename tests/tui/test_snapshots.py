@@ -134,23 +134,38 @@ def test_sync_indexing_in_progress(ws, snap_compare):
     assert snap_compare(build_app(ws), run_before=run("f4", then=_indexing), terminal_size=SIZE)
 
 
-def test_config_tab(ws, snap_compare):
-    """Config tab: the config file line (not created yet), the provider and vector line, and a
-    table of every setting with its value and where it came from (workspace and provider from
-    flags, the rest defaults), the first row highlighted and its documentation below."""
-    assert snap_compare(build_app(ws), run_before=run("f5"), terminal_size=SIZE)
+async def _filter(pilot, text: str) -> None:
+    pilot.app.config_pane.query_one("#config-filter", Input).value = text
+    await settle(pilot, 1)
+    pilot.app.config_pane.query_one("#config-table").focus()
+
+
+def test_config_tab(ws, home_dirs, snap_compare):
+    """Config tab with the filter "ui.": the config file line, the provider and vector line,
+    the filter box, and the app's own settings with their values and where they came from
+    (theme and animation from the file, the rest defaults), the first row highlighted and its
+    documentation below. (Filtered so that engine keys added later do not change the picture.)"""
+    config = home_dirs / ".config" / "clawmem" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('# mine\n[ui]\ntheme = "clawmem-dark"\nanimation = "none"\n')
+
+    async def then(pilot):
+        await _filter(pilot, "ui.")
+
+    assert snap_compare(build_app(ws), run_before=run("f5", then=then), terminal_size=SIZE)
 
 
 async def _bad_value(pilot) -> None:
-    pilot.app.config_pane.edit("query.maxResults")
+    await _filter(pilot, "maxResults")
+    await pilot.press("enter")
     await pilot.pause()
     pilot.app.screen.query_one(Input).value = "500"
     await pilot.press("enter")
 
 
 def test_config_bad_value(ws, snap_compare):
-    """Editing query.maxResults to 500: the dialog stays open and shows in red
-    "query.maxResults: expected an integer from 1 to 200, got 500"; nothing is saved."""
+    """Editing query.maxResults (Enter on the filtered row) to 500: the dialog stays open and
+    shows in red "query.maxResults: expected an integer from 1 to 200, got 500"; nothing is saved."""
     assert snap_compare(build_app(ws), run_before=run("f5", then=_bad_value), terminal_size=SIZE)
 
 

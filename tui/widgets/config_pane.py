@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable, Input, Static
 
 from clawmem.engine import config as config_mod
 
@@ -45,27 +45,38 @@ class ConfigPane(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static("", id="config-head", markup=False)
+        yield Input(placeholder="Filter settings (e.g. query, ui.)", id="config-filter")
         table: DataTable = DataTable(id="config-table", cursor_type="row", zebra_stripes=False)
         yield table
         yield Static("", id="config-doc", markup=False)
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        table.add_columns("Setting", "Value", "From")
+        self.query_one("#config-filter", Input).cursor_blink = self.cm.settings.blinkingCursor
+        self.reload()
+
+    def rows(self) -> list[tuple[str, str, str]]:
+        """(setting, shown value, where it came from) for every engine key, then the app's own."""
+        cfg = self.cm.engine.cfg
+        out = [(key, show_value(value), short_source(source)) for key, value, source in cfg.effective()]
+        file_ui = cfg.ui or {}
+        for name in ui_settings.NAMES:
+            out.append((f"ui.{name}", show_value(getattr(self.cm.settings, name)), "file" if name in file_ui else "default"))
+        return out
+
+    @on(Input.Changed, "#config-filter")
+    def _filter(self) -> None:
         self.reload()
 
     def reload(self) -> None:
-        cfg = self.cm.engine.cfg
         table = self.query_one(DataTable)
         row = table.cursor_row
-        table.clear()
-        for key, value, source in cfg.effective():
-            table.add_row(key, show_value(value), short_source(source), key=key)
-        file_ui = cfg.ui or {}
-        for name in ui_settings.NAMES:
-            value = getattr(self.cm.settings, name)
-            table.add_row(f"ui.{name}", show_value(value), "file" if name in file_ui else "default", key=f"ui.{name}")
-        if row:
+        table.clear(columns=True)  # columns too: their widths follow the rows shown
+        table.add_columns("Setting", "Value", "From")
+        wanted = self.query_one("#config-filter", Input).value.strip().lower()
+        for key, value, source in self.rows():
+            if wanted in key.lower():
+                table.add_row(key, value, source, key=key)
+        if row and table.row_count:
             table.move_cursor(row=min(row, table.row_count - 1))
         self._render_head()
 

@@ -157,7 +157,7 @@ class SyncPane(Vertical):
         self.log_line(f"error: {error}")
 
     def action_reindex(self) -> None:
-        self.cm.request_index("asked (ctrl+r)")
+        self.cm.request_index("manual")
 
     def action_rebuild(self) -> None:
-        self.cm.request_index("asked (F9)", force=True)
+        self.cm.request_index("rebuild", force=True)

@@ -1,0 +1,44 @@
+"""End to end in a real terminal (tmux, TERM=xterm-256color, keys only): open, search, open a
+file at the match, append to today's log, quit."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from tmuxkit import Terminal, app_argv, app_env, have_tmux
+
+pytestmark = pytest.mark.skipif(not have_tmux(), reason="tmux is not installed")
+
+
+def test_open_search_open_file_append_and_quit(ws, home_dirs):
+    config = home_dirs / ".config" / "clawmem" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('provider = "none"\n\n[ui]\nwatch = false\n')
+    term = Terminal(app_argv(ws), app_env(home_dirs))
+    try:
+        term.wait_for(lambda s: "Search F2" in s and "Type to search 5 files" in s)
+        term.type("migration")
+        screen, _ = term.wait_for(lambda s: "memory/2026-02-11.md:" in s)
+        assert "Keyword-only" in screen
+        term.send("Enter")
+        screen, _ = term.wait_for(lambda s: "memory/2026-02-11.md · lines" in s)
+        assert "Fixed the migration" in screen
+        term.send("C-n")
+        term.wait_for(lambda s: "New entry in memory/" in s)
+        term.type("Watered the tomatoes from tmux")
+        term.send("Enter")
+        today = ws / "memory" / f"{dt.date.today().isoformat()}.md"
+        screen, _ = term.wait_for(lambda s: "Watered the tomatoes from tmux" in s and today.exists())
+        assert "Watered the tomatoes from tmux" in today.read_text()
+        term.send("F2")
+        term.wait_for(lambda s: "Hidden" in s)  # the Search tab's keys are in the footer
+        term.send("C-u")  # clear the search box
+        term.wait_for(lambda s: "Search memory…" in s)
+        term.type("tomatoes tmux")
+        term.wait_for(lambda s: f"memory/{today.name}:" in s)
+        term.send("C-q")
+        term.wait_for(lambda s: term.dead(), timeout=10)
+    finally:
+        term.close()
