@@ -222,7 +222,8 @@ class Engine:
         if best is None:
             errs = [f"{n}: {e}" if not e.startswith(n) else e for n, e in self._provider_errors.items()]
             first = usable[0].name
-            info["reason"] = "; ".join(errs) if errs else f"no vectors indexed yet for {first} (run `clawmem index`)"
+            note = self._providers[first].not_ready() if first in self._providers else None
+            info["reason"] = "; ".join(errs) if errs else note or f"no vectors indexed yet for {first} (run `clawmem index`)"
             return None, info
         _, order, prov, m = best
         side = search_mod.VectorSide(prov, m["id"])
@@ -526,6 +527,7 @@ class Engine:
         plan = self.plan()
         if not plan.usable():
             return
+        self._provider_errors.clear()  # every index run gives failed providers another chance
         chain = ProviderChain(plan, self._providers)
         for name, why in chain.failures:
             self._provider_errors[name] = why

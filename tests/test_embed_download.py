@@ -143,7 +143,9 @@ def test_search_never_downloads(hub, workspace, make_engine):
     assert gets(hub) == []
     assert res["mode"] == "keyword"
     assert res["results"][0]["path"] == "memory/a.md"
-    assert res["reason"] == "no vectors indexed yet for local (run `clawmem index`)"
+    assert res["reason"] == f"local: {URI} is not downloaded yet; run `clawmem index` to download it"
+    assert eng.status()["provider"]["reason"].endswith(f"local: {URI} is not downloaded yet; run `clawmem index` to download it")
+    assert gets(hub) == []
 
 
 def test_cli_index_shows_download_progress(hub, workspace, tmp_path):

@@ -49,6 +49,10 @@ class Provider:
         progress events. The indexer calls it; a search never does."""
         return iter(())
 
+    def not_ready(self) -> str | None:
+        """Why this provider cannot embed yet without `prepare()` (a model to download), if so."""
+        return None
+
     def fingerprint(self) -> str:
         return fingerprint(self.id, self.model, self.endpoint)
 

@@ -149,6 +149,11 @@ class LocalProvider(Provider):
             raise ProviderError(f"local: {outcome['error']}")
         self.endpoint = file_identity(self.path)
 
+    def not_ready(self) -> str | None:
+        if self.uri and not self.path.is_file():
+            return f"local: {self.uri} is not downloaded yet; run `clawmem index` to download it"
+        return None
+
     # ------------------------------------------------------------------ the model
 
     def _load(self):
