@@ -20,7 +20,7 @@ DOCS = {
     "watch": "keep the index fresh while the app runs (file watcher)",
     "animation": "none, basic or full (none is kindest over slow SSH links)",
     "blinkingCursor": "blink the cursor in inputs and the editor",
-    "searchDelayMs": "pause after a keystroke before searching, in milliseconds",
+    "searchDelayMs": "extra pause after a keystroke before searching, in ms (0: at once, one search at a time)",
     "logLines": "lines kept in the Sync tab's log",
 }
 
@@ -32,7 +32,7 @@ class UISettings:
     watch: bool = True
     animation: str = "none"
     blinkingCursor: bool = True
-    searchDelayMs: int = 120
+    searchDelayMs: int = 0
     logLines: int = 2000
 
     def with_value(self, name: str, value: Any) -> "UISettings":

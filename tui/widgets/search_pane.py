@@ -116,6 +116,8 @@ class SearchPane(Vertical):
         self.show_hidden = False
         self.show_explain = False
         self._timer: Timer | None = None
+        self._inflight = False
+        self._pending: tuple[int, str] | None = None
         self._terms: list[str] = []
 
     @property
@@ -153,16 +155,24 @@ class SearchPane(Vertical):
         delay = self.cm.settings.searchDelayMs / 1000
         seq = self.seq
         if delay <= 0:
-            self._search(seq, query, self.show_hidden)
+            self._submit(seq, query)
         else:
-            self._timer = self.set_timer(delay, lambda: self._search(seq, query, self.show_hidden))
+            self._timer = self.set_timer(delay, lambda: self._submit(seq, query))
+
+    def _submit(self, seq: int, query: str) -> None:
+        """One search at a time, the latest query next: fast when idle, no pile-up when typing."""
+        if self._inflight:
+            self._pending = (seq, query)
+            return
+        self._inflight = True
+        self._search(seq, query, self.show_hidden)
 
     def refresh_search(self) -> None:
         """Run the current query again (after an index run or a save)."""
         query = self.query_one(Input).value.strip()
         if query:
             self.seq += 1
-            self._search(self.seq, query, self.show_hidden)
+            self._submit(self.seq, query)
 
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
     def _search(self, seq: int, query: str, show_hidden: bool) -> None:
@@ -179,6 +189,11 @@ class SearchPane(Vertical):
     @on(SearchDone)
     def _search_done(self, msg: SearchDone) -> None:
         msg.stop()
+        self._inflight = False
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            if pending[0] == self.seq:
+                self._submit(*pending)
         if msg.seq != self.seq:
             return  # a slower, older answer: a newer query has been typed since
         if msg.error:
