@@ -37,6 +37,7 @@ from .widgets.search_pane import SearchPane
 from .widgets.sync_pane import SyncPane
 
 POLL_SECONDS = 5.0  # freshness check (stat only) when watching without engine.sync
+STATUS_SECONDS = 10.0  # status refresh while watching
 TABS = ("search", "file", "sync", "config")
 # settings whose change means the index must be brought up to date
 INDEX_KEYS = ("workspace", "agentId", "extraPaths", "sources", "sessions.includeArchives", "chunking.tokens",
@@ -68,6 +69,7 @@ class ClawmemApp(App):
         self._index_running = False
         self._index_again: tuple[str, bool] | None = None
         self._poll_timer = None
+        self._status_timer = None
         self._started_up = False
         themes, self.theme_problems = load_themes()
         for theme in themes:
@@ -206,6 +208,8 @@ class ClawmemApp(App):
 
     def start_watch(self) -> bool:
         """Keep the index fresh while the app runs; True when the engine's watcher runs."""
+        if self._status_timer is None:  # freshness (files behind, watcher) stays current on screen
+            self._status_timer = self.set_interval(STATUS_SECONDS, self.load_status)
         try:
             from clawmem.engine.sync import Syncer  # the watcher, when the engine has it
         except ImportError:
@@ -225,6 +229,9 @@ class ClawmemApp(App):
         return False
 
     def stop_watch(self) -> None:
+        if self._status_timer is not None:
+            self._status_timer.stop()
+            self._status_timer = None
         if self.syncer is not None:
             try:
                 self.syncer.stop()

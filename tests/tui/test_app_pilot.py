@@ -297,3 +297,49 @@ async def test_palette_lists_our_commands_and_keeps_the_system_ones(ws, make_app
 async def test_stale_search_clock_is_the_fixed_one(ws, make_app):
     app = make_app(ws)
     assert app.clock() == FIXED_NOW
+
+
+async def test_hidden_results_are_counted_and_shown_on_request(ws, make_app, tiny_model):
+    app = make_app(ws, overrides={"provider": "local", "local.modelPath": str(tiny_model), "query.hybrid.fusion": "weighted"})
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await type_query(pilot, "weather forecast")
+        pane = app.search_pane
+        assert pane.result["mode"] == "hybrid" and pane.result["results"] == []
+        assert pane.result["hidden"]["count"] == 5
+        assert "5 hidden below the score threshold" in str(pane.query_one("#hidden-line").render())
+        assert str(pane.query_one("#mode-line").render()).startswith("Hybrid: local / tiny")
+        await pilot.press("f6")
+        await settle(pilot)
+        assert len(pane.result["results"]) == 5
+        assert pane.query_one("#results", OptionList).option_count == 5
+        assert "Showing the results below the score threshold" in str(pane.query_one("#hidden-line").render())
+
+
+async def test_markdown_view_toggle_and_read_back(ws, make_app):
+    from textual.widgets import ContentSwitcher, Markdown
+
+    app = make_app(ws)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app.open_file("memory/projects.md")
+        await settle(pilot)
+        await pilot.press("ctrl+l")
+        await pilot.pause()
+        assert app.query_one("#file-switcher", ContentSwitcher).current == "md-view"
+        assert "Garden" in app.query_one("#markdown", Markdown).source
+        await pilot.press("ctrl+l")
+        await pilot.pause()
+        assert app.query_one("#editor").has_focus
+
+
+async def test_tree_groups_daily_logs_by_month_newest_first(ws, make_app):
+    app = make_app(ws)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        root = app.query_one("#file-tree").root
+        labels = [str(n.label) for n in root.children]
+        assert labels == ["MEMORY.md", "memory/projects.md", "Daily logs"]
+        months = root.children[2].children
+        assert [str(m.label) for m in months] == ["2026-02", "2026-01"]
+        assert [n.data for n in months[0].children] == ["memory/2026-02-11.md", "memory/2026-02-10.md"]

@@ -42,3 +42,32 @@ def test_open_search_open_file_append_and_quit(ws, home_dirs):
         term.wait_for(lambda s: term.dead(), timeout=10)
     finally:
         term.close()
+
+
+def test_external_editor_through_suspend(ws, home_dirs, tmp_path):
+    """ctrl+o runs $EDITOR with the app suspended; the edit shows and is indexed on return."""
+    script = tmp_path / "fake-editor.sh"
+    script.write_text('#!/bin/sh\nprintf -- "- added by the outside editor\\n" >> "$1"\n')
+    script.chmod(0o755)
+    config = home_dirs / ".config" / "clawmem" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('provider = "none"\n\n[ui]\nwatch = false\n')
+    term = Terminal(app_argv(ws), {**app_env(home_dirs), "EDITOR": str(script)})
+    try:
+        term.wait_for(lambda s: "Type to search 5 files" in s)
+        term.type("tomatoes")
+        term.wait_for(lambda s: "memory/projects.md:" in s)
+        term.send("Enter")
+        term.wait_for(lambda s: "memory/projects.md · lines" in s)
+        term.send("C-o")
+        term.wait_for(lambda s: "- added by the outside editor" in s)
+        assert (ws / "memory" / "projects.md").read_text().endswith("- added by the outside editor\n")
+        term.send("F2")
+        term.wait_for(lambda s: "Hidden" in s)
+        term.send("C-u")
+        term.type("outside editor")
+        term.wait_for(lambda s: "memory/projects.md:" in s)
+        term.send("C-q")
+        term.wait_for(lambda s: term.dead(), timeout=10)
+    finally:
+        term.close()
