@@ -275,7 +275,7 @@ class Syncer:
             self._cond.notify_all()
         self._stop_event.set()
         for t in (self._worker, self._beater):
-            if t is not None:
+            if t is not None and t is not threading.current_thread():  # stop() from a callback
                 t.join(timeout)
         self._stop_watchers()  # normally done by the worker; again in case it is stuck
         if getattr(self.engine.sync_hook, "__self__", None) is self:
@@ -717,6 +717,10 @@ def run_daemon(engine, once: bool = False, printer: Callable[[str], None] = prin
                     finished = e
         except LockBusy as exc:
             out.line(f"error: {exc}")
+            return 3
+        except Exception as exc:  # one line, never a traceback (the log file has the details)
+            log.error("watch --once failed: %s\n%s", exc, traceback.format_exc())
+            out.line(f"error: {_one_line(exc)}; details in {log_file}")
             return 3
         return 0 if finished is not None and finished.ok else 3
 
