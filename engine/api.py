@@ -123,7 +123,8 @@ class Engine:
 
     def reader(self) -> Store | None:
         st: Store | None = getattr(self._tls, "store", None)
-        if st is not None and not st.is_current_file():
+        # reopen after a rebuild swapped the file, or when reload_config moved the index
+        if st is not None and (st.path != self.index_path or not st.is_current_file()):
             st.close()
             st = None
         if st is None:
