@@ -369,7 +369,10 @@ class Syncer:
         self._start_watchers()
         # whatever happened while nobody watched is caught by a sync now
         self._requests.setdefault("watch-restart", time.monotonic())
-        self._emit(ev.WatcherState("restarted", f"{why}; watching {self._targets.describe(self.engine.workspace) if self._targets else ''}"))
+        if self._watch_state == "off":
+            self._emit(ev.WatcherState("off", f"{why}; not watching (sync.watch = false)"))
+        else:
+            self._emit(ev.WatcherState("restarted", f"{why}; watching {self._targets.describe(self.engine.workspace) if self._targets else ''}"))
 
     # -- worker --------------------------------------------------------------------------
 
@@ -542,8 +545,14 @@ class Syncer:
             self._emit(ev.Warning(f"the index is being written by {who}; will sync when it is done"))
 
     def _check_targets(self) -> None:
-        """Watch folders that appeared (memory/ created, the sessions folder) or went away."""
-        if self._watch_state == "off" or self._restart_due is not None:
+        """Watch folders that appeared (memory/ created, the sessions folder) or went away,
+        and follow a configuration reloaded with another workspace or sync.watch."""
+        if self._restart_due is not None:
+            return
+        if bool(self.engine.cfg["sync.watch"]) != (self._watch_state != "off"):
+            self._restart_watchers("sync.watch changed")
+            return
+        if self._watch_state == "off":
             return
         now = watch_targets(self.engine.cfg)
         if self._targets is not None and now != self._targets:

@@ -219,3 +219,21 @@ def test_stop_marks_the_watcher_stopped(workspace, live, make_engine):
     assert syncer.state.watcher == "stopped" and not syncer.state.running
     assert eng.status()["freshness"]["watcher"] == "stopped"
     assert eng.sync_hook is None
+
+
+def test_reloaded_config_moves_the_watcher(workspace, live, tmp_path):
+    from clawmem.engine import load_config
+
+    eng, syncer, rec = live()
+    other = tmp_path / "other-ws"
+    write(other / "memory" / "2026-06-01.md", "notes of the other workspace: a dipper\n")
+    eng.reload_config(load_config(workspace=str(other), overrides={"provider": "none", "sync.watchDebounceMs": 100}))
+    syncer.request("manual")
+    wait_for(lambda: searchable(eng, "dipper", "memory/2026-06-01.md"), what="the new workspace indexed")
+    wait_for(lambda: str(other / "memory") in syncer._targets.trees, what="the watcher on the new workspace")
+    write(other / "memory" / "2026-06-02.md", "a second dipper note: wagtail\n")
+    wait_for(lambda: searchable(eng, "wagtail", "memory/2026-06-02.md"), what="a change in the new workspace")
+    eng.reload_config(load_config(workspace=str(other), overrides={"provider": "none", "sync.watch": False}))
+    syncer.request("manual")
+    wait_for(lambda: syncer.state.watcher == "off", what="watching turned off")
+    assert syncer._watchers == []
