@@ -294,7 +294,7 @@ class ClawmemApp(App):
 
     @on(OpenFile)
     def _open_file(self, msg: OpenFile) -> None:
-        self.open_file(msg.path, msg.start, msg.end)
+        self.open_file(msg.path, msg.start, msg.end, msg.terms)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.state == WorkerState.ERROR:  # workers catch their own errors; this is the backstop
@@ -328,9 +328,9 @@ class ClawmemApp(App):
         pane = {"search": self.search_pane, "file": self.file_pane, "sync": self.sync_pane, "config": self.config_pane}[tab]
         getattr(pane, f"action_{action}")()
 
-    def open_file(self, path: str, start: int | None = None, end: int | None = None) -> None:
+    def open_file(self, path: str, start: int | None = None, end: int | None = None, terms: tuple[str, ...] = ()) -> None:
         self.query_one("#tabs", TabbedContent).active = "file"
-        self.file_pane.open(path, start, end)
+        self.file_pane.open(path, start, end, terms=terms)
 
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):

@@ -84,6 +84,7 @@ class OpenFile(Message):
     path: str
     start: int | None = None
     end: int | None = None
+    terms: tuple[str, ...] = ()  # the query's words: the cursor goes to the first line with one
 
 
 @dataclass

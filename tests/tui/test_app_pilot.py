@@ -30,7 +30,9 @@ async def test_search_then_enter_opens_the_file_at_the_matched_lines(ws, make_ap
         assert app.query_one("#tabs").active == "file"
         editor = app.query_one("#editor", TextArea)
         assert app.file_pane.opened.path == "memory/2026-02-10.md"
-        assert editor.cursor_location == (top["startLine"] - 1, 0)
+        row, col = editor.cursor_location
+        assert col == 0 and top["startLine"] - 1 <= row <= top["endLine"] - 1
+        assert "migration" in editor.document.get_line(row).lower()  # the first matched line in the range
         assert editor.has_focus
         assert f"lines {top['startLine']}-{top['endLine']}" in str(app.query_one("#file-header").render())
 

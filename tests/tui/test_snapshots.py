@@ -75,7 +75,8 @@ def test_file_tab_tree_and_editor(ws, snap_compare):
     """File tab after opening a search result for "lasagna": the tree shows MEMORY.md and
     memory/projects.md on top, then Daily logs with 2026-02 (open, newest day first) above
     2026-01; the header reads "memory/2026-02-10.md · lines …"; the editor shows the log with
-    Markdown highlighting and line numbers, cursor on the matched lines."""
+    Markdown highlighting and line numbers, the cursor line on "Dinner ideas: lasagna…", the
+    first line of the matched range that holds the query word."""
     assert snap_compare(build_app(ws), run_before=run(*typed("lasagna"), "enter"), terminal_size=SIZE)
 
 

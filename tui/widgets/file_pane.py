@@ -151,24 +151,25 @@ class FilePane(Horizontal):
 
     # ------------------------------------------------------------------ opening
 
-    def open(self, path: str, start: int | None = None, end: int | None = None, *, focus_editor: bool = True) -> None:
+    def open(self, path: str, start: int | None = None, end: int | None = None, *, focus_editor: bool = True,
+             terms: tuple[str, ...] = ()) -> None:
         """Open `path` at a line range; asks first when another file has unsaved edits."""
         if self.opened and self.dirty and path != self.opened.path:
             def answer(choice: str | None) -> None:
                 if choice == "save":
                     if self.save():
-                        self._load(path, start, end, focus_editor)
+                        self._load(path, start, end, focus_editor, terms)
                 elif choice == "discard":
-                    self._load(path, start, end, focus_editor)
+                    self._load(path, start, end, focus_editor, terms)
 
             self.app.push_screen(UnsavedScreen(self.opened.path, f"open {path}"), answer)
             return
         if self.opened and path == self.opened.path and self.dirty:
-            self._goto(start, end, focus_editor)  # keep the edits, just move to the lines
+            self._goto(start, end, focus_editor, terms)  # keep the edits, just move to the lines
             return
-        self._load(path, start, end, focus_editor)
+        self._load(path, start, end, focus_editor, terms)
 
-    def _load(self, path: str, start: int | None, end: int | None, focus_editor: bool) -> None:
+    def _load(self, path: str, start: int | None, end: int | None, focus_editor: bool, terms: tuple[str, ...] = ()) -> None:
         engine = self.cm.engine
         try:
             if path.startswith("sessions/"):
@@ -191,11 +192,19 @@ class FilePane(Horizontal):
         switcher = self.query_one("#file-switcher", ContentSwitcher)
         if switcher.current == "md-view":
             self.query_one("#markdown", Markdown).update(text)
-        self._goto(start, end, focus_editor)
+        self._goto(start, end, focus_editor, terms)
 
-    def _goto(self, start: int | None, end: int | None, focus_editor: bool) -> None:
+    def _goto(self, start: int | None, end: int | None, focus_editor: bool, terms: tuple[str, ...] = ()) -> None:
         editor = self.query_one("#editor", TextArea)
-        line = max(0, min((start or 1) - 1, editor.document.line_count - 1))
+        last = editor.document.line_count - 1
+        line = max(0, min((start or 1) - 1, last))
+        if terms and start is not None:
+            # the cursor goes to the first line of the range that holds a query word
+            for n in range(line, min((end or start) - 1, last) + 1):
+                low = editor.document.get_line(n).lower()
+                if any(t in low for t in terms):
+                    line = n
+                    break
         editor.move_cursor((line, 0))
         editor.call_after_refresh(editor.scroll_cursor_visible, center=True, animate=False)
         if start is not None:

@@ -347,7 +347,7 @@ class SearchPane(Vertical):
     def action_open_result(self) -> None:
         r = self.selected()
         if r is not None:
-            self.post_message(OpenFile(r["path"], r["startLine"], r["endLine"]))
+            self.post_message(OpenFile(r["path"], r["startLine"], r["endLine"], tuple(self._terms)))
 
     def action_focus_results(self) -> None:
         results = self.query_one("#results", OptionList)
