@@ -427,6 +427,9 @@ class ClawmemApp(App):
             self.set_keymap(new.keymap)
         if new.animation != old.animation:
             self.animation_level = new.animation  # type: ignore[assignment]
+        if new.blinkingCursor != old.blinkingCursor:
+            for widget in self.query("Input, TextArea"):
+                widget.cursor_blink = new.blinkingCursor  # type: ignore[attr-defined]
         if new.watch != old.watch:
             if new.watch:
                 self.start_watch()

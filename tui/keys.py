@@ -57,6 +57,7 @@ SYNC_KEYS = [
 
 CONFIG_KEYS = [
     Key("config.edit", "enter", "edit_value", "Edit", "Edit the selected setting (validated before it is saved)"),
+    Key("config.filter", "slash", "focus_filter", "Filter", "Filter the settings by name (Enter goes back to the list)"),
     Key("config.external-editor", "ctrl+o", "edit_file", "$EDITOR", "Edit the config file in $EDITOR, then reload it"),
 ]
 

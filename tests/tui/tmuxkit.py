@@ -22,10 +22,12 @@ class Terminal:
     def __init__(self, argv: list[str], env: dict[str, str], size: tuple[int, int] = (100, 30)):
         self.socket = f"clawmem-{uuid.uuid4().hex[:8]}"
         self.env = env
-        inner = " ".join(shlex.quote(a) for a in ["env", *(f"{k}={v}" for k, v in env.items()), *argv])
+        inner = " ".join(shlex.quote(a) for a in ["env", "-i", *(f"{k}={v}" for k, v in env.items()), *argv])
+        # a clean environment (env -i): nothing of the test process leaks in, COLUMNS and LINES above all
         # keep the pane after exit so a crash's output can be read
         self._tmux("-f", "/dev/null", "new-session", "-d", "-s", "app", "-x", str(size[0]), "-y", str(size[1]), inner)
         self._tmux("set-option", "-t", "app", "remain-on-exit", "on")
+        self._tmux("set-option", "-t", "app", "window-size", "manual")
         self._tmux("resize-window", "-t", "app", "-x", str(size[0]), "-y", str(size[1]))
 
     def _tmux(self, *args: str) -> str:

@@ -67,6 +67,13 @@ class ConfigPane(Vertical):
     def _filter(self) -> None:
         self.reload()
 
+    @on(Input.Submitted, "#config-filter")
+    def _filter_done(self) -> None:
+        self.query_one(DataTable).focus()
+
+    def action_focus_filter(self) -> None:
+        self.query_one("#config-filter", Input).focus()
+
     def reload(self) -> None:
         table = self.query_one(DataTable)
         row = table.cursor_row

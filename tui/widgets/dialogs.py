@@ -124,7 +124,7 @@ class AppendScreen(Dialog):
 
     def on_mount(self) -> None:
         entry = self.query_one(Input)
-        entry.cursor_blink = getattr(self.app, "settings", None) is None or self.app.settings.blinkingCursor
+        entry.cursor_blink = self.app.settings.blinkingCursor
         entry.focus()
 
     @on(Input.Submitted, "#entry")
@@ -157,7 +157,7 @@ class EditValueScreen(Dialog):
 
     def on_mount(self) -> None:
         value = self.query_one(Input)
-        value.cursor_blink = self.app.settings.blinkingCursor if hasattr(self.app, "settings") else True
+        value.cursor_blink = self.app.settings.blinkingCursor
         value.focus()
 
     @on(Input.Submitted, "#value")
