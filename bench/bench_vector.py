@@ -36,7 +36,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
-from corpus import TOPICS, line  # noqa: E402
+from bench_core import QUERIES  # noqa: E402  (the keyword benchmark's queries)
+from corpus import line  # noqa: E402
 
 DIMS = 384
 
@@ -147,8 +148,7 @@ def run_size(tmp: Path, n: int, n_queries: int) -> None:
     rng = np.random.default_rng(3)
     qvecs = rng.standard_normal((n_queries, DIMS)).astype(np.float32)
     qvecs /= np.linalg.norm(qvecs, axis=1, keepdims=True)
-    words = random.Random(4)
-    texts = [" ".join(words.sample(TOPICS, 2)) for _ in range(n_queries)]
+    texts = [QUERIES[i % len(QUERIES)] for i in range(n_queries)]
 
     prov.vector = qvecs[0]
     engines = {}
@@ -182,6 +182,7 @@ def run_size(tmp: Path, n: int, n_queries: int) -> None:
         timed("bare numpy product + top-k", lambda: np.argpartition(-(mat @ q), k)[:k])
         timed("vector stage: numpy in memory", lambda: search_mod.vector_candidates(st, mem_side, q, opts, None))
         timed("vector stage: sqlite-vec KNN", lambda: search_mod.vector_candidates(st, knn_side, q, opts, None))
+        timed("keyword stage (FTS5)", lambda: search_mod.keyword_candidates(st, texts[qi], opts))
         if qi < max(5, n_queries // 6):  # slow: a few samples are enough
             timed("vector stage: numpy loading vectors per search", lambda: search_mod.vector_candidates(st, loaded, q, opts, None))
         for name, eng in engines.items():

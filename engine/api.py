@@ -212,12 +212,17 @@ class Engine:
             info["reason"] = plan.keyword_reason()
             return None, info
         best = None
+        present = []  # (order, provider, model row) of the usable providers with a vector table
         for order, cand in enumerate(usable):
             prov = self._provider(cand.name)
             if prov is None or cand.name in exclude:
                 continue
             m = models.get(prov.fingerprint())
-            cov = store.coverage(m["id"]) if m else 0
+            if m:
+                present.append((order, prov, m))
+        for order, prov, m in present:
+            # counting 100k vectors takes tens of ms: only count when two models compete
+            cov = store.coverage(m["id"]) if len(present) > 1 else int(store.has_vectors(m["id"]))
             if cov and (best is None or cov > best[0]):
                 best = (cov, order, prov, m)
         if best is None:

@@ -305,6 +305,12 @@ class Store:
             self.conn.execute(f"drop table if exists vec_{mid}")
         self.conn.execute("delete from models where id = ?", (mid,))
 
+    def has_vectors(self, mid: int) -> bool:
+        try:
+            return self.conn.execute(f"select 1 from vectors_{mid} limit 1").fetchone() is not None
+        except OperationalError:
+            return False
+
     def coverage(self, mid: int) -> int:
         try:
             (n,) = self.conn.execute(f"select count(*) from vectors_{mid}").fetchone()
