@@ -68,6 +68,8 @@ def test_a_touched_but_unchanged_file_is_behind_until_the_next_sync(workspace, m
 
 def test_clawmem_watch_process_keeps_search_fresh_and_status_sees_it_die(workspace, tmp_path):
     write(workspace / "memory" / "2026-01-01.md", "old entry\n")
+    # only the watcher indexes here (a stale search would start a background index of its own)
+    config = write(tmp_path / "config" / "clawmem" / "config.toml", "[sync]\nonSearch = false\n")
     log = tmp_path / "watch.log"
     with open(log, "w") as out:
         proc = subprocess.Popen([sys.executable, "-m", "clawmem.tui", "--workspace", str(workspace), "watch"],
@@ -78,7 +80,7 @@ def test_clawmem_watch_process_keeps_search_fresh_and_status_sees_it_die(workspa
         # a new daily-log entry becomes searchable from another process
         write(workspace / "memory" / "2026-01-02.md", "- 09:00 booked the ferry to Tarifa\n")
         def found():
-            res = run_cli("--workspace", str(workspace), "search", "ferry", "Tarifa", "--json")
+            res = run_cli("--workspace", str(workspace), "--config", str(config), "search", "ferry", "Tarifa", "--json")
             return any(r["path"] == "memory/2026-01-02.md" for r in json.loads(res.stdout)["results"])
         wait_for(found, what="the new entry in search")
         assert status_json(workspace)["freshness"]["dirty"] is False

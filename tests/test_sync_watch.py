@@ -205,8 +205,8 @@ def test_search_on_a_stale_index_asks_the_syncer_and_does_not_wait(workspace, li
     eng._fresh_cache = None
     t0 = time.monotonic()
     res = eng.search("lapwing")
-    assert time.monotonic() - t0 < 1.0
-    assert res["stale"] is True
+    assert res["stale"] is True  # answered from the index as it was: the search did not wait
+    assert time.monotonic() - t0 < 5.0
     wait_for(lambda: searchable(eng, "lapwing", "memory/2026-02-01.md"), what="the search-triggered sync")
     assert any(e.reason == "search" for e in rec.of(ev.JobStarted))
 
