@@ -118,3 +118,12 @@ def test_create_workspace(tmp_path):
     assert (root / "MEMORY.md").is_file() and (root / "memory").is_dir()
     assert len(made) == 3
     assert files.create_workspace(root) == []
+
+
+def test_engine_files_module_stays_ui_free():
+    import subprocess
+    import sys
+
+    code = ("import sys, clawmem.engine.files; "
+            "bad = [m for m in sys.modules if m.split('.')[0] in ('textual', 'rich')]; sys.exit(1 if bad else 0)")
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
