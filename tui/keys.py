@@ -22,6 +22,7 @@ class Key:
     help: str
     show: bool = True
     priority: bool = False
+    bound: bool = True  # False: a widget's own key (Enter), listed for help but not remappable
 
 
 APP_KEYS = [
@@ -37,7 +38,7 @@ APP_KEYS = [
 ]
 
 SEARCH_KEYS = [
-    Key("search.open", "enter", "open_result", "Open", "Open the selected result in the File tab", show=False),
+    Key("search.open", "enter", "open_result", "Open", "Open the selected result in the File tab", show=False, bound=False),
     Key("search.hidden", "f6", "toggle_hidden", "Hidden", "Show or hide the results below the score threshold"),
     Key("search.explain", "f7", "toggle_explain", "Why", "Explain the selected result's score"),
     Key("search.copy", "ctrl+y", "copy_citation", "Copy", "Copy the selected result's citation (OSC 52)"),
@@ -56,17 +57,18 @@ SYNC_KEYS = [
 ]
 
 CONFIG_KEYS = [
-    Key("config.edit", "enter", "edit_value", "Edit", "Edit the selected setting (validated before it is saved)"),
+    Key("config.edit", "enter", "edit_value", "Edit", "Edit the selected setting (validated before it is saved)", bound=False),
     Key("config.filter", "slash", "focus_filter", "Filter", "Filter the settings by name (Enter goes back to the list)"),
     Key("config.external-editor", "ctrl+o", "edit_file", "$EDITOR", "Edit the config file in $EDITOR, then reload it"),
 ]
 
 ALL_KEYS = APP_KEYS + SEARCH_KEYS + FILE_KEYS + SYNC_KEYS + CONFIG_KEYS
-KNOWN_IDS = frozenset(k.id for k in ALL_KEYS)
+KNOWN_IDS = frozenset(k.id for k in ALL_KEYS if k.bound)
 
 
 def bindings(keys: list[Key]) -> list[Binding]:
-    return [Binding(k.keys, k.action, k.description, show=k.show, priority=k.priority, id=k.id, tooltip=k.help) for k in keys]
+    return [Binding(k.keys, k.action, k.description, show=k.show, priority=k.priority, id=k.id, tooltip=k.help)
+            for k in keys if k.bound]
 
 
 def help_table(keymap: dict[str, str] | None = None) -> str:
@@ -77,6 +79,6 @@ def help_table(keymap: dict[str, str] | None = None) -> str:
     for title, keys in sections:
         out.append(f"**{title}**\n\n| Keys | What | Id |\n| --- | --- | --- |")
         for k in keys:
-            out.append(f"| `{keymap.get(k.id, k.keys)}` | {k.help} | `{k.id}` |")
+            out.append(f"| `{keymap.get(k.id, k.keys)}` | {k.help} | {f'`{k.id}`' if k.bound else '-'} |")
         out.append("")
     return "\n".join(out)

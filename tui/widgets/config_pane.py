@@ -36,7 +36,7 @@ def short_source(source: str) -> str:
 
 
 class ConfigPane(Vertical):
-    BINDINGS = keys.bindings(keys.CONFIG_KEYS[1:])
+    BINDINGS = keys.bindings(keys.CONFIG_KEYS)
     HELP = "Enter edits the highlighted setting; the value is checked before anything is saved."
 
     @property

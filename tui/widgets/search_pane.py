@@ -105,7 +105,7 @@ def _one_line(text: str, limit: int = 160) -> str:
 class SearchPane(Vertical):
     """Search box, mode line, results beside a preview, and the hidden-results line."""
 
-    BINDINGS = keys.bindings(keys.SEARCH_KEYS[1:]) + [("down", "focus_results", "")]
+    BINDINGS = keys.bindings(keys.SEARCH_KEYS) + [("down", "focus_results", "")]
     HELP = "Type to search. Enter opens the highlighted result; ↓ moves to the list."
 
     def __init__(self, **kw) -> None:
