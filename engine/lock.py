@@ -62,10 +62,24 @@ def current_holder(index_path: Path) -> dict | None:
         os.close(fd)
 
 
+SUBCOMMANDS = ("index", "watch", "search", "status", "get")
+
+
+def this_command() -> str:
+    """What to call this process in "the index is being written by …": `clawmem watch`, not
+    `__main__.py --workspace`."""
+    argv = sys.argv or [""]
+    name = os.path.basename(argv[0]) or "python"
+    if name in ("__main__.py", "clawmem"):
+        sub = next((a for a in argv[1:] if a in SUBCOMMANDS), None)
+        return f"clawmem {sub}" if sub else "clawmem (terminal app)"
+    return "python -c" if name == "-c" else name
+
+
 class WriterLock:
     def __init__(self, index_path: Path, command: str | None = None):
         self.path = lock_path(index_path)
-        self.command = command or " ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(sys.argv[:3])) or "python"
+        self.command = command or this_command()
         self.fd: int | None = None
 
     def try_acquire(self) -> bool:

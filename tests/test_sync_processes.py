@@ -85,7 +85,7 @@ def test_two_indexers_and_searchers_at_once(workspace, make_engine):
     assert errors == []
     assert searched > 0
     if current_holder(eng.index_path) is None and "waiting for the writer lock" in err2:
-        assert f"pid {first.pid}" in err2  # the second writer said whom it waited for
+        assert f"pid {first.pid} (clawmem index" in err2  # the second writer said whom it waited for
     # one of them did the work, the other found nothing left to do
     assert "600 indexed" in err1 + err2 and "0 indexed, 0 removed, 600 unchanged" in err1 + err2
     assert consistent(eng.index_path) == {"files": 600, "chunks": consistent(eng.index_path)["chunks"]}
