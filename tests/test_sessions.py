@@ -270,3 +270,15 @@ def test_transcripts_truncated_or_rewritten_under_the_watcher(workspace, session
         assert "sessions/second.jsonl" in {p for e in events if isinstance(e, ev.FilesChanged) for p in e.paths}
     finally:
         syncer.stop()
+
+
+def test_session_hits_decay_by_their_message_time(workspace, sessions_dir, session_engine):
+    write(sessions_dir / "golden.jsonl", jsonl(GOLDEN))
+    eng = session_engine(**{"query.hybrid.temporalDecay.enabled": True})
+    list(eng.index())
+    res = eng.search("plain string content", now="2026-03-12", explain=True, stale_check=False)
+    top = res["results"][0]
+    assert top["path"] == "sessions/golden.jsonl" and top["date"] == "2026-02-10"
+    decay = top["explain"]["decay"]
+    assert decay["basis"] == "message time" and decay["date"] == "2026-02-10"
+    assert 0.45 < decay["factor"] < 0.55  # one half-life (30 days) after the last message
