@@ -1,7 +1,9 @@
 """Hybrid search latency at 10k and 100k chunks of 384-d vectors (issue 3).
 
-An index is built directly (synthetic daily-log text in FTS5, random unit vectors in the
-model's tables: latency does not depend on what the vectors mean), then, in one run:
+An index is built directly: real chat text (the chunks of ../shared/eval/longmemeval_s30,
+about 12k, repeated to fill the size) in FTS5, so the keyword side sees natural word
+frequencies, and random unit vectors in the model's tables (latency does not depend on what
+the vectors mean). The queries are the data set's questions. Then, in one run:
 
 - the floor: a bare numpy matrix-vector product over the same vectors (and with top-k);
 - the vector stage: the engine's `vector_candidates` with an in-memory numpy matrix, with
@@ -24,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import shutil
 import statistics
 import sys
@@ -36,8 +37,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
-from bench_core import QUERIES  # noqa: E402  (the keyword benchmark's queries)
-from corpus import line  # noqa: E402
+EVAL = ROOT.parent.parent / "shared" / "eval" / "longmemeval_s30"
 
 DIMS = 384
 
@@ -60,13 +60,25 @@ def p95(ms: list[float]) -> float:
     return xs[min(len(xs) - 1, int(round(0.95 * (len(xs) - 1))))]
 
 
-def build(cfg, n: int, provider) -> np.ndarray:
-    """An index of n chunks (20 per daily file) with random unit vectors for `provider`."""
+def real_chunks() -> list[str]:
+    from clawmem.engine.chunking import chunk_markdown
+
+    out = []
+    for f in sorted(EVAL.glob("*/memory/*.md")):
+        out += [c.text for c in chunk_markdown(f.read_text(encoding="utf-8")) if c.text.strip()]
+    return out
+
+
+def real_queries() -> list[str]:
+    return [json.loads(line)["query"] for line in (EVAL / "queries.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def build(cfg, n: int, provider, texts: list[str]) -> None:
+    """An index of n chunks (20 per file) with random unit vectors for `provider`."""
     from clawmem.engine.indexer import _pick_reference_sample
     from clawmem.engine.store import Store, index_meta
     from clawmem.engine.text import index_tokens
 
-    rng = random.Random(1)
     vecs = np.random.default_rng(2).standard_normal((n, DIMS)).astype(np.float32)
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
     st = Store(cfg.store_path(), write=True)
@@ -75,27 +87,28 @@ def build(cfg, n: int, provider) -> np.ndarray:
     conn = st.conn
     conn.execute("begin")
     mid = st.model_id(provider.fingerprint(), provider.id, provider.model, provider.endpoint, DIMS)
+    tokens_of: dict[int, str] = {}
     for i in range(n):
-        day = f"2020-01-01+{i // 20}"
         path = f"memory/{i // 20:06d}.md"
         if i % 20 == 0:
             conn.execute(
                 "insert into files(path, source, abspath, hash, mtime_ns, size, day, indexed_at, chunks) values (?,?,?,?,?,?,?,?,?)",
                 (path, "memory", "/nonexistent/" + path, "x", 0, 0, None, 0.0, 20),
             )
-        text = "\n".join(line(rng) for _ in range(10))
+        j = i % len(texts)
+        text = texts[j]
+        if j not in tokens_of:
+            tokens_of[j] = " ".join(index_tokens(text))
         cur = conn.execute(
             "insert into chunks(path, source, start_line, end_line, hash, text) values (?,?,?,?,?,?)",
             (path, "memory", (i % 20) * 10 + 1, (i % 20) * 10 + 10, f"h{i}", text),
         )
-        conn.execute("insert into chunks_fts(rowid, tokens) values (?, ?)", (cur.lastrowid, " ".join(index_tokens(text))))
-        _ = day
+        conn.execute("insert into chunks_fts(rowid, tokens) values (?, ?)", (cur.lastrowid, tokens_of[j]))
     ids = [r[0] for r in conn.execute("select id from chunks order by id")]
     st.put_vectors(mid, list(zip(ids, vecs)))
     _pick_reference_sample(st, mid)
     conn.execute("commit")
     st.close()
-    return vecs
 
 
 def main() -> int:
@@ -107,8 +120,11 @@ def main() -> int:
     try:
         isolate(tmp)
         print(f"# load {' '.join(f'{x:.2f}' for x in os.getloadavg())}, {os.cpu_count()} cores, numpy {np.__version__}")
+        texts = real_chunks()
+        queries = real_queries()
+        print(f"# text: {len(texts)} real chunks from {EVAL.name}, {len(queries)} queries")
         for n in (int(s) for s in args.sizes.split(",")):
-            run_size(tmp / f"n{n}", n, args.queries)
+            run_size(tmp / f"n{n}", n, args.queries, texts, queries)
         print(f"# load after {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -133,7 +149,7 @@ class FixedQuery:
         pass
 
 
-def run_size(tmp: Path, n: int, n_queries: int) -> None:
+def run_size(tmp: Path, n: int, n_queries: int, chunk_texts: list[str], queries: list[str]) -> None:
     from clawmem.engine import Engine, load_config
     from clawmem.engine import search as search_mod
     from clawmem.engine.store import Store
@@ -142,13 +158,13 @@ def run_size(tmp: Path, n: int, n_queries: int) -> None:
     cfg = load_config(None, workspace=str(tmp / "ws"), overrides={"provider": "openai", "remote.apiKey": "unused", "store.path": str(tmp / "index.sqlite")})
     prov = FixedQuery()
     t0 = time.perf_counter()
-    vecs = build(cfg, n, prov)
+    build(cfg, n, prov, chunk_texts)
     print(f"\n## {n} chunks x {DIMS} dims (built in {time.perf_counter() - t0:.1f} s)")
 
     rng = np.random.default_rng(3)
     qvecs = rng.standard_normal((n_queries, DIMS)).astype(np.float32)
     qvecs /= np.linalg.norm(qvecs, axis=1, keepdims=True)
-    texts = [QUERIES[i % len(QUERIES)] for i in range(n_queries)]
+    texts = [queries[i % len(queries)] for i in range(n_queries)]
 
     prov.vector = qvecs[0]
     engines = {}
@@ -196,7 +212,6 @@ def run_size(tmp: Path, n: int, n_queries: int) -> None:
     st.close()
     for eng in engines.values():
         eng.close()
-    _ = vecs
 
 
 if __name__ == "__main__":

@@ -164,11 +164,11 @@ def test_failed_provider_is_not_retried_on_every_keystroke(notes, make_engine, e
 
 
 def test_query_timeout_falls_back_to_keywords(notes, make_engine, embed_server, monkeypatch):
+    run(make_engine(openai_cfg(embed_server)))
+    monkeypatch.setattr(remote, "TIMEOUT", 0.3)
     eng = make_engine(openai_cfg(embed_server))
-    run(eng)
     embed_server.always = "hang"
     embed_server.hang_seconds = 2.0
-    eng._providers["openai"]._client.timeout = __import__("httpx").Timeout(0.3)
     t0 = time.monotonic()
     res = eng.search("tokyo")
     assert time.monotonic() - t0 < 1.5

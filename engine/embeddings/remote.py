@@ -109,7 +109,7 @@ class RemoteProvider(Provider):
         api_key: str,
         base_url: str = "",
         headers: dict[str, str] | None = None,
-        timeout: float = TIMEOUT,
+        timeout: float | None = None,
         concurrency: int = CONCURRENCY,
         batch_bytes: int = BATCH_BYTES,
         retry: Retry | None = None,
@@ -133,6 +133,7 @@ class RemoteProvider(Provider):
         self.concurrency = max(1, concurrency)
         self.waits: list[float] = []  # every retry wait, for status and tests
         self._dims_lock = threading.Lock()
+        timeout = timeout or TIMEOUT
         self._client = httpx.Client(
             timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
             limits=httpx.Limits(max_connections=self.concurrency + 1),
