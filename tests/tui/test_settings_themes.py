@@ -91,3 +91,14 @@ async def test_unknown_theme_setting_falls_back_to_the_default(ws, make_app):
         await pilot.pause()
         assert app.theme == "clawmem-dark"
         assert any("no theme named 'nope'" in str(p) for p in app.theme_problems)
+
+
+def test_bad_ui_setting_stops_the_app_with_one_line_and_exit_2(ws, home_dirs):
+    from helpers import run_cli
+
+    config = home_dirs / ".config" / "clawmem" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('[ui]\nanimation = "fast"\n')
+    proc = run_cli("--workspace", str(ws))
+    assert proc.returncode == 2
+    assert proc.stderr == f"clawmem: {config}: ui.animation: expected one of none, basic, full, got 'fast'\n"
