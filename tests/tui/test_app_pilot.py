@@ -345,3 +345,19 @@ async def test_tree_groups_daily_logs_by_month_newest_first(ws, make_app):
         months = root.children[2].children
         assert [str(m.label) for m in months] == ["2026-02", "2026-01"]
         assert [n.data for n in months[0].children] == ["memory/2026-02-11.md", "memory/2026-02-10.md"]
+
+
+async def test_file_tab_enter_opens_the_top_file_with_keys_only(ws, make_app):
+    app = make_app(ws)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("f3")
+        await settle(pilot)
+        assert app.query_one("#file-tree").has_focus
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.file_pane.opened.path == "MEMORY.md"
+        assert app.query_one("#editor").has_focus
+        await pilot.press("ctrl+t", "down", "enter")
+        await settle(pilot)
+        assert app.file_pane.opened.path == "memory/projects.md"

@@ -26,6 +26,9 @@ if TYPE_CHECKING:
     from ..app import ClawmemApp
 
 
+NO_FILE = "No file open: Enter opens the file under the cursor; ctrl+n writes in today's log."
+
+
 @dataclass
 class OpenedFile:
     path: str  # as shown and as the index knows it
@@ -77,7 +80,7 @@ class FilePane(Horizontal):
         tree.guide_depth = 2
         yield tree
         with Vertical(id="file-main"):
-            yield Static("No file open: pick one in the tree, or press ctrl+n to write in today's log.", id="file-header", markup=False)
+            yield Static(NO_FILE, id="file-header", markup=False)
             with ContentSwitcher(initial="editor", id="file-switcher"):
                 yield TextArea(
                     "", id="editor", language="markdown", soft_wrap=True, show_line_numbers=True, tab_behavior="focus",
@@ -120,7 +123,11 @@ class FilePane(Horizontal):
                 node.add_leaf(p.rsplit("/", 1)[-1], data=p)
         if not entries:
             root.add_leaf("(no memory files yet: ctrl+n)", data=None)
-        self._move_tree_to(current or (self.opened.path if self.opened else None))
+        target = current or (self.opened.path if self.opened else None)
+        if target:
+            self._move_tree_to(target)
+        else:
+            tree.call_after_refresh(setattr, tree, "cursor_line", 0)  # Enter opens the top file at once
 
     def _move_tree_to(self, path: str | None) -> None:
         if not path:
@@ -216,7 +223,7 @@ class FilePane(Horizontal):
         header = self.query_one("#file-header", Static)
         o = self.opened
         if o is None:
-            header.update("No file open: pick one in the tree, or press ctrl+n to write in today's log.")
+            header.update(NO_FILE)
             return
         parts = [o.path]
         if start is not None:
