@@ -10,6 +10,7 @@ on the machine hits both alike. The model is loaded before timing in both.
 
     python bench/bench_embed.py                      # 150 chunks, 3 rounds, 2 threads
     python bench/bench_embed.py --chunks 40 --rounds 1   # a quick check
+    python bench/bench_embed.py --indexer-threads 0  # the indexer choosing its threads (local.threads = 0)
     python bench/bench_embed.py --threads-study      # 1 vs 2 threads, passages and queries
 
 Check `uptime` first: timings taken while other heavy work runs mean little here.
@@ -75,7 +76,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--chunks", type=int, default=150)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=2, help="threads of the bare loop (and of the indexer unless --indexer-threads)")
+    ap.add_argument("--indexer-threads", type=int, help="local.threads for the indexer (0 = automatic: measured while indexing)")
     ap.add_argument("--model", default=str(MODEL))
     ap.add_argument("--threads-study", action="store_true", help="measure 1 vs 2 threads for passages and queries")
     args = ap.parse_args()
@@ -96,7 +98,8 @@ def compare(tmp: Path, args) -> int:
     from clawmem.engine.store import Store
 
     ws = make_workspace(tmp, args.chunks)
-    overrides = {"provider": "local", "local.modelPath": args.model, "local.threads": args.threads, "cache.enabled": False}
+    it = args.threads if args.indexer_threads is None else args.indexer_threads
+    overrides = {"provider": "local", "local.modelPath": args.model, "local.threads": it, "cache.enabled": False}
     # the text once (keyword-only), kept as a template: each indexer round starts from a copy
     base_cfg = load_config(None, workspace=str(ws), overrides={**overrides, "provider": "none"})
     eng = Engine(base_cfg)
@@ -108,7 +111,7 @@ def compare(tmp: Path, args) -> int:
     texts = [r[0] for r in st.conn.execute("select text from chunks order by id")]
     st.close()
     print(f"# {len(texts)} chunks, {sum(len(t) for t in texts) / len(texts):.0f} chars each on average; model {Path(args.model).name}; "
-          f"threads {args.threads}; load {load_avg()}")
+          f"threads: bare {args.threads}, indexer {it or 'automatic'}; load {load_avg()}")
 
     llm = llama_cpp.Llama(model_path=args.model, embedding=True, n_ctx=512, n_batch=512, n_ubatch=512, flash_attn=True,
                           n_threads=args.threads, n_threads_batch=args.threads, verbose=False)

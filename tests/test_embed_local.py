@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from clawmem.engine.embeddings import ProviderError, plan
-from clawmem.engine.embeddings.local import LocalProvider, auto_threads, default_prefixes, file_identity
+from clawmem.engine.embeddings.local import LocalProvider, ThreadChooser, default_prefixes, file_identity
 from helpers import write
 
 
@@ -78,13 +78,37 @@ def test_threads_setting(tiny_model):
     p = LocalProvider(tiny_model, threads=1)
     p.embed_passages(["cat"])
     assert p._threads_now == (1, 1)
+    p.embed_query("cat")
+    assert p._threads_now == (1, 1)
     auto = LocalProvider(tiny_model)
-    auto.embed_passages(["cat"])
-    assert auto._threads_now == (auto_threads(False),) * 2
     auto.embed_query("cat")
     assert auto._threads_now == (1, 1)  # a short query: one thread (see README: measured)
     p.close()
     auto.close()
+
+
+def test_thread_chooser_follows_the_measured_throughput():
+    c = ThreadChooser((2, 1))
+    assert c.pick() == 2
+    c.record(2, 4000, 1.0)
+    assert c.pick() == 1
+    c.record(1, 2400, 1.0)
+    picks = [c.pick() for _ in range(24)]
+    assert picks.count(2) == 22 and picks.count(1) == 2  # the faster, re-trying the other now and then
+    # the box gets busy: two threads stall, one keeps going
+    for _ in range(3):
+        c.record(2, 300, 1.0)
+    assert c.pick() == 1
+    assert ThreadChooser((1,)).pick() == 1
+
+
+def test_automatic_threads_are_measured_while_embedding(tiny_model):
+    p = LocalProvider(tiny_model)
+    p.embed_passages(["cat fish"] * 4)
+    p.embed_passages(["tokyo flight"] * 4)
+    assert set(p.chooser.rate) == set(p.chooser.choices)
+    assert all(r > 0 for r in p.chooser.rate.values())
+    p.close()
 
 
 def test_identity_survives_a_move_not_a_replacement(tiny_model, tmp_path):

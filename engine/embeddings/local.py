@@ -50,12 +50,45 @@ def default_prefixes(model_name: str) -> tuple[str, str]:
     return "", ""
 
 
-def auto_threads(for_queries: bool) -> int:
-    """Defaults measured on a shared 2-core box (bench/bench_embed.py, README): bulk indexing
-    uses every core up to 2, a single query embedding 1 (ggml's spinning workers make 2
-    threads fragile when other work runs, and a short query barely gains from them)."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return 1 if for_queries else max(1, min(2, cores))
+def cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+class ThreadChooser:
+    """Picks the thread count for bulk embedding by measured throughput (`local.threads = 0`).
+
+    ggml's worker threads spin-wait at barriers. On an idle 2-core box 2 threads embed ~1.7x
+    faster than 1, but while other work keeps the cores busy 2 threads were 7x slower than 1
+    (bench/bench_embed.py --threads-study). The box changes under us, so the chooser keeps
+    measuring: it tries each count once, then uses the faster, re-trying the other now and then.
+    """
+
+    PROBE_EVERY = 12  # batches
+
+    def __init__(self, choices: tuple[int, ...]):
+        self.choices = choices
+        self.rate: dict[int, float] = {}  # tokens per second, smoothed
+        self.calls = 0
+
+    def pick(self) -> int:
+        self.calls += 1
+        untried = [c for c in self.choices if c not in self.rate]
+        if untried:
+            return untried[0]
+        best = max(self.rate, key=lambda c: self.rate[c])
+        if len(self.choices) > 1 and self.calls % self.PROBE_EVERY == 0:
+            return next(c for c in self.choices if c != best)
+        return best
+
+    def record(self, threads: int, tokens: int, seconds: float) -> None:
+        if seconds <= 0 or tokens <= 0:
+            return
+        r = tokens / seconds
+        old = self.rate.get(threads)
+        self.rate[threads] = r if old is None else 0.5 * old + 0.5 * r
+
+
+QUERY_THREADS = 1  # a short query: 1 thread is as fast idle and never stalls under load (README)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -91,6 +124,7 @@ class LocalProvider(Provider):
         self._limit = N_CTX
         self._lock = threading.Lock()
         self._threads_now: tuple[int, int] | None = None
+        self.chooser = ThreadChooser((2, 1) if cores() >= 2 else (1,))
         self._failed: tuple[str, str] | None = None  # (file identity when it failed, message)
 
     @classmethod
@@ -173,7 +207,7 @@ class LocalProvider(Provider):
             import llama_cpp
         except ImportError as exc:
             raise ProviderError(f"local: llama-cpp-python is not installed ({exc}); install it or use a remote provider") from None
-        n = self._thread_count(for_queries=False)
+        n = self.threads or 1
         try:
             llm = llama_cpp.Llama(
                 model_path=str(self.path),
@@ -202,11 +236,7 @@ class LocalProvider(Provider):
         self._llm = llm
         return llm
 
-    def _thread_count(self, for_queries: bool) -> int:
-        return self.threads if self.threads > 0 else auto_threads(for_queries)
-
-    def _use_threads(self, llm, for_queries: bool) -> None:
-        n = self._thread_count(for_queries)
+    def _use_threads(self, llm, n: int) -> None:
         if self._threads_now != (n, n):
             llm._ctx.set_n_threads(n, n)
             self._threads_now = (n, n)
@@ -222,7 +252,8 @@ class LocalProvider(Provider):
         cut = next((p + 1 for sep in ("\n", " ") for p in [text.rfind(sep, lo, hi)] if p > 0), mid)
         return self._pieces(llm, text[:cut]) + self._pieces(llm, text[cut:])
 
-    def _embed_one(self, llm, text: str) -> np.ndarray | None:
+    def _embed_one(self, llm, text: str) -> tuple[np.ndarray | None, int]:
+        """(vector, tokens embedded)."""
         pieces = self._pieces(llm, text)
         vecs, weights = [], []
         for piece, n in pieces:
@@ -230,24 +261,33 @@ class LocalProvider(Provider):
             if v is not None:
                 vecs.append(v)
                 weights.append(max(n, 1))
+        tokens = sum(n for _, n in pieces)
         if not vecs:
-            return None
+            return None, tokens
         if len(vecs) == 1:
-            return vecs[0]
-        return check_vector(np.average(np.stack(vecs), axis=0, weights=weights), self.dims)
+            return vecs[0], tokens
+        return check_vector(np.average(np.stack(vecs), axis=0, weights=weights), self.dims), tokens
 
     def _run(self, texts: list[str], prefix: str, for_queries: bool) -> list[np.ndarray | None]:
         if not self._lock.acquire(timeout=LOCK_TIMEOUT):
             raise ProviderError(f"local: the model was busy for {LOCK_TIMEOUT:.0f} s; try again when indexing has finished")
         try:
             llm = self._load()
-            self._use_threads(llm, for_queries)
+            auto = self.threads <= 0 and not for_queries
+            n = self.threads if self.threads > 0 else QUERY_THREADS if for_queries else self.chooser.pick()
+            self._use_threads(llm, n)
             out = []
+            tokens = 0
+            t0 = time.perf_counter()
             for t in texts:
                 try:
-                    out.append(self._embed_one(llm, prefix + t.strip()))
+                    vec, n_tokens = self._embed_one(llm, prefix + t.strip())
                 except (ValueError, RuntimeError) as exc:
                     raise ProviderError(f"local: {self.model} failed to embed: {_one_line(exc)}") from None
+                out.append(vec)
+                tokens += n_tokens
+            if auto:
+                self.chooser.record(n, tokens, time.perf_counter() - t0)
             return out
         finally:
             self._lock.release()
