@@ -5,7 +5,8 @@ about 12k, repeated to fill the size) in FTS5, so the keyword side sees natural 
 frequencies, and random unit vectors in the model's tables (latency does not depend on what
 the vectors mean). The queries are the data set's questions. Then, in one run:
 
-- the floor: a bare numpy matrix-vector product over the same vectors (and with top-k);
+- the floor: a bare numpy matrix-vector product over the same vectors (`mat @ q`, numpy's
+  BLAS with its threads; with top-k; and einsum on one thread, which the engine uses);
 - the vector stage: the engine's `vector_candidates` with an in-memory numpy matrix, with
   sqlite-vec KNN (`MATCH … AND k = ?`), and with numpy loading the vectors per search (the
   fallback when sqlite-vec cannot load);
@@ -201,6 +202,7 @@ def run_size(tmp: Path, n: int, n_queries: int, chunk_texts: list[str], queries:
         # interleaved, so drift from other work hits every line alike
         timed("bare numpy product (mat @ q)", lambda: mat @ q)
         timed("bare numpy product + top-k", lambda: np.argpartition(-(mat @ q), k)[:k])
+        timed("numpy product on one thread (engine's matvec)", lambda: search_mod.matvec(mat, q))
         timed("vector stage: numpy in memory", lambda: search_mod.vector_candidates(st, mem_side, q, opts, None))
         timed("vector stage: sqlite-vec KNN", lambda: search_mod.vector_candidates(st, knn_side, q, opts, None))
         timed("keyword stage (FTS5)", lambda: search_mod.keyword_candidates(st, texts[qi], opts))
