@@ -703,6 +703,21 @@ class _DaemonOutput:
             self.line(e.describe())
 
 
+def _other_watcher(cfg) -> int | None:
+    """The pid of another live syncer of this agent, from its heartbeat."""
+    import json
+
+    from .watch import heartbeat_path, read_heartbeat
+
+    if read_heartbeat(cfg) != "running":
+        return None
+    try:
+        pid = int(json.loads(heartbeat_path(cfg).read_text()).get("pid", 0))
+    except (OSError, ValueError):
+        return None
+    return pid if pid and pid != os.getpid() else None
+
+
 def run_daemon(engine, once: bool = False, printer: Callable[[str], None] = print) -> int:
     """`clawmem watch`: sync in the foreground until Ctrl-C (or SIGTERM); `once`: one sync, then exit.
 
@@ -739,6 +754,9 @@ def run_daemon(engine, once: bool = False, printer: Callable[[str], None] = prin
     if threading.current_thread() is threading.main_thread():
         previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
     out.line(f"clawmem watch: {ws} (agent {engine.cfg.agent_id}); index {engine.index_path}")
+    other = _other_watcher(engine.cfg)
+    if other:
+        out.line(f"note: pid {other} already keeps this index fresh (clawmem watch or the app); both will sync, one at a time")
     if log_file:
         out.line(f"log: {log_file}; Ctrl-C to stop")
     log.info("clawmem watch started for %s (pid %d)", ws, os.getpid())
