@@ -67,6 +67,9 @@ def metrics(ranked_hits: list[list[bool]]) -> dict:
     return out
 
 
+THREADS = 0  # local.threads for the model (0: the engine's default); --threads sets it
+
+
 def engine_for(set_name: str, workspace: str, overrides: dict, use_vectors: bool):
     from clawmem.engine import Engine, load_config
 
@@ -75,7 +78,7 @@ def engine_for(set_name: str, workspace: str, overrides: dict, use_vectors: bool
         "sync.onSearch": False,
     }
     if use_vectors and overrides.get("provider") != "none":
-        base.update({"provider": "local", "local.modelPath": str(MODEL)})
+        base.update({"provider": "local", "local.modelPath": str(MODEL), "local.threads": THREADS})
     else:
         base["provider"] = "none"
     cfg = load_config(None, workspace=str(EVAL / set_name / workspace), overrides={**base, **{k: v for k, v in overrides.items() if k != "provider"}})
@@ -149,7 +152,12 @@ def main() -> None:
     ap.add_argument("--no-vectors", action="store_true", help="keyword-only configurations only")
     ap.add_argument("--categories", action="store_true", help="also print per-category rows")
     ap.add_argument("--json", type=Path, help="write all figures here")
+    ap.add_argument("--threads", type=int, default=0, help="local.threads (1 is steadier while other work runs)")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="apply a setting to every configuration, e.g. --set query.hybrid.rrfK=20")
     a = ap.parse_args()
+    global THREADS
+    THREADS = a.threads
     if not EVAL.is_dir():
         sys.exit(f"eval data not found at {EVAL} (the benchmark needs ../shared beside the clone)")
     os.environ.setdefault("XDG_CACHE_HOME", str(CACHE / "xdg-cache"))
@@ -161,7 +169,10 @@ def main() -> None:
     names = a.configs.split(",") if a.configs else list(space)
     if a.no_vectors:
         names = [n for n in names if n.startswith("keyword")]
-    configs = {n: space[n] for n in names}
+    from clawmem.engine.config import parse_text_value
+
+    extra = {k: parse_text_value(k, v) for k, v in (kv.split("=", 1) for kv in a.set)}
+    configs = {n: {**space[n], **extra} for n in names}
     use_vectors = any(not n.startswith("keyword") for n in names)
     if use_vectors and not MODEL.is_file():
         sys.exit(f"model not found: {MODEL}")

@@ -70,7 +70,7 @@ KEYS: dict[str, Key] = {
     "query.hybrid.fusion": Key("rrf", "enum", choices=("weighted", "rrf")),
     "query.hybrid.vectorWeight": Key(0.7, "float", _between(0, 1), "a number from 0 to 1"),
     "query.hybrid.textWeight": Key(0.3, "float", _between(0, 1), "a number from 0 to 1"),
-    "query.hybrid.rrfK": Key(60, "int", _at_least(1), "an integer >= 1"),
+    "query.hybrid.rrfK": Key(20, "int", _at_least(1), "an integer >= 1"),
     "query.hybrid.candidateMultiplier": Key(4, "int", _between(1, 20), "an integer from 1 to 20"),
     "query.hybrid.mmr.enabled": Key(False, "bool"),
     "query.hybrid.mmr.lambda": Key(0.7, "float", _between(0, 1), "a number from 0 to 1"),
