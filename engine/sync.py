@@ -501,6 +501,9 @@ class Syncer:
             for e in events:
                 if isinstance(e, ev.Warning) and e.message.startswith("waiting for the writer lock"):
                     continue  # the lock was taken just now; LockBusy below says who holds it
+                if self._waiting_for is not None:  # we hold the lock now
+                    with self._cond:
+                        self._waiting_for = None
                 if isinstance(e, ev.JobFinished):
                     finished = e
                 self._emit(e)
