@@ -43,7 +43,8 @@ def load() -> str:
 def stats(ms: list[float]) -> str:
     ms = sorted(ms)
     p95 = ms[min(len(ms) - 1, int(round(0.95 * (len(ms) - 1))))]
-    return f"median {statistics.median(ms):.0f} ms, p95 {p95:.0f} ms, min {ms[0]:.0f}, max {ms[-1]:.0f} (n={len(ms)})"
+    return f"median {statistics.median(ms):.0f} ms, p95 {p95:.0f} ms, min {ms[0]:.0f}, max {ms[-1]:.0f} (n={len(ms)})" + (
+        f"\n    all: {' '.join(f'{x:.0f}' for x in ms)}" if os.environ.get("BENCH_ALL") else "")
 
 
 def prepare(root: Path, files: int) -> tuple[Path, dict, int]:
