@@ -175,7 +175,8 @@ def test_a_dead_watcher_is_restarted_and_says_so(workspace, live):
 
 
 def test_reconciliation_catches_what_a_deaf_watcher_missed(workspace, live, monkeypatch):
-    monkeypatch.setattr(sync_mod, "MISS_GRACE_SECONDS", 0.0)
+    # count any unreported change as missed, however recent (the default waits debounce + 5 s)
+    monkeypatch.setattr(sync_mod, "MISS_GRACE_SECONDS", -60.0)
     eng, syncer, rec = live(reconcile_seconds=0.3)
     for w in syncer._watchers:
         w.on_changes = lambda paths: None  # alive but deaf, like a stalled watcher
