@@ -172,3 +172,12 @@ def test_cli_index_offline_says_why_and_keeps_keywords(workspace, tmp_path):
     assert line.endswith("check the network or set local.modelPath to a local file")
     res = json.loads(run_cli("--workspace", str(workspace), "--config", str(cfg), "search", "cat", "--json").stdout)
     assert res["mode"] == "keyword" and res["results"][0]["path"] == "memory/a.md"
+
+
+def test_malformed_hf_uri_is_a_reason_not_a_crash(workspace, make_engine):
+    write(workspace / "memory" / "a.md", "the cat likes fish\n")
+    eng = make_engine({"provider": "local", "local.modelPath": "hf:just-a-name"})
+    list(eng.index())
+    res = eng.search("cat")
+    assert res["mode"] == "keyword"
+    assert res["reason"] == "local: local.modelPath: 'hf:just-a-name' is not an hf: URI of the form hf:owner/repo/file.gguf"

@@ -151,7 +151,12 @@ def _local_candidate(cfg: Config, explicit: bool) -> Candidate:
     raw = cfg["local.modelPath"] or (DEFAULT_LOCAL_MODEL if explicit else "")
     if not raw:
         return Candidate("local", None, "local: no model configured (set local.modelPath)")
-    path, uri = resolve_model_path(raw, cfg["local.modelCacheDir"])
+    from .download import DownloadError
+
+    try:
+        path, uri = resolve_model_path(raw, cfg["local.modelCacheDir"])
+    except DownloadError as exc:  # a malformed hf: URI
+        return Candidate("local", None, f"local: {exc}", raw)
     if uri is None and (path is None or not path.is_file()):
         return Candidate("local", None, f"local: model file not found: {raw} (fix local.modelPath)", raw)
     if uri is not None and (path is None or not path.is_file()) and not explicit:
