@@ -163,6 +163,7 @@ class _WatchThread(threading.Thread):
         self.targets = targets
         self.on_changes = on_changes
         self.stop_event = threading.Event()
+        self.ready = threading.Event()  # set once the OS watches are in place
         self.error: str | None = None
         self.fault: str | None = None  # set by Syncer._inject_watch_failure: the loop raises it
 
@@ -176,18 +177,22 @@ class _WatchThread(threading.Thread):
                 debounce=400,
                 step=50,
                 stop_event=self.stop_event,
-                rust_timeout=1000,  # wake up every second so a fault or a stop is seen promptly
+                # an empty yield every 250 ms: says the watches are in place, and lets a fault be seen
+                rust_timeout=250,
                 yield_on_timeout=True,
                 raise_interrupt=False,
                 recursive=self.recursive,
                 ignore_permission_denied=True,
             ):
+                self.ready.set()
                 if self.fault:
                     raise RuntimeError(self.fault)
                 if changes:
                     self.on_changes(sorted({p for _, p in changes}))
         except Exception as exc:  # reported and restarted by the syncer
             self.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            self.ready.set()
 
     def stop(self) -> None:
         self.stop_event.set()
@@ -330,6 +335,8 @@ class Syncer:
                 w = _WatchThread(roots, recursive, targets, self._on_changes)
                 w.start()
                 self._watchers.append(w)
+        for w in self._watchers:
+            w.ready.wait(5.0)  # "running" means a save made now is seen
         self._watch_state = "running"
 
     def _stop_watchers(self) -> None:
