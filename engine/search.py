@@ -150,10 +150,14 @@ def load_rows(store: Store, ids: list[int]) -> dict[int, tuple]:
 def fuse(cands: list[Candidate], opts: Options, mode: str) -> None:
     if mode == "keyword":
         for c in cands:
-            c.score = ranking.bm25_to_score(c.kw_bm25) if c.kw_bm25 is not None else 0.0
-            if not c.kw_strict:
-                c.score *= 0.5  # relaxed (OR) hits rank below strict ones
-            c.parts["fusion"] = {"method": "keyword-only"}
+            if opts.fusion == "rrf":
+                # the same scale as hybrid RRF: 1 = first of every list consulted (here, one)
+                c.score = ranking.rrf_score([c.kw_rank], opts.rrf_k) if c.kw_rank else 0.0
+            else:
+                c.score = ranking.bm25_to_score(c.kw_bm25) if c.kw_bm25 is not None else 0.0
+                if not c.kw_strict:
+                    c.score *= 0.5  # relaxed (OR) hits rank below strict ones
+            c.parts["fusion"] = {"method": "keyword-only", "scale": "rank" if opts.fusion == "rrf" else "bm25"}
         return
     if opts.fusion == "weighted":
         wv, wt = ranking.normalize_weights(opts.vector_weight, opts.text_weight)

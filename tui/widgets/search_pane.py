@@ -27,6 +27,13 @@ PREVIEW_CONTEXT = 4  # lines shown above and below the matched range
 KEYWORD_HINT = "meaning search needs local.modelPath or an API key such as OPENAI_API_KEY (F5)"
 
 
+def keyword_line(why: str) -> str:
+    """One line: why the search is keyword-only, and how to change that (once, not twice)."""
+    if "local.modelPath" in why or "API key" in why:
+        return f"Keyword-only: {why} (F5)"
+    return f"Keyword-only: {why}; {KEYWORD_HINT}"
+
+
 def highlight(text: str, terms: list[str]) -> Content:
     """`text` with every occurrence of the query terms in bold accent (case-insensitive)."""
     content = Content(text)
@@ -44,7 +51,7 @@ def describe_mode(res: dict | None, status: dict | None) -> tuple[str, bool]:
     if res is not None:
         if res["mode"] == "keyword":
             why = res.get("reason") or "keyword-only"
-            line = f"Keyword-only: {why}; {KEYWORD_HINT}"
+            line = keyword_line(why)
             keyword = True
         else:
             line = f"{res['mode'].capitalize()}: {res['provider']} / {res['model']}"
@@ -63,7 +70,7 @@ def describe_mode(res: dict | None, status: dict | None) -> tuple[str, bool]:
     pv = status["provider"]
     if pv.get("active") and not pv.get("reason"):
         return f"Hybrid: {pv['active']} / {pv['model']}", False
-    return f"Keyword-only: {pv.get('reason') or 'no provider'}; {KEYWORD_HINT}", True
+    return keyword_line(pv.get("reason") or "no provider"), True
 
 
 def explanation(r: dict) -> str:
