@@ -60,32 +60,42 @@ class ThreadChooser:
     ggml's worker threads spin-wait at barriers. On an idle 2-core box 2 threads embed ~1.7x
     faster than 1, but while other work keeps the cores busy 2 threads were 7x slower than 1
     (bench/bench_embed.py --threads-study). The box changes under us, so the chooser keeps
-    measuring: it tries each count once, then uses the faster, re-trying the other now and then.
+    measuring: each count is measured over at least MIN_TOKENS tokens (one small text says
+    nothing), the faster is used, and every PROBE_EVERY measurements the other is measured again.
     """
 
-    PROBE_EVERY = 12  # batches
+    MIN_TOKENS = 2000  # about five chunks
+    PROBE_EVERY = 12
 
     def __init__(self, choices: tuple[int, ...]):
         self.choices = choices
-        self.rate: dict[int, float] = {}  # tokens per second, smoothed
-        self.calls = 0
+        self.rate: dict[int, float] = {}  # tokens per second, latest measurement
+        self._pending = {c: [0, 0.0] for c in choices}
+        self._measured = 0
+        self._probe: int | None = None
 
     def pick(self) -> int:
-        self.calls += 1
         untried = [c for c in self.choices if c not in self.rate]
         if untried:
             return untried[0]
-        best = max(self.rate, key=lambda c: self.rate[c])
-        if len(self.choices) > 1 and self.calls % self.PROBE_EVERY == 0:
-            return next(c for c in self.choices if c != best)
-        return best
+        if self._probe is not None:
+            return self._probe
+        return max(self.rate, key=lambda c: self.rate[c])
 
     def record(self, threads: int, tokens: int, seconds: float) -> None:
-        if seconds <= 0 or tokens <= 0:
+        p = self._pending[threads]
+        p[0] += tokens
+        p[1] += seconds
+        if p[0] < self.MIN_TOKENS or p[1] <= 0:
             return
-        r = tokens / seconds
-        old = self.rate.get(threads)
-        self.rate[threads] = r if old is None else 0.5 * old + 0.5 * r
+        self.rate[threads] = p[0] / p[1]
+        self._pending[threads] = [0, 0.0]
+        self._measured += 1
+        if self._probe == threads:
+            self._probe = None
+        elif len(self.choices) > 1 and len(self.rate) == len(self.choices) and self._measured % self.PROBE_EVERY == 0:
+            best = max(self.rate, key=lambda c: self.rate[c])
+            self._probe = next(c for c in self.choices if c != best)
 
 
 QUERY_THREADS = 1  # a short query: 1 thread is as fast idle and never stalls under load (README)
