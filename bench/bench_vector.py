@@ -6,7 +6,7 @@ frequencies, and random unit vectors in the model's tables (latency does not dep
 the vectors mean). The queries are the data set's questions. Then, in one run:
 
 - the floor: a bare numpy matrix-vector product over the same vectors (`mat @ q`, numpy's
-  BLAS with its threads; with top-k; and einsum on one thread, which the engine uses);
+  threaded BLAS; and with top-k), beside the engine's own product (einsum, no BLAS threads);
 - the vector stage: the engine's `vector_candidates` with an in-memory numpy matrix, with
   sqlite-vec KNN (`MATCH … AND k = ?`), and with numpy loading the vectors per search (the
   fallback when sqlite-vec cannot load);
@@ -17,6 +17,7 @@ The query embedding is a fixed random vector (no model), and the freshness check
 out (bench_core.py measures it): what is timed is the search itself.
 
     python bench/bench_vector.py                     # 10k and 100k chunks
+    python bench/bench_vector.py --short             # short keyword queries instead of questions
     python bench/bench_vector.py --sizes 2000 --queries 20   # a quick check
 
 Check `uptime` first: timings taken while other heavy work runs mean little here.
@@ -116,13 +117,17 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--queries", type=int, default=60)
+    ap.add_argument("--short", action="store_true", help="short keyword queries (bench_core.py's) instead of the data set's questions")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="clawmem-bench-vector-"))
     try:
         isolate(tmp)
         print(f"# load {' '.join(f'{x:.2f}' for x in os.getloadavg())}, {os.cpu_count()} cores, numpy {np.__version__}")
         texts = real_chunks()
-        queries = real_queries()
+        if args.short:
+            from bench_core import QUERIES as queries
+        else:
+            queries = real_queries()
         print(f"# text: {len(texts)} real chunks from {EVAL.name}, {len(queries)} queries")
         for n in (int(s) for s in args.sizes.split(",")):
             run_size(tmp / f"n{n}", n, args.queries, texts, queries)
@@ -200,10 +205,10 @@ def run_size(tmp: Path, n: int, n_queries: int, chunk_texts: list[str], queries:
     for qi in range(n_queries):
         q = qvecs[qi]
         prov.vector = q
-        # interleaved, so drift from other work hits every line alike
-        timed("bare numpy product (mat @ q)", lambda: mat @ q)
-        timed("bare numpy product + top-k", lambda: np.argpartition(-(mat @ q), k)[:k])
-        timed("numpy product on one thread (engine's matvec)", lambda: search_mod.matvec(mat, q))
+        # the engine's stages interleaved, so drift from other work hits every line alike; numpy's
+        # BLAS comes after them (its threads keep spinning for a while after each product, which
+        # would slow whatever runs next)
+        timed("engine's matvec (einsum; 2 threads above 50k rows)", lambda: search_mod.matvec(mat, q))
         timed("vector stage: numpy in memory", lambda: search_mod.vector_candidates(st, mem_side, q, opts, None))
         timed("vector stage: sqlite-vec KNN", lambda: search_mod.vector_candidates(st, knn_side, q, opts, None))
         timed("keyword stage (FTS5)", lambda: search_mod.keyword_candidates(st, texts[qi], opts))
@@ -211,6 +216,10 @@ def run_size(tmp: Path, n: int, n_queries: int, chunk_texts: list[str], queries:
             timed("vector stage: numpy loading vectors per search", lambda: search_mod.vector_candidates(st_novec, loaded, q, opts, None))
         for name, eng in engines.items():
             timed(f"whole search: {name}", lambda: eng.search(texts[qi], stale_check=False))
+    for qi in range(n_queries):
+        q = qvecs[qi]
+        timed("bare numpy product (mat @ q)", lambda: mat @ q)
+        timed("bare numpy product + top-k", lambda: np.argpartition(-(mat @ q), k)[:k])
     for label, ms in timings.items():
         print(f"{label:52s} {stats(ms)}  ({len(ms)} runs)")
     floor = p95(timings["bare numpy product (mat @ q)"])

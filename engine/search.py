@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import os
 import re
 import time
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ import numpy as np
 
 from . import ranking
 from .store import OperationalError, Store
-from .text import index_tokens, mmr_tokens, query_terms, relaxed_terms, words
+from .text import _CJK_RANGES, WORD_RE, index_tokens, mmr_tokens, normalize, query_terms, relaxed_terms
 from .workspace import is_evergreen
 
 SNIPPET_CHARS = 700
@@ -203,6 +204,16 @@ def apply_decay(cands: list[Candidate], opts: Options) -> None:
 # ----------------------------------------------------------------------------- snippets
 
 
+_CJK_CHAR = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _CJK_RANGES) + "]")
+
+
+def line_tokens(line: str) -> list[str]:
+    """index_tokens(line), fast: a line without CJK characters has its words as tokens (the
+    full tokenizer checks every character and was most of a search's time at 10k chunks)."""
+    norm = normalize(line)
+    return index_tokens(line) if _CJK_CHAR.search(norm) else WORD_RE.findall(norm)
+
+
 def snippet_window(text: str, terms: list[str], limit: int = SNIPPET_CHARS) -> tuple[str, int, int]:
     """The ≤ `limit`-char stretch of whole lines holding the most query terms.
 
@@ -212,9 +223,7 @@ def snippet_window(text: str, terms: list[str], limit: int = SNIPPET_CHARS) -> t
     if len(text) <= limit:
         return text, 0, len(lines) - 1
     wanted = set(terms)
-    # an ASCII line has no CJK runs, so its index tokens are just its words; the full
-    # tokenizer (per-character CJK checks) was most of a search's time at 10k chunks
-    hits = [len(wanted.intersection(words(line) if line.isascii() else index_tokens(line))) if wanted else 0 for line in lines]
+    hits = [len(wanted.intersection(line_tokens(line))) if wanted else 0 for line in lines]
     best = (-1, 0, 0)
     i = 0
     total = 0
@@ -289,11 +298,30 @@ def vector_candidates(store: Store, side: VectorSide, qvec: np.ndarray, opts: Op
     return out
 
 
+SPLIT_ROWS = 50_000  # above this, two threads share the product
+_helper: Any = None
+
+
 def matvec(mat: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """mat @ q on one thread. Multi-threaded BLAS stalls at its barriers whenever other work
-    keeps the cores busy (8 ms for 10k x 384 instead of 0.2 ms on this 2-core box:
-    bench/bench_vector.py); einsum's own loop is as fast as one BLAS thread."""
-    return np.einsum("ij,j->i", mat, q.astype(np.float32, copy=False))
+    """mat @ q without numpy's threaded BLAS, which spin-waits at its barriers and stalls
+    whenever other work keeps the cores busy (8 ms for 10k x 384 instead of 0.3 ms on this
+    2-core box: bench/bench_vector.py). einsum runs on the calling thread; a big matrix is
+    split with one helper thread, which simply waits its turn on a busy box."""
+    global _helper
+    q = q.astype(np.float32, copy=False)
+    n = len(mat)
+    if n < SPLIT_ROWS or (os.cpu_count() or 1) < 2:
+        return np.einsum("ij,j->i", mat, q)
+    if _helper is None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _helper = ThreadPoolExecutor(1, thread_name_prefix="clawmem-matvec")
+    out = np.empty(n, dtype=np.float32)
+    half = n // 2
+    fut = _helper.submit(np.einsum, "ij,j->i", mat[half:], q, out=out[half:])
+    np.einsum("ij,j->i", mat[:half], q, out=out[:half])
+    fut.result()
+    return out
 
 
 def _top(ids: np.ndarray, mat: np.ndarray, q: np.ndarray, n: int) -> list[tuple[int, float]]:

@@ -139,3 +139,24 @@ def test_pinned_hit_explains_itself(corpus, make_engine, tiny_model):
     res = eng.search("server crash a828e60", explain=True)
     hit = next(r for r in res["results"] if r["path"] == "memory/2026-02-01.md")
     assert hit["explain"]["exact"]["token"] == "a828e60" and hit["explain"]["exact"]["chunks"] == 1
+
+
+@pytest.mark.parametrize("rows", [0, 7, 60_001])
+def test_matvec_matches_numpy(rows):
+    import numpy as np
+
+    from clawmem.engine.search import matvec
+
+    rng = np.random.default_rng(rows)
+    mat = rng.standard_normal((rows, 48)).astype(np.float32)
+    q = rng.standard_normal(48).astype(np.float32)
+    assert np.allclose(matvec(mat, q), mat @ q, atol=1e-4)
+
+
+def test_line_tokens_match_the_index_tokenizer():
+    from clawmem.engine.search import line_tokens
+    from clawmem.engine.text import index_tokens
+
+    for line in ["Hello World_1 a828e60", "Café “quoted” — naïve STRASSE Straße", "今天玩成语接龙游戏 and 서버에서 ok",
+                 "㈠ parenthesised ideograph", "ｆｕｌｌ ｗｉｄｔｈ ＡＢＣ", "", "  - **User:** I'd like 3.5 kg"]:
+        assert line_tokens(line) == index_tokens(line), line
