@@ -71,9 +71,21 @@ def build_app(workspace: Path | None, *, overrides: dict | None = None, config_p
     return ClawmemApp(engine, settings=ui_settings(**settings), clock=lambda: FIXED_NOW, load_args=load_args)
 
 
-async def settle(pilot, rounds: int = 2) -> None:
-    """Let timers fire, every worker finish and the screen catch up."""
+async def settle(pilot, rounds: int = 2, timeout: float = 30.0) -> None:
+    """Let timers fire, every worker finish and the screen catch up.
+
+    Polls the workers' states instead of awaiting them: `wait_for_complete` raises when an
+    exclusive worker is cancelled by a newer one, or when a worker is still pending, both of
+    which happen in normal use depending on timing.
+    """
+    import time
+
+    from textual.worker import WorkerState
+
+    busy = (WorkerState.PENDING, WorkerState.RUNNING)
     for _ in range(rounds):
         await pilot.pause(0.05)
-        await pilot.app.workers.wait_for_complete()
+        deadline = time.monotonic() + timeout
+        while any(w.state in busy for w in pilot.app.workers) and time.monotonic() < deadline:
+            await pilot.pause(0.02)
         await pilot.pause()
