@@ -8,9 +8,10 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-import numpy as np
+if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts faster without it
+    import numpy as np
 
 from . import config as config_mod
 from . import dates, events as ev, search as search_mod
@@ -510,10 +511,12 @@ class Engine:
             store.close()
             self._fresh_cache = None
             ok = not stop()
-            yield ev.JobFinished("rebuild" if why else "index", stats.indexed, stats.removed, stats.unchanged,
-                                 stats.embedded, time.monotonic() - started, ok, "" if ok else "stopped before the end")
+            finished = ev.JobFinished("rebuild" if why else "index", stats.indexed, stats.removed, stats.unchanged,
+                                      stats.embedded, time.monotonic() - started, ok, "" if ok else "stopped before the end")
         finally:
             lock.release()
+        # after the release: whoever reacts to "finished" (a status refresh) must not see our lock
+        yield finished
 
     def _update(self, store: Store, reason: str, stats: Stats, stop, backfill: bool) -> Iterator[ev.Event]:
         if store.get_meta("index") is None:
@@ -680,6 +683,8 @@ class Engine:
         return out
 
     def _probe(self, name: str) -> dict:
+
+        import numpy as np
         prov = self._provider(name)
         if prov is None:
             return {"ok": False, "error": self._provider_errors.get(name, "unavailable")}
