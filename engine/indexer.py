@@ -18,9 +18,10 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
-import numpy as np
+if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts faster without it
+    import numpy as np
 
 from . import events as ev
 from .chunking import Chunk, chunk_lines, sha256
@@ -342,6 +343,9 @@ def _pick_reference_sample(store: Store, mid: int, size: int = 256) -> None:
     """Remember a random sample of this model's chunks. A search compares the query with it to
     learn what "unrelated" looks like for this query and model, which calibrates cosines
     (multilingual-e5 puts unrelated text near 0.8, OpenAI's models near 0.1)."""
+
+
+    import numpy as np
     ids = [r[0] for r in store.conn.execute(f"select chunk_id from vectors_{mid}")]
     if not ids:
         return

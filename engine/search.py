@@ -13,9 +13,10 @@ import os
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts faster without it
+    import numpy as np
 
 from . import ranking
 from .store import OperationalError, Store
@@ -274,6 +275,9 @@ class VectorSide:
 
 
 def vector_candidates(store: Store, side: VectorSide, qvec: np.ndarray, opts: Options, filtered: list[int] | None) -> list[Candidate]:
+
+
+    import numpy as np
     n = opts.candidates
     if filtered is not None:
         ids, mat = store.load_matrix(side.model_id, filtered)
@@ -307,6 +311,9 @@ def matvec(mat: np.ndarray, q: np.ndarray) -> np.ndarray:
     whenever other work keeps the cores busy (8 ms for 10k x 384 instead of 0.3 ms on this
     2-core box: bench/bench_vector.py). einsum runs on the calling thread; a big matrix is
     split with one helper thread, which simply waits its turn on a busy box."""
+
+
+    import numpy as np
     global _helper
     q = q.astype(np.float32, copy=False)
     n = len(mat)
@@ -325,6 +332,9 @@ def matvec(mat: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 
 def _top(ids: np.ndarray, mat: np.ndarray, q: np.ndarray, n: int) -> list[tuple[int, float]]:
+
+
+    import numpy as np
     if len(ids) == 0:
         return []
     sims = matvec(mat, q)

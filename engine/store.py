@@ -13,9 +13,10 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts faster without it
+    import numpy as np
 
 SCHEMA_VERSION = 1
 APP_MARKER = "clawmem"
@@ -319,6 +320,8 @@ class Store:
             return 0
 
     def put_vectors(self, mid: int, rows: list[tuple[int, np.ndarray]]) -> None:
+
+        import numpy as np
         vec = self.has_vec_table(mid)
         for chunk_id, v in rows:
             blob = np.asarray(v, dtype=np.float32).tobytes()
@@ -339,6 +342,8 @@ class Store:
 
     def load_matrix(self, mid: int, ids: list[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(chunk ids, matrix) of a model's vectors, optionally restricted to some chunks."""
+
+        import numpy as np
         (dims,) = self.conn.execute("select dims from models where id = ?", (mid,)).fetchone()
         if ids is None:
             rows = self.conn.execute(f"select chunk_id, embedding from vectors_{mid}").fetchall()
@@ -357,6 +362,8 @@ class Store:
 
     def knn(self, mid: int, query: np.ndarray, k: int) -> list[tuple[int, float]]:
         """sqlite-vec KNN: (chunk id, cosine similarity) best first."""
+
+        import numpy as np
         blob = np.asarray(query, dtype=np.float32).tobytes()
         rows = self.conn.execute(
             f"select rowid, distance from vec_{mid} where embedding match ? and k = ? order by distance", (blob, k)

@@ -14,9 +14,10 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
-import numpy as np
+if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts faster without it
+    import numpy as np
 
 from .. import paths
 from ..config import DEFAULT_LOCAL_MODEL, Config
@@ -70,6 +71,9 @@ def fingerprint(provider: str, model: str, endpoint: str) -> str:
 
 def check_vector(vec, dims: int | None) -> np.ndarray | None:
     """A float32 unit vector, or None if the provider returned something unusable."""
+
+
+    import numpy as np
     arr = np.asarray(vec, dtype=np.float32)
     if arr.ndim != 1 or arr.size == 0 or (dims is not None and arr.size != dims):
         return None

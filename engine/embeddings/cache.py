@@ -10,7 +10,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import numpy as np
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts faster without it
+    import numpy as np
 
 from .. import paths
 from ..store import BUSY_TIMEOUT_MS, create_private_file, db
@@ -39,6 +42,8 @@ class EmbeddingCache:
         self.conn.executescript(SCHEMA)
 
     def get_many(self, key: tuple[str, str, str], hashes: list[str]) -> dict[str, np.ndarray]:
+
+        import numpy as np
         found: dict[str, np.ndarray] = {}
         uniq = list(dict.fromkeys(hashes))
         for i in range(0, len(uniq), 400):
@@ -60,6 +65,8 @@ class EmbeddingCache:
         return found
 
     def put_many(self, key: tuple[str, str, str], items: list[tuple[str, np.ndarray]]) -> None:
+
+        import numpy as np
         if not items:
             return
         now = time.time()
