@@ -145,7 +145,16 @@ class Store:
         self.conn = db.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
         self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         self.inode = os.stat(self.path).st_ino
-        self.vec = _load_vec(self.conn) if load_vec else VecState(False, None, "vector store disabled (store.vector.enabled = false)")
+        self._load_vec = load_vec
+        self._vec: VecState | None = None
+
+    @property
+    def vec(self) -> VecState:
+        """sqlite-vec, loaded on first use: a keyword-only search never needs it (nor numpy,
+        which its Python package imports)."""
+        if self._vec is None:
+            self._vec = _load_vec(self.conn) if self._load_vec else VecState(False, None, "vector store disabled (store.vector.enabled = false)")
+        return self._vec
 
     def prepare_writer(self) -> None:
         """WAL and relaxed fsync; only after check(): a foreign file must not be touched."""
