@@ -195,11 +195,15 @@ class ClawmemApp(App):
 
     @work(thread=True, exclusive=True, group="status", exit_on_error=False)
     def load_status(self) -> None:
-        self.post_message(StatusLoaded(self.engine.status()))
+        status = self.engine.status()
+        if not get_current_worker().is_cancelled:  # a newer status is on its way: never show an older one after it
+            self.post_message(StatusLoaded(status))
 
     @work(thread=True, exclusive=True, group="files", exit_on_error=False)
     def load_files(self) -> None:
-        self.post_message(FilesListed(self.engine.list_files()))
+        files = self.engine.list_files()
+        if not get_current_worker().is_cancelled:
+            self.post_message(FilesListed(files))
 
     @work(thread=True, exclusive=True, group="freshness", exit_on_error=False)
     def _check_freshness(self) -> None:
