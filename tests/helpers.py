@@ -21,3 +21,16 @@ def run_cli(*args: str, env: dict | None = None, cwd=None, timeout: float = 120)
     if env:
         full_env.update(env)
     return subprocess.run([sys.executable, "-m", "clawmem.tui", *args], capture_output=True, text=True, env=full_env, cwd=cwd, timeout=timeout)
+
+
+def wait_for(cond, limit: float = 20.0, what: str = "condition", interval: float = 0.05):
+    """Poll `cond` until it returns something truthy (returned) or `limit` seconds pass."""
+    import time
+
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        got = cond()
+        if got:
+            return got
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {limit:.0f}s waiting for {what}")

@@ -14,19 +14,10 @@ from clawmem.engine import events as ev
 from clawmem.engine.lock import WriterLock, current_holder
 from clawmem.engine.store import Store
 from clawmem.engine.sync import Syncer, spawn_background_index
-from helpers import run_cli, write
+from helpers import run_cli, wait_for, write
 
 LIMIT = 20.0
 
-
-def wait_for(cond, limit: float = LIMIT, what: str = "condition"):
-    end = time.monotonic() + limit
-    while time.monotonic() < end:
-        got = cond()
-        if got:
-            return got
-        time.sleep(0.05)
-    raise AssertionError(f"timed out after {limit:.0f}s waiting for {what}")
 
 
 def cli(*args: str) -> list[str]:

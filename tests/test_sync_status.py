@@ -11,19 +11,9 @@ import sys
 import time
 
 from clawmem.engine import Engine, load_config
-from helpers import run_cli, write
-
-LIMIT = 20.0
+from helpers import run_cli, wait_for, write
 
 
-def wait_for(cond, limit: float = LIMIT, what: str = "condition"):
-    end = time.monotonic() + limit
-    while time.monotonic() < end:
-        got = cond()
-        if got:
-            return got
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {limit:.0f}s waiting for {what}")
 
 
 def status_json(workspace) -> dict:

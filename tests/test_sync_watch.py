@@ -14,19 +14,9 @@ import pytest
 from clawmem.engine import events as ev
 from clawmem.engine import sync as sync_mod
 from clawmem.engine.sync import Syncer, is_temp_name, watch_targets
-from helpers import write
-
-LIMIT = 20.0
+from helpers import wait_for, write
 
 
-def wait_for(cond, limit: float = LIMIT, what: str = "condition"):
-    end = time.monotonic() + limit
-    while time.monotonic() < end:
-        got = cond()
-        if got:
-            return got
-        time.sleep(0.05)
-    raise AssertionError(f"timed out after {limit:.0f}s waiting for {what}")
 
 
 class Recorder:
