@@ -542,3 +542,37 @@ def render(c: Candidate, terms: list[str], opts: Options) -> dict:
         parts["chunk"] = {"startLine": start, "endLine": end}
         out["explain"] = parts
     return out
+
+
+def explain_parts(x: dict) -> list[tuple[str, str]]:
+    """A result's `explain` as (part, plain text) pairs, for the CLI and the app alike."""
+    out: list[tuple[str, str]] = []
+    if "keyword" in x:
+        k = x["keyword"]
+        out.append(("keyword", f"rank {k['rank']} · bm25 {k['bm25']} · {k['match']} · score {k['score']}"))
+    if "vector" in x:
+        v = x["vector"]
+        out.append(("vector", f"rank {v['rank']} · cosine {v['cosine']} → {v['calibrated']}"))
+    if "exact" in x:
+        e = x["exact"]
+        out.append(("exact", f"names the rare identifier {e['token']!r} (in {e['chunks']} chunk(s)); lifted from {e['scoreBefore']}"))
+    f = x.get("fusion") or {}
+    if f.get("method") == "weighted":
+        out.append(("fusion", f"weighted {f['vectorWeight']} vector / {f['textWeight']} text"))
+    elif f.get("method") == "rrf":
+        out.append(("fusion", f"rrf k={f['k']} (vector #{f.get('vectorRank') or '-'}, keyword #{f.get('keywordRank') or '-'})"))
+    elif f:
+        out.append(("fusion", f"keyword-only, {'by rank' if f.get('scale') == 'rank' else 'the BM25 score alone'}"))
+    if "decay" in x:
+        d = x["decay"]
+        when = f"{d['date']}, {d['basis']}" if d.get("date") else d["basis"]
+        out.append(("decay", f"×{d['factor']} ({when})"))
+    if "mmr" in x:
+        m = x["mmr"]
+        out.append(("mmr", f"step {m['step']} (max similarity {m['maxSimilarity']}, λ {m['lambda']})"))
+    if "merged" in x:
+        spans = ", ".join(f"{m['startLine']}-{m['endLine']}" for m in x["merged"])
+        out.append(("merged", f"overlapping hits of this file folded in: lines {spans}"))
+    if "chunk" in x:
+        out.append(("chunk", f"lines {x['chunk']['startLine']}-{x['chunk']['endLine']}"))
+    return out

@@ -352,35 +352,14 @@ def format_results(res: dict, explain: bool = False) -> str:
         for sl in r["snippet"].splitlines() or [""]:
             lines.append("    " + sl)
         if explain and r.get("explain"):
-            lines.append("    why: " + explain_line(r["explain"]))
+            from clawmem.engine.search import explain_parts
+
+            lines += [f"    · {part}: {text}" for part, text in explain_parts(r["explain"])]
         lines.append("")
     h = res["hidden"]
     if h["count"]:
         lines.append(f"{h['count']} more below the score threshold (best {h['bestScore']:.3f}); --show-hidden to see them")
     return "\n".join(lines).rstrip()
-
-
-def explain_line(x: dict) -> str:
-    parts = []
-    if "keyword" in x:
-        k = x["keyword"]
-        parts.append(f"keyword #{k['rank']} bm25 {k['bm25']} ({k['match']})")
-    if "vector" in x:
-        v = x["vector"]
-        parts.append(f"vector #{v['rank']} cos {v['cosine']} → {v['calibrated']}")
-    f = x.get("fusion", {})
-    if f.get("method") == "weighted":
-        parts.append(f"weighted {f['vectorWeight']}/{f['textWeight']}")
-    elif f.get("method") == "rrf":
-        parts.append(f"rrf k={f['k']}")
-    else:
-        parts.append(f.get("method", ""))
-    if "decay" in x:
-        d = x["decay"]
-        parts.append(f"decay ×{d['factor']} ({d.get('date', d['basis'])})")
-    if "mmr" in x:
-        parts.append(f"mmr step {x['mmr']['step']} (similarity {x['mmr']['maxSimilarity']})")
-    return "; ".join(p for p in parts if p)
 
 
 # ---------------------------------------------------------------------------- get

@@ -45,7 +45,7 @@ def test_search_results(ws, snap_compare):
 
 def test_search_explain_view(ws, snap_compare):
     """After "a828e60" then F7: the right pane is titled "Why (F7 for the preview)" and lists
-    the keyword rank, BM25, how all terms matched, the keyword-only fusion and the chunk lines."""
+    the keyword rank, BM25, how all terms matched, "keyword-only, by rank" and the chunk lines."""
     assert snap_compare(build_app(ws), run_before=run(*typed("a828e60"), "f7"), terminal_size=SIZE)
 
 

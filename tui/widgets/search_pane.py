@@ -75,30 +75,10 @@ def describe_mode(res: dict | None, status: dict | None) -> tuple[str, bool]:
 
 def explanation(r: dict) -> str:
     """The explain view: how the selected result's score was made, one part a line."""
-    x = r.get("explain") or {}
+    from clawmem.engine.search import explain_parts
+
     out = [f"Why {r['path']}:{r['startLine']}-{r['endLine']} scored {r['score']:.3f}", ""]
-    if "keyword" in x:
-        k = x["keyword"]
-        out.append(f"keyword  rank {k['rank']} · bm25 {k['bm25']} · {k['match']} · score {k['score']}")
-    if "vector" in x:
-        v = x["vector"]
-        out.append(f"vector   rank {v['rank']} · cosine {v['cosine']} → {v['calibrated']}")
-    f = x.get("fusion") or {}
-    if f.get("method") == "weighted":
-        out.append(f"fusion   weighted {f['vectorWeight']} vector / {f['textWeight']} text")
-    elif f.get("method") == "rrf":
-        out.append(f"fusion   rrf k={f['k']} (vector #{f.get('vectorRank') or '-'}, keyword #{f.get('keywordRank') or '-'})")
-    elif f:
-        out.append(f"fusion   {f.get('method')}: the BM25 score alone")
-    if "decay" in x:
-        d = x["decay"]
-        when = f"{d['date']}, {d['basis']}" if d.get("date") else d["basis"]
-        out.append(f"decay    ×{d['factor']} ({when})")
-    if "mmr" in x:
-        m = x["mmr"]
-        out.append(f"mmr      step {m['step']} (max similarity {m['maxSimilarity']}, λ {m['lambda']})")
-    if "chunk" in x:
-        out.append(f"chunk    lines {x['chunk']['startLine']}-{x['chunk']['endLine']}")
+    out += [f"{part:<8} {text}" for part, text in explain_parts(r.get("explain") or {})]
     if len(out) == 2:
         out.append("no explanation was returned for this result")
     return "\n".join(out)
