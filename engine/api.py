@@ -32,7 +32,7 @@ from .indexer import (
 from .lock import LockBusy, WriterLock, current_holder, describe_holder
 from .sessions import parse_transcript, render_range
 from .store import DatabaseError, SCHEMA_VERSION, Store, index_meta
-from .workspace import IGNORED_DIRS, normalize_extra_paths
+from .workspace import normalize_extra_paths
 
 
 class AccessDenied(ValueError):

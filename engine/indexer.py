@@ -26,10 +26,10 @@ if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts 
 from . import events as ev
 from .chunking import Chunk, chunk_lines, sha256
 from .config import Config
-from .embeddings import Plan, Provider, ProviderError, plan as make_plan
+from .embeddings import Plan, Provider, ProviderError
 from .embeddings.cache import EmbeddingCache
 from .sessions import list_session_files, parse_transcript
-from .store import SCHEMA_VERSION, ForeignIndex, Store, index_meta, move_aside
+from .store import ForeignIndex, Store, index_meta, move_aside
 from .text import index_tokens
 from .workspace import SourceFile, day_of, list_memory_files
 

@@ -79,7 +79,7 @@ def _load_vec(conn) -> VecState:
         return VecState(False, None, f"sqlite-vec failed to load ({exc}); vectors are searched with numpy")
 
 
-SCHEMA = f"""
+SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (
     path TEXT PRIMARY KEY, source TEXT NOT NULL, abspath TEXT NOT NULL, hash TEXT NOT NULL,

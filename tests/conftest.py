@@ -3,8 +3,6 @@ its own HOME, so nothing reads or writes the developer's real files (or ../share
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 
 import pytest

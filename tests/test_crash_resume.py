@@ -8,14 +8,12 @@ land inside a transaction.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-import pytest
 
 from clawmem.engine.store import Store
 from helpers import run_cli, write

@@ -1,7 +1,6 @@
 """Providers inside the engine: auto selection, fallback, status, degraded search, the
 embedding cache and per-model vector tables (SPEC §4, §7)."""
 
-import shutil
 import time
 
 import pytest

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
-import threading
 import time
 
 from clawmem.engine import events as ev

@@ -10,7 +10,6 @@ import subprocess
 import sys
 import time
 
-from clawmem.engine import Engine, load_config
 from helpers import run_cli, wait_for, write
 
 
