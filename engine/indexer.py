@@ -295,15 +295,11 @@ def _embed_with(store: Store, provider: Provider, cache: EmbeddingCache | None, 
             return
         batch = todo[i : i + EMBED_BATCH]
         hits = cache.get_many(key, [h for _, h, _ in batch]) if cache else {}
-        need = [(cid, h, t) for cid, h, t in batch if h not in hits]
+        missing = {h: t for _, h, t in batch if h not in hits}  # one text per hash
         fresh: dict[str, np.ndarray] = {}
-        if need:
-            texts = list(dict.fromkeys(t for _, _, t in need))
-            by_text = dict(zip(texts, provider.embed_passages(texts)))
-            for cid, h, t in need:
-                v = by_text.get(t)
-                if v is not None:
-                    fresh[h] = v
+        if missing:
+            got = provider.embed_passages(list(missing.values()))
+            fresh = {h: v for h, v in zip(missing, got) if v is not None}
         vectors = {**hits, **fresh}
         dims = next((v.size for v in vectors.values()), None)
         if dims is None:
