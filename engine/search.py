@@ -347,7 +347,6 @@ def _top(ids: np.ndarray, mat: np.ndarray, q: np.ndarray, n: int) -> list[tuple[
 def run(store: Store, query: str, opts: Options, vector: VectorSide | None, query_vector: np.ndarray | None) -> dict:
     """The ranked result set (without mode/provider bookkeeping, which the facade adds)."""
     t0 = time.perf_counter()
-    filtered = date_filtered_ids(store, opts) if (opts.after or opts.before) else None
     has_vec = vector is not None and query_vector is not None
     if opts.keyword_side or not has_vec:
         kw, info = keyword_candidates(store, query, opts)
@@ -355,6 +354,7 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
         kw, info = [], {"strict": 0, "relaxed": 0, "terms": query_terms(query)}
     vec: list[Candidate] = []
     if has_vec:
+        filtered = date_filtered_ids(store, opts) if (opts.after or opts.before) else None
         vec = vector_candidates(store, vector, query_vector, opts, filtered)
     mode = ("hybrid" if opts.keyword_side else "vector") if has_vec else "keyword"
     by_id: dict[int, Candidate] = {}
