@@ -19,6 +19,7 @@ from .config import Config
 from .embeddings import Plan, Provider, ProviderError, plan as make_plan
 from .embeddings.cache import EmbeddingCache
 from .indexer import (
+    MODEL_GRACE_DAYS,
     ProviderChain,
     Stats,
     list_sources,
@@ -67,7 +68,7 @@ class Engine:
         self._providers: dict[str, Provider] = {}
         self._provider_errors: dict[str, str] = {}
         self._plan: Plan | None = None
-        self._matrix: dict[int, tuple[int, tuple]] = {}
+        self._per_model: dict[tuple[str, int], tuple[int, Any]] = {}  # (kind, model) -> (generation, data)
         self._fresh_cache: tuple[float, dict] | None = None
         self._query_failures: dict[str, tuple[float, str]] = {}  # provider -> (when, why)
         self.query_retry_after = 30.0  # seconds before a failed provider is asked again
@@ -96,7 +97,7 @@ class Engine:
             self._providers.clear()
             self._provider_errors.clear()
             self._query_failures.clear()
-            self._matrix.clear()
+            self._per_model.clear()
             self._fresh_cache = None
 
     def plan(self) -> Plan:
@@ -270,11 +271,11 @@ class Engine:
     def _cached(self, kind: str, store: Store, mid: int, load):
         """Per-model data a long-lived engine keeps in memory until the index changes."""
         gen = store.generation()
-        cached = self._matrix.get((kind, mid))
+        cached = self._per_model.get((kind, mid))
         if cached and cached[0] == gen:
             return cached[1]
         data = load(mid)
-        self._matrix[(kind, mid)] = (gen, data)
+        self._per_model[(kind, mid)] = (gen, data)
         return data
 
     def options(self, *, max_results=None, min_score=None, now=None, after=None, before=None, explain=False, show_hidden=False) -> search_mod.Options:
@@ -505,10 +506,11 @@ class Engine:
             if why:
                 store.close()
                 yield from self._rebuild(why, stats, stop, backfill_sessions)
-                store = Store(self.index_path, write=True, load_vec=self.cfg["store.vector.enabled"])
             else:
-                yield from self._update(store, reason, stats, stop, backfill_sessions)
-            store.close()
+                try:
+                    yield from self._update(store, reason, stats, stop, backfill_sessions)
+                finally:
+                    store.close()
             self._fresh_cache = None
             ok = not stop()
             finished = ev.JobFinished("rebuild" if why else "index", stats.indexed, stats.removed, stats.unchanged,
@@ -530,7 +532,7 @@ class Engine:
         yield from self._embed(store, stats, stop)
         store.set_meta("last_sync", dt.datetime.now().astimezone().isoformat(timespec="seconds"))
         for dropped in prune_models(store, self.plan(), force=False):
-            yield ev.Warning(f"dropped vectors of {dropped}: no longer configured for {prune_grace()} days")
+            yield ev.Warning(f"dropped vectors of {dropped}: no longer configured for {MODEL_GRACE_DAYS} days")
 
     def _embed(self, store: Store, stats: Stats, stop) -> Iterator[ev.Event]:
         plan = self.plan()
@@ -590,7 +592,7 @@ class Engine:
             old.close()
             self._tls.store = None
         swap_in(tmp, self.index_path)
-        self._matrix.clear()
+        self._per_model.clear()
 
     def run_index(self, *, force: bool = False, on_event: Callable[[ev.Event], None] | None = None, **kw) -> ev.JobFinished | None:
         last = None
@@ -721,12 +723,6 @@ class Engine:
 
     def today_log_path(self, today: dt.date | None = None) -> Path:
         return self.workspace / "memory" / f"{(today or dt.date.today()).isoformat()}.md"
-
-
-def prune_grace() -> int:
-    from .indexer import MODEL_GRACE_DAYS
-
-    return MODEL_GRACE_DAYS
 
 
 def log_path() -> Path:

@@ -342,15 +342,15 @@ def load(
 
     env_config = os.environ.get("CLAWMEM_CONFIG")
     if config_path is not None:
-        file, file_label = Path(config_path).expanduser(), "flag"
+        file = Path(config_path).expanduser()
         if not file.is_file():
             raise ConfigError(f"{file}: config file not found (--config); create it or drop the option")
     elif env_config:
-        file, file_label = Path(env_config).expanduser(), "env"
+        file = Path(env_config).expanduser()
         if not file.is_file():
             raise ConfigError(f"{file}: config file not found (CLAWMEM_CONFIG); create it or unset the variable")
     else:
-        file, file_label = paths.default_config_file(), "default"
+        file = paths.default_config_file()
     cfg.file = file
 
     agent_choice = agent or os.environ.get("CLAWMEM_AGENT")
@@ -402,7 +402,6 @@ def load(
         raise ConfigError(
             f"chunking.overlap ({values['chunking.overlap']}) must be smaller than chunking.tokens ({values['chunking.tokens']})"
         )
-    _ = file_label
     return cfg
 
 

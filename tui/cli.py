@@ -111,13 +111,8 @@ def main(argv: list[str] | None = None) -> int:
 def run_app(args) -> int:
     if args.color_system:
         os.environ["TEXTUAL_COLOR_SYSTEM"] = args.color_system
-    try:
-        from clawmem.tui.app import main as app_main
-    except ImportError as exc:  # the app is optional until it lands
-        build_parser().print_help()
-        _err(f"the terminal app is not available ({exc})")
-        return EXIT_FAILED
     from clawmem.engine.config import ConfigError
+    from clawmem.tui.app import main as app_main  # Textual loads only here
 
     try:
         return app_main(args)
