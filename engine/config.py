@@ -233,6 +233,31 @@ def find_openclaw_config() -> Path | None:
     return p if p.is_file() else None
 
 
+def read_openclaw_json() -> tuple[dict, Path | None, str | None]:
+    """OpenClaw's openclaw.json as a dict, its path, and why it could not be read (if so).
+
+    For the parts of OpenClaw's file that are not memory-search settings (agents.list,
+    compaction.memoryFlush); an absent or unreadable file reads as {}.
+    """
+    import json5
+
+    path = find_openclaw_config()
+    if path is None:
+        return {}, None, None
+    try:
+        data = json5.loads(path.read_text(encoding="utf-8"))
+    except Exception as exc:  # OpenClaw's file is not ours to fix: say so and carry on
+        return {}, path, f"{path}: not readable as JSON5 ({exc.__class__.__name__}); OpenClaw settings ignored"
+    return (data if isinstance(data, dict) else {}), path, None
+
+
+def openclaw_agent_entries(data: dict) -> list[dict]:
+    """The well-formed entries of `agents.list` (dicts with a string id)."""
+    agents = data.get("agents") if isinstance(data.get("agents"), dict) else {}
+    entries = agents.get("list") if isinstance(agents.get("list"), list) else []
+    return [e for e in entries if isinstance(e, dict) and isinstance(e.get("id"), str) and e["id"].strip()]
+
+
 def _resolve_secret(value: Any, warnings: list[str], where: str) -> Any:
     """OpenClaw SecretInput: a string, "${ENV}", or {"source": "env", "id": NAME}."""
     if isinstance(value, str):

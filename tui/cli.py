@@ -1,8 +1,9 @@
-"""The `clawmem` command: status, index, search, get, watch; no subcommand opens the app.
+"""The `clawmem` command: status, index, search, get, watch, flush-prompt, archive; no subcommand opens the app.
 
 Imports Textual only when it opens the app, so `clawmem search` starts fast.
 Exit codes (SPEC §8): 0 success (an empty result set too), 2 usage or configuration
-error, 3 the operation failed.
+error, 3 the operation failed. A failure is one line on stderr; given `--json`, also
+`{"error": line, "exitCode": N}` on stdout, so a script reading stdout sees it too.
 """
 
 from __future__ import annotations
@@ -18,6 +19,14 @@ EXIT_OK, EXIT_USAGE, EXIT_FAILED = 0, 2, 3
 
 class UsageError(Exception):
     pass
+
+
+class CommandError(Exception):
+    """A command failed: `message` is the one line for the user, `code` the exit code."""
+
+    def __init__(self, message: str, code: int = EXIT_FAILED):
+        super().__init__(message)
+        self.code = code
 
 
 class Parser(argparse.ArgumentParser):
@@ -41,17 +50,23 @@ def build_parser() -> Parser:
     s = sub.add_parser("status", help="index, freshness, provider and vector state")
     _globals(s, True)
     s.add_argument("--deep", action="store_true", help="also probe the embedding provider and list issues")
-    s.add_argument("--json", action="store_true")
+    s.add_argument("--index", action="store_true", help="bring the index up to date first (exit 3 if that fails)")
+    s.add_argument("--verbose", action="store_true", help="also the files per source on disk and the extra paths")
+    s.add_argument("--all-agents", action="store_true", help="every agent with an index, and every agent in OpenClaw's agents.list")
+    s.add_argument("--json", action="store_true", help="print the status as JSON (an array with --all-agents)")
 
     s = sub.add_parser("index", help="bring the index up to date (all files, all transcripts)")
     _globals(s, True)
     s.add_argument("--force", action="store_true", help="rebuild everything into a new index file")
     s.add_argument("--quiet", action="store_true", help="no progress output")
-    s.add_argument("--json", action="store_true", help="print the summary as JSON")
+    s.add_argument("--verbose", action="store_true", help="first print the provider, model, sources and extra paths")
+    s.add_argument("--all-agents", action="store_true", help="every agent with an index, and every agent in OpenClaw's agents.list")
+    s.add_argument("--json", action="store_true", help="print the summary as JSON (an array with --all-agents)")
 
     s = sub.add_parser("search", help="hybrid search over the memory files")
     _globals(s, True)
-    s.add_argument("query", nargs="+")
+    s.add_argument("query", nargs="*", help="what to look for (or --query)")
+    s.add_argument("--query", dest="query_option", metavar="TEXT", help="the query, as `openclaw memory search --query` (wins over the positional one)")
     s.add_argument("--max-results", type=int)
     s.add_argument("--min-score", type=float)
     s.add_argument("--now", help="evaluate as of this date (YYYY-MM-DD), for decay and date phrases")
@@ -72,6 +87,17 @@ def build_parser() -> Parser:
     s = sub.add_parser("watch", help="keep the index fresh in the foreground (sync daemon)")
     _globals(s, True)
     s.add_argument("--once", action="store_true", help="sync once and exit")
+
+    s = sub.add_parser("flush-prompt", help="print the pre-compaction memory-flush prompts for an agent loop")
+    _globals(s, True)
+    s.add_argument("--date", help="the daily log's date, YYYY-MM-DD (default: today, local time)")
+    s.add_argument("--json", action="store_true", help="print {systemPrompt, prompt, date, targetFile, currentTime, ...}")
+
+    s = sub.add_parser("archive", help="write a session transcript's summary to memory/YYYY-MM-DD-slug.md and index it")
+    _globals(s, True)
+    s.add_argument("session", metavar="SESSION.jsonl", help="an OpenClaw session transcript")
+    s.add_argument("--slug", help="the file name's slug (default: words of the first user message, else HHMM)")
+    s.add_argument("--json", action="store_true")
     return p
 
 
@@ -85,22 +111,31 @@ def _err(msg: str) -> None:
     print(f"clawmem: {msg}", file=sys.stderr)
 
 
+def _fail(line: str, code: int, as_json: bool) -> int:
+    """Report a failure: the line on stderr and, for `--json`, the JSON error on stdout."""
+    print(line, file=sys.stderr)
+    if as_json:
+        print(json.dumps({"error": line, "exitCode": code}, ensure_ascii=False))
+    return code
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
         args = build_parser().parse_args(argv)
     except UsageError as exc:
-        print(str(exc), file=sys.stderr)
-        return EXIT_USAGE
+        return _fail(str(exc), EXIT_USAGE, "--json" in argv)
     if args.command is None:
         return run_app(args)
     from clawmem.engine.config import ConfigError
 
+    as_json = bool(getattr(args, "json", False))
     try:
         return COMMANDS[args.command](args)
+    except CommandError as exc:
+        return _fail(f"clawmem: {exc}", exc.code, as_json)
     except ConfigError as exc:
-        _err(str(exc))
-        return EXIT_USAGE
+        return _fail(f"clawmem: {exc}", EXIT_USAGE, as_json)
     except KeyboardInterrupt:
         _err("interrupted")
         return 130
@@ -124,23 +159,84 @@ def run_app(args) -> int:
 # ---------------------------------------------------------------------------- status
 
 
+def _targets(args) -> list:
+    """The agents a command covers: [None] (the one the options name) unless --all-agents."""
+    if not getattr(args, "all_agents", False):
+        return [None]
+    if args.agent or args.workspace:
+        raise CommandError("--all-agents covers every agent, each with its own workspace; drop --agent and --workspace", EXIT_USAGE)
+    from clawmem.engine.agents import all_agents
+
+    return all_agents() or [None]
+
+
+def _engine_for(args, target):
+    if target is None:
+        return _engine(args)
+    from clawmem.engine import Engine
+
+    return Engine.open(config_path=args.config, workspace=target.workspace, agent=target.agent_id)
+
+
 def cmd_status(args) -> int:
     from clawmem.engine.api import IndexUnavailable
+    from clawmem.engine.config import ConfigError
 
-    eng = _engine(args)
-    try:
-        st = eng.status(deep=args.deep)
-    except IndexUnavailable as exc:
-        _err(str(exc))
-        return EXIT_FAILED
+    many = args.all_agents
+    reports: list[dict] = []
+    failed = False
+    for target in _targets(args):
+        try:
+            eng = _engine_for(args, target)
+        except ConfigError as exc:
+            if not many:
+                raise
+            reports.append({"agentId": target.agent_id, "error": str(exc)})
+            failed = True
+            continue
+        try:
+            index_error = None
+            if args.index:
+                _, index_error = run_index_job(eng, ProgressLine(quiet=False))
+            st = eng.status(deep=args.deep)
+            if args.verbose:
+                st.update(scan_sources(eng))
+        except IndexUnavailable as exc:
+            if not many:
+                raise CommandError(str(exc)) from None
+            reports.append({"agentId": eng.cfg.agent_id, "workspace": str(eng.workspace), "error": str(exc)})
+            failed = True
+            continue
+        finally:
+            eng.close()
+        if index_error:
+            _err(f"index failed ({st['agentId']}): {index_error}")
+            st["indexError"] = index_error
+            failed = True
+        reports.append(st)
     if args.json:
-        print(json.dumps(st, indent=2, ensure_ascii=False))
-        return EXIT_OK
-    print(format_status(st))
-    return EXIT_OK
+        out = reports if many else reports[0]
+        print(json.dumps(out, indent=2, ensure_ascii=False))
+    else:
+        print("\n\n".join(format_status(st, verbose=args.verbose) if "index" in st else f"Agent {st['agentId']}: {st['error']}"
+                          for st in reports))
+    return EXIT_FAILED if failed else EXIT_OK
 
 
-def format_status(st: dict) -> str:
+def scan_sources(eng) -> dict:
+    """Files per source on disk and the extra paths (status --verbose)."""
+    from collections import Counter
+
+    from clawmem.engine.workspace import normalize_extra_paths
+
+    on_disk = Counter(f["source"] for f in eng.list_files())
+    return {
+        "scan": {"totalFiles": sum(on_disk.values()), "sources": [{"source": s, "totalFiles": on_disk.get(s, 0)} for s in eng.cfg["sources"]]},
+        "extraPaths": [str(p) for p in normalize_extra_paths(eng.workspace, eng.cfg["extraPaths"])],
+    }
+
+
+def format_status(st: dict, verbose: bool = False) -> str:
     fr = st["freshness"]
     pv = st["provider"]
     vec = st["vector"]
@@ -170,6 +266,13 @@ def format_status(st: dict) -> str:
     for m in vec.get("models", []):
         lines.append(f"           {m['provider']}/{m['model']}: {m['vectors']} vectors, {m['dims']} dims")
     lines.append(f"FTS:       {'ready' if st['fts']['available'] else 'unavailable: ' + st['fts'].get('reason', '')}")
+    if verbose:
+        lines.append(f"Sources:   {', '.join(st['sources'])}")
+        by = st["index"].get("bySource") or {}
+        for item in st["scan"]["sources"]:
+            got = by.get(item["source"], {"files": 0, "chunks": 0})
+            lines.append(f"           {item['source']} · {got['files']}/{item['totalFiles']} files · {got['chunks']} chunks")
+        lines.append(f"Extra:     {', '.join(st['extraPaths']) or 'none'}")
     cfg = st["config"]
     lines.append(f"Config:    {cfg['file']}{'' if cfg['fileExists'] else ' (not created; defaults in use)'}")
     if cfg.get("openclaw"):
@@ -184,6 +287,8 @@ def format_status(st: dict) -> str:
     lines.append(f"Log:       {st['log']}")
     for issue in st.get("issues") or []:
         lines.append(f"Issue:     {issue}")
+    if st.get("indexError"):
+        lines.append(f"Index error: {st['indexError']}")
     return "\n".join(lines)
 
 
@@ -249,45 +354,104 @@ def render_event(e, out: ProgressLine) -> None:
         out.line(e.describe())
 
 
-def cmd_index(args) -> int:
+def run_index_job(eng, out: ProgressLine, force: bool = False):
+    """Run one index job with progress on `out`: (JobFinished, None) or (None, why it failed)."""
     from clawmem.engine import events as ev
-    from clawmem.engine.lock import LockBusy
-
-    eng = _engine(args)
-    out = ProgressLine(quiet=args.quiet)
-    finished = None
     from clawmem.engine import logs
+    from clawmem.engine.lock import LockBusy
+    from clawmem.engine.store import DatabaseError
 
     try:
         logs.setup()  # warnings of a background (--quiet) index end up in the log file
     except OSError:
         pass
+    finished = None
     try:
-        for e in eng.index(force=args.force, reason="cli"):
+        for e in eng.index(force=force, reason="cli"):
             render_event(e, out)
             if isinstance(e, (ev.Warning, ev.Error, ev.ProviderSwitched, ev.JobFinished)):
                 logs.log_event(e)
             if isinstance(e, ev.JobFinished):
                 finished = e
     except LockBusy as exc:
-        _err(str(exc))
-        return EXIT_FAILED
+        return None, str(exc)
     except OSError as exc:
-        _err(f"{getattr(exc, 'filename', '') or eng.index_path}: {exc.strerror or exc}; check permissions and free space")
-        return EXIT_FAILED
+        return None, f"{getattr(exc, 'filename', '') or eng.index_path}: {exc.strerror or exc}; check permissions and free space"
+    except DatabaseError as exc:
+        return None, f"{eng.index_path}: the index cannot be written ({exc}); run `clawmem index --force` to rebuild it"
     if finished is None:
-        return EXIT_FAILED
+        return None, "the index job ended before it finished"
+    return finished, None
+
+
+def index_header(eng) -> list[str]:
+    """What `index --verbose` prints first (study §11: provider, model, sources, extra paths, fallback)."""
+    from clawmem.engine.workspace import normalize_extra_paths
+
+    plan = eng.plan()
+    usable = plan.usable()
+    provider = f"{usable[0].name} (requested: {plan.configured})" if usable else f"none: keyword-only ({plan.keyword_reason()})"
+    fallback = ", ".join(c.name for c in usable[1:]) or "none"
+    extra = [str(p) for p in normalize_extra_paths(eng.workspace, eng.cfg["extraPaths"])]
+    return [
+        f"Memory index ({eng.cfg.agent_id})",
+        f"Provider:    {provider}",
+        f"Model:       {(usable[0].model or 'default') if usable else '-'}",
+        f"Sources:     {', '.join(eng.cfg['sources'])}",
+        f"Extra paths: {', '.join(extra) or 'none'}",
+        f"Fallback:    {fallback}",
+        f"Workspace:   {eng.workspace}",
+        f"Index:       {eng.index_path}",
+    ]
+
+
+def cmd_index(args) -> int:
+    from clawmem.engine.config import ConfigError
+
+    many = args.all_agents
+    out = ProgressLine(quiet=args.quiet)
+    summaries: list[dict] = []
+    failed = False
+    for target in _targets(args):
+        try:
+            eng = _engine_for(args, target)
+        except ConfigError as exc:
+            if not many:
+                raise
+            _err(f"index failed ({target.agent_id}): {exc}")
+            summaries.append({"agentId": target.agent_id, "error": str(exc)})
+            failed = True
+            continue
+        try:
+            if args.verbose:
+                for line in index_header(eng):
+                    out.line(line)
+            finished, error = run_index_job(eng, out, force=args.force)
+            if error:
+                if not many:
+                    raise CommandError(error)
+                _err(f"index failed ({eng.cfg.agent_id}): {error}")
+                summaries.append({"agentId": eng.cfg.agent_id, "workspace": str(eng.workspace), "error": error})
+                failed = True
+                continue
+            summaries.append({"agentId": eng.cfg.agent_id, "files": finished.files_indexed, "removed": finished.files_removed,
+                              "unchanged": finished.files_unchanged, "embedded": finished.chunks_embedded,
+                              "seconds": round(finished.seconds, 3)})
+            if not args.json:
+                out.line(finished.describe())
+                if not args.quiet:
+                    st = eng.status()
+                    pv = st["provider"]
+                    mode = f"hybrid search with {pv['active']} ({pv['model']})" if pv["active"] and not pv.get("reason") else f"keyword-only search ({pv['reason']})"
+                    out.line(f"index: {st['index']['path']}: {st['index']['files']} files, {st['index']['chunks']} chunks; {mode}")
+        finally:
+            eng.close()
     if args.json:
-        print(json.dumps({"files": finished.files_indexed, "removed": finished.files_removed, "unchanged": finished.files_unchanged,
-                          "embedded": finished.chunks_embedded, "seconds": round(finished.seconds, 3)}))
-    else:
-        out.line(finished.describe())
-        if not args.quiet:
-            st = eng.status()
-            pv = st["provider"]
-            mode = f"hybrid search with {pv['active']} ({pv['model']})" if pv["active"] and not pv.get("reason") else f"keyword-only search ({pv['reason']})"
-            out.line(f"index: {st['index']['path']}: {st['index']['files']} files, {st['index']['chunks']} chunks; {mode}")
-    return EXIT_OK
+        if many:
+            print(json.dumps(summaries))
+        else:
+            print(json.dumps({k: v for k, v in summaries[0].items() if k != "agentId"}))
+    return EXIT_FAILED if failed else EXIT_OK
 
 
 # ---------------------------------------------------------------------------- search
@@ -296,7 +460,9 @@ def cmd_index(args) -> int:
 def cmd_search(args) -> int:
     from clawmem.engine.api import IndexUnavailable
 
-    query = " ".join(args.query)
+    query = (args.query_option if args.query_option is not None else " ".join(args.query)).strip()
+    if not query:
+        raise CommandError("Missing search query. Provide a positional query or use --query <text>.", EXIT_USAGE)
     eng = _engine(args)
     # a stale index is brought up to date by a detached `clawmem index`; this search does not wait
     from clawmem.engine.sync import spawn_background_index
@@ -307,11 +473,9 @@ def cmd_search(args) -> int:
                          before=args.before, explain=args.explain, show_hidden=args.show_hidden,
                          date_filter=False if args.no_date_filter else None)
     except ValueError as exc:
-        _err(str(exc))
-        return EXIT_USAGE
+        raise CommandError(str(exc), EXIT_USAGE) from None
     except IndexUnavailable as exc:
-        _err(str(exc))
-        return EXIT_FAILED
+        raise CommandError(str(exc)) from None
     if args.json:
         print(json.dumps(res, indent=2, ensure_ascii=False))
         return EXIT_OK
@@ -367,8 +531,7 @@ def cmd_get(args) -> int:
     try:
         res = eng.get(args.path, args.from_line, args.lines)
     except AccessDenied as exc:
-        _err(str(exc))
-        return EXIT_USAGE
+        raise CommandError(str(exc), EXIT_USAGE) from None
     if args.json:
         print(json.dumps(res, ensure_ascii=False))
     else:
@@ -386,7 +549,65 @@ def cmd_watch(args) -> int:
     return run_daemon(eng, once=args.once, printer=lambda line: print(line, flush=True))
 
 
-COMMANDS = {"status": cmd_status, "index": cmd_index, "search": cmd_search, "get": cmd_get, "watch": cmd_watch}
+# ---------------------------------------------------------------------------- writing helpers
+
+
+def cmd_flush_prompt(args) -> int:
+    import datetime as dt
+    import re
+
+    from clawmem.engine import load_config
+    from clawmem.engine.agent_prompts import flush_plan
+
+    day = None
+    if args.date is not None:
+        try:
+            if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", args.date.strip()):
+                raise ValueError
+            day = dt.date.fromisoformat(args.date.strip())
+        except ValueError:
+            raise CommandError(f"--date: expected a date like 2026-02-10, got {args.date!r}", EXIT_USAGE) from None
+    cfg = load_config(args.config, workspace=args.workspace, agent=args.agent)
+    plan = flush_plan(cfg.agent_id, day=day)
+    for w in plan.warnings:
+        _err(f"warning: {w}")
+    if args.json:
+        print(json.dumps(plan.as_json(), indent=2, ensure_ascii=False))
+        return EXIT_OK
+    print(f"# memory flush for {plan.target} ({'default prompts' if plan.source == 'default' else 'from ' + plan.source})")
+    if not plan.enabled:
+        print("# note: OpenClaw has compaction.memoryFlush.enabled = false")
+    print("\n## System prompt\n")
+    print(plan.system_prompt)
+    print("\n## Prompt\n")
+    print(plan.prompt)
+    return EXIT_OK
+
+
+def cmd_archive(args) -> int:
+    from clawmem.engine.archive import ArchiveError, archive_session
+
+    eng = _engine(args)
+    try:
+        made = archive_session(eng.workspace, args.session, slug=args.slug)
+    except ArchiveError as exc:
+        raise CommandError(str(exc), EXIT_USAGE) from None
+    except OSError as exc:
+        raise CommandError(f"{exc.filename or eng.workspace}: cannot write the archive ({exc.strerror or exc}); check permissions and free space") from None
+    # indexed at once, so the next search finds it; a busy writer (the watcher) picks it up instead
+    _, index_error = run_index_job(eng, ProgressLine(quiet=True))
+    eng.close()
+    if index_error:
+        _err(f"warning: {made.path} written but not indexed yet: {index_error}")
+    if args.json:
+        print(json.dumps({**made.as_json(), "indexed": index_error is None}, ensure_ascii=False))
+    else:
+        print(f"wrote {made.path} ({made.messages} messages){'' if index_error is None else '; not indexed yet'}")
+    return EXIT_OK
+
+
+COMMANDS = {"status": cmd_status, "index": cmd_index, "search": cmd_search, "get": cmd_get, "watch": cmd_watch,
+            "flush-prompt": cmd_flush_prompt, "archive": cmd_archive}
 
 
 if __name__ == "__main__":
