@@ -1,0 +1,250 @@
+"""CLI parity with `openclaw memory` (study §11, issue 10 item 4): search --query, status --index,
+--verbose, --all-agents, JSON errors on stdout; and `clawmem flush-prompt` (study §12)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sqlite3
+from pathlib import Path
+
+from helpers import run_cli, write
+
+
+def cli(ws: Path, *args: str, **kw):
+    return run_cli("--workspace", str(ws), *args, **kw)
+
+
+def index_path(ws: Path, *extra: str) -> Path:
+    return Path(json.loads(cli(ws, *extra, "status", "--json").stdout)["index"]["path"])
+
+
+def assert_json_error(proc, code: int, needle: str) -> None:
+    """A failure given --json: the one line on stderr, the same line as JSON on stdout."""
+    assert proc.returncode == code, (proc.stdout, proc.stderr)
+    err = json.loads(proc.stdout)
+    assert err["exitCode"] == code and needle in err["error"]
+    assert proc.stderr.strip().splitlines()[-1] == err["error"]
+    assert "Traceback" not in proc.stderr
+
+
+# ------------------------------------------------------------------------------ search --query
+
+
+def test_search_query_option_wins_over_the_positional_one(workspace):
+    write(workspace / "memory" / "2026-01-01.md", "the heron nests by the river\n")
+    write(workspace / "memory" / "2026-01-02.md", "the otter swims at dusk\n")
+    assert cli(workspace, "index").returncode == 0
+    got = json.loads(cli(workspace, "search", "--query", "heron", "--json").stdout)
+    assert [r["path"] for r in got["results"]] == ["memory/2026-01-01.md"]
+    got = json.loads(cli(workspace, "search", "otter", "--query", "heron", "--json").stdout)
+    assert [r["path"] for r in got["results"]] == ["memory/2026-01-01.md"]
+    assert "memory/2026-01-02.md" in cli(workspace, "search", "otter").stdout
+
+
+def test_search_without_a_query_is_a_usage_error(workspace):
+    proc = cli(workspace, "search")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip() == "clawmem: Missing search query. Provide a positional query or use --query <text>."
+    assert_json_error(cli(workspace, "search", "--query", "  ", "--json"), 2, "Missing search query")
+
+
+# ------------------------------------------------------------------------------ --json errors
+
+
+def test_json_errors_go_to_stdout_too(workspace, tmp_path):
+    write(workspace / "MEMORY.md", "x\n")
+    # configuration error
+    assert_json_error(cli(workspace, "--config", str(tmp_path / "nope.toml"), "status", "--json"), 2, "config file not found")
+    # usage error caught by the parser
+    assert_json_error(cli(workspace, "search", "x", "--max-results", "many", "--json"), 2, "--max-results")
+    # usage error after parsing
+    assert_json_error(cli(workspace, "search", "x", "--min-score", "7", "--json"), 2, "min-score")
+    # access denied
+    assert_json_error(cli(workspace, "get", "../secrets.md", "--json"), 2, "refused")
+    # index unavailable: the index path cannot be opened (a folder is in its place)
+    idx = index_path(workspace)
+    idx.mkdir(parents=True)
+    assert_json_error(cli(workspace, "search", "x", "--json"), 3, str(idx))
+    # without --json, stdout stays empty
+    proc = cli(workspace, "search", "x")
+    assert proc.returncode == 3 and proc.stdout == "" and str(idx) in proc.stderr
+
+
+# ------------------------------------------------------------------------------ status --index
+
+
+def test_status_index_indexes_first(workspace):
+    write(workspace / "MEMORY.md", "kestrel facts\n")
+    write(workspace / "memory" / "2026-02-01.md", "more kestrel facts\n")
+    proc = cli(workspace, "status", "--index", "--json")
+    assert proc.returncode == 0, proc.stderr
+    st = json.loads(proc.stdout)
+    assert st["index"]["files"] == 2 and st["freshness"]["dirty"] is False and "indexError" not in st
+
+
+def test_status_index_exits_non_zero_when_the_index_fails(workspace):
+    write(workspace / "MEMORY.md", "kestrel facts\n")
+    assert cli(workspace, "index").returncode == 0
+    write(workspace / "memory" / "2026-02-01.md", "a new day\n")
+    # the writer lock cannot be taken (its path is a folder): indexing fails, reading still works
+    lock = Path(str(index_path(workspace)) + ".lock")
+    lock.unlink()
+    lock.mkdir()
+    proc = cli(workspace, "status", "--index", "--json")
+    assert proc.returncode == 3
+    st = json.loads(proc.stdout)
+    assert "Is a directory" in st["indexError"] and st["freshness"]["dirty"] is True
+    assert "index failed (main)" in proc.stderr and "Traceback" not in proc.stderr
+    text = cli(workspace, "status", "--index")
+    assert text.returncode == 3 and "Index error:" in text.stdout
+
+
+# ------------------------------------------------------------------------------ --verbose
+
+
+def test_verbose_status_and_index(workspace, tmp_path):
+    extra = write(tmp_path / "notes" / "extra.md", "extra notes\n")
+    write(tmp_path / "config.toml", f'extraPaths = ["{extra.parent}"]\n')
+    write(workspace / "MEMORY.md", "top\n")
+    write(workspace / "memory" / "2026-02-01.md", "day\n")
+    cfg = ("--config", str(tmp_path / "config.toml"))
+    proc = cli(workspace, *cfg, "index", "--verbose")
+    assert proc.returncode == 0, proc.stderr
+    head = proc.stderr.splitlines()
+    assert head[0] == "Memory index (main)"
+    assert any(line.startswith("Provider:") and "keyword-only" in line for line in head[:8])
+    assert f"Extra paths: {extra.parent}" in head[:8] and "Sources:     memory" in head[:8]
+    write(workspace / "memory" / "2026-02-02.md", "another day\n")  # on disk, not yet indexed
+    st = json.loads(cli(workspace, *cfg, "status", "--verbose", "--json").stdout)
+    assert st["scan"] == {"totalFiles": 4, "sources": [{"source": "memory", "totalFiles": 4}]}
+    assert st["extraPaths"] == [str(extra.parent)]
+    text = cli(workspace, *cfg, "status", "--verbose").stdout
+    assert "memory · 3/4 files · 3 chunks" in text and f"Extra:     {extra.parent}" in text
+    assert "memory · 3/4" not in cli(workspace, *cfg, "status").stdout
+
+
+# ------------------------------------------------------------------------------ --all-agents
+
+
+def test_all_agents_covers_openclaw_agents_and_indexed_ones(tmp_path):
+    home = Path(tmp_path / "home")
+    ws = {name: tmp_path / f"ws-{name}" for name in ("main", "work", "solo")}
+    for name, path in ws.items():
+        write(path / "memory" / "2026-03-01.md", f"{name} agent notes\n")
+    write(home / ".openclaw" / "openclaw.json", json.dumps({"agents": {"list": [
+        {"id": "main", "default": True, "workspace": str(ws["main"])},
+        {"id": "work", "workspace": str(ws["work"])},
+        {"id": "side"},  # not the default, no workspace: OpenClaw's <state dir>/workspace-side
+    ]}}))
+    # an agent known only by its index (the configured workspace applies to it, as for --agent solo)
+    env = {"CLAWMEM_WORKSPACE": str(ws["solo"])}
+    assert run_cli("--agent", "solo", "index", env=env).returncode == 0
+
+    proc = run_cli("index", "--all-agents", "--json", env=env)
+    assert proc.returncode == 0, proc.stderr
+    done = json.loads(proc.stdout)
+    assert [d["agentId"] for d in done] == ["main", "work", "side", "solo"]
+    assert [d["files"] for d in done] == [1, 1, 0, 0]  # solo was indexed already
+
+    proc = run_cli("status", "--all-agents", "--json", env=env)
+    assert proc.returncode == 0, proc.stderr
+    sts = json.loads(proc.stdout)
+    assert isinstance(sts, list)
+    assert {s["agentId"]: s["workspace"] for s in sts} == {
+        "main": str(ws["main"]), "work": str(ws["work"]),
+        "side": str(home / ".openclaw" / "workspace-side"), "solo": str(ws["solo"])}
+    assert all(s["index"]["files"] == (0 if s["agentId"] == "side" else 1) for s in sts)
+    assert len({s["index"]["path"] for s in sts}) == 4
+    text = run_cli("status", "--all-agents", env=env).stdout
+    assert text.count("Workspace: ") == 4 and f"{ws['work']}  (agent work)" in text
+
+    assert_json_error(run_cli("status", "--all-agents", "--agent", "main", "--json", env=env), 2, "--all-agents")
+
+
+def test_all_agents_reads_agent_and_workspace_from_the_index_meta(workspace):
+    write(workspace / "MEMORY.md", "meta agent notes\n")
+    assert cli(workspace, "--agent", "tmp", "index").returncode == 0
+    src = index_path(workspace, "--agent", "tmp")
+    # an index file whose name says nothing: the agent and workspace come from its meta record
+    named = src.with_name("renamed-0123abcd.sqlite")
+    src.rename(named)
+    with sqlite3.connect(named) as conn:
+        conn.executemany("insert or replace into meta(key, value) values (?, ?)",
+                         [("agentId", "archivist"), ("workspace", str(workspace))])
+    conn.close()
+    sts = json.loads(run_cli("status", "--all-agents", "--json").stdout)
+    assert [(s["agentId"], s["workspace"]) for s in sts] == [("archivist", str(workspace))]
+
+
+def test_all_agents_reports_a_bad_agent_and_carries_on(tmp_path):
+    good = tmp_path / "good"
+    write(good / "MEMORY.md", "fine\n")
+    write(tmp_path / "home" / ".openclaw" / "openclaw.json",
+          json.dumps({"agents": {"list": [{"id": "good", "workspace": str(good)}, {"id": "bad id"}]}}))
+    proc = run_cli("index", "--all-agents", "--json")
+    assert proc.returncode == 3
+    done = json.loads(proc.stdout)
+    assert done[0]["agentId"] == "good" and done[0]["files"] == 1
+    assert done[1]["agentId"] == "bad id" and "agentId" in done[1]["error"]
+    assert "index failed (bad id)" in proc.stderr and "Traceback" not in proc.stderr
+
+
+# ------------------------------------------------------------------------------ flush-prompt
+
+READ_ONLY = ("MEMORY.md", "DREAMS.md", "SOUL.md", "TOOLS.md", "AGENTS.md")
+
+
+def test_flush_prompt_default_has_the_date_and_the_safety_rules(workspace):
+    today = dt.date.today().isoformat()  # tests run with TZ=UTC, as does the child process
+    proc = cli(workspace, "flush-prompt", "--json")
+    assert proc.returncode == 0, proc.stderr
+    plan = json.loads(proc.stdout)
+    assert plan["date"] == today and plan["targetFile"] == f"memory/{today}.md" and plan["source"] == "default"
+    for text in (plan["prompt"], plan["systemPrompt"]):
+        assert f"memory/{today}.md" in text and "YYYY-MM-DD" not in text and "NO_REPLY" in text
+        assert all(name in text for name in READ_ONLY)
+        assert "append" in text.lower() or "add to its end" in text
+        assert "timestamped" in text
+    assert plan["prompt"].splitlines()[-1].startswith(f"Current time: ") and today in plan["prompt"].splitlines()[-1]
+    text = cli(workspace, "flush-prompt", "--date", "2026-02-10").stdout
+    assert "## System prompt" in text and "## Prompt" in text and "memory/2026-02-10.md" in text and today not in text.split("Current time:")[0]
+    assert_json_error(cli(workspace, "flush-prompt", "--date", "10/02/2026", "--json"), 2, "--date")
+
+
+def test_flush_prompt_uses_openclaw_custom_prompts_and_appends_missing_hints(workspace, tmp_path):
+    write(tmp_path / "home" / ".openclaw" / "openclaw.json", """{
+      agents: {
+        defaults: {compaction: {memoryFlush: {
+          prompt: "Write durable notes to memory/YYYY-MM-DD.md.",
+          systemPrompt: "Compaction is near. Reply NO_REPLY when done.",
+        }}},
+        list: [{id: "work", compaction: {memoryFlush: {prompt: "Work notes go to memory/YYYY-MM-DD.md. Current time: see clock"}}}],
+      },
+    }""")
+    plan = json.loads(cli(workspace, "flush-prompt", "--date", "2026-02-10", "--json").stdout)
+    assert plan["prompt"].startswith("Write durable notes to memory/2026-02-10.md.\n\n")
+    assert "agents.defaults.compaction.memoryFlush.prompt" in plan["source"]
+    # the custom prompt said none of the safety rules: all are appended, with the date filled in
+    assert all(name in plan["prompt"] for name in READ_ONLY) and "NO_REPLY" in plan["prompt"]
+    assert "memory/2026-02-10-HHMM.md" in plan["prompt"] and "YYYY-MM-DD" not in plan["prompt"]
+    assert plan["prompt"].rstrip().splitlines()[-1].startswith("Current time:")
+    # the custom system prompt already says NO_REPLY: no second silent-reply hint
+    assert plan["systemPrompt"].startswith("Compaction is near. Reply NO_REPLY when done.\n\n")
+    assert plan["systemPrompt"].count("NO_REPLY") == 1
+    # an agent's own memoryFlush wins; a prompt that has its own time line gets no second one
+    work = json.loads(cli(workspace, "--agent", "work", "flush-prompt", "--date", "2026-02-10", "--json").stdout)
+    assert work["prompt"].startswith("Work notes go to memory/2026-02-10.md.") and work["prompt"].count("Current time:") == 1
+
+
+def test_flush_plan_date_in_the_openclaw_user_timezone(tmp_path):
+    from clawmem.engine.agent_prompts import flush_plan
+
+    noon_utc = dt.datetime(2026, 2, 10, 12, 0, tzinfo=dt.timezone.utc)
+    assert flush_plan(now=noon_utc).date == "2026-02-10"
+    write(tmp_path / "home" / ".openclaw" / "openclaw.json", '{agents: {defaults: {userTimezone: "Pacific/Kiritimati"}}}')
+    plan = flush_plan(now=noon_utc)  # UTC+14: already the next day there
+    assert plan.date == "2026-02-11" and "memory/2026-02-11.md" in plan.prompt and "02:00" in plan.current_time
+    write(tmp_path / "home" / ".openclaw" / "openclaw.json", '{agents: {defaults: {userTimezone: "Mars/Olympus"}}}')
+    plan = flush_plan(now=noon_utc)
+    assert plan.date == "2026-02-10" and "Mars/Olympus" in plan.warnings[0]
