@@ -50,6 +50,7 @@ class Archive:
 
 def slugify(text: str, *, max_words: int = SLUG_WORDS) -> str:
     """Lowercase ASCII words joined by `-` (accents folded: café → cafe); "" when there are none."""
+    text = re.sub(r"['\u2019]", "", text)  # let's -> lets, not let + s
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
     words = re.findall(r"[a-z0-9]+", ascii_text)
     telling = [w for w in words if w not in FILLER]
