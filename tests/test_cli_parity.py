@@ -248,3 +248,9 @@ def test_flush_plan_date_in_the_openclaw_user_timezone(tmp_path):
     write(tmp_path / "home" / ".openclaw" / "openclaw.json", '{agents: {defaults: {userTimezone: "Mars/Olympus"}}}')
     plan = flush_plan(now=noon_utc)
     assert plan.date == "2026-02-10" and "Mars/Olympus" in plan.warnings[0]
+
+
+def test_all_agents_with_a_broken_config_file_is_one_usage_error(tmp_path):
+    write(tmp_path / "home" / ".openclaw" / "openclaw.json", json.dumps({"agents": {"list": [{"id": "a"}, {"id": "b"}]}}))
+    bad = write(tmp_path / "bad.toml", "query = [unclosed\n")
+    assert_json_error(run_cli("--config", str(bad), "status", "--all-agents", "--json"), 2, "not valid TOML")

@@ -165,8 +165,10 @@ def _targets(args) -> list:
         return [None]
     if args.agent or args.workspace:
         raise CommandError("--all-agents covers every agent, each with its own workspace; drop --agent and --workspace", EXIT_USAGE)
+    from clawmem.engine import load_config
     from clawmem.engine.agents import all_agents
 
+    load_config(args.config)  # a broken config file is one usage error, not one per agent
     return all_agents() or [None]
 
 
@@ -426,6 +428,8 @@ def cmd_index(args) -> int:
             if args.verbose:
                 for line in index_header(eng):
                     out.line(line)
+            elif many:
+                out.line(f"Memory index ({eng.cfg.agent_id})")
             finished, error = run_index_job(eng, out, force=args.force)
             if error:
                 if not many:
