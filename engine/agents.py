@@ -27,7 +27,7 @@ class AgentTarget:
 def _index_identity(path: Path) -> tuple[str | None, str | None]:
     """(agent id, workspace) an index records in its meta table, if it records them."""
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1.0)
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=1.0)
     except sqlite3.Error:
         return None, None
     try:

@@ -48,12 +48,12 @@ class Archive:
         return {"path": self.path, "abspath": str(self.abspath), "slug": self.slug, "date": self.date, "messages": self.messages}
 
 
-def slugify(text: str, *, max_words: int = SLUG_WORDS) -> str:
+def slugify(text: str, *, max_words: int = SLUG_WORDS, drop_filler: bool = True) -> str:
     """Lowercase ASCII words joined by `-` (accents folded: café → cafe); "" when there are none."""
     text = re.sub(r"['\u2019]", "", text)  # let's -> lets, not let + s
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
     words = re.findall(r"[a-z0-9]+", ascii_text)
-    telling = [w for w in words if w not in FILLER]
+    telling = [w for w in words if w not in FILLER] if drop_filler else words
     slug = "-".join((telling or words)[:max_words])
     return slug[:SLUG_MAX_CHARS].rstrip("-")
 
@@ -125,7 +125,7 @@ def archive_session(workspace: Path, transcript: Path, *, slug: str | None = Non
     if not kept:
         raise ArchiveError(f"{transcript}: no user or assistant messages to archive")
     if slug is not None:
-        chosen = slugify(slug, max_words=12)
+        chosen = slugify(slug, max_words=12, drop_filler=False)  # the user's words, only made safe
         if not chosen:
             raise ArchiveError(f"--slug: {slug!r} has no ASCII letters or digits; use words like vendor-pitch")
     else:

@@ -96,6 +96,8 @@ def test_slug_option(workspace, tmp_path):
     session = transcript(tmp_path / "s.jsonl", message("user", "whatever", "2026-03-04T10:00:00Z"))
     made = json.loads(archive(workspace, str(session), "--slug", "Q3 Planning!").stdout)
     assert made["path"] == "memory/2026-03-04-q3-planning.md"
+    made = json.loads(archive(workspace, str(session), "--slug", "the plan").stdout)
+    assert made["path"] == "memory/2026-03-04-the-plan.md"  # the user's own words are kept
     proc = archive(workspace, str(session), "--slug", "计划")
     assert proc.returncode == 2 and "--slug" in json.loads(proc.stdout)["error"]
 
