@@ -206,7 +206,7 @@ def test_flush_prompt_default_has_the_date_and_the_safety_rules(workspace):
         assert all(name in text for name in READ_ONLY)
         assert "append" in text.lower() or "add to its end" in text
         assert "timestamped" in text
-    assert plan["prompt"].splitlines()[-1].startswith(f"Current time: ") and today in plan["prompt"].splitlines()[-1]
+    assert plan["prompt"].splitlines()[-1].startswith("Current time: ") and today in plan["prompt"].splitlines()[-1]
     text = cli(workspace, "flush-prompt", "--date", "2026-02-10").stdout
     assert "## System prompt" in text and "## Prompt" in text and "memory/2026-02-10.md" in text and today not in text.split("Current time:")[0]
     assert_json_error(cli(workspace, "flush-prompt", "--date", "10/02/2026", "--json"), 2, "--date")
