@@ -123,7 +123,7 @@ def test_unsaved_text_survives_a_dropped_connection(ws, home_dirs, how):
         screen, _ = term.wait_for(lambda s: "Unsaved text of memory/2026-02-11.md" in s)
         assert "+Typed over ssh, never saved." in screen
         term.send("r")
-        screen, _ = term.wait_for(lambda s: "unsaved (ctrl+s)" in s and "Restore [r]" not in s)
+        screen, _ = term.wait_for(lambda s: "unsaved (ctrl+s)" in s and "Unsaved text of" not in s)
         assert "Typed over ssh, never saved." in screen
         term.send("C-s")
         wait_for(lambda: "Typed over ssh, never saved." in log.read_text(), 10, "the save")

@@ -82,7 +82,7 @@ async def test_banner_as_soon_as_the_file_changes_and_merge_replaces_the_edited_
         assert app.file_pane.dirty and banner_text(app) == ""
         with log.open("a") as fh:
             fh.write("\n## 11:00\nagent appended this\n")
-        await wait_until(pilot, lambda: "changed on disk" in banner_text(app))  # no save needed
+        await wait_until(pilot, lambda: "Changed on disk" in banner_text(app))  # no save needed
         await pilot.click("#banner-merge")
         await settle(pilot)
         assert banner_text(app) == ""
@@ -112,7 +112,7 @@ async def test_a_clean_buffer_follows_the_disk_and_keep_mine_still_asks_at_save(
         await pilot.press(*"x")
         with log.open("a") as fh:
             fh.write("second agent line\n")
-        await wait_until(pilot, lambda: "changed on disk" in banner_text(app))
+        await wait_until(pilot, lambda: "Changed on disk" in banner_text(app))
         await pilot.click("#banner-keep")
         await pilot.pause()
         assert banner_text(app) == ""
@@ -128,7 +128,7 @@ async def test_deleted_on_disk_says_so_and_saves_as_new(ws, make_app):
         await settle(pilot)
         editor = await open_and_type(pilot, app, LOG, "keep me")
         log.unlink()
-        await wait_until(pilot, lambda: "was deleted on disk" in banner_text(app))
+        await wait_until(pilot, lambda: "Deleted on disk" in banner_text(app))
         assert not app.query_one("#banner-merge").display and app.query_one("#banner-new").display
         await pilot.press("ctrl+s")
         await pilot.pause()

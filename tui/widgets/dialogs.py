@@ -30,7 +30,8 @@ def diff_content(diff: list[str]) -> Content:
 
 
 class Dialog(ModalScreen):
-    """A centred box with a title, a body and a row of buttons; letter keys pick buttons."""
+    """A centred box with a title, a body and a row of buttons; letter keys pick buttons.
+    Button labels are Content, so "[r]" shows as text (a plain str would be read as markup)."""
 
     DEFAULT_CSS = """
     Dialog { align: center middle; }
@@ -68,9 +69,9 @@ class UnsavedScreen(Dialog):
             yield Static(f"Unsaved changes in {self.path}", id="title", markup=False)
             yield Static(f"Save them before you {self.doing}?", markup=False)
             with Horizontal(id="buttons"):
-                yield Button("Save [s]", name="save", variant="primary", id="save")
-                yield Button("Discard [d]", name="discard", variant="error", id="discard")
-                yield Button("Cancel [esc]", name="cancel", id="cancel")
+                yield Button(Content("Save [s]"), name="save", variant="primary", id="save")
+                yield Button(Content("Discard [d]"), name="discard", variant="error", id="discard")
+                yield Button(Content("Cancel [esc]"), name="cancel", id="cancel")
 
     def action_choose(self, choice: str) -> None:
         self.dismiss(choice)
@@ -100,10 +101,10 @@ class ConflictScreen(Dialog):
                 markup=False,
             )
             with Horizontal(id="buttons"):
-                yield Button("Reload [r]", name="reload", id="reload")
-                yield Button("Merge [m]", name="merge", variant="primary", id="merge")
-                yield Button("Overwrite [o]", name="overwrite", variant="error", id="overwrite")
-                yield Button("Cancel [esc]", name="cancel", id="cancel")
+                yield Button(Content("Reload [r]"), name="reload", id="reload")
+                yield Button(Content("Merge [m]"), name="merge", variant="primary", id="merge")
+                yield Button(Content("Overwrite [o]"), name="overwrite", variant="error", id="overwrite")
+                yield Button(Content("Cancel [esc]"), name="cancel", id="cancel")
 
     def on_mount(self) -> None:
         self.query_one("#merge", Button).focus()
@@ -127,8 +128,8 @@ class DeletedScreen(Dialog):
             yield Static("Something else removed the file while you were editing it. Your text is still here.",
                          markup=False)
             with Horizontal(id="buttons"):
-                yield Button("Save as new [n]", name="new", variant="primary", id="new")
-                yield Button("Cancel [esc]", name="cancel", id="cancel")
+                yield Button(Content("Save as new [n]"), name="new", variant="primary", id="new")
+                yield Button(Content("Cancel [esc]"), name="cancel", id="cancel")
 
     def on_mount(self) -> None:
         self.query_one("#new", Button).focus()
@@ -159,9 +160,9 @@ class RecoveryScreen(Dialog):
             yield Static("Restore: put it in the editor, unsaved (saving then shows what changed on disk) · "
                          "Discard: delete it · Esc: decide next time", markup=False)
             with Horizontal(id="buttons"):
-                yield Button("Restore [r]", name="restore", variant="primary", id="restore")
-                yield Button("Discard [d]", name="discard", variant="error", id="discard")
-                yield Button("Later [esc]", name="cancel", id="cancel")
+                yield Button(Content("Restore [r]"), name="restore", variant="primary", id="restore")
+                yield Button(Content("Discard [d]"), name="discard", variant="error", id="discard")
+                yield Button(Content("Later [esc]"), name="cancel", id="cancel")
 
     def on_mount(self) -> None:
         self.query_one("#restore", Button).focus()
@@ -248,8 +249,8 @@ class CreateWorkspaceScreen(Dialog):
                 markup=False,
             )
             with Horizontal(id="buttons"):
-                yield Button("Create [c]", name="create", variant="primary", id="create")
-                yield Button("Not now [esc]", name="cancel", id="cancel")
+                yield Button(Content("Create [c]"), name="create", variant="primary", id="create")
+                yield Button(Content("Not now [esc]"), name="cancel", id="cancel")
 
     def on_mount(self) -> None:
         self.query_one("#create", Button).focus()

@@ -388,8 +388,8 @@ class FilePane(Horizontal):
         if disk is None or self.opened is None:
             return
         deleted = not disk.exists
-        what = "was deleted on disk" if deleted else "changed on disk"
-        self.query_one("#banner-text", Static).update(f"⚠ {self.opened.path} {what} while you edit it.")
+        what = "Deleted on disk; your text is still here" if deleted else "Changed on disk since you opened it"
+        self.query_one("#banner-text", Static).update(f"⚠ {what}")
         self.query_one("#banner-reload").display = not deleted
         self.query_one("#banner-merge").display = not deleted
         self.query_one("#banner-new").display = deleted
