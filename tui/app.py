@@ -346,7 +346,7 @@ class ClawmemApp(App):
         if fp.dirty and fp.opened is not None:
             def answer(choice: str | None) -> None:
                 if choice == "discard":
-                    fp.discard()
+                    fp.discard_recovery()
                 if choice == "discard" or (choice == "save" and fp.save()):
                     self.exit()
 

@@ -181,3 +181,18 @@ async def test_a_kept_text_is_offered_on_open_and_discard_deletes_it(ws, make_ap
                 assert not kept.exists() and not app.file_pane.dirty
             else:
                 assert kept.exists() and not app.file_pane.dirty
+
+
+async def test_discard_on_quit_deletes_the_kept_text(ws, make_app):
+    app = make_app(ws)
+    log = ws / LOG
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await open_and_type(pilot, app, LOG, "thrown away")
+        kept = editing.recovery_file(app.engine.cfg.agent_id, log)
+        await wait_until(pilot, kept.exists)
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        await pilot.press("d")
+        await pilot.pause()
+    assert not kept.exists() and "thrown away" not in log.read_text()

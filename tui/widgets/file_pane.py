@@ -207,7 +207,7 @@ class FilePane(Horizontal):
                     if self.save():
                         self._load(path, start, end, focus_editor, terms)
                 elif choice == "discard":
-                    self.discard()
+                    self.discard_recovery()
                     self._load(path, start, end, focus_editor, terms)
 
             self.app.push_screen(UnsavedScreen(self.opened.path, f"open {path}"), answer)
@@ -326,6 +326,7 @@ class FilePane(Horizontal):
             self._recovery_timer = None
 
     def discard_recovery(self) -> None:
+        """Saved, back to what is on disk, or the user chose to drop the unsaved text."""
         self._stop_recovery_timer()
         o = self.opened
         if o is not None and o.session is not None:
@@ -333,10 +334,6 @@ class FilePane(Horizontal):
                 editing.drop_recovery(self.cm.engine.cfg.agent_id, o.session.path)
             except OSError:
                 pass  # nothing to lose: at worst it is offered again next time
-
-    def discard(self) -> None:
-        """The user chose to drop the unsaved text (before opening another file or quitting)."""
-        self.discard_recovery()
 
     def _offer_recovery(self, opened: OpenedFile) -> None:
         session = opened.session
