@@ -2,8 +2,9 @@
 
 A file is read together with the hash of its bytes; a save names the hash it started from
 and is refused (ChangedOnDisk) if the file changed meanwhile, say because the agent
-appended to it. The caller then shows the difference and chooses: reload, merge (the
-disk version plus the user's new lines) or overwrite. Every write is atomic and keeps the
+appended to it. The caller then shows the difference and chooses: reload, merge (a
+three-way merge by lines) or overwrite. engine/editing.py keeps track of which disk
+version an editor's text derives from. Every write is atomic and keeps the
 file's permissions (fsutil.atomic_write).
 """
 
@@ -79,36 +80,78 @@ def overwrite(path: Path, text: str) -> FileSnapshot:
     return _write(Path(path), text)
 
 
-def added_lines(base: str, mine: str) -> list[str]:
-    """Lines the user added or changed relative to `base`, in order (deletions are not kept)."""
-    a, b = base.splitlines(), mine.splitlines()
-    out: list[str] = []
-    for op, _, _, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if op in ("insert", "replace"):
-            out.extend(b[j1:j2])
-    return out
+YOURS_MARK = "<<<<<<< yours\n"
+BETWEEN_MARK = "=======\n"
+DISK_MARK = ">>>>>>> on disk\n"
 
 
-def merge_appending(base: str, mine: str, disk: str) -> str:
-    """The disk version with the user's new lines appended after it.
+@dataclass(frozen=True, slots=True)
+class Merged:
+    text: str
+    conflicts: int  # places both sides changed differently: both kept, between the marks above
 
-    What the agent wrote stays as it is; what the user typed is added at the end unless
-    the disk version already holds it. Lines the user deleted are not deleted (a merge
-    never removes anything).
+
+def _lines(text: str) -> list[str]:
+    """Lines with their endings; a last line without one gets one, so it compares equal."""
+    lines = text.splitlines(keepends=True)
+    if lines and not lines[-1].endswith(("\n", "\r")):
+        lines[-1] += "\n"
+    return lines
+
+
+def _changes(base: list[str], other: list[str], side: int) -> list[tuple[int, int, int, list[str]]]:
+    """(start, end, side, new lines) for each run of base lines `other` replaced, dropped or added to."""
+    matcher = difflib.SequenceMatcher(None, base, other, autojunk=False)
+    return [(i1, i2, side, other[j1:j2]) for op, i1, i2, j1, j2 in matcher.get_opcodes() if op != "equal"]
+
+
+def _apply(base: list[str], start: int, end: int, changes) -> list[str]:
+    out, pos = [], start
+    for i1, i2, _, new in changes:
+        out += base[pos:i1] + new
+        pos = i2
+    return out + base[pos:end]
+
+
+def merge3(base: str, mine: str, disk: str) -> Merged:
+    """A three-way merge by lines of the user's text and the disk's, both derived from `base`.
+
+    A line one side changed replaces that line; lines both sides added at the same place are
+    all kept (the disk's first); where both changed the same lines differently, both versions
+    are kept between conflict marks, so nothing either side wrote is dropped.
     """
-    new = added_lines(base, mine)
-    while new and not new[-1].strip():
-        new.pop()
-    while new and not new[0].strip():
-        new.pop(0)
-    if not new:
-        return disk
-    block = "\n".join(new)
-    if block in disk:
-        return disk
-    head = disk if not disk or disk.endswith("\n") else disk + "\n"
-    sep = "\n" if head.strip() and not head.endswith("\n\n") else ""
-    return f"{head}{sep}{block}\n"
+    b = _lines(base)
+    changes = sorted(_changes(b, _lines(mine), 0) + _changes(b, _lines(disk), 1), key=lambda c: (c[0], c[1]))
+    out: list[str] = []
+    pos = conflicts = i = 0
+    while i < len(changes):
+        start, end = changes[i][0], changes[i][1]
+        group = [changes[i]]
+        i += 1
+        # one region: changes overlapping it, or a second insertion at the same place
+        while i < len(changes) and (changes[i][0] < end or changes[i][0] == changes[i][1] == start == end):
+            end = max(end, changes[i][1])
+            group.append(changes[i])
+            i += 1
+        out += b[pos:start]
+        pos = end
+        ours = [c for c in group if c[2] == 0]
+        theirs = [c for c in group if c[2] == 1]
+        mine_part, disk_part = _apply(b, start, end, ours), _apply(b, start, end, theirs)
+        if not theirs or mine_part == disk_part:
+            out += mine_part
+        elif not ours:
+            out += disk_part
+        elif start == end:  # both only added lines here
+            out += disk_part + mine_part
+        else:
+            conflicts += 1
+            out += [YOURS_MARK, *mine_part, BETWEEN_MARK, *disk_part, DISK_MARK]
+    out += b[pos:]
+    text = "".join(out)
+    if text.endswith("\n") and not mine.endswith("\n") and not disk.endswith("\n"):
+        text = text[:-1]  # neither side ended with a newline: do not add one
+    return Merged(text, conflicts)
 
 
 def unified_diff(disk: str, mine: str, label: str) -> list[str]:

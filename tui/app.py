@@ -345,6 +345,8 @@ class ClawmemApp(App):
         fp = self.file_pane
         if fp.dirty and fp.opened is not None:
             def answer(choice: str | None) -> None:
+                if choice == "discard":
+                    fp.discard_recovery()
                 if choice == "discard" or (choice == "save" and fp.save()):
                     self.exit()
 

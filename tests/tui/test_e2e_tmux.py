@@ -71,3 +71,64 @@ def test_external_editor_through_suspend(ws, home_dirs, tmp_path):
         term.wait_for(lambda s: term.dead(), timeout=10)
     finally:
         term.close()
+
+
+@pytest.mark.parametrize("how", ["hangup", "kill -9"])
+def test_unsaved_text_survives_a_dropped_connection(ws, home_dirs, how):
+    """Typed, never saved, then the terminal hangs up (the SSH connection drops: tmux's server
+    goes away and the app gets SIGHUP) or the app is killed: the next app offers the text."""
+    import json
+    import os
+    import signal
+
+    from helpers import wait_for
+
+    config = home_dirs / ".config" / "clawmem" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('provider = "none"\n\n[ui]\nwatch = false\n')
+    log = ws / "memory" / "2026-02-11.md"
+    before = log.read_bytes()
+    recovery = home_dirs / ".local/share" / "clawmem" / "recovery" / "main"
+    term = Terminal(app_argv(ws), app_env(home_dirs))
+    try:
+        term.wait_for(lambda s: "Type to search 5 files" in s)
+        term.type("migration")
+        term.wait_for(lambda s: "memory/2026-02-11.md:" in s)
+        term.send("Enter")
+        term.wait_for(lambda s: "memory/2026-02-11.md · lines" in s)
+        term.type("Typed over ssh, never saved. ")
+        term.wait_for(lambda s: "unsaved (ctrl+s)" in s)
+
+        def kept() -> bool:
+            return any("Typed over ssh, never saved. " in json.loads(f.read_text())["text"]
+                       for f in recovery.glob("*.json")) if recovery.is_dir() else False
+
+        wait_for(kept, 10, "the recovery file")
+        pid = term.pid()
+        if how == "hangup":
+            term.close()
+        else:
+            os.kill(pid, signal.SIGKILL)
+        wait_for(lambda: not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z",
+                 10, "the app to end")
+    finally:
+        term.close()
+    assert log.read_bytes() == before  # nothing was written to the workspace
+    term = Terminal(app_argv(ws), app_env(home_dirs))
+    try:
+        term.wait_for(lambda s: "Type to search 5 files" in s)
+        term.type("migration")
+        term.wait_for(lambda s: "memory/2026-02-11.md:" in s)
+        term.send("Enter")
+        screen, _ = term.wait_for(lambda s: "Unsaved text of memory/2026-02-11.md" in s)
+        assert "+Typed over ssh, never saved." in screen
+        term.send("r")
+        screen, _ = term.wait_for(lambda s: "unsaved (ctrl+s)" in s and "Unsaved text of" not in s)
+        assert "Typed over ssh, never saved." in screen
+        term.send("C-s")
+        wait_for(lambda: "Typed over ssh, never saved." in log.read_text(), 10, "the save")
+        wait_for(lambda: not list(recovery.glob("*.json")), 10, "the recovery file to go")
+        term.send("C-q")
+        term.wait_for(lambda s: term.dead(), timeout=10)
+    finally:
+        term.close()

@@ -1,4 +1,5 @@
-"""engine/files.py: read with a hash, save-if-unchanged, conflicts, merge, append to today."""
+"""engine/files.py: read with a hash, save-if-unchanged, conflicts, merge, append to today
+(engine/editing.py and the merge in detail: tests/test_editing.py)."""
 
 from __future__ import annotations
 
@@ -62,29 +63,11 @@ def test_conflict_when_deleted_or_created(tmp_path):
         files.save_if_unchanged(p, "mine\n", files.MISSING)
 
 
-def test_merge_appends_new_lines_after_disk_version():
-    base = "# Day\n\n## 09:00\nfirst\n"
-    mine = "# Day\n\n## 09:00\nfirst\nmy note\n"
-    disk = "# Day\n\n## 09:00\nfirst\n\n## 10:00\nagent wrote this\n"
-    merged = files.merge_appending(base, mine, disk)
-    assert merged.startswith(disk)
-    assert merged.endswith("my note\n")
-    assert "agent wrote this" in merged
-
-
-def test_merge_keeps_changed_lines_and_drops_nothing_from_disk():
+def test_merge_replaces_an_edited_line_in_place_and_drops_nothing_from_disk():
     base = "a\nb\nc\n"
     mine = "a\nB changed\nc\nd\n"
     disk = "a\nb\nc\nagent\n"
-    merged = files.merge_appending(base, mine, disk)
-    assert merged == "a\nb\nc\nagent\n\nB changed\nd\n"
-
-
-def test_merge_is_idempotent_and_handles_no_new_lines():
-    base = "a\n"
-    assert files.merge_appending(base, "a\n", "a\nz\n") == "a\nz\n"
-    once = files.merge_appending(base, "a\nnew\n", "a\nz\n")
-    assert files.merge_appending(base, "a\nnew\n", once) == once
+    assert files.merge3(base, mine, disk) == files.Merged("a\nB changed\nc\nagent\nd\n", 0)
 
 
 def test_unified_diff_shows_both_sides():

@@ -104,8 +104,48 @@ async def _conflict(pilot) -> None:
 def test_conflict_prompt(ws, snap_compare):
     """Saving after the agent appended to MEMORY.md: a dialog "MEMORY.md changed on disk since
     you opened it" with the difference (the agent's line in red, the user's line in green), what
-    each choice does, and the buttons Reload [r], Merge [m] (focused), Overwrite [o], Cancel."""
+    each choice does, and the buttons Reload [r], Merge [m] (focused), Overwrite [o], Cancel [esc].
+    Behind it, under the header, the yellow banner "⚠ Changed on disk since you opened it" with
+    Reload, Merge and Keep mine."""
     assert snap_compare(build_app(ws), run_before=run(then=_conflict), terminal_size=SIZE)
+
+
+async def _changed_banner(pilot) -> None:
+    await _edit(pilot)
+    ws = pilot.app.engine.workspace
+    with (ws / "MEMORY.md").open("a") as fh:
+        fh.write("- Agent: birthday is 3 May\n")
+    pilot.app.file_pane._check_disk()  # what the one-second timer does
+
+
+def test_changed_on_disk_banner(ws, snap_compare):
+    """MEMORY.md with an unsaved line "- Likes long walks" at the end, then the agent appends to
+    it: without any save, a yellow banner under the header says "⚠ Changed on disk since you
+    opened it" with the buttons Reload, Merge and Keep mine; the editor still shows the user's text."""
+    assert snap_compare(build_app(ws), run_before=run(then=_changed_banner), terminal_size=SIZE)
+
+
+async def _recovery_offer(pilot) -> None:
+    import json
+
+    from clawmem.engine import editing, files
+
+    path = pilot.app.engine.workspace / "MEMORY.md"
+    disk = files.read_file(path)
+    target = editing.recovery_file("main", path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps({"path": str(path), "baseHash": disk.hash, "base": disk.text,
+                                  "text": disk.text + "- Typed before the connection dropped\n",
+                                  "time": "2026-02-12T09:12:40"}))
+    pilot.app.open_file("MEMORY.md")
+
+
+def test_recovery_offer(ws, snap_compare):
+    """Opening MEMORY.md with unsaved text kept from a session that was cut off: a dialog
+    "Unsaved text of MEMORY.md from 2026-02-12 09:12:40", both sizes (9 lines against 8), the
+    difference (the unsaved line in green), what each choice does, and the buttons Restore [r]
+    (focused), Discard [d] and Later [esc]."""
+    assert snap_compare(build_app(ws), run_before=run(then=_recovery_offer), terminal_size=SIZE)
 
 
 def test_sync_tab_after_start(ws, snap_compare):

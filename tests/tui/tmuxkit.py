@@ -60,6 +60,10 @@ class Terminal:
     def dead(self) -> bool:
         return self._tmux("display-message", "-p", "-t", "app", "#{pane_dead}").strip() == "1"
 
+    def pid(self) -> int:
+        """The app's process id (env execs it, so it is the pane's process)."""
+        return int(self._tmux("display-message", "-p", "-t", "app", "#{pane_pid}").strip())
+
     def close(self) -> None:
         subprocess.run([TMUX, "-L", self.socket, "kill-server"], capture_output=True, timeout=20)
 

@@ -1,5 +1,5 @@
-"""Modal questions: unsaved edits, a file changed on disk, today's log entry, a config value,
-creating the workspace, help. Each answers by dismissing with a value; Escape cancels."""
+"""Modal questions: unsaved edits, a file changed or deleted on disk, unsaved text kept from
+an earlier session, today's log entry, a config value, creating the workspace, help. Each answers by dismissing with a value; Escape cancels."""
 
 from __future__ import annotations
 
@@ -14,8 +14,24 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Markdown, Static
 
 
+def diff_content(diff: list[str]) -> Content:
+    """A unified diff coloured: + lines green, - lines red (the ---/+++ header is left out)."""
+    lines = []
+    for line in diff[2:]:
+        if line.startswith("+"):
+            lines.append(Content.styled(line, "$text-success"))
+        elif line.startswith("-"):
+            lines.append(Content.styled(line, "$text-error"))
+        elif line.startswith("@@"):
+            lines.append(Content.styled(line, "$text-muted"))
+        else:
+            lines.append(Content(line))
+    return Content("\n").join(lines) if lines else Content("(the texts are the same apart from line endings)")
+
+
 class Dialog(ModalScreen):
-    """A centred box with a title, a body and a row of buttons; letter keys pick buttons."""
+    """A centred box with a title, a body and a row of buttons; letter keys pick buttons.
+    Button labels are Content, so "[r]" shows as text (a plain str would be read as markup)."""
 
     DEFAULT_CSS = """
     Dialog { align: center middle; }
@@ -53,9 +69,9 @@ class UnsavedScreen(Dialog):
             yield Static(f"Unsaved changes in {self.path}", id="title", markup=False)
             yield Static(f"Save them before you {self.doing}?", markup=False)
             with Horizontal(id="buttons"):
-                yield Button("Save [s]", name="save", variant="primary", id="save")
-                yield Button("Discard [d]", name="discard", variant="error", id="discard")
-                yield Button("Cancel [esc]", name="cancel", id="cancel")
+                yield Button(Content("Save [s]"), name="save", variant="primary", id="save")
+                yield Button(Content("Discard [d]"), name="discard", variant="error", id="discard")
+                yield Button(Content("Cancel [esc]"), name="cancel", id="cancel")
 
     def action_choose(self, choice: str) -> None:
         self.dismiss(choice)
@@ -78,33 +94,78 @@ class ConflictScreen(Dialog):
             yield Static(f"{self.path} changed on disk since you opened it", id="title", markup=False)
             yield Static("Red lines are on disk only (the agent wrote them), green ones are yours only.", markup=False)
             with VerticalScroll(id="diff"):
-                yield Static(self._diff_content(), id="diff-text")
+                yield Static(diff_content(self.diff), id="diff-text")
             yield Static(
-                "Reload: take the disk version (ctrl+z brings yours back) · Merge: the disk version plus your new "
-                "lines at the end · Overwrite: save yours, dropping the disk changes",
+                "Reload: take the disk version (ctrl+z brings yours back) · Merge: both, line by line (where both "
+                "changed the same lines, both versions are kept, marked) · Overwrite: save yours, dropping the red lines",
                 markup=False,
             )
             with Horizontal(id="buttons"):
-                yield Button("Reload [r]", name="reload", id="reload")
-                yield Button("Merge [m]", name="merge", variant="primary", id="merge")
-                yield Button("Overwrite [o]", name="overwrite", variant="error", id="overwrite")
-                yield Button("Cancel [esc]", name="cancel", id="cancel")
-
-    def _diff_content(self) -> Content:
-        lines = []
-        for line in self.diff[2:]:  # skip the ---/+++ header: the title says it
-            if line.startswith("+"):
-                lines.append(Content.styled(line, "$text-success"))
-            elif line.startswith("-"):
-                lines.append(Content.styled(line, "$text-error"))
-            elif line.startswith("@@"):
-                lines.append(Content.styled(line, "$text-muted"))
-            else:
-                lines.append(Content(line))
-        return Content("\n").join(lines) if lines else Content("(the texts are the same apart from line endings)")
+                yield Button(Content("Reload [r]"), name="reload", id="reload")
+                yield Button(Content("Merge [m]"), name="merge", variant="primary", id="merge")
+                yield Button(Content("Overwrite [o]"), name="overwrite", variant="error", id="overwrite")
+                yield Button(Content("Cancel [esc]"), name="cancel", id="cancel")
 
     def on_mount(self) -> None:
         self.query_one("#merge", Button).focus()
+
+    def action_choose(self, choice: str) -> None:
+        self.dismiss(choice)
+
+
+class DeletedScreen(Dialog):
+    """The open file was deleted on disk while it has unsaved edits."""
+
+    BINDINGS = [("n", "choose('new')", "Save as new")]
+
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        self.path = path
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="box"):
+            yield Static(f"{self.path} was deleted on disk", id="title", markup=False)
+            yield Static("Something else removed the file while you were editing it. Your text is still here.",
+                         markup=False)
+            with Horizontal(id="buttons"):
+                yield Button(Content("Save as new [n]"), name="new", variant="primary", id="new")
+                yield Button(Content("Cancel [esc]"), name="cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#new", Button).focus()
+
+    def action_choose(self, choice: str) -> None:
+        self.dismiss(choice)
+
+
+class RecoveryScreen(Dialog):
+    """Opening a file that has unsaved text kept from an earlier session (the app was killed)."""
+
+    BINDINGS = [("r", "choose('restore')", "Restore"), ("d", "choose('discard')", "Discard")]
+    DEFAULT_CSS = """
+    RecoveryScreen #diff { height: auto; max-height: 14; border: round $panel; }
+    """
+
+    def __init__(self, path: str, when: str, sizes: str, diff: list[str]) -> None:
+        super().__init__()
+        self.path, self.when, self.sizes, self.diff = path, when, sizes, diff
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="box"):
+            yield Static(f"Unsaved text of {self.path} from {self.when}", id="title", markup=False)
+            yield Static(f"The app ended before it was saved. {self.sizes}. Green lines are only in the unsaved "
+                         "text, red ones only on disk.", markup=False)
+            with VerticalScroll(id="diff"):
+                yield Static(diff_content(self.diff), id="diff-text")
+            yield Static("Restore: put it in the editor, unsaved (saving then shows what changed on disk) · "
+                         "Discard: delete it · Esc: decide next time", markup=False)
+            with Horizontal(id="buttons"):
+                yield Button(Content("Restore [r]"), name="restore", variant="primary", id="restore")
+                yield Button(Content("Discard [d]"), name="discard", variant="error", id="discard")
+                yield Button(Content("Later [esc]"), name="cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#restore", Button).focus()
 
     def action_choose(self, choice: str) -> None:
         self.dismiss(choice)
@@ -188,8 +249,8 @@ class CreateWorkspaceScreen(Dialog):
                 markup=False,
             )
             with Horizontal(id="buttons"):
-                yield Button("Create [c]", name="create", variant="primary", id="create")
-                yield Button("Not now [esc]", name="cancel", id="cancel")
+                yield Button(Content("Create [c]"), name="create", variant="primary", id="create")
+                yield Button(Content("Not now [esc]"), name="cancel", id="cancel")
 
     def on_mount(self) -> None:
         self.query_one("#create", Button).focus()

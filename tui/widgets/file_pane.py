@@ -1,6 +1,7 @@
 """The File tab: a tree of the memory files, an editor with Markdown highlighting and a
 Markdown view. Saving is atomic, re-indexes at once and never overwrites what the agent
-wrote meanwhile without asking (engine.files does the file work)."""
+wrote meanwhile without showing it first (engine.editing does the file work). A banner says
+when the open file changes on disk; unsaved text is kept in a recovery file until saved."""
 
 from __future__ import annotations
 
@@ -13,28 +14,53 @@ from typing import TYPE_CHECKING, Callable
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import ContentSwitcher, Markdown, Static, TextArea, Tree
+from textual.widgets import Button, ContentSwitcher, Markdown, Static, TextArea, Tree
 from textual.widgets.tree import TreeNode
 
-from clawmem.engine import files as fileops
+from clawmem.engine import editing, files as fileops
 from clawmem.engine.workspace import DATED_RE
 
 from .. import keys
-from .dialogs import ConflictScreen, UnsavedScreen
+from .dialogs import ConflictScreen, DeletedScreen, RecoveryScreen, UnsavedScreen
 
 if TYPE_CHECKING:
     from ..app import ClawmemApp
 
 
 NO_FILE = "No file open: Enter opens the file under the cursor; ctrl+n writes in today's log."
+DISK_CHECK_SECONDS = 1.0  # how often the open file's stat is compared (cheap)
+RECOVERY_SECONDS = 1.0  # unsaved text reaches its recovery file at most this long after a keystroke
 
 
 @dataclass
 class OpenedFile:
     path: str  # as shown and as the index knows it
     abspath: object | None  # pathlib.Path; None for session transcripts
-    base: fileops.FileSnapshot | None  # what the editor started from
+    session: editing.EditSession | None  # None for read-only session transcripts
     read_only: bool
+
+
+class MemoryEditor(TextArea):
+    """A TextArea that reports its text after every edit, undo and redo, at once (not via a
+    message, which may come after several edits): the edit session must see every text the
+    undo history can bring back to know which disk version it derives from."""
+
+    def __init__(self, *args, on_text: Callable[[str], None], **kw) -> None:
+        super().__init__(*args, **kw)
+        self._on_text = on_text
+
+    def edit(self, edit):
+        result = super().edit(edit)
+        self._on_text(self.text)
+        return result
+
+    def undo(self) -> None:
+        super().undo()
+        self._on_text(self.text)
+
+    def redo(self) -> None:
+        super().redo()
+        self._on_text(self.text)
 
 
 def group_files(entries: list[dict]) -> tuple[list[str], dict[str, list[str]], list[str], list[str]]:
@@ -67,8 +93,14 @@ class FilePane(Horizontal):
     def __init__(self, **kw) -> None:
         super().__init__(**kw)
         self.opened: OpenedFile | None = None
-        self.dirty = False
         self._entries: list[dict] = []
+        self._banner_disk: fileops.FileSnapshot | None = None  # the disk version the banner tells of
+        self._recovery_timer = None
+
+    @property
+    def dirty(self) -> bool:
+        o = self.opened
+        return bool(o and o.session and o.session.dirty)
 
     @property
     def cm(self) -> "ClawmemApp":
@@ -81,10 +113,16 @@ class FilePane(Horizontal):
         yield tree
         with Vertical(id="file-main"):
             yield Static(NO_FILE, id="file-header", markup=False)
+            with Horizontal(id="file-banner"):
+                yield Static("", id="banner-text", markup=False)
+                yield Button("Reload", id="banner-reload", compact=True)
+                yield Button("Merge", id="banner-merge", compact=True, variant="primary")
+                yield Button("Save as new", id="banner-new", compact=True, variant="primary")
+                yield Button("Keep mine", id="banner-keep", compact=True)
             with ContentSwitcher(initial="editor", id="file-switcher"):
-                yield TextArea(
+                yield MemoryEditor(
                     "", id="editor", language="markdown", soft_wrap=True, show_line_numbers=True, tab_behavior="focus",
-                    read_only=True,
+                    read_only=True, on_text=self._text_changed,
                 )
                 with VerticalScroll(id="md-view"):
                     yield Markdown("", id="markdown")
@@ -93,6 +131,8 @@ class FilePane(Horizontal):
         self.query_one("#file-tree").border_title = "Files"
         editor = self.query_one("#editor", TextArea)
         editor.cursor_blink = self.cm.settings.blinkingCursor
+        self.query_one("#file-banner").display = False
+        self.set_interval(DISK_CHECK_SECONDS, self._check_disk)
 
     # ------------------------------------------------------------------ the tree
 
@@ -167,6 +207,7 @@ class FilePane(Horizontal):
                     if self.save():
                         self._load(path, start, end, focus_editor, terms)
                 elif choice == "discard":
+                    self.discard_recovery()
                     self._load(path, start, end, focus_editor, terms)
 
             self.app.push_screen(UnsavedScreen(self.opened.path, f"open {path}"), answer)
@@ -181,25 +222,29 @@ class FilePane(Horizontal):
         try:
             if path.startswith("sessions/"):
                 text = engine.get(path)["text"]
-                self.opened = OpenedFile(path, None, None, True)
+                opened = OpenedFile(path, None, None, True)
             else:
                 rel, abspath = engine.resolve_allowed(path)
-                snap = fileops.read_file(abspath)
-                text = snap.text
-                self.opened = OpenedFile(rel, abspath, snap, False)
+                session = editing.EditSession(abspath)
+                text = session.text
+                opened = OpenedFile(rel, abspath, session, False)
         except Exception as exc:
             self.app.notify(f"Cannot open {path}: {exc}", severity="error", timeout=8)
             return
+        self._stop_recovery_timer()
+        self.opened = opened
+        self._show_banner(None)
         editor = self.query_one("#editor", TextArea)
-        editor.read_only = self.opened.read_only
+        editor.read_only = opened.read_only
         editor.load_text(text)
-        self.dirty = False
         self._update_header(start, end)
-        self._move_tree_to(self.opened.path)
+        self._move_tree_to(opened.path)
         switcher = self.query_one("#file-switcher", ContentSwitcher)
         if switcher.current == "md-view":
             self.query_one("#markdown", Markdown).update(text)
         self._goto(start, end, focus_editor, terms)
+        if opened.session is not None:
+            self._offer_recovery(opened)
 
     def _goto(self, start: int | None, end: int | None, focus_editor: bool, terms: tuple[str, ...] = ()) -> None:
         editor = self.query_one("#editor", TextArea)
@@ -230,7 +275,7 @@ class FilePane(Horizontal):
             parts.append(f"lines {start}-{end or start}")
         if o.read_only:
             parts.append("read-only (session transcript)")
-        elif o.base is not None and not o.base.exists:
+        elif o.session is not None and not o.session.base.exists:
             parts.append("new file")
         if self.dirty:
             parts.append("● unsaved (ctrl+s)")
@@ -238,27 +283,164 @@ class FilePane(Horizontal):
         header.set_class(self.dirty, "-dirty")
         self.cm.refresh_bindings()
 
-    @on(TextArea.Changed, "#editor")
-    def _edited(self) -> None:
+    def _text_changed(self, text: str) -> None:
+        """Every change of the editor's text, as it happens (MemoryEditor)."""
         o = self.opened
-        dirty = bool(o and not o.read_only and o.base is not None and self.query_one("#editor", TextArea).text != o.base.text)
-        if dirty != self.dirty:
-            self.dirty = dirty
+        if o is None or o.session is None:
+            return
+        was_dirty = o.session.dirty
+        o.session.edit(text)
+        if o.session.dirty:
+            if self._recovery_timer is None:
+                self._recovery_timer = self.set_timer(RECOVERY_SECONDS, self._keep_recovery)
+        elif was_dirty:
+            self.discard_recovery()
+        if o.session.dirty != was_dirty:
             self._update_header()
+
+    def _replace_text(self, text: str) -> None:
+        """Replace the whole text as one undoable step of its own (ctrl+z brings the old back)."""
+        editor = self.query_one("#editor", TextArea)
+        cursor = editor.cursor_location
+        editor.history.checkpoint()
+        editor.replace(text, (0, 0), editor.document.end)
+        editor.history.checkpoint()
+        row = min(cursor[0], editor.document.line_count - 1)
+        editor.move_cursor((row, min(cursor[1], len(editor.document.get_line(row)))))
+
+    # ------------------------------------------------------------------ recovery copies
+
+    def _keep_recovery(self) -> None:
+        self._recovery_timer = None
+        o = self.opened
+        if o is None or o.session is None or not o.session.dirty:
+            return
+        try:
+            editing.keep_recovery(self.cm.engine.cfg.agent_id, o.session)
+        except OSError as exc:
+            self.app.notify(f"No recovery copy of {o.path}: {exc.strerror or exc}", severity="warning", timeout=8)
+
+    def _stop_recovery_timer(self) -> None:
+        if self._recovery_timer is not None:
+            self._recovery_timer.stop()
+            self._recovery_timer = None
+
+    def discard_recovery(self) -> None:
+        """Saved, back to what is on disk, or the user chose to drop the unsaved text."""
+        self._stop_recovery_timer()
+        o = self.opened
+        if o is not None and o.session is not None:
+            try:
+                editing.drop_recovery(self.cm.engine.cfg.agent_id, o.session.path)
+            except OSError:
+                pass  # nothing to lose: at worst it is offered again next time
+
+    def _offer_recovery(self, opened: OpenedFile) -> None:
+        session = opened.session
+        assert session is not None
+        agent = self.cm.engine.cfg.agent_id
+        rec = editing.find_recovery(agent, session.path)
+        if rec is None:
+            return
+        if rec.text == session.text:  # nothing unsaved after all
+            editing.drop_recovery(agent, session.path)
+            return
+        moved = "" if rec.base_hash == session.base.hash else "; the file changed on disk since"
+        sizes = (f"Unsaved: {len(rec.text.splitlines())} lines, {len(rec.text)} characters; on disk: "
+                 f"{len(session.text.splitlines())} lines, {len(session.text)} characters{moved}")
+        diff = fileops.unified_diff(session.text, rec.text, opened.path)
+
+        def answer(choice: str | None) -> None:
+            if self.opened is not opened:
+                return
+            if choice == "restore":
+                session.restore(rec)
+                self._replace_text(rec.text)
+                self._update_header()
+                self.app.notify(f"Restored your unsaved text of {opened.path} (ctrl+s saves it)")
+            elif choice == "discard":
+                self.discard_recovery()
+
+        self.app.push_screen(RecoveryScreen(opened.path, rec.time.replace("T", " "), sizes, diff), answer)
+
+    # ------------------------------------------------------------------ changes on disk
+
+    def _check_disk(self) -> None:
+        """On a timer: tell the user at once when the open file changes on disk."""
+        o = self.opened
+        if o is None or o.session is None:
+            return
+        disk = o.session.disk_changed()
+        if disk is None:
+            return
+        if not o.session.dirty and disk.exists:
+            self._take_disk(disk)  # nothing unsaved in the way: just show it
+            return
+        self._show_banner(disk)
+
+    def _show_banner(self, disk: fileops.FileSnapshot | None) -> None:
+        self._banner_disk = disk
+        banner = self.query_one("#file-banner")
+        banner.display = disk is not None
+        if disk is None or self.opened is None:
+            return
+        deleted = not disk.exists
+        what = "Deleted on disk; your text is still here" if deleted else "Changed on disk since you opened it"
+        self.query_one("#banner-text", Static).update(f"⚠ {what}")
+        self.query_one("#banner-reload").display = not deleted
+        self.query_one("#banner-merge").display = not deleted
+        self.query_one("#banner-new").display = deleted
+
+    def _take_disk(self, disk: fileops.FileSnapshot) -> None:
+        o = self.opened
+        assert o is not None and o.session is not None
+        o.session.reload(disk)
+        self._replace_text(disk.text)
+        self._show_banner(None)
+        self._update_header()
+
+    @on(Button.Pressed, "#file-banner Button")
+    def _banner_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        disk, o = self._banner_disk, self.opened
+        if disk is None or o is None or o.session is None:
+            return
+        if event.button.id == "banner-reload":
+            self._take_disk(disk)
+            self.app.notify(f"Reloaded {o.path} from disk (ctrl+z brings yours back; saving it then asks first)")
+        elif event.button.id == "banner-merge":
+            merged = o.session.merge(disk)
+            self._replace_text(merged.text)
+            self._show_banner(None)
+            self._update_header()
+            self._tell_merged(merged, saved=False)
+        elif event.button.id == "banner-new":
+            self.save_as_new(disk)
+        else:
+            self._show_banner(None)  # keep mine: saving will still show the difference first
+        self.query_one("#editor").focus()
+
+    def _tell_merged(self, merged: fileops.Merged, saved: bool) -> None:
+        path = self.opened.path if self.opened else ""
+        if merged.conflicts:
+            self.app.notify(f"Merged {path}: {merged.conflicts} place(s) where both sides changed the same lines keep "
+                            "both versions between <<<<<<< and >>>>>>> marks; edit them, then ctrl+s.",
+                            severity="warning", timeout=15)
+        else:
+            self.app.notify(f"Merged the disk changes into {path}" + ("" if saved else " (ctrl+s saves)"))
 
     # ------------------------------------------------------------------ saving
 
     def save(self) -> bool:
-        """Save atomically unless the file changed on disk (then ask); True once saved."""
+        """Save atomically if the disk still holds what the text derives from (else ask); True once saved."""
         o = self.opened
-        if o is None or o.read_only or o.base is None:
+        if o is None or o.read_only or o.session is None:
             self.app.notify("Nothing to save here." if o is None else "This file is read-only.", severity="warning")
             return False
-        text = self.query_one("#editor", TextArea).text
         try:
-            snap = fileops.save_if_unchanged(o.abspath, text, o.base.hash)
+            snap = o.session.save()
         except fileops.ChangedOnDisk as exc:
-            self._conflict(text, exc.disk)
+            self._conflict(exc.disk)
             return False
         except OSError as exc:
             self.app.notify(f"Not saved: {o.path}: {exc.strerror or exc}", severity="error", timeout=10)
@@ -268,41 +450,56 @@ class FilePane(Horizontal):
 
     def _saved(self, snap: fileops.FileSnapshot, how: str = "Saved") -> None:
         assert self.opened is not None
-        self.opened.base = snap
-        self.dirty = self.query_one("#editor", TextArea).text != snap.text
+        self.discard_recovery()
+        self._show_banner(None)
         self._update_header()
         self.app.notify(f"{how} {self.opened.path}")
         self.cm.request_index(f"saved {self.opened.path}")
 
-    def _conflict(self, mine: str, disk: fileops.FileSnapshot) -> None:
+    def save_as_new(self, shown: fileops.FileSnapshot) -> None:
         o = self.opened
-        assert o is not None and o.base is not None
-        diff = fileops.unified_diff(disk.text, mine, o.path)
-        base_text = o.base.text
+        assert o is not None and o.session is not None
+        try:
+            self._saved(o.session.save_over(shown), "Saved as new:")
+        except fileops.ChangedOnDisk as again:
+            self._conflict(again.disk)  # it came back meanwhile
+        except OSError as exc:
+            self.app.notify(f"Not saved: {o.path}: {exc.strerror or exc}", severity="error", timeout=10)
+
+    def _conflict(self, disk: fileops.FileSnapshot) -> None:
+        """The disk no longer holds what the text derives from: show it and let the user choose."""
+        o = self.opened
+        assert o is not None and o.session is not None
+        session = o.session
+        self._show_banner(disk)
+        if not disk.exists:
+            self.app.push_screen(DeletedScreen(o.path), lambda choice: self.save_as_new(disk) if choice == "new" else None)
+            return
 
         def answer(choice: str | None) -> None:
-            editor = self.query_one("#editor", TextArea)
+            if self.opened is not o:
+                return
             try:
                 if choice == "reload":
-                    # an edit, not a reload: ctrl+z still brings the user's text back
-                    editor.replace(disk.text, (0, 0), editor.document.end)
-                    o.base = disk
-                    self.dirty = False
-                    self._update_header()
-                    self.app.notify(f"Reloaded {o.path} from disk (ctrl+z restores your version)")
+                    self._take_disk(disk)
+                    self.app.notify(f"Reloaded {o.path} from disk (ctrl+z brings yours back; saving it then asks first)")
                 elif choice == "merge":
-                    merged = fileops.merge_appending(base_text, mine, disk.text)
-                    snap = fileops.save_if_unchanged(o.abspath, merged, disk.hash)
-                    editor.replace(merged, (0, 0), editor.document.end)
-                    self._saved(snap, "Merged and saved")
+                    merged = session.merge(disk)
+                    self._replace_text(merged.text)
+                    self._show_banner(None)
+                    self._update_header()
+                    if merged.conflicts:
+                        self._tell_merged(merged, saved=False)
+                    else:
+                        self._saved(session.save(), "Merged and saved")
                 elif choice == "overwrite":
-                    self._saved(fileops.overwrite(o.abspath, mine), "Overwrote")
+                    self._saved(session.save_over(disk), "Overwrote")
             except fileops.ChangedOnDisk as again:
-                self._conflict(mine, again.disk)  # it changed once more while the user chose
+                self._conflict(again.disk)  # it changed once more while the user chose
             except OSError as exc:
                 self.app.notify(f"Not saved: {o.path}: {exc.strerror or exc}", severity="error", timeout=10)
 
-        self.app.push_screen(ConflictScreen(o.path, diff), answer)
+        self.app.push_screen(ConflictScreen(o.path, fileops.unified_diff(disk.text, session.text, o.path)), answer)
 
     def reload_if_clean(self, path: str) -> None:
         """After an append from the app, show the new text when nothing unsaved is in the way."""
