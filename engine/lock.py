@@ -62,7 +62,7 @@ def current_holder(index_path: Path) -> dict | None:
         os.close(fd)
 
 
-SUBCOMMANDS = ("index", "watch", "search", "status", "get")
+SUBCOMMANDS = ("index", "watch", "search", "status", "get", "mcp")
 
 
 def this_command() -> str:

@@ -1,4 +1,4 @@
-"""The `clawmem` command: status, index, search, get, watch; no subcommand opens the app.
+"""The `clawmem` command: status, index, search, get, watch, context, mcp; no subcommand opens the app.
 
 Imports Textual only when it opens the app, so `clawmem search` starts fast.
 Exit codes (SPEC §8): 0 success (an empty result set too), 2 usage or configuration
@@ -72,6 +72,17 @@ def build_parser() -> Parser:
     s = sub.add_parser("watch", help="keep the index fresh in the foreground (sync daemon)")
     _globals(s, True)
     s.add_argument("--once", action="store_true", help="sync once and exit")
+
+    s = sub.add_parser("context", help="what an agent should load at session start (MEMORY.md, today's and yesterday's logs)")
+    _globals(s, True)
+    s.add_argument("--max-chars", type=int, help="per-file cap (default: OpenClaw's bootstrapMaxChars, 20000)")
+    s.add_argument("--session", choices=["main", "group"], default="main", help="main (private) sessions also get MEMORY.md")
+    s.add_argument("--json", action="store_true")
+
+    s = sub.add_parser("mcp", help="serve the memory tools to agents over MCP (stdio, or HTTP with --http)")
+    _globals(s, True)
+    s.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP (e.g. 127.0.0.1:8765) instead of stdio")
+    s.add_argument("--host", help="address to bind with --http (a non-loopback address needs mcp.token or CLAWMEM_MCP_TOKEN)")
     return p
 
 
@@ -386,7 +397,39 @@ def cmd_watch(args) -> int:
     return run_daemon(eng, once=args.once, printer=lambda line: print(line, flush=True))
 
 
-COMMANDS = {"status": cmd_status, "index": cmd_index, "search": cmd_search, "get": cmd_get, "watch": cmd_watch}
+# ---------------------------------------------------------------------------- context
+
+
+def cmd_context(args) -> int:
+    from clawmem.engine.context import session_context
+
+    try:
+        ctx = session_context(_engine(args), max_chars=args.max_chars, session=args.session)
+    except ValueError as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+    if args.json:
+        print(json.dumps(ctx, indent=2, ensure_ascii=False))
+    else:
+        sys.stdout.write(ctx["text"])
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------- mcp
+
+
+def cmd_mcp(args) -> int:
+    from clawmem.mcp.server import ServeError, serve
+
+    try:
+        return serve(_engine(args, persistent=True), http=args.http, host=args.host)
+    except ServeError as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+
+
+COMMANDS = {"status": cmd_status, "index": cmd_index, "search": cmd_search, "get": cmd_get, "watch": cmd_watch,
+            "context": cmd_context, "mcp": cmd_mcp}
 
 
 if __name__ == "__main__":
