@@ -270,7 +270,8 @@ def serve(engine, *, http: str | None = None, host: str | None = None) -> int:
         logs.setup()
     except OSError:
         pass
-    server = build_server(engine)
+    server = build_server(engine)  # the SDK sends the root logger to stderr ...
+    logging.getLogger("clawmem").propagate = False  # ... ours goes to clawmem's log file only
     syncer = Syncer(engine)
     syncer.start()
     log.info("clawmem mcp serving %s for %s (pid %d)", f"http on {bind}:{port}" if http else "stdio", engine.workspace, os.getpid())
