@@ -245,6 +245,8 @@ def memory_remember(engine, text: Any, section: Any = None, *, attempts: int = 2
     name = section.strip().replace("\n", " ") if isinstance(section, str) and section.strip() else DEFAULT_SECTION
     target = memory_file(engine.workspace)
     rel = target.name
+    if target.is_symlink():  # a rename would replace the link with a file
+        return {"error": f"{rel} is a symlink; clawmem never writes memory files through symlinks (edit the file it points to)"}
     try:
         with open(_lock_file(target), "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)

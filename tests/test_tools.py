@@ -219,6 +219,17 @@ def test_remember_refuses_a_file_that_is_not_utf8(workspace, make_engine):
     assert (workspace / "MEMORY.md").read_bytes() == b"# Memory\n\xff\xfe broken\n"
 
 
+def test_writes_never_go_through_symlinks(workspace, make_engine, tmp_path):
+    elsewhere = write(tmp_path / "elsewhere.md", "# not in the workspace\n")
+    (workspace / "MEMORY.md").symlink_to(elsewhere)
+    now = dt.datetime(2026, 3, 4, 9, 30)
+    (workspace / "memory" / "2026-03-04.md").symlink_to(elsewhere)
+    eng = make_engine()
+    assert "is a symlink" in tools.memory_remember(eng, "fact")["error"]
+    assert "cannot append" in tools.memory_append(eng, "entry", now=now)["error"]
+    assert elsewhere.read_text() == "# not in the workspace\n" and (workspace / "MEMORY.md").is_symlink()
+
+
 # ----------------------------------------------------------------------------- no byte lost
 
 
