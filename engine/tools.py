@@ -88,7 +88,10 @@ def memory_search(engine, query: Any, maxResults: Any = None, minScore: Any = No
     try:
         mr = _number("maxResults", maxResults if maxResults is not None else max_results, integer=True)
         ms = _number("minScore", minScore if minScore is not None else min_score)
-        engine.options(max_results=mr, min_score=ms)  # bad values fail here, before any work
+        if mr is not None and not 1 <= mr <= 200:
+            raise ValueError(f"maxResults: expected an integer from 1 to 200, got {mr}")
+        if ms is not None and not 0 <= ms <= 1:
+            raise ValueError(f"minScore: expected a number from 0 to 1, got {ms}")
     except ValueError as exc:
         return {"results": [], "error": str(exc)}
     try:

@@ -159,6 +159,8 @@ def test_http_off_loopback_needs_a_token(workspace):
     r = run_cli("--workspace", str(workspace), "mcp", "--http", "0.0.0.0:8765", timeout=60)
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.strip().count("\n") == 0 and "needs a bearer token" in r.stderr and "CLAWMEM_MCP_TOKEN" in r.stderr
+    r = run_cli("--workspace", str(workspace), "mcp", "--http", "8765", "--host", "192.168.1.20", timeout=60)
+    assert r.returncode == 2 and "--http on 192.168.1.20 (not loopback) needs a bearer token" in r.stderr
     r = run_cli("--workspace", str(workspace), "mcp", "--http", "localhost:port", timeout=60)
     assert r.returncode == 2 and "expected HOST:PORT" in r.stderr
 

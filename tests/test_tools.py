@@ -96,7 +96,8 @@ def test_numbers_as_strings_snake_case_and_bad_values(notes, make_engine):
     assert len(tools.memory_search(eng, "Postgres", max_results=2, min_score="0")["results"]) == 2
     bad = tools.memory_search(eng, "Postgres", maxResults="many")
     assert bad == {"results": [], "error": "maxResults: expected a number, got 'many'"}
-    assert "min-score" in tools.memory_search(eng, "Postgres", minScore=3)["error"]
+    assert tools.memory_search(eng, "Postgres", minScore=3)["error"] == "minScore: expected a number from 0 to 1, got 3.0"
+    assert tools.memory_search(eng, "Postgres", maxResults=0)["error"] == "maxResults: expected an integer from 1 to 200, got 0"
     assert tools.memory_search(eng, "   ")["error"].startswith("query required")
     res = tools.memory_search(eng, "Postgres notes", minScore=0)["results"]
     assert res == sorted(res, key=lambda r: (-r["score"], r["path"]))
