@@ -108,6 +108,12 @@ def test_stdio_end_to_end(notes):
             await exercise(client, notes)
             bad = await call(client, "memory_get", {"path": "../../etc/passwd"})
             assert bad["text"] == "" and bad["disabled"] is True and "outside the workspace" in bad["error"]
+            # the server keeps the index fresh (watcher, or the sync a stale search asks for)
+            write(notes / "memory" / "2026-01-05.md", "# 2026-01-05\n\nSaw a pelican at the harbour.\n")
+            end = time.monotonic() + 20
+            while not (await call(client, "memory_search", {"query": "pelican"}))["results"]:
+                assert time.monotonic() < end, "the watcher never indexed the new file"
+                await anyio.sleep(0.2)
 
     anyio.run(main)
 
