@@ -18,6 +18,7 @@ import ipaddress
 import json
 import logging
 import os
+import socket
 from typing import Any, Callable
 
 from mcp.server.mcpserver import MCPServer
@@ -249,6 +250,17 @@ def parse_http(http: str, host: str | None) -> tuple[str, int]:
     return (host or bind or "127.0.0.1").strip("[]"), port
 
 
+def check_can_listen(bind: str, port: int) -> None:
+    """Say plainly when the address is taken or not ours, before the engine starts."""
+    family = socket.AF_INET6 if ":" in bind else socket.AF_INET
+    try:
+        with socket.create_server((bind, port), family=family):
+            pass
+    except OSError as exc:
+        why = os.strerror(exc.errno) if exc.errno else str(exc)
+        raise ServeError(f"--http {bind}:{port}: cannot listen there ({why}); pick another port or address") from None
+
+
 # ---------------------------------------------------------------------------- run
 
 
@@ -266,6 +278,7 @@ def serve(engine, *, http: str | None = None, host: str | None = None) -> int:
         if not is_loopback(bind) and not token:
             raise ServeError(f"--http on {bind} (not loopback) needs a bearer token: set mcp.token in the clawmem config "
                              "or CLAWMEM_MCP_TOKEN, or bind 127.0.0.1")
+        check_can_listen(bind, port)
     try:
         logs.setup()
     except OSError:

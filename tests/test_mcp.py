@@ -161,7 +161,7 @@ def test_http_end_to_end_with_a_bearer_token(http_server, notes):
     anyio.run(main)
 
 
-def test_http_off_loopback_needs_a_token(workspace):
+def test_http_refusals(workspace):
     r = run_cli("--workspace", str(workspace), "mcp", "--http", "0.0.0.0:8765", timeout=60)
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.strip().count("\n") == 0 and "needs a bearer token" in r.stderr and "CLAWMEM_MCP_TOKEN" in r.stderr
@@ -169,6 +169,10 @@ def test_http_off_loopback_needs_a_token(workspace):
     assert r.returncode == 2 and "--http on 192.168.1.20 (not loopback) needs a bearer token" in r.stderr
     r = run_cli("--workspace", str(workspace), "mcp", "--http", "localhost:port", timeout=60)
     assert r.returncode == 2 and "expected HOST:PORT" in r.stderr
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        r = run_cli("--workspace", str(workspace), "mcp", "--http", f"127.0.0.1:{port}", timeout=60)
+    assert r.returncode == 2 and r.stderr == f"clawmem: --http 127.0.0.1:{port}: cannot listen there (Address already in use); pick another port or address\n"
 
 
 def test_write_tools_absent_when_writes_are_off(notes, tmp_path):
