@@ -88,6 +88,8 @@ KEYS: dict[str, Key] = {
     "sync.onSearch": Key(True, "bool"),
     "sync.sessions.deltaBytes": Key(100000, "int", _at_least(0), "an integer >= 0"),
     "sync.sessions.deltaMessages": Key(50, "int", _at_least(0), "an integer >= 0"),
+    "mcp.write": Key(True, "bool", doc="let agents write memory through memory_append and memory_remember"),
+    "mcp.token": Key("", "str", secret=True, doc="bearer token the MCP server's HTTP transport requires (needed off loopback)"),
 }
 
 # OpenClaw keys we read from its file but that are not ours to set (silently accepted there).

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
+import fcntl
 import hashlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -165,24 +167,65 @@ def daily_log_path(workspace: Path, day: dt.date) -> Path:
     return Path(workspace) / "memory" / f"{day.isoformat()}.md"
 
 
-def append_entry(workspace: Path, entry: str, now: dt.datetime) -> tuple[FileSnapshot, int]:
-    """Append a timestamped entry to the daily log of `now`'s date, creating it if needed.
+def append_text(path: Path, compose) -> tuple[int, int]:
+    """Append what `compose(tail)` returns to `path` in one O_APPEND write, then fsync.
 
-    Returns the new file and the 1-based line where the entry's heading is.
+    `tail` is the file's last two bytes (b"" for a new or empty file), so the caller can
+    choose its separator. The write never rewrites a byte already there: a concurrent writer
+    (the agent, `echo >>`, another clawmem) loses nothing, whereas a read-then-rename would
+    drop whatever it appended meanwhile. An flock keeps two clawmem writers from choosing
+    their separators from the same tail. Returns the 1-based first and last line of the
+    appended text, found from where the kernel actually put it.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)  # never through a symlink
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        size = os.fstat(fd).st_size
+        tail = os.pread(fd, 2, size - 2) if size >= 2 else os.pread(fd, size, 0)
+        data = compose(tail).encode("utf-8")
+        written = 0
+        while written < len(data):
+            written += os.write(fd, data[written:])
+        end = os.lseek(fd, 0, os.SEEK_CUR)  # with O_APPEND: the end of our own write
+        os.fsync(fd)
+        start = end - len(data)
+        before = os.pread(fd, start, 0).count(b"\n") if start else 0
+    finally:
+        os.close(fd)  # closing drops the flock
+    return before + 1, before + max(1, data.count(b"\n"))
+
+
+def add_log_entry(workspace: Path, entry: str, now: dt.datetime, heading: str | None = None) -> tuple[Path, int, int]:
+    """Append a timestamped entry (`## HH:MM [heading]` and the text) to the daily log of
+    `now`'s date, creating it with a `# YYYY-MM-DD` title if needed. Nothing already in the
+    file is rewritten (append_text).
+
+    Returns the log's path and the 1-based lines of the entry's heading and of its last line.
     """
     path = daily_log_path(workspace, now.date())
-    disk = read_file(path)
-    text = disk.text
-    if not text.strip():
-        text = f"# {now.date().isoformat()}\n"
-    if not text.endswith("\n"):
-        text += "\n"
-    if not text.endswith("\n\n"):
-        text += "\n"
-    line = text.count("\n") + 1
     body = entry.strip("\n")
-    text += f"## {now.strftime('%H:%M')}\n{body}\n"
-    return _write(path, text), line
+    title = f"## {now.strftime('%H:%M')}" + (f" {heading.strip()}" if heading and heading.strip() else "")
+
+    def compose(tail: bytes) -> str:
+        if not tail:
+            sep = f"# {now.date().isoformat()}\n\n"
+        elif tail.endswith(b"\n\n"):
+            sep = ""
+        else:
+            sep = "\n" if tail.endswith(b"\n") else "\n\n"
+        return f"{sep}{title}\n{body}\n"
+
+    _, last = append_text(path, compose)
+    return path, last - body.count("\n") - 1, last
+
+
+def append_entry(workspace: Path, entry: str, now: dt.datetime) -> tuple[FileSnapshot, int]:
+    """The app's "append to today's log": add_log_entry, then the file as it is now and the
+    line of the entry's heading."""
+    path, line, _ = add_log_entry(workspace, entry, now)
+    return read_file(path), line
 
 
 def create_workspace(root: Path) -> list[Path]:

@@ -62,7 +62,7 @@ def current_holder(index_path: Path) -> dict | None:
         os.close(fd)
 
 
-SUBCOMMANDS = ("index", "watch", "search", "status", "get", "archive")
+SUBCOMMANDS = ("index", "watch", "search", "status", "get", "archive", "mcp")
 
 
 def this_command() -> str:

@@ -1,4 +1,5 @@
-"""The `clawmem` command: status, index, search, get, watch, flush-prompt, archive; no subcommand opens the app.
+"""The `clawmem` command: status, index, search, get, watch, context, mcp, flush-prompt, archive;
+no subcommand opens the app.
 
 Imports Textual only when it opens the app, so `clawmem search` starts fast.
 Exit codes (SPEC §8): 0 success (an empty result set too), 2 usage or configuration
@@ -98,6 +99,17 @@ def build_parser() -> Parser:
     s.add_argument("session", metavar="SESSION.jsonl", help="an OpenClaw session transcript")
     s.add_argument("--slug", help="the file name's slug (default: words of the first user message, else HHMM)")
     s.add_argument("--json", action="store_true")
+
+    s = sub.add_parser("context", help="what an agent should load at session start (MEMORY.md, today's and yesterday's logs)")
+    _globals(s, True)
+    s.add_argument("--max-chars", type=int, help="per-file cap (default: OpenClaw's bootstrapMaxChars, 20000)")
+    s.add_argument("--session", choices=["main", "group"], default="main", help="main (private) sessions also get MEMORY.md")
+    s.add_argument("--json", action="store_true")
+
+    s = sub.add_parser("mcp", help="serve the memory tools to agents over MCP (stdio, or HTTP with --http)")
+    _globals(s, True)
+    s.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP (e.g. 127.0.0.1:8765) instead of stdio")
+    s.add_argument("--host", help="address to bind with --http (a non-loopback address needs mcp.token or CLAWMEM_MCP_TOKEN)")
     return p
 
 
@@ -610,8 +622,37 @@ def cmd_archive(args) -> int:
     return EXIT_OK
 
 
+# ---------------------------------------------------------------------------- context
+
+
+def cmd_context(args) -> int:
+    from clawmem.engine.context import session_context
+
+    try:
+        ctx = session_context(_engine(args), max_chars=args.max_chars, session=args.session)
+    except ValueError as exc:
+        raise CommandError(str(exc), EXIT_USAGE) from None
+    if args.json:
+        print(json.dumps(ctx, indent=2, ensure_ascii=False))
+    else:
+        sys.stdout.write(ctx["text"])
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------- mcp
+
+
+def cmd_mcp(args) -> int:
+    from clawmem.mcp.server import ServeError, serve
+
+    try:
+        return serve(_engine(args, persistent=True), http=args.http, host=args.host)
+    except ServeError as exc:
+        raise CommandError(str(exc), EXIT_USAGE) from None
+
+
 COMMANDS = {"status": cmd_status, "index": cmd_index, "search": cmd_search, "get": cmd_get, "watch": cmd_watch,
-            "flush-prompt": cmd_flush_prompt, "archive": cmd_archive}
+            "context": cmd_context, "mcp": cmd_mcp, "flush-prompt": cmd_flush_prompt, "archive": cmd_archive}
 
 
 if __name__ == "__main__":

@@ -1,0 +1,295 @@
+"""The agent tools (SPEC §7; study §10) as plain functions over an Engine: the MCP server's
+tools, usable from Python too.
+
+    memory_search(engine, query, maxResults=None, minScore=None)   -> OpenClaw's payload
+    memory_get(engine, path, from_=None, lines=None)                -> {path, text}
+    memory_append(engine, text, heading=None)  -> {path, startLine, endLine, citation}
+    memory_remember(engine, text, section=None) -> {path, startLine, endLine, citation}
+
+Payloads are OpenClaw's, key for key (keys it leaves undefined are left out: `citation` with
+citations off, `fallback` when no fallback served), plus ours: `mode`, `hidden`, `dateRange`,
+`stale`. Failures come back as data, never raised, so an agent can say what happened:
+memory_search `{results: [], disabled, unavailable, error, warning, action}`, memory_get
+`{path, text: "", disabled, error}`, the writes `{error, disabled?}`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import fcntl
+import hashlib
+import math
+import os
+import re
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from . import files, paths
+from .api import AccessDenied, IndexUnavailable
+from .lock import LockBusy
+from .store import DatabaseError
+
+QUOTA_WARNING = "Memory search is unavailable because the embedding provider quota is exhausted."
+QUOTA_ACTION = "Top up or switch embedding provider, then retry memory_search."
+ERROR_WARNING = "Memory search is unavailable due to an embedding/provider error."
+ERROR_ACTION = "Check embedding provider configuration and retry memory_search."
+DEGRADED_WARNING = "Vector search is unavailable, so these are keyword-only results"
+INDEX_ACTION = "Run `clawmem index` (or keep `clawmem watch` or `clawmem mcp` running), then retry memory_search."
+DEFAULT_SECTION = "Notes"
+WRITE_OFF = "memory writes are turned off (mcp.write = false in the clawmem config)"
+
+
+def _is_quota(message: str) -> bool:
+    return bool(re.search(r"insufficient_quota|quota|429", message.lower()))
+
+
+def _number(name: str, value: Any, integer: bool = False) -> float | int | None:
+    """A tool number: a JSON number or a numeric string (as OpenClaw's parseFloat); None when absent."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, bool):
+        raise ValueError(f"{name}: expected a number, got {value!r}")
+    try:
+        num = float(value.strip()) if isinstance(value, str) else float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected a number, got {value!r}") from None
+    if math.isnan(num) or math.isinf(num):
+        raise ValueError(f"{name}: expected a finite number, got {value!r}")
+    return int(num) if integer else num
+
+
+def citation_of(path: str, start: int, end: int) -> str:
+    """OpenClaw's citation: `path#L3` for one line, `path#L3-L9` for a range."""
+    return f"{path}#L{start}" if start == end else f"{path}#L{start}-L{end}"
+
+
+def _unavailable(error: str) -> dict:
+    quota = _is_quota(error)
+    warning = QUOTA_WARNING if quota else ERROR_WARNING
+    action = QUOTA_ACTION if quota else (INDEX_ACTION if "clawmem index" in error else ERROR_ACTION)
+    return {"results": [], "disabled": True, "unavailable": True, "error": error, "warning": warning, "action": action,
+            "debug": {"warning": warning, "action": action, "error": error}}
+
+
+def memory_search(engine, query: Any, maxResults: Any = None, minScore: Any = None, *,
+                  max_results: Any = None, min_score: Any = None, **options: Any) -> dict:
+    """memory_search: OpenClaw's payload (study §10.1) plus ours; never raises.
+
+    `options` go to Engine.search (after, before, now, explain, show_hidden, date_filter).
+    Citations (`citations` = on/off/auto; auto is on: an agent's own session is direct)
+    set `citation` and end each snippet with `Source: <citation>`.
+    """
+    started = time.perf_counter()
+    text = query.strip() if isinstance(query, str) else ""
+    if not text:
+        return {"results": [], "error": "query required: give the words to search the memory files for"}
+    try:
+        mr = _number("maxResults", maxResults if maxResults is not None else max_results, integer=True)
+        ms = _number("minScore", minScore if minScore is not None else min_score)
+        if mr is not None and not 1 <= mr <= 200:
+            raise ValueError(f"maxResults: expected an integer from 1 to 200, got {mr}")
+        if ms is not None and not 0 <= ms <= 1:
+            raise ValueError(f"minScore: expected a number from 0 to 1, got {ms}")
+    except ValueError as exc:
+        return {"results": [], "error": str(exc)}
+    try:
+        store = engine.reader()
+        if store is None or not store.has_schema():
+            return _unavailable(f"no index yet at {engine.index_path}: run `clawmem index` (a running `clawmem mcp` or `clawmem watch` builds it)")
+        res = engine.search(text, max_results=mr, min_score=ms, **options)
+    except IndexUnavailable as exc:
+        return _unavailable(str(exc))
+    except DatabaseError as exc:
+        return _unavailable(f"{engine.index_path}: the index cannot be read ({exc}); run `clawmem index` to rebuild it")
+    except ValueError as exc:
+        return {"results": [], "error": str(exc)}
+    except Exception as exc:  # an agent gets data, never a traceback
+        return _unavailable(f"{type(exc).__name__}: {exc}")
+    mode = engine.cfg["citations"]
+    decorate = mode != "off"
+    results = []
+    for r in res["results"]:
+        item = {"path": r["path"], "startLine": r["startLine"], "endLine": r["endLine"], "score": r["score"],
+                "snippet": r["snippet"], "source": r["source"]}
+        if decorate:
+            item["citation"] = citation_of(r["path"], r["startLine"], r["endLine"])
+            item["snippet"] = r["snippet"].strip() + "\n\nSource: " + item["citation"]
+        item["corpus"] = "memory"
+        if "explain" in r:
+            item["explain"] = r["explain"]
+        results.append(item)
+    results.sort(key=lambda r: (-r["score"], r["path"]))
+    out: dict[str, Any] = {"results": results, "provider": res["provider"], "model": res["model"]}
+    if res.get("fallback"):
+        out["fallback"] = res["fallback"]
+    out["citations"] = mode
+    out["mode"] = res["mode"]
+    out["hidden"] = res["hidden"]
+    out["dateRange"] = res["dateRange"]
+    out["stale"] = res["stale"]
+    if res["mode"] == "keyword" and engine.plan().usable():
+        # SPEC §4: a provider that fails still leaves keyword results, and the payload says why
+        why = (res.get("fallback") or {}).get("reason") or res.get("reason") or "no vectors"
+        out["warning"] = f"{DEGRADED_WARNING}: {why}"
+        out["action"] = QUOTA_ACTION if _is_quota(why) else INDEX_ACTION if "clawmem index" in why else ERROR_ACTION
+    elif res["mode"] == "keyword" and res.get("reason"):
+        out["reason"] = res["reason"]
+    out["debug"] = {"backend": "clawmem", "effectiveMode": "n/a", "searchMs": round((time.perf_counter() - started) * 1000),
+                    "hits": len(res["results"])}
+    return out
+
+
+def memory_get(engine, path: Any, from_: Any = None, lines: Any = None) -> dict:
+    """memory_get (study §10.2): `{path, text}`; `from` 1-based, `lines` a count (0 = absent);
+    a missing allowed file is `{path, text: ""}`; refusals and failures come back as
+    `{path, text: "", disabled: true, error}`."""
+    raw = path if isinstance(path, str) else ""
+    try:
+        start = _number("from", from_, integer=True)
+        count = _number("lines", lines, integer=True)
+        return engine.get(raw, start, count)
+    except (AccessDenied, ValueError) as exc:
+        return {"path": raw, "text": "", "disabled": True, "error": str(exc)}
+    except OSError as exc:
+        return {"path": raw, "text": "", "disabled": True, "error": f"{raw}: cannot read ({exc.strerror or exc})"}
+
+
+# ---------------------------------------------------------------------------- writes
+
+
+def _write_refused(engine, text: Any) -> dict | None:
+    if not engine.cfg["mcp.write"]:
+        return {"error": WRITE_OFF, "disabled": True}
+    if not isinstance(text, str) or not text.strip():
+        return {"error": "text required: give the note to write"}
+    if not engine.workspace.is_dir():
+        return {"error": f"no workspace at {engine.workspace}: create it (or set workspace in the clawmem config)"}
+    return None
+
+
+def _index_now(engine) -> dict:
+    """Index what was just written, so the next memory_search finds it."""
+    try:
+        engine.run_index(reason="write", backfill_sessions=False, lock_timeout=10.0)
+        return {"indexed": True}
+    except LockBusy as exc:
+        hook = engine.sync_hook
+        if hook is not None:
+            hook("write")
+        return {"indexed": False, "warning": f"written, not yet indexed: {exc}"}
+    except Exception as exc:
+        return {"indexed": False, "warning": f"written, not yet indexed: {type(exc).__name__}: {exc}"}
+
+
+def memory_append(engine, text: Any, heading: Any = None, *, now: dt.datetime | None = None) -> dict:
+    """Append a timestamped entry to today's daily log (`memory/YYYY-MM-DD.md`, local date),
+    creating it if needed, without rewriting a byte already there."""
+    refused = _write_refused(engine, text)
+    if refused:
+        return refused
+    head = heading.strip().replace("\n", " ") if isinstance(heading, str) else None
+    try:
+        path, start, end = files.add_log_entry(engine.workspace, text.strip(), now or dt.datetime.now(), head)
+    except OSError as exc:
+        return {"error": f"{getattr(exc, 'filename', '') or 'memory/'}: cannot append ({exc.strerror or exc})"}
+    rel = path.relative_to(engine.workspace).as_posix()
+    return {"path": rel, "startLine": start, "endLine": end, "citation": citation_of(rel, start, end), **_index_now(engine)}
+
+
+def memory_file(workspace: Path) -> Path:
+    """MEMORY.md, or an existing lowercase memory.md (OpenClaw reads either)."""
+    upper, lower = workspace / "MEMORY.md", workspace / "memory.md"
+    return lower if lower.is_file() and not upper.is_file() else upper
+
+
+def _lock_file(target: Path) -> Path:
+    key = hashlib.sha256(str(target).encode()).hexdigest()[:16]
+    return paths.private_dir(paths.data_dir() / "locks") / f"memory-{key}.lock"
+
+
+def add_bullet(text: str, section: str, fact: str) -> tuple[str, int, int]:
+    """`text` with `- fact` added at the end of the `## section` section (created at the end of
+    the file if missing). Returns the new text and the 1-based lines of the bullet."""
+    first, *rest = fact.strip().splitlines()
+    bullet = ["- " + first] + [("  " + ln) if ln.strip() else "" for ln in rest]
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the final newline; put back below
+    want = section.strip().lower()
+    head = next((i for i, ln in enumerate(lines) if ln.startswith("## ") and ln[3:].strip().lower() == want), None)
+    if head is None:
+        while lines and lines[-1] == "":
+            lines.pop()
+        block = ([""] if lines else []) + [f"## {section.strip()}"] + bullet
+        at = len(lines) + len(block) - len(bullet)
+        lines += block
+    else:
+        end = next((i for i in range(head + 1, len(lines)) if re.match(r"#{1,2} ", lines[i])), len(lines))
+        at = end
+        while at > head + 1 and not lines[at - 1].strip():
+            at -= 1  # after the section's last non-blank line
+        lines[at:at] = bullet
+    return "\n".join(lines) + "\n", at + 1, at + len(bullet)
+
+
+def memory_remember(engine, text: Any, section: Any = None, *, attempts: int = 20) -> dict:
+    """Add a durable fact to MEMORY.md as a `- ` bullet under `## <section>` (default "Notes").
+
+    Inserting mid-file means rewriting it: under a lock file (one clawmem writer at a time)
+    the file is read, the new version written to a temporary file, and renamed over the
+    original only if the file still has the bytes that were read; otherwise (someone wrote
+    meanwhile) it starts again, so no concurrent byte is lost.
+    """
+    refused = _write_refused(engine, text)
+    if refused:
+        return refused
+    name = section.strip().replace("\n", " ") if isinstance(section, str) and section.strip() else DEFAULT_SECTION
+    target = memory_file(engine.workspace)
+    rel = target.name
+    if target.is_symlink():  # a rename would replace the link with a file
+        return {"error": f"{rel} is a symlink; clawmem never writes memory files through symlinks (edit the file it points to)"}
+    try:
+        with open(_lock_file(target), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            for _ in range(attempts):
+                try:
+                    data = target.read_bytes()
+                except FileNotFoundError:
+                    data = None
+                try:
+                    current = data.decode("utf-8") if data is not None else ""
+                except UnicodeDecodeError:
+                    return {"error": f"{rel}: not valid UTF-8; fix the file by hand first (clawmem never rewrites bytes it cannot read)"}
+                new, start, end = add_bullet(current, name, text)
+                if _replace_if_unchanged(target, new, files.content_hash(data) if data is not None else files.MISSING):
+                    break
+            else:
+                return {"error": f"{rel}: kept changing while we wrote; nothing was written, try again"}
+    except OSError as exc:
+        return {"error": f"{rel}: cannot write ({exc.strerror or exc})"}
+    return {"path": rel, "startLine": start, "endLine": end, "citation": citation_of(rel, start, end), **_index_now(engine)}
+
+
+def _replace_if_unchanged(target: Path, text: str, expected_hash: str) -> bool:
+    """Write `text` to a temporary file beside `target`, then rename it over `target` only if
+    `target` still has `expected_hash` (the check is the last step before the rename)."""
+    try:
+        mode = os.stat(target).st_mode & 0o7777
+    except FileNotFoundError:
+        mode = 0o600
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(text.encode("utf-8"))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        if files.read_file(target).hash != expected_hash:
+            return False
+        os.replace(tmp, target)
+        return True
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)

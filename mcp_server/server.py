@@ -1,0 +1,309 @@
+"""`clawmem mcp`: the memory tools for any MCP client, on the SDK's high-level server.
+
+Tools: memory_search and memory_get with OpenClaw's input schemas, descriptions and result
+payloads (engine/tools.py), memory_append and memory_remember unless `mcp.write = false`.
+Resources: memory://MEMORY.md, memory://today, memory://yesterday, memory://context.
+Prompt: memory-recall (OpenClaw's "Memory Recall" system prompt section).
+
+One long-lived engine per server (vectors in memory) and a Syncer keeping the index fresh
+while it runs. stdout carries the protocol only: the SDK points fd 1 at stderr while it
+serves stdio, logs go to clawmem's log file and warnings to stderr.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hmac
+import ipaddress
+import json
+import logging
+import os
+import socket
+from typing import Any, Callable
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.tools import Tool
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+
+from clawmem.engine import files, tools
+from clawmem.engine.context import session_context
+
+log = logging.getLogger("clawmem.mcp")
+
+
+class ServeError(Exception):
+    """The server cannot start as asked; one line for the user."""
+
+
+# ---------------------------------------------------------------------------- tool contract
+
+SEARCH_DESCRIPTION = (
+    "Mandatory recall step: semantically search MEMORY.md + memory/*.md (and indexed session transcripts) "
+    "before answering questions about prior work, decisions, dates, people, preferences, or todos; returns top "
+    "snippets with path + lines. If the response has disabled=true, tell the user that memory is unavailable."
+)
+GET_DESCRIPTION = (
+    "Safe snippet read from MEMORY.md or memory/*.md with optional from/lines; use after memory_search to pull "
+    "only the needed lines and keep context small."
+)
+APPEND_DESCRIPTION = (
+    "Write to memory: append a timestamped entry to today's daily log (memory/YYYY-MM-DD.md, created if missing). "
+    "Use it for running notes, decisions made today and things the user asked you to note. Never rewrites what is "
+    "already there. Returns the citation (path#Lstart-Lend) of what was written."
+)
+REMEMBER_DESCRIPTION = (
+    "Write to memory: add a durable fact (a preference, a decision, a person, a standing instruction) to MEMORY.md "
+    "as a bullet under a section (default \"Notes\"). Keep it to one short, self-contained fact. Returns the "
+    "citation (path#Lstart-Lend) of what was written."
+)
+
+SEARCH_SCHEMA = {
+    "type": "object",
+    "properties": {"query": {"type": "string"}, "maxResults": {"type": "number"}, "minScore": {"type": "number"}},
+    "required": ["query"],
+}
+GET_SCHEMA = {
+    "type": "object",
+    "properties": {"path": {"type": "string"}, "from": {"type": "number"}, "lines": {"type": "number"}},
+    "required": ["path"],
+}
+APPEND_SCHEMA = {
+    "type": "object",
+    "properties": {"text": {"type": "string", "description": "the entry (Markdown)"},
+                   "heading": {"type": "string", "description": "a few words after the time in the entry's heading"}},
+    "required": ["text"],
+}
+REMEMBER_SCHEMA = {
+    "type": "object",
+    "properties": {"text": {"type": "string", "description": "the fact, one short statement"},
+                   "section": {"type": "string", "description": "the MEMORY.md section (## heading) to add it under; default Notes"}},
+    "required": ["text"],
+}
+
+
+# Arguments are taken as they come (Any) and checked by engine/tools.py, which answers bad
+# values with data an agent can read, as OpenClaw does; the published schemas are OpenClaw's.
+class SearchArgs(ArgModelBase):
+    query: Any = None
+    maxResults: Any = None
+    minScore: Any = None
+    max_results: Any = None  # OpenClaw accepts snake_case too
+    min_score: Any = None
+
+
+class GetArgs(ArgModelBase):
+    path: Any = None
+    from_: Any = Field(None, alias="from")
+    lines: Any = None
+
+
+class AppendArgs(ArgModelBase):
+    text: Any = None
+    heading: Any = None
+
+
+class RememberArgs(ArgModelBase):
+    text: Any = None
+    section: Any = None
+
+
+def as_result(payload: dict) -> CallToolResult:
+    """The payload pretty-printed (2 spaces) as text, as OpenClaw does, and as structured content."""
+    return CallToolResult(content=[TextContent(type="text", text=json.dumps(payload, indent=2, ensure_ascii=False))],
+                          structured_content=payload)
+
+
+def _tool(name: str, description: str, schema: dict, args: type[ArgModelBase], fn: Callable[..., dict], read_only: bool) -> Tool:
+    def run(**kw: Any) -> CallToolResult:
+        try:
+            return as_result(fn(**kw))
+        except Exception as exc:  # the tools return failures as data; this is the last guard
+            log.exception("%s failed", name)
+            return as_result({"error": f"{type(exc).__name__}: {exc}"})
+
+    return Tool(fn=run, name=name, description=description, parameters=schema, fn_metadata=FuncMetadata(arg_model=args),
+                is_async=False, annotations=ToolAnnotations(read_only_hint=read_only, destructive_hint=False))
+
+
+# ---------------------------------------------------------------------------- prompt
+
+
+def recall_guidance(citations: str) -> str:
+    """OpenClaw's "Memory Recall" system prompt section (study §10.4)."""
+    lines = [
+        "## Memory Recall",
+        "Before answering anything about prior work, decisions, dates, people, preferences, or todos: run "
+        "memory_search on MEMORY.md + memory/*.md + indexed session transcripts; then use memory_get to pull only "
+        "the needed lines. If low confidence after search, say you checked.",
+    ]
+    if citations == "off":
+        lines.append("Citations are disabled: do not mention file paths or line numbers in replies unless the user explicitly asks.")
+    else:
+        lines.append("Citations: include Source: <path#line> when it helps the user verify memory snippets.")
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------- the server
+
+
+def build_server(engine) -> MCPServer:
+    cfg = engine.cfg
+    made = [
+        _tool("memory_search", SEARCH_DESCRIPTION, SEARCH_SCHEMA, SearchArgs,
+              lambda **kw: tools.memory_search(engine, **kw), read_only=True),
+        _tool("memory_get", GET_DESCRIPTION, GET_SCHEMA, GetArgs,
+              lambda **kw: tools.memory_get(engine, kw.get("path"), kw.get("from"), kw.get("lines")), read_only=True),
+    ]
+    if cfg["mcp.write"]:
+        made += [
+            _tool("memory_append", APPEND_DESCRIPTION, APPEND_SCHEMA, AppendArgs,
+                  lambda **kw: tools.memory_append(engine, kw.get("text"), kw.get("heading")), read_only=False),
+            _tool("memory_remember", REMEMBER_DESCRIPTION, REMEMBER_SCHEMA, RememberArgs,
+                  lambda **kw: tools.memory_remember(engine, kw.get("text"), kw.get("section")), read_only=False),
+        ]
+    server = MCPServer(
+        "clawmem",
+        instructions=recall_guidance(cfg["citations"]),
+        tools=made,
+        log_level="WARNING",
+    )
+
+    def read(path) -> str:
+        try:
+            return path.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    def daily(offset: int) -> str:
+        return read(files.daily_log_path(engine.workspace, dt.date.today() - dt.timedelta(days=offset)))
+
+    @server.resource("memory://MEMORY.md", name="MEMORY.md", mime_type="text/markdown",
+                     description="Long-term memory: MEMORY.md (or memory.md); empty when there is none")
+    def memory_md() -> str:
+        return read(tools.memory_file(engine.workspace))
+
+    @server.resource("memory://today", name="today", mime_type="text/markdown",
+                     description="Today's daily log (memory/YYYY-MM-DD.md, local date); empty when there is none")
+    def today() -> str:
+        return daily(0)
+
+    @server.resource("memory://yesterday", name="yesterday", mime_type="text/markdown",
+                     description="Yesterday's daily log; empty when there is none")
+    def yesterday() -> str:
+        return daily(1)
+
+    @server.resource("memory://context", name="context", mime_type="text/markdown",
+                     description="What to load at session start: MEMORY.md, today's and yesterday's logs within "
+                                 "OpenClaw's size caps, saying what was truncated (as `clawmem context`)")
+    def context() -> str:
+        return session_context(engine)["text"]
+
+    @server.prompt("memory-recall", description="The Memory Recall guidance for a system prompt (OpenClaw's)")
+    def memory_recall() -> str:
+        return recall_guidance(engine.cfg["citations"])
+
+    return server
+
+
+# ---------------------------------------------------------------------------- HTTP bearer token
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def require_bearer(app, token: str):
+    """ASGI middleware: HTTP requests without `Authorization: Bearer <token>` get 401."""
+    expected = f"Bearer {token}".encode()
+
+    async def guarded(scope, receive, send):
+        if scope["type"] == "http":
+            got = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(got, expected):
+                body = b'{"error": "unauthorized: send Authorization: Bearer <token> (mcp.token or CLAWMEM_MCP_TOKEN)"}'
+                await send({"type": "http.response.start", "status": 401,
+                            "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await app(scope, receive, send)
+
+    return guarded
+
+
+def parse_http(http: str, host: str | None) -> tuple[str, int]:
+    bind, sep, port_text = http.rpartition(":")
+    if not sep:
+        bind, port_text = "", http
+    try:
+        port = int(port_text)
+        if not 0 < port < 65536:
+            raise ValueError
+    except ValueError:
+        raise ServeError(f"--http {http!r}: expected HOST:PORT or PORT, e.g. 127.0.0.1:8765") from None
+    return (host or bind or "127.0.0.1").strip("[]"), port
+
+
+def check_can_listen(bind: str, port: int) -> None:
+    """Say plainly when the address is taken or not ours, before the engine starts."""
+    family = socket.AF_INET6 if ":" in bind else socket.AF_INET
+    try:
+        with socket.create_server((bind, port), family=family):
+            pass
+    except OSError as exc:
+        why = os.strerror(exc.errno) if exc.errno else str(exc)
+        raise ServeError(f"--http {bind}:{port}: cannot listen there ({why}); pick another port or address") from None
+
+
+# ---------------------------------------------------------------------------- run
+
+
+def serve(engine, *, http: str | None = None, host: str | None = None) -> int:
+    """Run the server until the client goes away (stdio) or Ctrl-C/SIGTERM (HTTP)."""
+    from clawmem.engine import logs
+    from clawmem.engine.sync import Syncer
+
+    if host and not http:
+        raise ServeError("--host needs --http HOST:PORT (stdio has no address)")
+    bind = port = token = None
+    if http:
+        bind, port = parse_http(http, host)
+        token = os.environ.get("CLAWMEM_MCP_TOKEN") or engine.cfg["mcp.token"]
+        if not is_loopback(bind) and not token:
+            raise ServeError(f"--http on {bind} (not loopback) needs a bearer token: set mcp.token in the clawmem config "
+                             "or CLAWMEM_MCP_TOKEN, or bind 127.0.0.1")
+        check_can_listen(bind, port)
+    try:
+        logs.setup()
+    except OSError:
+        pass
+    server = build_server(engine)  # the SDK sends the root logger to stderr ...
+    logging.getLogger("clawmem").propagate = False  # ... ours goes to clawmem's log file only
+    syncer = Syncer(engine)
+    syncer.start()
+    log.info("clawmem mcp serving %s for %s (pid %d)", f"http on {bind}:{port}" if http else "stdio", engine.workspace, os.getpid())
+    try:
+        if not http:
+            server.run("stdio")
+        else:
+            import anyio
+            import uvicorn
+
+            app = server.streamable_http_app(host=bind)
+            if token:
+                app = require_bearer(app, token)
+            config = uvicorn.Config(app, host=bind, port=port, log_level="warning")
+            anyio.run(uvicorn.Server(config).serve)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        syncer.stop()
+        engine.close()
+        log.info("clawmem mcp stopped (pid %d)", os.getpid())
+    return 0
