@@ -50,11 +50,12 @@ async def call(client: Client, name: str, args: dict) -> dict:
 
 
 async def search_when_indexed(client: Client, query: str) -> dict:
-    """The server's first sync builds the index; until then memory_search says there is none."""
+    """The server's first sync builds the index; until then memory_search says there is none,
+    and while it runs the index may not hold the file yet (a partial, stale answer)."""
     end = time.monotonic() + 30
     while True:
         got = await call(client, "memory_search", {"query": query})
-        if not got.get("disabled") or time.monotonic() > end:
+        if (not got.get("disabled") and got["results"]) or time.monotonic() > end:
             return got
         await anyio.sleep(0.2)
 
