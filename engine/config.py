@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 from . import paths
 
-PROVIDERS = ("local", "openai", "gemini", "voyage")
+PROVIDERS = ("local", "openai", "gemini", "voyage", "mistral", "ollama")
 DEFAULT_LOCAL_MODEL = "hf:cstr/multilingual-e5-small-GGUF/multilingual-e5-small-q8_0.gguf"
 
 
@@ -48,8 +48,11 @@ def _at_least(lo: float) -> Callable[[Any], bool]:
 KEYS: dict[str, Key] = {
     "workspace": Key("~/.openclaw/workspace", "str", doc="the agent workspace holding MEMORY.md and memory/"),
     "agentId": Key("main", "str", lambda v: bool(re.fullmatch(r"[A-Za-z0-9._-]+", v)), "letters, digits, . _ -"),
+    "enabled": Key(True, "bool", doc="memory search on; false makes search and the agent tools answer that it is disabled"),
     "provider": Key("auto", "enum", choices=("auto", "none", *PROVIDERS), doc="embedding provider"),
     "model": Key("", "str", doc="embedding model (empty: the provider's default)"),
+    "outputDimensionality": Key(0, "int", _at_least(0), "an integer > 0 (0 = the model's default)",
+                                doc="gemini: vector size to ask for (gemini-embedding-2-preview: 768, 1536 or 3072)"),
     "fallback": Key([], "providers", doc="providers to try, in order, when the primary fails"),
     "remote.baseUrl": Key("", "str"),
     "remote.apiKey": Key("", "str", secret=True),
@@ -93,9 +96,20 @@ KEYS: dict[str, Key] = {
 }
 
 # OpenClaw keys we read from its file but that are not ours to set (silently accepted there).
-OPENCLAW_ACCEPTED = {"enabled", "experimental.sessionMemory"}
-# OpenClaw keys we deliberately never adopt, with the reason shown by `status --deep`.
-OPENCLAW_NEVER = {"store.path": "clawmem keeps its own index and never touches OpenClaw's"}
+OPENCLAW_ACCEPTED = {"experimental.sessionMemory"}
+# OpenClaw memory-search keys (and their subkeys) we read but do not honour, with what clawmem
+# does instead; `status --deep` and the Config tab list every one found.
+OPENCLAW_INSTEAD = {
+    "store.path": "clawmem keeps its own index and never touches OpenClaw's",
+    "store.driver": "clawmem always uses SQLite",
+    "store.fts.tokenizer": "clawmem's keyword index always uses unicode61 (diacritics folded) and indexes CJK as characters plus bigrams",
+    "store.vector.extensionPath": "clawmem loads sqlite-vec from its Python package (numpy when that fails)",
+    "multimodal": "clawmem indexes text only; images and audio are not embedded",
+    "remote.batch": "clawmem sends normal embedding requests (up to 8000 bytes each, a few at once); no batch jobs",
+    "qmd": "clawmem always searches its own SQLite index; the QMD sidecar is not used",
+    "sync.onSessionStart": "clawmem has no session-start hook; `clawmem watch` or `clawmem mcp` keep the index fresh",
+    "sync.sessions.postCompactionForce": "transcripts are reindexed by size and message deltas only",
+}
 
 
 def _type_name(v: Any) -> str:
@@ -183,7 +197,9 @@ class Config:
     sources: dict[str, str]
     file: Path | None = None  # our TOML file (may not exist yet)
     openclaw_file: Path | None = None
-    openclaw_ignored: list[str] = field(default_factory=list)
+    openclaw_ignored: list[str] = field(default_factory=list)  # "key: what clawmem does instead"
+    openclaw_data: dict = field(default_factory=dict)  # the whole openclaw.json (models.providers, env, secrets)
+    key_sources: dict[str, str] = field(default_factory=dict)  # secret key -> where its value came from
     warnings: list[str] = field(default_factory=list)
     ui: dict = field(default_factory=dict)
 
@@ -206,6 +222,19 @@ class Config:
 
     def sessions_dir(self) -> Path:
         return paths.openclaw_state_dir() / "agents" / self.agent_id / "sessions"
+
+    def secrets(self):
+        """Secret resolution as OpenClaw does it (its env block, .env, secrets.providers)."""
+        from .secrets import Secrets
+
+        return Secrets(self.openclaw_data, self.openclaw_file.parent if self.openclaw_file else paths.openclaw_state_dir())
+
+    def openclaw_provider(self, provider_id: str) -> dict:
+        """openclaw.json `models.providers.<id>` ({} when absent)."""
+        models = self.openclaw_data.get("models") if isinstance(self.openclaw_data.get("models"), dict) else {}
+        providers = models.get("providers") if isinstance(models.get("providers"), dict) else {}
+        entry = providers.get(provider_id)
+        return entry if isinstance(entry, dict) else {}
 
     def masked(self, key: str) -> Any:
         v = self.values[key]
@@ -260,46 +289,37 @@ def openclaw_agent_entries(data: dict) -> list[dict]:
     return [e for e in entries if isinstance(e, dict) and isinstance(e.get("id"), str) and e["id"].strip()]
 
 
-def _resolve_secret(value: Any, warnings: list[str], where: str) -> Any:
-    """OpenClaw SecretInput: a string, "${ENV}", or {"source": "env", "id": NAME}."""
-    if isinstance(value, str):
-        m = re.fullmatch(r"\$\{([A-Z0-9_]+)\}", value.strip())
-        if m:
-            got = os.environ.get(m.group(1))
-            if got is None:
-                warnings.append(f"{where}: secret reference ${{{m.group(1)}}} is not set in the environment")
-                return ""
-            return got
-        return value
-    if isinstance(value, dict):
-        if value.get("source") == "env" and isinstance(value.get("id"), str):
-            got = os.environ.get(value["id"])
-            if got is None:
-                warnings.append(f"{where}: secret reference env:{value['id']} is not set in the environment")
-                return ""
-            return got
-        warnings.append(f"{where}: secret reference {value.get('source', '?')}:{value.get('id', '?')} cannot be resolved by clawmem")
-        return ""
-    return value
+def _instead(key: str) -> str | None:
+    """What clawmem does instead of an OpenClaw memory-search key it does not honour."""
+    for prefix, why in OPENCLAW_INSTEAD.items():
+        if key == prefix or key.startswith(prefix + "."):
+            return why
+    return None
 
 
-def _read_openclaw(path: Path, agent: str | None, warnings: list[str]) -> tuple[dict[str, Any], list[str]]:
+def _read_openclaw(path: Path, agent: str | None, warnings: list[str]) -> tuple[dict[str, Any], list[str], dict, dict[str, str]]:
+    """(settings found, keys not honoured with what clawmem does instead, the whole file, key sources)."""
     import json5
+
+    from .secrets import SecretError, Secrets
 
     try:
         data = json5.loads(path.read_text(encoding="utf-8"))
     except Exception as exc:  # OpenClaw's file is not ours to fix: warn and carry on
         warnings.append(f"{path}: not readable as JSON5 ({exc.__class__.__name__}); OpenClaw settings ignored")
-        return {}, []
+        return {}, [], {}, {}
     if not isinstance(data, dict):
-        return {}, []
+        return {}, [], {}, {}
     found: dict[str, Any] = {}
     ignored: list[str] = []
+    key_sources: dict[str, str] = {}
+    secrets = Secrets(data, path.parent)
     agents = data.get("agents") if isinstance(data.get("agents"), dict) else {}
     defaults = agents.get("defaults") if isinstance(agents.get("defaults"), dict) else {}
+    memory = data.get("memory") if isinstance(data.get("memory"), dict) else {}
     layers: list[tuple[str, Any]] = [
         ("agents.defaults.memorySearch", defaults.get("memorySearch")),
-        ("memory.search", (data.get("memory") or {}).get("search") if isinstance(data.get("memory"), dict) else None),
+        ("memory.search", memory.get("search")),
     ]
     for entry in agents.get("list") or []:
         if isinstance(entry, dict) and entry.get("id") == (agent or "main"):
@@ -308,8 +328,12 @@ def _read_openclaw(path: Path, agent: str | None, warnings: list[str]) -> tuple[
                 found["workspace"] = entry["workspace"]
     if isinstance(defaults.get("workspace"), str):
         found.setdefault("workspace", defaults["workspace"])
-    if isinstance(data.get("memory"), dict) and isinstance(data["memory"].get("citations"), str):
-        found["citations"] = data["memory"]["citations"]
+    if isinstance(memory.get("citations"), str):
+        found["citations"] = memory["citations"]
+    if memory.get("backend") not in (None, "builtin"):
+        ignored.append(f"memory.backend = {memory['backend']!r}: {OPENCLAW_INSTEAD['qmd']}")
+    if isinstance(memory.get("qmd"), dict) and memory["qmd"]:
+        ignored.append(f"memory.qmd: {OPENCLAW_INSTEAD['qmd']}")
     session_gate = False
     for where, layer in layers:
         if not isinstance(layer, dict):
@@ -318,15 +342,22 @@ def _read_openclaw(path: Path, agent: str | None, warnings: list[str]) -> tuple[
             if key == "experimental.sessionMemory":
                 session_gate = bool(value)
                 continue
-            if key in OPENCLAW_NEVER:
-                ignored.append(f"{where}.{key} ({OPENCLAW_NEVER[key]})")
+            instead = _instead(key)
+            if instead:
+                ignored.append(f"{where}.{key}: {instead}")
                 continue
             if key not in KEYS or key in ("workspace", "agentId"):
                 if key not in OPENCLAW_ACCEPTED:
-                    ignored.append(f"{where}.{key}")
+                    ignored.append(f"{where}.{key}: not a setting clawmem knows")
                 continue
             if key == "remote.apiKey":
-                value = _resolve_secret(value, warnings, f"{path}: {where}.{key}")
+                try:
+                    secret = secrets.resolve(value, f"openclaw.json {where}.{key}")
+                except SecretError as exc:
+                    warnings.append(f"{path}: {exc}")
+                    continue
+                value = secret.value if secret else ""
+                key_sources[key] = secret.source if secret else ""
             try:
                 found[key] = coerce(key, value)
             except ValueError as exc:
@@ -334,7 +365,7 @@ def _read_openclaw(path: Path, agent: str | None, warnings: list[str]) -> tuple[
     if "sessions" in found.get("sources", []) and not session_gate:
         # OpenClaw only indexes sessions with experimental.sessionMemory on; stay compatible.
         found["sources"] = [s for s in found["sources"] if s != "sessions"] or ["memory"]
-    return found, ignored
+    return found, ignored, data, key_sources
 
 
 def read_toml_file(path: Path) -> dict:
@@ -385,7 +416,8 @@ def load(
         oc = find_openclaw_config()
         if oc:
             cfg.openclaw_file = oc
-            found, cfg.openclaw_ignored = _read_openclaw(oc, agent_choice, warnings)
+            found, cfg.openclaw_ignored, cfg.openclaw_data, key_sources = _read_openclaw(oc, agent_choice, warnings)
+            cfg.key_sources.update(key_sources)
             for k, v in found.items():
                 values[k], sources[k] = v, f"openclaw ({oc})"
 

@@ -14,6 +14,11 @@ Misbehaviour on demand:
   with NaN, `ZEROVEC` all zeros;
 - `delay`: seconds every embeddings request takes (to observe concurrency).
 
+Mistral (`error_style = "mistral"`: its error bodies, `{"message": …}` and validation
+`{"message": {"detail": [...]}}`) and Ollama's native `POST /api/embed` (`ollama_models`:
+the models it has pulled; others get its 404 `{"error": "model … not found"}`). Gemini
+requests with `outputDimensionality` get vectors of that size, as the real API gives.
+
 It also serves files for the hf: download (`GET /{owner}/{repo}/resolve/main/{file}`) with
 HTTP Range support, and can cut a download short after `cut_after` bytes.
 """
@@ -59,6 +64,9 @@ class EmbedServer:
         self.cut_after: int | None = None  # serve only this many bytes of a download, then drop
         self.file_status: int | None = None
         self.file_hang = False  # stall before answering a download
+        self.error_style = "openai"  # or "mistral": the shape of error bodies
+        self.ollama_models = {"nomic-embed-text", "all-minilm"}
+        self.ollama_key: str | None = None
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
@@ -108,6 +116,8 @@ class EmbedServer:
                 out += [p["text"] for q in b["requests"] for p in q["content"]["parts"]]
             elif "content" in b:
                 out += [p["text"] for p in b["content"]["parts"]]
+            elif "prompt" in b:
+                out.append(b["prompt"])
         return out
 
     def reset(self) -> None:
@@ -162,25 +172,63 @@ class EmbedServer:
             return self._send(h, 200, {"data": []})
         if isinstance(action, int) and action != 200:
             msg = {429: "Rate limit reached", 500: "internal error", 503: "overloaded", 401: "bad key", 400: "bad request"}.get(action, "error")
+            if h.path.startswith("/api/"):
+                return self._send(h, action, {"error": msg})  # ollama
+            if self.error_style == "mistral":
+                return self._send(h, action, self._mistral_error(action))
             return self._send(h, action, {"error": {"message": msg, "type": "test"}})
         if action == "malformed":
             return self._send_raw(h, 200, b"<html>this is not json</html>", "text/html")
+        path = h.path.split("?")[0]
+        if path == "/api/embed":
+            return self._answer_ollama(h, body)
         if not self._authorized(h):
+            if self.error_style == "mistral":
+                return self._send(h, 401, {"message": "Unauthorized", "request_id": "0123abcd"})
             given = h.headers.get("Authorization", h.headers.get("x-goog-api-key", ""))
             # like OpenAI, echo the key in the message: the client must not repeat it
             return self._send(h, 401, {"error": {"message": f"Incorrect API key provided: {given}", "type": "invalid_request_error"}})
-        path = h.path.split("?")[0]
         if path.endswith("/embeddings") and isinstance(body, dict):
+            if self.error_style == "mistral" and not body.get("input"):
+                return self._send(h, 422, self._mistral_error(422))
             texts = body.get("input") or []
             data = [{"object": "embedding", "index": i, "embedding": self.vector_for(t)} for i, t in enumerate(texts)]
             return self._send(h, 200, {"object": "list", "data": data, "model": body.get("model")})
         if path.endswith(":batchEmbedContents") and isinstance(body, dict):
-            embs = [{"values": self.vector_for(" ".join(p["text"] for p in r["content"]["parts"]))} for r in body.get("requests", [])]
+            embs = [{"values": self._gemini_vector(" ".join(p["text"] for p in r["content"]["parts"]), r.get("outputDimensionality"))}
+                    for r in body.get("requests", [])]
             return self._send(h, 200, {"embeddings": embs})
         if path.endswith(":embedContent") and isinstance(body, dict):
             text = " ".join(p["text"] for p in body["content"]["parts"])
-            return self._send(h, 200, {"embedding": {"values": self.vector_for(text)}})
+            return self._send(h, 200, {"embedding": {"values": self._gemini_vector(text, body.get("outputDimensionality"))}})
         return self._send(h, 404, {"error": {"message": f"no route {path}"}})
+
+    def _gemini_vector(self, text: str, dims) -> list[float]:
+        return bag_vector(text, dims) if isinstance(dims, int) and dims > 0 else self.vector_for(text)
+
+    def _answer_ollama(self, h, body) -> None:
+        """Ollama's /api/embed: no key needed unless `ollama_key` is set (a proxy in front)."""
+        if self.ollama_key and h.headers.get("Authorization") != f"Bearer {self.ollama_key}":
+            return self._send(h, 401, {"error": "unauthorized"})
+        if not isinstance(body, dict) or "model" not in body:
+            return self._send(h, 400, {"error": "model is required"})
+        model = str(body["model"])
+        if model.removesuffix(":latest") not in self.ollama_models:
+            return self._send(h, 404, {"error": f'model "{model}" not found, try pulling it first'})
+        texts = body.get("input")
+        texts = [texts] if isinstance(texts, str) else texts or []
+        return self._send(h, 200, {"model": model, "embeddings": [self.vector_for(t) for t in texts],
+                                   "total_duration": 1000, "load_duration": 10, "prompt_eval_count": len(texts)})
+
+    def _mistral_error(self, status: int) -> dict:
+        if status == 422:
+            return {"object": "error", "message": {"detail": [{"type": "missing", "loc": ["body", "input"], "msg": "Field required"}]},
+                    "type": "invalid_request_message_error", "param": None, "code": None}
+        if status == 429:
+            return {"message": "Requests rate limit exceeded"}
+        return {"object": "error", "message": {400: "Too many tokens overall, split into more batches.", 500: "Internal server error",
+                                                503: "Service unavailable"}.get(status, "error"),
+                "type": "invalid_request_error", "param": None, "code": None}
 
     def _authorized(self, h) -> bool:
         if not self.api_key:

@@ -2,8 +2,9 @@
 
 A provider embeds passages and queries and names itself (id, model, endpoint). Which
 provider serves is decided by `plan()`: `provider = "auto"` tries a configured local
-model, then OpenAI, Gemini and Voyage by available keys; an explicit provider is followed
-by the `fallback` list. Candidates are built lazily (loading a model takes time) and every
+model, then OpenAI, Gemini, Voyage and Mistral by available keys (Ollama only when named);
+an explicit provider is followed by the `fallback` list. Keys are found where OpenClaw keeps
+them (see find_key), and each candidate says where its key came from. Candidates are built lazily (loading a model takes time) and every
 one that cannot be used carries the reason, so status and search results can say why.
 """
 
@@ -91,6 +92,7 @@ class Candidate:
     factory: Callable[[], Provider] | None  # None: not usable, see reason
     reason: str | None = None  # why it is not usable (or was skipped)
     model: str = ""
+    key_source: str | None = None  # where a remote provider's API key came from (never the key)
 
 
 @dataclass
@@ -113,12 +115,104 @@ class Plan:
         return "no embedding provider configured (set local.modelPath or an API key such as OPENAI_API_KEY)"
 
 
-ENV_KEYS = {"openai": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY", "voyage": "VOYAGE_API_KEY"}
+# The environment variables OpenClaw reads each provider's key from, in its order.
+ENV_VARS = {
+    "openai": ("OPENAI_API_KEY",),
+    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+    "voyage": ("VOYAGE_API_KEY",),
+    "mistral": ("MISTRAL_API_KEY",),
+    "ollama": ("OLLAMA_API_KEY",),
+}
+ENV_KEYS = {name: names[0] for name, names in ENV_VARS.items()}
+# OpenClaw's `models.providers` id for each provider (Gemini's models live under "google").
+OPENCLAW_PROVIDER_ID = {"openai": "openai", "gemini": "google", "voyage": "voyage", "mistral": "mistral", "ollama": "ollama"}
 DEFAULT_MODELS = {
     "openai": "text-embedding-3-small",
     "gemini": "gemini-embedding-001",
     "voyage": "voyage-3-lite",
+    "mistral": "mistral-embed",
+    "ollama": "nomic-embed-text",
 }
+AUTO_ORDER = ("local", "openai", "gemini", "voyage", "mistral")  # OpenClaw's auto priorities; ollama only when named
+
+
+@dataclass
+class Key:
+    value: str
+    source: str  # where it came from; never the value
+
+
+def find_key(cfg: Config, name: str, owns_remote: bool) -> tuple[Key | None, list[str]]:
+    """The provider's API key in OpenClaw's order: remote.apiKey, the provider's environment
+    variables, then openclaw.json models.providers.<id>.apiKey (ollama: that before the
+    environment). Also the problems met on the way (an unresolvable reference)."""
+    from ..secrets import SecretError
+
+    secrets = cfg.secrets()
+    problems: list[str] = []
+
+    def remote() -> Key | None:
+        if not owns_remote or not cfg["remote.apiKey"]:
+            return None
+        value, where = cfg["remote.apiKey"], cfg.sources.get("remote.apiKey", "")
+        if name == "gemini" and value in ("GEMINI_API_KEY", "GOOGLE_API_KEY"):
+            got = secrets.env(value)  # OpenClaw reads a key named like its variable as that variable
+            return Key(got.value, f"remote.apiKey -> {got.source}") if got else None
+        if where.startswith("openclaw") and cfg.key_sources.get("remote.apiKey"):
+            return Key(value, cfg.key_sources["remote.apiKey"])
+        return Key(value, f"remote.apiKey ({where.split(' (')[0]})")
+
+    def env() -> Key | None:
+        for var in ENV_VARS[name]:
+            got = secrets.env(var)
+            if got:
+                return Key(got.value, got.source)
+        return None
+
+    def models_providers() -> Key | None:
+        pid = OPENCLAW_PROVIDER_ID[name]
+        raw = cfg.openclaw_provider(pid).get("apiKey")
+        if raw is None:
+            return None
+        try:
+            got = secrets.resolve(raw, f"openclaw.json models.providers.{pid}.apiKey")
+        except SecretError as exc:
+            problems.append(str(exc))
+            return None
+        return Key(got.value, got.source) if got else None
+
+    order = (remote, models_providers, env) if name == "ollama" else (remote, env, models_providers)
+    for step in order:
+        key = step()
+        if key:
+            return key, problems
+    return None, problems
+
+
+def _remote_candidate(cfg: Config, name: str, primary: bool) -> Candidate:
+    """remote.* settings belong to the configured primary remote provider (or openai under auto);
+    models.providers.<id> in openclaw.json fills in the key, base URL and headers."""
+    owns_remote = primary or (cfg["provider"] == "auto" and name == "openai")
+    key, problems = find_key(cfg, name, owns_remote)
+    model = cfg["model"] if (primary or cfg["provider"] == "auto") and cfg["model"] else DEFAULT_MODELS[name]
+    if key is None and name != "ollama":  # ollama runs without a key
+        where = "set " + " or ".join((["remote.apiKey"] if owns_remote else []) + list(ENV_VARS[name]))
+        why = f"{name}: no API key ({'; '.join(problems) + '; ' if problems else ''}{where})"
+        return Candidate(name, None, why, model)
+    entry = cfg.openclaw_provider(OPENCLAW_PROVIDER_ID[name])
+    base_url = (cfg["remote.baseUrl"] if owns_remote else "") or (entry.get("baseUrl") if isinstance(entry.get("baseUrl"), str) else "")
+    headers = {k: v for k, v in (entry.get("headers") or {}).items() if isinstance(v, str)} if isinstance(entry.get("headers"), dict) else {}
+    if owns_remote:
+        headers.update(cfg["remote.headers"])
+    dims = cfg["outputDimensionality"] if name == "gemini" and (primary or cfg["provider"] == "auto") else 0
+    api_key = key.value if key else ""
+
+    def make() -> Provider:
+        from .remote import make_remote
+
+        return make_remote(name, model=model, api_key=api_key, base_url=base_url, headers=headers, output_dimensionality=dims)
+
+    return Candidate(name, make, None, model, key_source=key.source if key else "none (ollama needs no key)")
 
 
 def resolve_model_path(model_path: str, cache_dir: str = "") -> tuple[Path | None, str | None]:
@@ -181,8 +275,7 @@ def plan(cfg: Config) -> Plan:
     if configured == "none":
         return p
     if configured == "auto":
-        order = ["local", "openai", "gemini", "voyage"]
-        for name in order:
+        for name in AUTO_ORDER:
             if name == "local":
                 c = _local_candidate(cfg, explicit=False)
             else:

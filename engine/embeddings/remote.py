@@ -1,4 +1,5 @@
-"""Remote providers over httpx: OpenAI (and any OpenAI-compatible server), Gemini, Voyage.
+"""Remote providers over httpx: OpenAI (and any OpenAI-compatible server), Gemini, Voyage,
+Mistral, and Ollama's native API.
 
 Request shapes follow the providers' embedding APIs as OpenClaw uses them (study §8.5–8.6).
 Passages are grouped into requests of at most ~8000 UTF-8 bytes, a few requests run at
@@ -23,7 +24,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import ENV_KEYS, Provider, ProviderError, check_vector
+from . import ENV_VARS, Provider, ProviderError, check_vector
 from ..chunking import split_by_bytes
 
 BATCH_BYTES = 8000
@@ -34,8 +35,11 @@ DEFAULT_BASE = {
     "openai": "https://api.openai.com/v1",
     "gemini": "https://generativelanguage.googleapis.com/v1beta",
     "voyage": "https://api.voyageai.com/v1",
+    "mistral": "https://api.mistral.ai/v1",
+    "ollama": "http://127.0.0.1:11434",
 }
-DEFAULT_MODEL = {"openai": "text-embedding-3-small", "gemini": "gemini-embedding-001", "voyage": "voyage-3-lite"}
+DEFAULT_MODEL = {"openai": "text-embedding-3-small", "gemini": "gemini-embedding-001", "voyage": "voyage-3-lite",
+                 "mistral": "mistral-embed", "ollama": "nomic-embed-text"}
 # input limits by model (study §2), treated as UTF-8 bytes; never above one request's budget
 INPUT_LIMIT = {
     "openai:text-embedding-3-small": 8192,
@@ -48,7 +52,10 @@ INPUT_LIMIT = {
     "voyage:voyage-3-lite": 16000,
     "voyage:voyage-code-3": 32000,
 }
-DEFAULT_LIMIT = {"gemini": 2048}
+# ollama: its default context (2048 tokens) would silently cut a longer input; stay well under it
+DEFAULT_LIMIT = {"gemini": 2048, "ollama": 4000}
+GEMINI_2 = "gemini-embedding-2-preview"
+GEMINI_2_DIMS = (768, 1536, 3072)
 SECRET_HEADER = re.compile(r"auth|key|token|secret|cookie", re.I)
 
 
@@ -83,7 +90,7 @@ def normalize_model(name: str, model: str) -> str:
         for p in ("gemini/", "google/"):
             m = m.removeprefix(p)
         return m
-    for p in ("openai/", "voyage/"):
+    for p in ("openai/", "voyage/", "mistral/", "ollama/"):
         m = m.removeprefix(p)
     return m
 
@@ -95,6 +102,8 @@ def normalize_base(name: str, base_url: str) -> str:
         base = re.sub(r"/openai(/.*)?$", "", base)
         if re.fullmatch(r"https?://generativelanguage\.googleapis\.com", base):
             base += "/v1beta"
+    if name == "ollama":
+        base = base.removesuffix("/v1")  # an OpenAI-compatibility URL of Ollama's means its native API
     return base
 
 
@@ -109,6 +118,7 @@ class RemoteProvider(Provider):
         api_key: str,
         base_url: str = "",
         headers: dict[str, str] | None = None,
+        output_dimensionality: int = 0,
         timeout: float | None = None,
         concurrency: int = CONCURRENCY,
         batch_bytes: int = BATCH_BYTES,
@@ -122,6 +132,7 @@ class RemoteProvider(Provider):
         self.model = normalize_model(name, model)
         self.base_url = normalize_base(name, base_url)
         self._key = api_key
+        self.output_dimensionality = self._check_dimensionality(output_dimensionality or 0)
         self.headers = self._headers(api_key, headers or {})
         self.endpoint = self._endpoint()
         limit = INPUT_LIMIT.get(f"{name}:{self.model.lower()}", DEFAULT_LIMIT.get(name, 8000))
@@ -145,6 +156,9 @@ class RemoteProvider(Provider):
     def _headers(self, key: str, extra: dict[str, str]) -> dict[str, str]:
         base = {"Content-Type": "application/json", "Authorization": f"Bearer {key}"}
         return _merge(base, extra)
+
+    def _check_dimensionality(self, dims: int) -> int:
+        return 0  # a Gemini setting; status lists it as not honoured for other providers
 
     def _endpoint(self) -> str:
         """Base URL plus the non-secret headers: what makes two servers' vectors differ."""
@@ -283,7 +297,7 @@ class RemoteProvider(Provider):
 
     def _http_error(self, resp) -> str:
         status = resp.status_code
-        env = ENV_KEYS.get(self.id, "")
+        env = " or ".join(ENV_VARS.get(self.id, ()))
         if status == 401:
             return f"{self.id}: 401 invalid api key (check remote.apiKey or {env})"
         if status == 403:
@@ -305,6 +319,8 @@ class RemoteProvider(Provider):
                 text = err
             elif isinstance(data, dict) and isinstance(data.get("detail"), str):
                 text = data["detail"]  # voyage
+            elif isinstance(data, dict) and "message" in data:
+                text = _mistral_message(data["message"])
             else:
                 text = ""
         return self._scrub(" ".join(text.split()))[:200]
@@ -346,8 +362,21 @@ class GeminiProvider(RemoteProvider):
     def _headers(self, key, extra):
         return _merge({"Content-Type": "application/json", "x-goog-api-key": key}, extra)
 
+    def _check_dimensionality(self, dims: int) -> int:
+        if self.model == GEMINI_2 and dims and dims not in GEMINI_2_DIMS:
+            raise ProviderError(f"gemini: outputDimensionality {dims} is not one {GEMINI_2} offers (768, 1536 or 3072)")
+        return dims
+
     def _dimensionality(self) -> dict:
-        return {"outputDimensionality": 3072} if self.model == "gemini-embedding-2-preview" else {}
+        """gemini-embedding-2-preview always gets a size (3072 unless set); other models only when set."""
+        dims = self.output_dimensionality or (3072 if self.model == GEMINI_2 else 0)
+        return {"outputDimensionality": dims} if dims else {}
+
+    def _endpoint(self) -> str:
+        # a size asked for explicitly gives other vectors than the model's default size
+        base = super()._endpoint()
+        default = 3072 if self.model == GEMINI_2 else 0
+        return base + (f" dims={self.output_dimensionality}" if self.output_dimensionality not in (0, default) else "")
 
     def batch_request(self, texts):
         reqs = [
@@ -372,12 +401,50 @@ class GeminiProvider(RemoteProvider):
         return emb.get("values")
 
 
-CLASSES = {"openai": OpenAIProvider, "gemini": GeminiProvider, "voyage": VoyageProvider}
+class MistralProvider(OpenAIProvider):
+    """Mistral's embeddings API has OpenAI's request and response shapes; only its errors differ."""
+
+
+class OllamaProvider(RemoteProvider):
+    """Ollama's native API: `POST /api/embed {model, input: [...]}` -> `{embeddings: [[...]]}`.
+    A key is optional (a proxy in front of Ollama may want one)."""
+
+    def _headers(self, key, extra):
+        base = {"Content-Type": "application/json"}
+        if key:
+            base["Authorization"] = f"Bearer {key}"
+        return _merge(base, extra)
+
+    def batch_request(self, texts):
+        return "/api/embed", {"model": self.model, "input": texts}
+
+    def query_request(self, text):
+        return "/api/embed", {"model": self.model, "input": [text]}
+
+    def parse_batch(self, data, n):
+        items = data.get("embeddings") if isinstance(data, dict) else None
+        if not isinstance(items, list) or len(items) != n:
+            raise ProviderError(f"ollama: malformed response: expected {n} embeddings, got {len(items) if isinstance(items, list) else 'none'}")
+        return items
+
+    def _http_error(self, resp) -> str:
+        text = self._error_text(resp)
+        if resp.status_code == 404 and "not found" in text and "model" in text:
+            return f"ollama: {text} (run `ollama pull {self.model}`, or set model)"
+        if resp.status_code == 404:
+            return f"ollama: 404 no /api/embed at {self.base_url} (is remote.baseUrl an Ollama server, version 0.3 or later?)"
+        if resp.status_code == 401:
+            return "ollama: 401 unauthorized (check remote.apiKey, models.providers.ollama.apiKey or OLLAMA_API_KEY)"
+        return super()._http_error(resp)
+
+
+CLASSES = {"openai": OpenAIProvider, "gemini": GeminiProvider, "voyage": VoyageProvider, "mistral": MistralProvider,
+           "ollama": OllamaProvider}
 
 
 def make_remote(name: str, *, model: str, api_key: str, base_url: str = "", headers: dict | None = None, **kw) -> Provider:
     if name not in CLASSES:
-        raise ProviderError(f"{name}: unknown remote provider (use openai, gemini or voyage)")
+        raise ProviderError(f"{name}: unknown remote provider (use {', '.join(CLASSES)})")
     return CLASSES[name](name, model=model, api_key=api_key, base_url=base_url, headers=headers, **kw)
 
 
@@ -419,6 +486,18 @@ def _merge(base: dict[str, str], extra: dict[str, str]) -> dict[str, str]:
             del out[existing]
         out[k] = v
     return out
+
+
+def _mistral_message(message) -> str:
+    """Mistral's `message`: a string, or a validation error {detail: [{loc, msg}, ...]}."""
+    if isinstance(message, dict) and isinstance(message.get("detail"), list):
+        parts = []
+        for d in message["detail"]:
+            if isinstance(d, dict):
+                loc = ".".join(str(x) for x in d.get("loc") or [] if x != "body")
+                parts.append(f"{loc}: {d.get('msg', '')}" if loc else str(d.get("msg", "")))
+        return "; ".join(parts)
+    return message if isinstance(message, str) else ""
 
 
 def _retry_after(resp) -> float | None:
