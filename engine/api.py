@@ -44,6 +44,19 @@ class IndexUnavailable(RuntimeError):
     """The index cannot be read (corrupt, locked too long); the message says what to do."""
 
 
+class SearchDisabled(RuntimeError):
+    """Memory search is turned off (`enabled = false`, e.g. OpenClaw's memorySearch.enabled)."""
+
+
+def disabled_reason(cfg: Config) -> str | None:
+    """Why memory search is off, naming where `enabled = false` was set; None when it is on."""
+    if cfg["enabled"]:
+        return None
+    source = cfg.sources.get("enabled", "default")
+    where = {"flag": "a flag"}.get(source, source.replace("openclaw (", "openclaw.json (").replace("file (", "the clawmem config ("))
+    return f"memory search is disabled (enabled = false in {where}); set it to true to search"
+
+
 def _as_datetime(now: Any) -> dt.datetime | None:
     if now is None or isinstance(now, dt.datetime):
         return now
@@ -310,7 +323,10 @@ class Engine:
 
     def search(self, query: str, *, max_results=None, min_score=None, now=None, after=None, before=None,
                explain=False, show_hidden=False, date_filter: bool | None = None, stale_check: bool = True) -> dict:
-        """memory_search (SPEC §7)."""
+        """memory_search (SPEC §7). Raises SearchDisabled when `enabled = false`."""
+        why_off = disabled_reason(self.cfg)
+        if why_off:
+            raise SearchDisabled(why_off)
         opts = self.options(max_results=max_results, min_score=min_score, now=now, after=after, before=before,
                             explain=explain, show_hidden=show_hidden)
         query = (query or "").strip()
@@ -645,6 +661,10 @@ class Engine:
                 provider["fallback"] = {"from": plan.candidates[0].name, "reason": plan.reasons[0]} if plan.candidates[0].factory is None else None
         else:
             provider["reason"] = plan.keyword_reason()
+        if deep:
+            # where each candidate's key came from (never the key itself)
+            provider["candidates"] = [{"name": c.name, "model": c.model or None, "usable": c.factory is not None,
+                                       "keySource": c.key_source, "reason": c.reason} for c in plan.candidates]
         if deep and usable:
             provider["probe"] = self._probe(usable[0].name)
         fts = {"available": True}
@@ -669,12 +689,14 @@ class Engine:
             "vector": vector,
             "fts": fts,
             "sources": cfg["sources"],
+            "enabled": cfg["enabled"],
             "config": {"file": str(cfg.file) if cfg.file else None, "fileExists": bool(cfg.file and cfg.file.exists()),
                        "openclaw": str(cfg.openclaw_file) if cfg.openclaw_file else None, "warnings": cfg.warnings},
             "log": str(log_path()),
         }
         if deep:
             out["config"]["openclawIgnored"] = cfg.openclaw_ignored
+            out["config"]["notHonoured"] = config_mod.not_honoured(cfg)
             out["issues"] = self.issues()
             try:
                 cache = EmbeddingCache(max_entries=cfg["cache.maxEntries"])

@@ -249,6 +249,15 @@ class Config:
         return [(k, self.masked(k), self.sources.get(k, "default")) for k in KEYS]
 
 
+def not_honoured(cfg: Config) -> list[str]:
+    """Every setting read but not acted on, as "key: what clawmem does instead" (status --deep, Config tab)."""
+    out = list(cfg.openclaw_ignored)
+    if cfg["outputDimensionality"] and cfg["provider"] not in ("gemini", "auto"):
+        out.append(f"outputDimensionality = {cfg['outputDimensionality']}: only Gemini takes a vector size; "
+                   f"{cfg['provider']} vectors keep the model's own size")
+    return out
+
+
 def mask_secret(value: str) -> str:
     if len(value) <= 8:
         return "***"

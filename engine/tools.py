@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from . import files, paths
-from .api import AccessDenied, IndexUnavailable
+from .api import AccessDenied, IndexUnavailable, SearchDisabled, disabled_reason
 from .lock import LockBusy
 from .store import DatabaseError
 
@@ -37,6 +37,8 @@ ERROR_WARNING = "Memory search is unavailable due to an embedding/provider error
 ERROR_ACTION = "Check embedding provider configuration and retry memory_search."
 DEGRADED_WARNING = "Vector search is unavailable, so these are keyword-only results"
 INDEX_ACTION = "Run `clawmem index` (or keep `clawmem watch` or `clawmem mcp` running), then retry memory_search."
+DISABLED_WARNING = "Memory search is disabled."
+DISABLED_ACTION = "Tell the user memory search is turned off; they can set enabled = true (memorySearch.enabled in openclaw.json) to turn it on."
 DEFAULT_SECTION = "Notes"
 WRITE_OFF = "memory writes are turned off (mcp.write = false in the clawmem config)"
 
@@ -73,6 +75,12 @@ def _unavailable(error: str) -> dict:
             "debug": {"warning": warning, "action": action, "error": error}}
 
 
+def disabled_payload(error: str) -> dict:
+    """memory_search's answer while `enabled = false`: the unavailable shape, saying disabled."""
+    return {"results": [], "disabled": True, "unavailable": True, "error": error, "warning": DISABLED_WARNING,
+            "action": DISABLED_ACTION, "debug": {"warning": DISABLED_WARNING, "action": DISABLED_ACTION, "error": error}}
+
+
 def memory_search(engine, query: Any, maxResults: Any = None, minScore: Any = None, *,
                   max_results: Any = None, min_score: Any = None, **options: Any) -> dict:
     """memory_search: OpenClaw's payload (study §10.1) plus ours; never raises.
@@ -82,6 +90,9 @@ def memory_search(engine, query: Any, maxResults: Any = None, minScore: Any = No
     set `citation` and end each snippet with `Source: <citation>`.
     """
     started = time.perf_counter()
+    why_off = disabled_reason(engine.cfg)
+    if why_off:
+        return disabled_payload(why_off)
     text = query.strip() if isinstance(query, str) else ""
     if not text:
         return {"results": [], "error": "query required: give the words to search the memory files for"}
@@ -99,6 +110,8 @@ def memory_search(engine, query: Any, maxResults: Any = None, minScore: Any = No
         if store is None or not store.has_schema():
             return _unavailable(f"no index yet at {engine.index_path}: run `clawmem index` (a running `clawmem mcp` or `clawmem watch` builds it)")
         res = engine.search(text, max_results=mr, min_score=ms, **options)
+    except SearchDisabled as exc:
+        return disabled_payload(str(exc))
     except IndexUnavailable as exc:
         return _unavailable(str(exc))
     except DatabaseError as exc:

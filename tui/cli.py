@@ -266,12 +266,17 @@ def format_status(st: dict, verbose: bool = False) -> str:
     if fr.get("behind"):
         lines.append("           behind: " + ", ".join(fr["behind"][:5]) + (" …" if len(fr["behind"]) > 5 else ""))
     lines.append(f"Watcher:   {fr['watcher']}" + (f"; {fr['job']}" if fr.get("job") else ""))
+    if st.get("enabled") is False:
+        lines.append("Search:    disabled (enabled = false): search and the agent tools answer that memory search is off")
     active = f"{pv['active']} ({pv['model']})" if pv["active"] else "none: keyword-only"
     lines.append(f"Provider:  {active}  [configured: {pv['configured']}]")
     if pv.get("reason"):
         lines.append(f"           {pv['reason']}")
     if pv.get("fallback"):
         lines.append(f"           fallback from {pv['fallback']['from']}: {pv['fallback']['reason']}")
+    for c in pv.get("candidates") or []:
+        if c["name"] != "local" and c.get("keySource"):
+            lines.append(f"           {c['name']} key from {c['keySource']}")
     if pv.get("probe"):
         pr = pv["probe"]
         lines.append(f"           probe: {'ok, ' + str(pr['dims']) + ' dims, ' + str(pr['ms']) + ' ms' if pr['ok'] else 'failed: ' + pr['error']}")
@@ -293,8 +298,8 @@ def format_status(st: dict, verbose: bool = False) -> str:
         lines.append(f"OpenClaw:  {cfg['openclaw']} (read as defaults)")
     for w in cfg.get("warnings") or []:
         lines.append(f"           warning: {w}")
-    for k in cfg.get("openclawIgnored") or []:
-        lines.append(f"           ignored OpenClaw key: {k}")
+    for k in cfg.get("notHonoured") or []:
+        lines.append(f"           not honoured: {k}")
     if "cache" in st:
         c = st["cache"]
         lines.append(f"Cache:     {c.get('entries', '?')} / {c.get('maxEntries', '?')} embeddings ({c.get('path', c.get('error'))})")
@@ -474,7 +479,7 @@ def cmd_index(args) -> int:
 
 
 def cmd_search(args) -> int:
-    from clawmem.engine.api import IndexUnavailable
+    from clawmem.engine.api import IndexUnavailable, SearchDisabled
 
     query = (args.query_option if args.query_option is not None else " ".join(args.query)).strip()
     if not query:
@@ -492,6 +497,14 @@ def cmd_search(args) -> int:
         raise CommandError(str(exc), EXIT_USAGE) from None
     except IndexUnavailable as exc:
         raise CommandError(str(exc)) from None
+    except SearchDisabled as exc:
+        # the agent tool's shape, so a script gets what an agent gets
+        from clawmem.engine.tools import disabled_payload
+
+        print(f"clawmem: {exc}", file=sys.stderr)
+        if args.json:
+            print(json.dumps(disabled_payload(str(exc)), indent=2, ensure_ascii=False))
+        return EXIT_FAILED
     if args.json:
         print(json.dumps(res, indent=2, ensure_ascii=False))
         return EXIT_OK

@@ -224,27 +224,6 @@ def resolve_model_path(model_path: str, cache_dir: str = "") -> tuple[Path | Non
     return Path(os.path.expanduser(model_path)), None
 
 
-def _remote_candidate(cfg: Config, name: str, primary: bool) -> Candidate:
-    """remote.* settings belong to the configured primary remote provider (or openai under auto)."""
-    owns_remote = primary or (cfg["provider"] == "auto" and name == "openai")
-    key = (cfg["remote.apiKey"] if owns_remote else "") or os.environ.get(ENV_KEYS[name], "")
-    if name == "gemini" and not key:
-        key = os.environ.get("GOOGLE_API_KEY", "")
-    model = cfg["model"] if (primary or cfg["provider"] == "auto") and cfg["model"] else DEFAULT_MODELS[name]
-    if not key:
-        src = "remote.apiKey or " if owns_remote else ""
-        return Candidate(name, None, f"{name}: no API key (set {src}{ENV_KEYS[name]})", model)
-    base_url = cfg["remote.baseUrl"] if owns_remote else ""
-    headers = cfg["remote.headers"] if owns_remote else {}
-
-    def make() -> Provider:
-        from .remote import make_remote
-
-        return make_remote(name, model=model, api_key=key, base_url=base_url, headers=headers)
-
-    return Candidate(name, make, None, model)
-
-
 def _local_candidate(cfg: Config, explicit: bool) -> Candidate:
     raw = cfg["local.modelPath"] or (DEFAULT_LOCAL_MODEL if explicit else "")
     if not raw:

@@ -95,6 +95,8 @@ class ConfigPane(Vertical):
             lines.append(f"OpenClaw:    {self.cm.shorten(str(cfg.openclaw_file))} (read as defaults under ours)")
         for w in cfg.warnings:
             lines.append(f"Warning:     {w}")
+        for note in config_mod.not_honoured(cfg):  # read but not acted on: say what happens instead
+            lines.append(f"Not honoured: {note}")
         st = status or self.cm.last_status
         if st:
             pv, vec = st["provider"], st["vector"]
