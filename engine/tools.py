@@ -44,7 +44,8 @@ WRITE_OFF = "memory writes are turned off (mcp.write = false in the clawmem conf
 
 
 def _is_quota(message: str) -> bool:
-    return bool(re.search(r"insufficient_quota|quota|429", message.lower()))
+    # OpenClaw's test, except that 429 must be a status, not digits of a port (":42983") in a URL
+    return bool(re.search(r"insufficient_quota|quota|(?<![\d:.])429(?!\d)", message.lower()))
 
 
 def _number(name: str, value: Any, integer: bool = False) -> float | int | None:

@@ -343,3 +343,10 @@ def test_enabled_false_disables_search_in_the_agent_tool_shape(openclaw, workspa
     # our own file turns it back on (ours is above OpenClaw's)
     ours = write(workspace.parent / "c.toml", "enabled = true\n")
     assert run_cli("--config", str(ours), "search", "cat", "--json").returncode == 0
+
+
+def test_a_port_with_429_in_it_is_not_a_quota_error():
+    # the provider-down test flaked when the loopback server's port held "429"
+    assert not tools._is_quota("openai: cannot reach http://127.0.0.1:42983/v1: [Errno 111] Connection refused")
+    assert tools._is_quota("openai: 429 Rate limit reached (gave up after 4 attempts)")
+    assert tools._is_quota("mistral: 400 insufficient_quota")
