@@ -20,7 +20,11 @@ the models it has pulled; others get its 404 `{"error": "model … not found"}`)
 requests with `outputDimensionality` get vectors of that size, as the real API gives.
 
 It also serves files for the hf: download (`GET /{owner}/{repo}/resolve/main/{file}`) with
-HTTP Range support, and can cut a download short after `cut_after` bytes.
+HTTP Range support, and can cut a download short after `cut_after` bytes. With
+`hub_layout = True` it answers as the Hugging Face hub does for an LFS file: `resolve/main`
+redirects (302) to a content-addressed CDN path, with `X-Repo-Commit`, `X-Linked-Size` and
+`X-Linked-Etag` (the file's sha256); the CDN path serves the bytes with `ETag`, `Accept-Ranges`
+and Range support. `corrupt = True` flips one byte of what the CDN serves.
 """
 
 from __future__ import annotations
@@ -64,6 +68,8 @@ class EmbedServer:
         self.cut_after: int | None = None  # serve only this many bytes of a download, then drop
         self.file_status: int | None = None
         self.file_hang = False  # stall before answering a download
+        self.hub_layout = False  # answer resolve/main as the hub does: a redirect to a CDN path
+        self.corrupt = False  # the CDN serves one byte wrong
         self.error_style = "openai"  # or "mistral": the shape of error bodies
         self.ollama_models = {"nomic-embed-text", "all-minilm"}
         self.ollama_key: str | None = None
@@ -262,9 +268,26 @@ class EmbedServer:
             time.sleep(self.hang_seconds)
         if self.file_status:
             return self._send(h, self.file_status, {"error": "nope"})
+        cdn = re.fullmatch(r"/cdn-lfs/([0-9a-f]{64})(\?.*)?", h.path)
+        by_sha = {hashlib.sha256(d).hexdigest(): d for d in self.files.values()}
+        if cdn and cdn.group(1) in by_sha:
+            data = by_sha[cdn.group(1)]
+            if self.corrupt:
+                data = data[:100] + bytes([data[100] ^ 0xFF]) + data[101:]
+            return self._serve_bytes(h, data, {"ETag": f'"{cdn.group(1)}"', "Accept-Ranges": "bytes"})
         if key not in self.files:
             return self._send(h, 404, {"error": "Entry not found"})
-        data = self.files[key]
+        if self.hub_layout:
+            data = self.files[key]
+            sha = hashlib.sha256(data).hexdigest()
+            return self._send_raw(h, 302, f"Found. Redirecting to /cdn-lfs/{sha}".encode(), "text/plain", {
+                "Location": f"/cdn-lfs/{sha}?response-content-disposition=attachment",
+                "X-Repo-Commit": "0123456789abcdef0123456789abcdef01234567",
+                "X-Linked-Size": str(len(data)), "X-Linked-Etag": f'"{sha}"', "ETag": f'"{sha}"'})
+        self._serve_bytes(h, self.files[key], {})
+
+    def _serve_bytes(self, h, data: bytes, headers: dict) -> None:
+        """The bytes of a file, honouring `Range: bytes=N-` (and `cut_after`)."""
         start = 0
         rng = h.headers.get("Range")
         status, extra = 200, {}
@@ -274,6 +297,7 @@ class EmbedServer:
             if start >= len(data):
                 return self._send_raw(h, 416, b"", "text/plain", {"Content-Range": f"bytes */{len(data)}"})
             status, extra = 206, {"Content-Range": f"bytes {start}-{len(data) - 1}/{len(data)}"}
+        extra.update(headers)
         body = data[start:]
         try:
             h.send_response(status)

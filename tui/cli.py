@@ -1,4 +1,4 @@
-"""The `clawmem` command: status, index, search, get, watch, context, mcp, flush-prompt, archive;
+"""The `clawmem` command: status, index, search, get, watch, context, mcp, model, flush-prompt, archive;
 no subcommand opens the app.
 
 Imports Textual only when it opens the app, so `clawmem search` starts fast.
@@ -105,6 +105,17 @@ def build_parser() -> Parser:
     s.add_argument("--max-chars", type=int, help="per-file cap (default: OpenClaw's bootstrapMaxChars, 20000)")
     s.add_argument("--session", choices=["main", "group"], default="main", help="main (private) sessions also get MEMORY.md")
     s.add_argument("--json", action="store_true")
+
+    s = sub.add_parser("model", help="download (pull) and list local embedding models")
+    _globals(s, True)
+    msub = s.add_subparsers(dest="model_command", parser_class=Parser, metavar="{pull,list}")
+    m = msub.add_parser("pull", help="download an hf: model into the cache, with progress (resumes a partial one)")
+    _globals(m, True)
+    m.add_argument("uri", nargs="?", help="hf:owner/repo/file.gguf (default: local.modelPath if it is an hf: URI, else the default model)")
+    m.add_argument("--json", action="store_true")
+    m = msub.add_parser("list", help="the models in the cache (and unfinished downloads)")
+    _globals(m, True)
+    m.add_argument("--json", action="store_true")
 
     s = sub.add_parser("mcp", help="serve the memory tools to agents over MCP (stdio, or HTTP with --http)")
     _globals(s, True)
@@ -664,8 +675,60 @@ def cmd_mcp(args) -> int:
         raise CommandError(str(exc), EXIT_USAGE) from None
 
 
+# ---------------------------------------------------------------------------- model
+
+
+def cmd_model(args) -> int:
+    from clawmem.engine import load_config
+    from clawmem.engine.config import DEFAULT_LOCAL_MODEL
+    from clawmem.engine.embeddings import model_cache_dir
+    from clawmem.engine.embeddings.download import cached_models
+
+    if args.model_command is None:
+        raise CommandError("model: say `clawmem model pull [URI]` or `clawmem model list`", EXIT_USAGE)
+    cfg = load_config(args.config, workspace=args.workspace, agent=args.agent)
+    cache = model_cache_dir(cfg)
+    configured = cfg["local.modelPath"] or DEFAULT_LOCAL_MODEL
+    if args.model_command == "pull":
+        return model_pull(args.uri or (configured if configured.lower().startswith("hf:") else DEFAULT_LOCAL_MODEL), cache, args.json)
+    models = cached_models(cache)
+    if args.json:
+        print(json.dumps({"cacheDir": str(cache), "configured": configured, "models": models}, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    if not models:
+        print(f"No models in {cache}; `clawmem model pull` downloads {configured if configured.lower().startswith('hf:') else DEFAULT_LOCAL_MODEL}")
+        return EXIT_OK
+    for m in models:
+        notes = ([] if m["complete"] else ["unfinished: `clawmem model pull` resumes it"]) + (["configured"] if m["uri"] == configured else [])
+        print(f"{m['uri']}  {m['bytes'] / 1e6:.1f} MB" + (f"  ({'; '.join(notes)})" if notes else ""))
+    print(f"cache: {cache}")
+    return EXIT_OK
+
+
+def model_pull(uri: str, cache, as_json: bool) -> int:
+    from clawmem.engine import events as ev
+    from clawmem.engine.embeddings.download import DownloadError, cached_path, download
+
+    if not uri.lower().startswith("hf:"):
+        raise CommandError(f"model pull: {uri!r} is a local file, not an hf:owner/repo/file.gguf URI; nothing to download", EXIT_USAGE)
+    try:
+        had = cached_path(uri, cache).is_file()
+        out = ProgressLine(quiet=as_json)
+        path = download(uri, cache, lambda done, total: render_event(ev.Download(uri, done, total), out))
+    except DownloadError as exc:
+        raise CommandError(str(exc)) from None
+    except OSError as exc:
+        raise CommandError(f"cannot download {uri}: {exc.strerror or exc} ({exc.filename or cache}); check permissions and free space") from None
+    size = path.stat().st_size
+    if as_json:
+        print(json.dumps({"uri": uri, "path": str(path), "bytes": size, "downloaded": not had}))
+    else:
+        print(f"{'already downloaded' if had else 'downloaded'}: {uri} -> {path} ({size / 1e6:.1f} MB)")
+    return EXIT_OK
+
+
 COMMANDS = {"status": cmd_status, "index": cmd_index, "search": cmd_search, "get": cmd_get, "watch": cmd_watch,
-            "context": cmd_context, "mcp": cmd_mcp, "flush-prompt": cmd_flush_prompt, "archive": cmd_archive}
+            "context": cmd_context, "mcp": cmd_mcp, "model": cmd_model, "flush-prompt": cmd_flush_prompt, "archive": cmd_archive}
 
 
 if __name__ == "__main__":

@@ -6,13 +6,20 @@ request. The endpoint is `HF_ENDPOINT` when set (a mirror, or 127.0.0.1 in the t
 Offline, the user gets one line saying what failed and what to do, never a hang: the
 connect timeout is short and every read has a timeout.
 
-Only `clawmem index` with an explicit local provider downloads; a search never does.
+The hub answers `resolve/main/<file>` of a large (LFS) file with a redirect whose
+`X-Linked-Etag` is the file's sha256; when it does, the finished file must hash to it, or the
+partial file is removed and the download fails (a corrupt model is never put in place).
+
+Only `clawmem index` with an explicit local provider, and `clawmem model pull`, download; a
+search never does.
 """
 
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
+import re
 from pathlib import Path
 from typing import Callable
 from urllib.parse import quote
@@ -83,18 +90,28 @@ def download(uri: str, cache_dir: Path | None = None, on_progress: Progress | No
                 return dest
             try:
                 with httpx.Client(timeout=timeout, follow_redirects=True, headers=headers) as client:
-                    _fetch(client, url, uri, fh, part, on_progress)
+                    expected = _fetch(client, url, uri, fh, part, on_progress)
             except httpx.TimeoutException as exc:
                 raise DownloadError(_offline(uri, f"timed out ({type(exc).__name__})")) from None
             except httpx.TransportError as exc:
+                kept = part.stat().st_size
+                if kept:  # cut off part-way: what arrived is kept for the next attempt
+                    raise DownloadError(f"cannot download {uri}: {_reason(exc)}; {kept} bytes kept, run the command again to resume") from None
                 raise DownloadError(_offline(uri, _reason(exc))) from None
+            if expected:
+                got = _sha256(part)
+                if got != expected:
+                    part.unlink()  # resuming would only extend the bad bytes
+                    raise DownloadError(f"cannot download {uri}: checksum mismatch (got sha256 {got[:12]}…, the hub says {expected[:12]}…); "
+                                        "the partial file was removed, run the command again")
             os.replace(part, dest)
         finally:
             fcntl.flock(fh, fcntl.LOCK_UN)
     return dest
 
 
-def _fetch(client, url: str, uri: str, fh, part: Path, on_progress: Progress | None) -> None:
+def _fetch(client, url: str, uri: str, fh, part: Path, on_progress: Progress | None) -> str | None:
+    """Stream the file into `fh`; returns the sha256 the hub names for it (None if it names none)."""
     have = part.stat().st_size
     req_headers = {"Range": f"bytes={have}-"} if have else {}
     with client.stream("GET", url, headers=req_headers) as resp:
@@ -112,6 +129,7 @@ def _fetch(client, url: str, uri: str, fh, part: Path, on_progress: Progress | N
             raise DownloadError(f"cannot download {uri}: 404 not found at {url}; check the hf: URI in local.modelPath")
         if resp.status_code >= 400:
             raise DownloadError(f"cannot download {uri}: HTTP {resp.status_code} from {url}; try again later or set local.modelPath to a local file")
+        expected = _linked_sha256(resp)
         if resp.status_code == 206:
             total = _total_from_range(resp.headers.get("content-range"))
         else:
@@ -133,6 +151,37 @@ def _fetch(client, url: str, uri: str, fh, part: Path, on_progress: Progress | N
         os.fsync(fh.fileno())
         if total is not None and done != total:
             raise DownloadError(f"cannot download {uri}: the connection ended at {done} of {total} bytes; run the command again to resume")
+    return expected
+
+
+def _linked_sha256(resp) -> str | None:
+    """The sha256 the hub gives an LFS file (X-Linked-Etag, on the redirect or the answer)."""
+    for r in [*resp.history, resp]:
+        tag = (r.headers.get("x-linked-etag") or "").strip().removeprefix("W/").strip('"').lower()
+        if re.fullmatch(r"[0-9a-f]{64}", tag):
+            return tag
+    return None
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def cached_models(cache_dir: Path | None = None) -> list[dict]:
+    """Models in the cache: {uri, path, bytes, complete} (a `.part` is an unfinished download)."""
+    root = Path(cache_dir or default_cache_dir()) / "hf"
+    out = []
+    for f in sorted(root.rglob("*")) if root.is_dir() else []:
+        if not f.is_file():
+            continue
+        rel = f.relative_to(root).as_posix()
+        complete = not rel.endswith(".part")
+        out.append({"uri": "hf:" + rel.removesuffix(".part"), "path": str(f), "bytes": f.stat().st_size, "complete": complete})
+    return out
 
 
 def _total_from_range(value: str | None) -> int | None:
