@@ -57,6 +57,11 @@ KEYS: dict[str, Key] = {
     "remote.baseUrl": Key("", "str"),
     "remote.apiKey": Key("", "str", secret=True),
     "remote.headers": Key({}, "headers"),
+    "remote.batch.enabled": Key(False, "bool", doc="openai: embed big backfills (100+ chunks) as batch-API jobs"),
+    "remote.batch.wait": Key(True, "bool", doc="wait for batch jobs; false leaves them for the next index run"),
+    "remote.batch.concurrency": Key(2, "int", _at_least(1), "an integer >= 1", doc="batch jobs polled at once"),
+    "remote.batch.pollIntervalMs": Key(2000, "int", _at_least(0), "an integer >= 0"),
+    "remote.batch.timeoutMinutes": Key(60, "int", _at_least(1), "an integer >= 1", doc="give up on batch jobs (then normal requests)"),
     "local.modelPath": Key("", "str", doc=f"GGUF file or hf: URI (default model: {DEFAULT_LOCAL_MODEL})"),
     "local.modelCacheDir": Key("", "str"),
     "local.threads": Key(0, "int", _at_least(0), "an integer >= 0 (0 = automatic)"),
@@ -105,7 +110,6 @@ OPENCLAW_INSTEAD = {
     "store.fts.tokenizer": "clawmem's keyword index always uses unicode61 (diacritics folded) and indexes CJK as characters plus bigrams",
     "store.vector.extensionPath": "clawmem loads sqlite-vec from its Python package (numpy when that fails)",
     "multimodal": "clawmem indexes text only; images and audio are not embedded",
-    "remote.batch": "clawmem sends normal embedding requests (up to 8000 bytes each, a few at once); no batch jobs",
     "qmd": "clawmem always searches its own SQLite index; the QMD sidecar is not used",
     "sync.onSessionStart": "clawmem has no session-start hook; `clawmem watch` or `clawmem mcp` keep the index fresh",
     "sync.sessions.postCompactionForce": "transcripts are reindexed by size and message deltas only",
@@ -252,6 +256,8 @@ class Config:
 def not_honoured(cfg: Config) -> list[str]:
     """Every setting read but not acted on, as "key: what clawmem does instead" (status --deep, Config tab)."""
     out = list(cfg.openclaw_ignored)
+    if cfg["remote.batch.enabled"] and cfg["provider"] not in ("openai", "auto"):
+        out.append(f"remote.batch.enabled: clawmem's batch jobs are OpenAI's; {cfg['provider']} embeds with normal requests")
     if cfg["outputDimensionality"] and cfg["provider"] not in ("gemini", "auto"):
         out.append(f"outputDimensionality = {cfg['outputDimensionality']}: only Gemini takes a vector size; "
                    f"{cfg['provider']} vectors keep the model's own size")

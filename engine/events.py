@@ -66,6 +66,20 @@ class ChunksEmbedded(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class BatchProgress(Event):
+    """Batch-API jobs of a backfill (remote.batch.enabled): how far the provider has got."""
+
+    provider: str
+    jobs: int
+    done: int  # requests finished, as the provider counts them
+    total: int
+    status: str  # "submitted", "in_progress", "completed", "waiting" (left for the next run)…
+
+    def describe(self) -> str:
+        return f"{self.provider} batch: {self.jobs} job{'s' if self.jobs != 1 else ''}, {self.done}/{self.total} embedded ({self.status})"
+
+
+@dataclass(frozen=True, slots=True)
 class ProviderSwitched(Event):
     from_provider: str | None
     to_provider: str | None  # None: keyword-only

@@ -287,6 +287,10 @@ def _embed_with(store: Store, provider: Provider, cache: EmbeddingCache | None, 
             _pick_reference_sample(store, mid)
         return
     key = (provider.id, provider.model, provider.endpoint)
+    prefilled: dict[str, np.ndarray] = {}
+    waiting: set[str] = set()  # hashes a batch job still works on (wait = false): not embedded twice
+    if getattr(provider, "batch", None) is not None:
+        prefilled, waiting = yield from _batch_phase(store, provider, cache, todo, key, should_stop)
     meter = ev.RateMeter(len(todo))
     done = 0
     rejected = 0
@@ -295,6 +299,11 @@ def _embed_with(store: Store, provider: Provider, cache: EmbeddingCache | None, 
             return
         batch = todo[i : i + EMBED_BATCH]
         hits = cache.get_many(key, [h for _, h, _ in batch]) if cache else {}
+        hits.update({h: prefilled[h] for _, h, _ in batch if h in prefilled})
+        if waiting:
+            batch = [row for row in batch if row[1] not in waiting or row[1] in hits]
+            if not batch:
+                continue
         missing = {h: t for _, h, t in batch if h not in hits}  # one text per hash
         fresh: dict[str, np.ndarray] = {}
         if missing:
@@ -333,6 +342,78 @@ def _embed_with(store: Store, provider: Provider, cache: EmbeddingCache | None, 
         yield ev.Warning(msg)
     if mid is not None:
         _pick_reference_sample(store, mid)
+
+
+def _batch_phase(store: Store, provider: Provider, cache: EmbeddingCache | None, todo, key, should_stop):
+    """Embed a big backfill through the provider's batch API (see embeddings/batch.py).
+
+    Returns (vectors by hash, hashes still in a job that is not finished). Job ids live in the
+    index's meta table from the moment a job exists, so a later run collects them. On any
+    failure the jobs are dropped, a warning says why, and normal requests do the work.
+    """
+    from .embeddings.batch import MAX_REQUESTS, MIN_CHUNKS, BatchError
+
+    batch = provider.batch
+    meta_key = f"batch:{provider.fingerprint()}"
+    saved = store.get_meta_json(meta_key) or {"jobs": []}
+    have = set(cache.get_many(key, [h for _, h, _ in todo])) if cache else set()
+    texts = {h: t for _, h, t in todo if h not in have}
+    covered = {h for job in saved["jobs"] for h in job["hashes"]}
+    new = [h for h in texts if h not in covered]
+    if not saved["jobs"] and len(new) < MIN_CHUNKS:
+        return {}, set()
+
+    def save() -> None:
+        store.set_meta(meta_key, json.dumps(saved))
+
+    total = sum(len(j["hashes"]) for j in saved["jobs"]) + len(new)
+    vectors: dict[str, np.ndarray] = {}
+    try:
+        for i in range(0, len(new), MAX_REQUESTS):
+            group = new[i : i + MAX_REQUESTS]
+            saved["jobs"].append({"id": batch.submit([texts[h] for h in group]), "hashes": group})
+            save()
+        yield ev.BatchProgress(provider.id, len(saved["jobs"]), 0, total, "submitted")
+        if not batch.settings.wait:
+            yield ev.BatchProgress(provider.id, len(saved["jobs"]), 0, total, "waiting: the next index run collects the results")
+            return {}, {h for job in saved["jobs"] for h in job["hashes"]}
+        deadline = time.monotonic() + batch.settings.timeout
+        finished = 0
+        while saved["jobs"]:
+            in_flight = 0
+            for job in list(saved["jobs"][: batch.settings.concurrency]):
+                st = batch.status(job["id"])
+                in_flight += int((st.get("request_counts") or {}).get("completed") or 0)
+                if st["status"] != "completed":
+                    continue
+                raw = batch.results(st, len(job["hashes"]))
+                got = {h: provider._check(v) for h, v in zip(job["hashes"], raw)}
+                got = {h: v for h, v in got.items() if v is not None}
+                vectors.update(got)
+                if cache and got:
+                    cache.put_many(key, list(got.items()))
+                finished += len(job["hashes"])
+                saved["jobs"].remove(job)
+                save()
+            yield ev.BatchProgress(provider.id, len(saved["jobs"]), finished + in_flight, total,
+                                   "completed" if not saved["jobs"] else "in_progress")
+            if not saved["jobs"]:
+                break
+            if time.monotonic() > deadline:
+                raise BatchError(f"timed out after {batch.settings.timeout / 60:g} min (remote.batch.timeoutMinutes)")
+            end = time.monotonic() + batch.settings.poll_interval
+            while time.monotonic() < end:
+                if should_stop():  # the jobs stay saved: the next run polls them
+                    return vectors, {h for job in saved["jobs"] for h in job["hashes"]}
+                time.sleep(min(0.05, batch.settings.poll_interval))
+        store.set_meta(meta_key, "")
+        return vectors, set()
+    except (BatchError, ProviderError) as exc:
+        for job in saved["jobs"]:
+            batch.cancel(job["id"])
+        store.set_meta(meta_key, "")
+        yield ev.Warning(f"{provider.id} batch embedding failed ({exc}); embedding {len(texts) - len(vectors)} chunks with normal requests")
+        return vectors, set()
 
 
 def _pick_reference_sample(store: Store, mid: int, size: int = 256) -> None:

@@ -88,7 +88,8 @@ def test_precedence_openclaw_file_env_flag(tmp_path, monkeypatch):
     assert cfg["sources"] == ["memory", "sessions"] and cfg["citations"] == "off"
     assert cfg["store.path"] == ""  # never adopted
     ignored = " ".join(cfg.openclaw_ignored)
-    assert "store.path" in ignored and "someFutureKey" in ignored and "remote.batch.enabled" in ignored
+    assert "store.path" in ignored and "someFutureKey" in ignored
+    assert cfg["remote.batch.enabled"] is True and "remote.batch" not in ignored  # honoured (openai's batch API)
 
     ours = write(tmp_path / "c.toml", "[query]\nmaxResults = 4\n")
     monkeypatch.setenv("CLAWMEM_CONFIG", str(ours))

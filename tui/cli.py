@@ -378,6 +378,8 @@ def render_event(e, out: ProgressLine) -> None:
         out.show(f"{progress}{e.describe()}", force=finished or e.done == 0)
         if finished:
             out.line(f"downloaded {e.uri} ({e.total / 1e6:.1f} MB)")
+    elif isinstance(e, ev.BatchProgress):
+        out.show(f"{bar(e.done, e.total)} {e.describe()}", force=e.status != "in_progress")
     elif isinstance(e, (ev.Warning, ev.Error, ev.ProviderSwitched)):
         out.line(e.describe())
     elif isinstance(e, ev.JobStarted):

@@ -36,6 +36,7 @@ class Provider:
     endpoint: str = ""  # what else identifies the vectors: base URL, or the model file's identity
     max_input_bytes: int = 8000
     dims: int | None = None
+    batch = None  # a batch-API client (embeddings/batch.py) when remote.batch.enabled applies
 
     def embed_passages(self, texts: list[str]) -> list[np.ndarray | None]:
         """One L2-normalised float32 vector per text, or None for an input whose vector was
@@ -207,10 +208,17 @@ def _remote_candidate(cfg: Config, name: str, primary: bool) -> Candidate:
     dims = cfg["outputDimensionality"] if name == "gemini" and (primary or cfg["provider"] == "auto") else 0
     api_key = key.value if key else ""
 
+    use_batch = name == "openai" and owns_remote and cfg["remote.batch.enabled"]
+
     def make() -> Provider:
         from .remote import make_remote
 
-        return make_remote(name, model=model, api_key=api_key, base_url=base_url, headers=headers, output_dimensionality=dims)
+        prov = make_remote(name, model=model, api_key=api_key, base_url=base_url, headers=headers, output_dimensionality=dims)
+        if use_batch:
+            from .batch import BatchSettings, OpenAIBatch
+
+            prov.batch = OpenAIBatch(prov, BatchSettings.from_config(cfg), cfg.agent_id)
+        return prov
 
     return Candidate(name, make, None, model, key_source=key.source if key else "none (ollama needs no key)")
 

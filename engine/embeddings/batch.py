@@ -1,0 +1,150 @@
+"""OpenAI's batch API for big backfills (`remote.batch.enabled`; study §8.8).
+
+The chunks a backfill still needs are uploaded as a JSONL file (`POST /files`, purpose
+`batch`), submitted as jobs (`POST /batches`, endpoint `/v1/embeddings`, 24 h window) of at
+most 50 000 requests, polled (`GET /batches/{id}`) every `pollIntervalMs`, and their results
+file (`GET /files/{id}/content`) read back by `custom_id`. The indexer keeps the job ids in
+the index's meta table as soon as a job exists, so an index run that stops (or
+`wait = false`) picks the same jobs up next time instead of paying twice. Any failure (a job
+failed, expired or was cancelled, a bad results file, the timeout) is reported and the same
+chunks go through normal requests.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from . import ProviderError
+
+MAX_REQUESTS = 50_000  # per job, OpenAI's limit
+MIN_CHUNKS = 100  # fewer chunks than this are quicker through normal requests
+DONE = "completed"
+FAILED = ("failed", "expired", "cancelled", "canceled")
+
+
+class BatchError(Exception):
+    """A batch job could not deliver; one line. The caller falls back to normal requests."""
+
+
+@dataclass(frozen=True)
+class BatchSettings:
+    wait: bool = True
+    concurrency: int = 2  # jobs submitted and polled at once
+    poll_interval: float = 2.0  # seconds
+    timeout: float = 3600.0  # seconds for all jobs of one run
+
+    @classmethod
+    def from_config(cls, cfg) -> "BatchSettings":
+        return cls(wait=cfg["remote.batch.wait"], concurrency=max(1, cfg["remote.batch.concurrency"]),
+                   poll_interval=cfg["remote.batch.pollIntervalMs"] / 1000, timeout=cfg["remote.batch.timeoutMinutes"] * 60)
+
+
+class OpenAIBatch:
+    """The job lifecycle over an OpenAI provider's client, base URL and headers."""
+
+    def __init__(self, provider, settings: BatchSettings, agent_id: str = "main"):
+        self.p = provider
+        self.settings = settings
+        self.agent_id = agent_id
+
+    def submit(self, texts: list[str]) -> str:
+        """Upload the requests and create the job; returns its id."""
+        lines = [json.dumps({"custom_id": str(i), "method": "POST", "url": "/v1/embeddings",
+                             "body": {"model": self.p.model, "input": t}}) for i, t in enumerate(texts)]
+        name = f"memory-embeddings.{hashlib.sha256(str(time.time()).encode()).hexdigest()[:16]}.jsonl"
+        headers = {k: v for k, v in self.p.headers.items() if k.lower() != "content-type"}  # multipart sets its own
+        up = self._call("POST", "/files", headers=headers, data={"purpose": "batch"},
+                        files={"file": (name, ("\n".join(lines) + "\n").encode("utf-8"), "application/jsonl")})
+        file_id = up.get("id") if isinstance(up, dict) else None
+        if not isinstance(file_id, str):
+            raise BatchError("upload answered without a file id")
+        job = self._call("POST", "/batches", json_body={
+            "input_file_id": file_id, "endpoint": "/v1/embeddings", "completion_window": "24h",
+            "metadata": {"source": "clawmem-memory", "agent": self.agent_id}})
+        if not isinstance(job, dict) or not isinstance(job.get("id"), str):
+            raise BatchError("batch create answered without a job id")
+        return job["id"]
+
+    def status(self, job_id: str) -> dict:
+        job = self._call("GET", f"/batches/{job_id}")
+        if not isinstance(job, dict) or not isinstance(job.get("status"), str):
+            raise BatchError(f"job {job_id}: status answer without a status")
+        if job["status"] in FAILED:
+            raise BatchError(f"job {job_id} {job['status']}{self._first_error(job)}")
+        return job
+
+    def results(self, job: dict, n: int) -> list[Any]:
+        """Raw vectors by custom_id (0..n-1) from the job's results file."""
+        out_id = job.get("output_file_id")
+        if not isinstance(out_id, str):
+            raise BatchError(f"job {job['id']} completed without a results file{self._first_error(job)}")
+        text = self._call("GET", f"/files/{out_id}/content", raw=True)
+        vecs: list[Any] = [None] * n
+        for line in text.splitlines():
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+                i = int(item["custom_id"])
+                resp = item.get("response") or {}
+                if item.get("error") or int(resp.get("status_code", 0)) >= 400:
+                    raise BatchError(f"job {job['id']}: request {i} failed: {_message(item.get('error') or resp.get('body'))}")
+                vecs[i] = resp["body"]["data"][0]["embedding"]
+            except (ValueError, KeyError, IndexError, TypeError):
+                raise BatchError(f"job {job['id']}: malformed line in the results file") from None
+        missing = sum(v is None for v in vecs)
+        if missing:
+            raise BatchError(f"job {job['id']}: {missing} of {n} results missing")
+        return vecs
+
+    def cancel(self, job_id: str) -> None:
+        try:
+            self._call("POST", f"/batches/{job_id}/cancel", json_body={})
+        except (BatchError, ProviderError):
+            pass  # best effort: the job expires on its own
+
+    def _first_error(self, job: dict) -> str:
+        errors = (job.get("errors") or {}).get("data") if isinstance(job.get("errors"), dict) else None
+        if errors and isinstance(errors[0], dict):
+            return f": {errors[0].get('message', '')}"
+        if isinstance(job.get("error_file_id"), str):
+            try:
+                first = self._call("GET", f"/files/{job['error_file_id']}/content", raw=True).splitlines()[0]
+                item = json.loads(first)
+                return f": {_message(item.get('error') or (item.get('response') or {}).get('body'))}"
+            except (BatchError, ProviderError, ValueError, IndexError, AttributeError):
+                return ""
+        return ""
+
+    def _call(self, method: str, path: str, *, json_body=None, raw: bool = False, headers=None, **kw) -> Any:
+        import httpx
+
+        try:
+            if json_body is not None:
+                resp = self.p._client.request(method, self.p.base_url + path, content=json.dumps(json_body).encode(),
+                                              headers=self.p.headers)
+            else:
+                resp = self.p._client.request(method, self.p.base_url + path, headers=headers or self.p.headers, **kw)
+        except httpx.HTTPError as exc:
+            raise BatchError(f"{method} {path}: {self.p._scrub(str(exc) or type(exc).__name__)}") from None
+        if resp.status_code >= 400:
+            raise BatchError(f"{method} {path}: {resp.status_code} {self.p._error_text(resp) or 'rejected'}")
+        if raw:
+            return resp.text
+        try:
+            return resp.json()
+        except ValueError:
+            raise BatchError(f"{method} {path}: answer is not JSON") from None
+
+
+def _message(body) -> str:
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        if isinstance(err, dict):
+            return str(err.get("message") or err.get("code") or "error")
+        return str(err)
+    return str(body or "error")
