@@ -383,8 +383,8 @@ def _batch_phase(store: Store, provider: Provider, cache: EmbeddingCache | None,
             in_flight = 0
             for job in list(saved["jobs"][: batch.settings.concurrency]):
                 st = batch.status(job["id"])
-                in_flight += int((st.get("request_counts") or {}).get("completed") or 0)
                 if st["status"] != "completed":
+                    in_flight += int((st.get("request_counts") or {}).get("completed") or 0)
                     continue
                 raw = batch.results(st, len(job["hashes"]))
                 got = {h: provider._check(v) for h, v in zip(job["hashes"], raw)}

@@ -20,6 +20,12 @@ the models it has pulled; others get its 404 `{"error": "model … not found"}`)
 requests with `outputDimensionality` get vectors of that size, as the real API gives.
 
 It also serves files for the hf: download (`GET /{owner}/{repo}/resolve/main/{file}`) with
+OpenAI's batch API: `POST …/files` (multipart, purpose batch), `POST …/batches`,
+`GET …/batches/{id}` (validating, then in_progress, then completed after `batch_polls`
+polls, with a results file), `GET …/files/{id}/content`, `POST …/batches/{id}/cancel`;
+`batch_fail` = "failed" / "expired" ends every job that way, "bad_line" puts an error line in
+the results file.
+
 HTTP Range support, and can cut a download short after `cut_after` bytes. With
 `hub_layout = True` it answers as the Hugging Face hub does for an LFS file: `resolve/main`
 redirects (302) to a content-addressed CDN path, with `X-Repo-Commit`, `X-Linked-Size` and
@@ -73,6 +79,10 @@ class EmbedServer:
         self.error_style = "openai"  # or "mistral": the shape of error bodies
         self.ollama_models = {"nomic-embed-text", "all-minilm"}
         self.ollama_key: str | None = None
+        self.stored_files: dict[str, bytes] = {}  # batch API: uploaded inputs and results
+        self.batches: dict[str, dict] = {}
+        self.batch_polls = 2  # status polls before a job completes
+        self.batch_fail: str | None = None
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
@@ -188,6 +198,10 @@ class EmbedServer:
         path = h.path.split("?")[0]
         if path == "/api/embed":
             return self._answer_ollama(h, body)
+        if re.search(r"/files$|/batches(/[^/]+/cancel)?$", path):
+            if not self._authorized(h):
+                return self._send(h, 401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}})
+            return self._answer_batch_post(h, path, body)
         if not self._authorized(h):
             if self.error_style == "mistral":
                 return self._send(h, 401, {"message": "Unauthorized", "request_id": "0123abcd"})
@@ -208,6 +222,82 @@ class EmbedServer:
             text = " ".join(p["text"] for p in body["content"]["parts"])
             return self._send(h, 200, {"embedding": {"values": self._gemini_vector(text, body.get("outputDimensionality"))}})
         return self._send(h, 404, {"error": {"message": f"no route {path}"}})
+
+    # ------------------------------------------------------------------ batch API (OpenAI's)
+
+    def _answer_batch_post(self, h, path: str, body) -> None:
+        if path.endswith("/files"):
+            m = re.search(r"boundary=([^;]+)", h.headers.get("Content-Type", ""))
+            if not m or not isinstance(body, bytes):
+                return self._send(h, 400, {"error": {"message": "expected multipart/form-data"}})
+            parts = body.split(b"--" + m.group(1).strip('"').encode())
+            fields = {}
+            for part in parts:
+                head, _, content = part.partition(b"\r\n\r\n")
+                name = re.search(rb'name="([^"]+)"', head)
+                if name:
+                    fields[name.group(1).decode()] = content.removesuffix(b"\r\n")
+            if fields.get("purpose") != b"batch" or "file" not in fields:
+                return self._send(h, 400, {"error": {"message": "purpose must be batch and a file is required"}})
+            fid = f"file-{len(self.stored_files) + 1}"
+            self.stored_files[fid] = fields["file"]
+            return self._send(h, 200, {"id": fid, "object": "file", "purpose": "batch", "bytes": len(fields["file"])})
+        m = re.search(r"/batches/([^/]+)/cancel$", path)
+        if m:
+            job = self.batches.get(m.group(1))
+            if job is None:
+                return self._send(h, 404, {"error": {"message": "No batch found"}})
+            job["status"] = "cancelled"
+            return self._send(h, 200, job)
+        if not isinstance(body, dict) or body.get("input_file_id") not in self.stored_files or body.get("endpoint") != "/v1/embeddings":
+            return self._send(h, 400, {"error": {"message": "input_file_id and endpoint /v1/embeddings required"}})
+        lines = [json.loads(x) for x in self.stored_files[body["input_file_id"]].decode().splitlines() if x.strip()]
+        bid = f"batch_{len(self.batches) + 1}"
+        self.batches[bid] = {"id": bid, "object": "batch", "endpoint": "/v1/embeddings", "status": "validating",
+                             "input_file_id": body["input_file_id"], "completion_window": body.get("completion_window"),
+                             "metadata": body.get("metadata"), "output_file_id": None, "error_file_id": None, "errors": None,
+                             "request_counts": {"total": len(lines), "completed": 0, "failed": 0}, "_polls": 0, "_lines": lines}
+        return self._send(h, 200, self._public(self.batches[bid]))
+
+    @staticmethod
+    def _public(job: dict) -> dict:
+        return {k: v for k, v in job.items() if not k.startswith("_")}
+
+    def _answer_batch_get(self, h, path: str) -> None:
+        if not self._authorized(h):
+            return self._send(h, 401, {"error": {"message": "Incorrect API key provided"}})
+        m = re.search(r"/files/([^/]+)/content$", path)
+        if m:
+            if m.group(1) not in self.stored_files:
+                return self._send(h, 404, {"error": {"message": "No such File object"}})
+            return self._send_raw(h, 200, self.stored_files[m.group(1)], "application/octet-stream")
+        job = self.batches.get(path.rsplit("/", 1)[1])
+        if job is None:
+            return self._send(h, 404, {"error": {"message": "No batch found"}})
+        if job["status"] in ("validating", "in_progress"):
+            job["_polls"] += 1
+            n = job["request_counts"]["total"]
+            if self.batch_fail in ("failed", "expired"):
+                job["status"] = self.batch_fail
+                job["errors"] = {"object": "list", "data": [{"code": "invalid_request", "message": "the test server said no", "line": 1}]}
+            elif job["_polls"] >= self.batch_polls:
+                out = []
+                for i, line in enumerate(job["_lines"]):
+                    if self.batch_fail == "bad_line" and i == 0:
+                        out.append({"id": f"req_{i}", "custom_id": line["custom_id"], "response": {"status_code": 400, "body": {
+                            "error": {"message": "input too long", "type": "invalid_request_error"}}}, "error": None})
+                        continue
+                    vec = self.vector_for(line["body"]["input"])
+                    out.append({"id": f"req_{i}", "custom_id": line["custom_id"], "error": None, "response": {
+                        "status_code": 200, "request_id": f"r{i}", "body": {"object": "list", "model": line["body"]["model"],
+                                                                             "data": [{"object": "embedding", "index": 0, "embedding": vec}]}}})
+                out.reverse()  # results come in any order: custom_id says which is which
+                fid = f"file-out-{job['id']}"
+                self.stored_files[fid] = ("\n".join(json.dumps(o) for o in out) + "\n").encode()
+                job.update(status="completed", output_file_id=fid, request_counts={"total": n, "completed": n, "failed": 0})
+            else:
+                job.update(status="in_progress", request_counts={"total": n, "completed": n // 2, "failed": 0})
+        return self._send(h, 200, self._public(job))
 
     def _gemini_vector(self, text: str, dims) -> list[float]:
         return bag_vector(text, dims) if isinstance(dims, int) and dims > 0 else self.vector_for(text)
@@ -262,6 +352,8 @@ class EmbedServer:
         rec = {"method": "GET", "path": h.path, "headers": {k.lower(): v for k, v in h.headers.items()}, "body": None, "start": time.monotonic()}
         with self._lock:
             self.requests.append(rec)
+        if re.search(r"/batches/[^/]+$|/files/[^/]+/content$", h.path):
+            return self._answer_batch_get(h, h.path.split("?")[0])
         m = re.fullmatch(r"/([^/]+)/([^/]+)/resolve/main/(.+)", h.path)
         key = f"{m.group(1)}/{m.group(2)}/{m.group(3)}" if m else None
         if self.file_hang:

@@ -1,0 +1,110 @@
+"""remote.batch.enabled: a backfill goes through OpenAI's batch API (upload, create, poll,
+results file) on the loopback server; jobs live in the index and a later run collects them;
+any failure falls back to normal requests (issue 13, item 3; study §8.8)."""
+
+import json
+
+import pytest
+
+from clawmem.engine import events as ev
+from clawmem.engine.embeddings import batch as batch_mod
+from clawmem.engine.embeddings import remote
+from clawmem.engine.store import Store
+from helpers import write
+
+N = 12
+
+
+@pytest.fixture(autouse=True)
+def small_backfills(monkeypatch):
+    monkeypatch.setattr(batch_mod, "MIN_CHUNKS", 5)  # the real threshold is 100 chunks
+    monkeypatch.setattr(remote, "RETRY", remote.Retry(base=0.005))
+
+
+@pytest.fixture
+def notes(workspace):
+    for i in range(N):
+        write(workspace / "memory" / f"2026-01-{i + 1:02d}.md", f"note {i}: the cat number {i} likes fish kind {i}\n")
+    return workspace
+
+
+def batch_cfg(server, **more):
+    return {"provider": "openai", "remote.baseUrl": server.url + "/v1", "remote.apiKey": server.api_key,
+            "remote.batch.enabled": True, "remote.batch.pollIntervalMs": 10, **more}
+
+
+def embeddings_calls(server):
+    return [r for r in server.requests if r["method"] == "POST" and r["path"].endswith("/embeddings")]
+
+
+def saved_jobs(eng):
+    st = Store(eng.index_path)
+    try:
+        return [k for k, v in st.conn.execute("select key, value from meta where key like 'batch:%'") if v]
+    finally:
+        st.close()
+
+
+def test_backfill_goes_through_the_batch_api(notes, embed_server, make_engine):
+    eng = make_engine(batch_cfg(embed_server))
+    events = list(eng.index())
+    progress = [e for e in events if isinstance(e, ev.BatchProgress)]
+    assert [p.status for p in progress][0] == "submitted" and progress[-1].status == "completed"
+    assert progress[-1].done == progress[-1].total == N
+    assert "in_progress" in [p.status for p in progress]  # polled until done
+    assert embeddings_calls(embed_server) == []  # every passage went through the job
+    (job,) = embed_server.batches.values()
+    assert job["endpoint"] == "/v1/embeddings" and job["completion_window"] == "24h"
+    lines = [json.loads(x) for x in embed_server.stored_files[job["input_file_id"]].decode().splitlines()]
+    assert lines[0] == {"custom_id": "0", "method": "POST", "url": "/v1/embeddings",
+                        "body": {"model": "text-embedding-3-small", "input": lines[0]["body"]["input"]}}
+    assert sorted(int(x["custom_id"]) for x in lines) == list(range(N))
+    upload = next(r for r in embed_server.requests if r["path"] == "/v1/files")
+    assert upload["headers"]["content-type"].startswith("multipart/form-data")
+    assert upload["headers"]["authorization"] == f"Bearer {embed_server.api_key}"
+    res = eng.search("cat number 7 fish")
+    assert (res["mode"], res["provider"]) == ("hybrid", "openai")
+    assert res["results"][0]["path"] == "memory/2026-01-08.md"
+    assert saved_jobs(eng) == []  # done: nothing left to collect
+    # the vectors went to the embedding cache: a rebuild submits nothing new
+    list(eng.index(force=True))
+    assert len(embed_server.batches) == 1
+
+
+@pytest.mark.parametrize("fail, why", [("failed", "job batch_1 failed: the test server said no"),
+                                       ("expired", "job batch_1 expired: the test server said no"),
+                                       ("bad_line", "job batch_1: request 0 failed: input too long")])
+def test_a_failed_job_falls_back_to_normal_requests(notes, embed_server, make_engine, fail, why):
+    embed_server.batch_fail = fail
+    eng = make_engine(batch_cfg(embed_server))
+    events = list(eng.index())
+    (warning,) = [e for e in events if isinstance(e, ev.Warning)]
+    assert warning.message == f"openai batch embedding failed ({why}); embedding {N} chunks with normal requests"
+    assert sorted(t.strip() for t in embed_server.inputs()) == sorted(f"note {i}: the cat number {i} likes fish kind {i}" for i in range(N))
+    assert eng.search("cat number 3")["mode"] == "hybrid"
+    assert saved_jobs(eng) == []
+
+
+def test_jobs_are_kept_in_the_index_and_collected_by_the_next_run(notes, embed_server, make_engine):
+    embed_server.batch_polls = 3
+    first = make_engine(batch_cfg(embed_server, **{"remote.batch.wait": False}))
+    events = list(first.index())
+    assert [e.status for e in events if isinstance(e, ev.BatchProgress)][-1].startswith("waiting")
+    assert embeddings_calls(embed_server) == []  # not embedded twice while the job runs
+    assert len(saved_jobs(first)) == 1
+    assert first.search("cat fish")["mode"] == "keyword"
+    first.close()
+    # a later run (a restart) polls the same job instead of submitting another
+    second = make_engine(batch_cfg(embed_server))
+    list(second.index())
+    assert len(embed_server.batches) == 1 and embed_server.batches["batch_1"]["status"] == "completed"
+    assert embeddings_calls(embed_server) == []
+    assert saved_jobs(second) == []
+    assert second.search("cat number 5 fish")["mode"] == "hybrid"
+
+
+def test_small_backfills_use_normal_requests(workspace, embed_server, make_engine):
+    write(workspace / "memory" / "a.md", "one small note\n")
+    eng = make_engine(batch_cfg(embed_server))
+    list(eng.index())
+    assert embed_server.batches == {} and len(embeddings_calls(embed_server)) == 1
