@@ -8,6 +8,7 @@ there are ignored and listed.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -197,9 +198,18 @@ class Config:
         return self.values["agentId"]
 
     def store_path(self) -> Path:
+        """The index file: one per agent and workspace (two workspaces under one agent id never
+        share an index), unless store.path names one explicitly."""
         raw = self.values["store.path"]
         if raw:
             return Path(os.path.expanduser(raw.replace("{agentId}", self.agent_id)))
+        key = hashlib.sha256(str(self.workspace).encode("utf-8", "surrogateescape")).hexdigest()[:12]
+        return paths.data_dir() / "index" / f"{self.agent_id}-{key}.sqlite"
+
+    def legacy_store_path(self) -> Path | None:
+        """Where clawmem kept the index before it was keyed by workspace (one per agent)."""
+        if self.values["store.path"]:
+            return None
         return paths.data_dir() / "index" / f"{self.agent_id}.sqlite"
 
     def sessions_dir(self) -> Path:

@@ -41,6 +41,7 @@ def build_parser() -> Parser:
     s = sub.add_parser("status", help="index, freshness, provider and vector state")
     _globals(s, True)
     s.add_argument("--deep", action="store_true", help="also probe the embedding provider and list issues")
+    s.add_argument("--fix", action="store_true", help="repair what can be: a stale writer lock, an unfinished rebuild, a corrupt index")
     s.add_argument("--json", action="store_true")
 
     s = sub.add_parser("index", help="bring the index up to date (all files, all transcripts)")
@@ -128,15 +129,21 @@ def cmd_status(args) -> int:
     from clawmem.engine.api import IndexUnavailable
 
     eng = _engine(args)
+    repair = eng.repair() if args.fix else None
     try:
         st = eng.status(deep=args.deep)
     except IndexUnavailable as exc:
         _err(str(exc))
         return EXIT_FAILED
+    if repair is not None:
+        st["repair"] = repair
     if args.json:
         print(json.dumps(st, indent=2, ensure_ascii=False))
-        return EXIT_OK
-    print(format_status(st))
+    else:
+        print(format_status(st))
+    if st["index"].get("error"):  # the status is shown, and the one line that says what repairs it
+        _err(st["index"]["error"])
+        return EXIT_FAILED
     return EXIT_OK
 
 
@@ -144,13 +151,17 @@ def format_status(st: dict) -> str:
     fr = st["freshness"]
     pv = st["provider"]
     vec = st["vector"]
-    lines = [
+    lines = [f"Repaired:  {line}" for line in st.get("repair") or []]
+    lines += [
         f"Workspace: {st['workspace']}  (agent {st['agentId']})",
         f"Index:     {st['index']['path']}",
         f"           {st['index']['files']} files, {st['index']['chunks']} chunks, schema {st['index']['schemaVersion']}",
     ]
     if st["index"].get("error"):
         lines.append(f"           error: {st['index']['error']}")
+    rebuild = st["index"].get("rebuild")
+    if rebuild and not rebuild["running"]:
+        lines.append(f"Rebuild:   {rebuild_leftover_line(rebuild)}")
     fresh = "clean" if not fr["dirty"] else f"{fr['filesBehind']} files behind"
     lines.append(f"Fresh:     {fresh} ({fr['filesIndexed']} indexed / {fr['filesOnDisk']} on disk), last sync {fr['lastSync'] or 'never'}")
     if fr.get("behind"):
@@ -185,6 +196,11 @@ def format_status(st: dict) -> str:
     for issue in st.get("issues") or []:
         lines.append(f"Issue:     {issue}")
     return "\n".join(lines)
+
+
+def rebuild_leftover_line(rebuild: dict) -> str:
+    done = f" ({rebuild['files']} files done)" if rebuild.get("files") is not None else ""
+    return f"a rebuild was left unfinished at {rebuild['path']}{done}; the next `clawmem index` resumes it"
 
 
 # ---------------------------------------------------------------------------- index
