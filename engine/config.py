@@ -203,8 +203,7 @@ class Config:
         raw = self.values["store.path"]
         if raw:
             return Path(os.path.expanduser(raw.replace("{agentId}", self.agent_id)))
-        key = hashlib.sha256(str(self.workspace).encode("utf-8", "surrogateescape")).hexdigest()[:12]
-        return paths.data_dir() / "index" / f"{self.agent_id}-{key}.sqlite"
+        return paths.data_dir() / "index" / f"{self.agent_id}-{workspace_key(self.workspace)}.sqlite"
 
     def legacy_store_path(self) -> Path | None:
         """Where clawmem kept the index before it was keyed by workspace (one per agent)."""
@@ -226,6 +225,11 @@ class Config:
     def effective(self) -> list[tuple[str, Any, str]]:
         """(key, displayable value, source) for every key, secrets masked."""
         return [(k, self.masked(k), self.sources.get(k, "default")) for k in KEYS]
+
+
+def workspace_key(workspace: Path) -> str:
+    """A short name for a workspace's real path, for file names."""
+    return hashlib.sha256(str(workspace).encode("utf-8", "surrogateescape")).hexdigest()[:12]
 
 
 def mask_secret(value: str) -> str:
