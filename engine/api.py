@@ -531,7 +531,7 @@ class Engine:
                 yield ev.Warning(adopted)
             store, moved = open_writer(self.index_path, self.cfg)
             if moved:
-                yield ev.Warning(moved)
+                yield ev.Warning(moved, str(self.index_path))
             why = "--force" if force else needs_rebuild(store, self.cfg)
             if not why and rebuild_path(self.index_path).exists():
                 why = yield from self._leftover_rebuild()
@@ -614,7 +614,7 @@ class Engine:
                 st.close()
         except (ForeignIndex, DatabaseError, OSError) as exc:
             dest = move_aside(tmp, "corrupt")
-            yield ev.Warning(f"{tmp}: an unfinished rebuild that cannot be read ({exc}); moved it to {dest}")
+            yield ev.Warning(f"an unfinished rebuild that cannot be read ({exc}); moved it to {dest}", str(tmp))
             return None
         if fits:
             return f"resuming the rebuild left unfinished in {tmp}"
@@ -794,7 +794,7 @@ class Engine:
             try:
                 for e in self.index(reason="repair", lock_timeout=0):
                     if isinstance(e, ev.Warning):
-                        done.append(e.message)
+                        done.append(f"{e.path}: {e.message}" if e.path else e.message)
                     elif isinstance(e, ev.JobFinished):
                         done.append(e.describe())
             except (LockBusy, OSError) as exc:

@@ -413,7 +413,7 @@ def open_writer(path: Path, cfg: Config) -> tuple[Store, str | None]:
         if store is not None:
             store.close()
         dest = move_aside(path, "corrupt")
-        moved = f"{path}: not a usable clawmem index ({exc}); moved it to {dest} and rebuilt it from the Markdown"
+        moved = f"not a usable clawmem index ({exc}); moved it to {dest} and rebuilt it from the Markdown"
         store = Store(path, write=True, load_vec=cfg["store.vector.enabled"])
         store.prepare_writer()
     store.ensure_schema()
