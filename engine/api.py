@@ -531,6 +531,7 @@ class Engine:
                 yield ev.Warning(adopted)
             store, moved = open_writer(self.index_path, self.cfg)
             if moved:
+                self._per_model.clear()  # vectors cached from the file that was moved aside
                 yield ev.Warning(moved, str(self.index_path))
             why = "--force" if force else needs_rebuild(store, self.cfg)
             if not why and rebuild_path(self.index_path).exists():
