@@ -419,6 +419,8 @@ def open_writer(path: Path, cfg: Config) -> tuple[Store, str | None]:
     store.ensure_schema()
     if store.get_meta("workspace") is None:
         store.set_meta("workspace", str(cfg.workspace))
+    if store.get_meta("agentId") is None:  # `--all-agents` finds agents by their indexes
+        store.set_meta("agentId", cfg.agent_id)
     if store.get_meta("lines") is None:
         fix_last_lines(store)
     return store, moved
