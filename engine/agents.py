@@ -9,6 +9,7 @@ else the workspace recorded in the index, else the usual configuration.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,7 +52,8 @@ def indexed_agents() -> list[AgentTarget]:
     out: list[AgentTarget] = []
     for f in sorted((paths.data_dir() / "index").glob("*.sqlite")):
         agent, ws = _index_identity(f)
-        out.append(AgentTarget(agent or f.stem, ws, "index"))
+        # index files are named <agent>-<workspace key>.sqlite (older ones <agent>.sqlite)
+        out.append(AgentTarget(agent or re.sub(r"-[0-9a-f]{12}$", "", f.stem), ws, "index"))
     return out
 
 
@@ -70,11 +72,15 @@ def openclaw_agents() -> list[AgentTarget]:
 
 def all_agents(default_agent: str = "main") -> list[AgentTarget]:
     """OpenClaw's agents first (in its order), then the other indexed ones; the default agent when there are none."""
-    by_id: dict[str, AgentTarget] = {}
+    # one entry per agent and workspace (an agent id may have indexes for two workspaces)
+    found: list[AgentTarget] = []
     for t in openclaw_agents() + indexed_agents():
-        known = by_id.get(t.agent_id)
-        if known is None:
-            by_id[t.agent_id] = t
-        elif known.workspace is None and t.workspace:
-            known.workspace = t.workspace
-    return list(by_id.values()) or [AgentTarget(default_agent, None, "default")]
+        same = [k for k in found if k.agent_id == t.agent_id]
+        if any(k.workspace == t.workspace or t.workspace is None for k in same):
+            continue
+        unplaced = next((k for k in same if k.workspace is None), None)
+        if unplaced is not None:
+            unplaced.workspace = t.workspace
+        else:
+            found.append(t)
+    return found or [AgentTarget(default_agent, None, "default")]

@@ -8,7 +8,7 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Generator, Iterator
 
 if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts faster without it
     import numpy as np
@@ -26,13 +26,14 @@ from .indexer import (
     needs_rebuild,
     open_writer,
     prune_models,
+    rebuild_fits,
     swap_in,
     text_phase,
     vector_phase,
 )
-from .lock import LockBusy, WriterLock, current_holder, describe_holder
+from .lock import LockBusy, WriterLock, current_holder, describe_holder, read_holder
 from .sessions import parse_transcript, render_range
-from .store import DatabaseError, SCHEMA_VERSION, Store, index_meta
+from .store import DatabaseError, ForeignIndex, SCHEMA_VERSION, Store, adopt_legacy_index, index_meta, move_aside, rebuild_path
 from .workspace import normalize_extra_paths
 
 
@@ -143,13 +144,36 @@ class Engine:
             st.close()
             st = None
         if st is None:
-            if not self.index_path.exists():
-                return None
-            try:
-                st = Store(self.index_path, load_vec=self.cfg["store.vector.enabled"])
-            except Exception as exc:
-                raise IndexUnavailable(f"{self.index_path}: cannot open the index ({exc}); run `clawmem index` to rebuild it") from None
+            if not os.path.lexists(self.index_path):
+                adopt_legacy_index(self.cfg)
+                if not os.path.lexists(self.index_path):
+                    return None
+            st = self._open_reader()
             self._tls.store = st
+        return st
+
+    def _open_reader(self) -> Store:
+        """A read connection to a usable index of this workspace, or IndexUnavailable saying what
+        is wrong, where, and what repairs it (never a traceback)."""
+        path = self.index_path
+        repair = "`clawmem index` repairs it (moves it aside and rebuilds from the Markdown)"
+        if not path.is_file():
+            raise IndexUnavailable(f"{path}: the index path is not a file; {repair}")
+        if not os.access(path, os.R_OK):
+            raise IndexUnavailable(f"{path}: cannot read the index (permission denied); fix its permissions")
+        st = None
+        try:
+            st = Store(path, load_vec=self.cfg["store.vector.enabled"])
+            st.check(quick=False)
+            built_for = st.get_meta("workspace")
+        except (ForeignIndex, DatabaseError, OSError) as exc:
+            if st is not None:
+                st.close()
+            raise IndexUnavailable(f"{path}: not a usable clawmem index ({exc}); {repair}") from None
+        if built_for is not None and built_for != str(self.workspace):
+            st.close()
+            raise IndexUnavailable(f"{path}: this index was built for workspace {built_for}, not {self.workspace}; "
+                                   "`clawmem index` rebuilds it for this one (or give each workspace its own store.path)")
         return st
 
     def close(self) -> None:
@@ -177,8 +201,11 @@ class Engine:
             out = cached[1]
             return out if full else {**out, "behind": out["behind"][:20]}
         files = list_sources(self.cfg)
-        st = self.reader()
-        known = st.file_rows() if st is not None else {}
+        try:
+            st = self.reader()
+            known = st.file_rows() if st is not None else {}
+        except (IndexUnavailable, DatabaseError):  # an unusable index is behind on every file
+            st, known = None, {}
         behind = []
         for f in files:
             row = known.get(f.path)
@@ -515,10 +542,16 @@ class Engine:
             lock.acquire(lock_timeout)
         stats = Stats()
         try:
+            adopted = adopt_legacy_index(self.cfg)
+            if adopted:
+                yield ev.Warning(adopted)
             store, moved = open_writer(self.index_path, self.cfg)
             if moved:
-                yield ev.Warning(moved)
+                self._per_model.clear()  # vectors cached from the file that was moved aside
+                yield ev.Warning(moved, str(self.index_path))
             why = "--force" if force else needs_rebuild(store, self.cfg)
+            if not why and rebuild_path(self.index_path).exists():
+                why = yield from self._leftover_rebuild()
             if why:
                 store.close()
                 yield from self._rebuild(why, stats, stop, backfill_sessions)
@@ -547,8 +580,20 @@ class Engine:
             return
         yield from self._embed(store, stats, stop)
         store.set_meta("last_sync", dt.datetime.now().astimezone().isoformat(timespec="seconds"))
-        for dropped in prune_models(store, self.plan(), force=False):
+        for dropped in prune_models(store, *self._configured_models(), force=False):
             yield ev.Warning(f"dropped vectors of {dropped}: no longer configured for {MODEL_GRACE_DAYS} days")
+
+    def _configured_models(self) -> tuple[set[str], set[str]]:
+        """(fingerprints of the configured providers, the configured providers that cannot be
+        built right now), for prune_models."""
+        fingerprints, unsure = set(), set()
+        for cand in self.plan().candidates:
+            prov = self._provider(cand.name) if cand.factory is not None else None
+            if prov is None:
+                unsure.add(cand.name)
+            else:
+                fingerprints.add(prov.fingerprint())
+        return fingerprints, unsure
 
     def _embed(self, store: Store, stats: Stats, stop) -> Iterator[ev.Event]:
         plan = self.plan()
@@ -573,13 +618,35 @@ class Engine:
             if cache:
                 cache.close()
 
+    def _leftover_rebuild(self) -> Generator[ev.Event, None, str | None]:
+        """A rebuild stopped before its end (Ctrl-Q during F9, a kill) left its file: resume it when
+        it was made for these settings, else clear it away. Returns why to rebuild, or None."""
+        tmp = rebuild_path(self.index_path)
+        try:
+            st = Store(tmp, load_vec=False)
+            try:
+                st.check()
+                fits = rebuild_fits(st, self.cfg)
+            finally:
+                st.close()
+        except (ForeignIndex, DatabaseError, OSError) as exc:
+            dest = move_aside(tmp, "corrupt")
+            yield ev.Warning(f"an unfinished rebuild that cannot be read ({exc}); moved it to {dest}", str(tmp))
+            return None
+        if fits:
+            return f"resuming the rebuild left unfinished in {tmp}"
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(tmp) + suffix).unlink(missing_ok=True)
+        yield ev.Warning(f"removed {tmp}: an unfinished rebuild made for other settings")
+        return None
+
     def _rebuild(self, why: str, stats: Stats, stop, backfill: bool) -> Iterator[ev.Event]:
         """Build a complete new index beside the old one, then swap it in (SPEC §4)."""
-        tmp = Path(str(self.index_path) + ".rebuild")
+        tmp = rebuild_path(self.index_path)
         yield ev.Warning(f"full rebuild: {why}")
         new, _ = open_writer(tmp, self.cfg)
         try:
-            if new.get_meta_json("index") not in (None, index_meta(self.cfg)):
+            if not rebuild_fits(new, self.cfg):
                 new.close()
                 for suffix in ("", "-wal", "-shm"):
                     Path(str(tmp) + suffix).unlink(missing_ok=True)
@@ -594,7 +661,7 @@ class Engine:
             yield from self._embed(new, stats, stop)
             if stop():
                 return
-            for dropped in prune_models(new, self.plan(), force=True):
+            for dropped in prune_models(new, *self._configured_models(), force=True):
                 yield ev.Warning(f"dropped vectors of {dropped}: no longer configured")
             new.set_meta("last_sync", dt.datetime.now().astimezone().isoformat(timespec="seconds"))
             new.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -623,33 +690,36 @@ class Engine:
 
     def status(self, *, deep: bool = False) -> dict:
         cfg = self.cfg
-        store = None
-        try:
-            store = self.reader()
-        except IndexUnavailable as exc:
-            store_error = str(exc)
-        else:
-            store_error = None
-        counts = store.counts() if store is not None else {"files": 0, "chunks": 0, "bySource": {}}
         plan = self.plan()
         usable = plan.usable()
         provider: dict[str, Any] = {"configured": plan.configured, "active": None, "model": None, "reason": None, "fallback": None}
         vector: dict[str, Any]
-        if store is not None:
-            vector = dict(store.vec.as_status())
-            side, info = self._vector_side(store) if store.has_schema() else (None, {"reason": "index is empty", "fallback": None, "provider": None, "model": None})
-            vector["models"] = [
-                {"provider": m["provider"], "model": m["model"], "dims": m["dims"], "vectors": store.coverage(m["id"])}
-                for m in store.models()
-            ]
-        else:
+        store, store_error = None, None
+        try:
+            store = self.reader()
+            if store is not None:
+                counts = store.counts()
+                schema = int(store.get_meta("schema") or SCHEMA_VERSION) if store.has_schema() else SCHEMA_VERSION
+                vector = dict(store.vec.as_status())
+                side, info = self._vector_side(store) if store.has_schema() else (None, {"reason": "index is empty", "fallback": None, "provider": None, "model": None})
+                vector["models"] = [
+                    {"provider": m["provider"], "model": m["model"], "dims": m["dims"], "vectors": store.coverage(m["id"])}
+                    for m in store.models()
+                ]
+        except IndexUnavailable as exc:
+            store, store_error = None, str(exc)
+        except DatabaseError as exc:  # damage past what opening the index checks
+            store, store_error = None, f"{self.index_path}: not a usable clawmem index ({exc}); `clawmem index` repairs it"
+        if store is None:
             from .store import _load_vec, db
 
+            counts, schema = {"files": 0, "chunks": 0, "bySource": {}}, SCHEMA_VERSION
             probe = db.connect(":memory:")
             vector = dict(_load_vec(probe).as_status())
             probe.close()
             vector["models"] = []
-            side, info = None, {"reason": "no index yet: run `clawmem index`", "fallback": None, "provider": None, "model": None}
+            why = "the index is unusable (see index.error)" if store_error else "no index yet: run `clawmem index`"
+            side, info = None, {"reason": why, "fallback": None, "provider": None, "model": None}
         if side is not None:
             provider["active"], provider["model"] = info["provider"], info["model"]
             provider["fallback"] = info["fallback"]
@@ -681,8 +751,10 @@ class Engine:
                 "files": counts["files"],
                 "chunks": counts["chunks"],
                 "bySource": counts["bySource"],
-                "schemaVersion": int(store.get_meta("schema") or SCHEMA_VERSION) if store is not None and store.has_schema() else SCHEMA_VERSION,
+                "schemaVersion": schema,
+                "workspace": store.get_meta("workspace") if store is not None else None,
                 "error": store_error,
+                "rebuild": self.rebuild_state(),
             },
             "freshness": self.freshness(),
             "provider": provider,
@@ -705,6 +777,52 @@ class Engine:
             except Exception as exc:
                 out["cache"] = {"error": str(exc)}
         return out
+
+    def rebuild_state(self) -> dict | None:
+        """The rebuild file beside the index, if any: `running` while a writer builds it, else left
+        over by a rebuild that was stopped (Ctrl-Q, a kill), which the next `clawmem index` resumes."""
+        tmp = rebuild_path(self.index_path)
+        if not tmp.is_file():
+            return None
+        files = None
+        try:
+            st = Store(tmp, load_vec=False)
+            try:
+                files = st.counts()["files"]
+            finally:
+                st.close()
+        except (DatabaseError, OSError):
+            pass
+        return {"path": str(tmp), "files": files, "running": current_holder(self.index_path) is not None}
+
+    def repair(self) -> list[str]:
+        """`clawmem status --fix`: repair what needs no decision (a writer lock left by a killed
+        process, an unfinished rebuild, an unusable index file) and say what was done, one line each."""
+        holder = current_holder(self.index_path)
+        if holder is not None:
+            return [f"nothing repaired: the index is being written by {describe_holder(holder)}; try again when it finishes"]
+        done = []
+        stale = read_holder(self.index_path)
+        if stale:
+            lock = WriterLock(self.index_path)
+            if lock.try_acquire():
+                lock.release()  # leaves the lock file empty
+                done.append(f"cleared the writer lock left by pid {stale.get('pid', '?')} ({stale.get('command', '?')}), which no longer runs")
+        try:
+            self.reader()
+            broken = None
+        except IndexUnavailable as exc:
+            broken = str(exc)
+        if broken or rebuild_path(self.index_path).exists():
+            try:
+                for e in self.index(reason="repair", lock_timeout=0):
+                    if isinstance(e, ev.Warning):
+                        done.append(f"{e.path}: {e.message}" if e.path else e.message)
+                    elif isinstance(e, ev.JobFinished):
+                        done.append(e.describe())
+            except (LockBusy, OSError) as exc:
+                done.append(f"could not repair {self.index_path}: {exc}")
+        return done or ["nothing to repair"]
 
     def _probe(self, name: str) -> dict:
 

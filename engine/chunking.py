@@ -91,8 +91,17 @@ def chunk_lines(lines: list[str], tokens: int = 400, overlap: int = 80, first_li
     return chunks
 
 
+def file_lines(text: str) -> list[str]:
+    """The lines of a file as an editor numbers them: a final newline ends the last line, it
+    does not start one more (else the last chunk of a 91-line file would cite line 92)."""
+    lines = text.split("\n")
+    if len(lines) > 1 and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
 def chunk_markdown(content: str, tokens: int = 400, overlap: int = 80) -> list[Chunk]:
-    return chunk_lines(content.split("\n"), tokens, overlap)
+    return chunk_lines(file_lines(content), tokens, overlap)
 
 
 def split_by_bytes(text: str, limit: int) -> list[str]:

@@ -8,6 +8,7 @@ there are ignored and listed.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -219,9 +220,17 @@ class Config:
         return self.values["agentId"]
 
     def store_path(self) -> Path:
+        """The index file: one per agent and workspace (two workspaces under one agent id never
+        share an index), unless store.path names one explicitly."""
         raw = self.values["store.path"]
         if raw:
             return Path(os.path.expanduser(raw.replace("{agentId}", self.agent_id)))
+        return paths.data_dir() / "index" / f"{self.agent_id}-{workspace_key(self.workspace)}.sqlite"
+
+    def legacy_store_path(self) -> Path | None:
+        """Where clawmem kept the index before it was keyed by workspace (one per agent)."""
+        if self.values["store.path"]:
+            return None
         return paths.data_dir() / "index" / f"{self.agent_id}.sqlite"
 
     def sessions_dir(self) -> Path:
@@ -262,6 +271,11 @@ def not_honoured(cfg: Config) -> list[str]:
         out.append(f"outputDimensionality = {cfg['outputDimensionality']}: only Gemini takes a vector size; "
                    f"{cfg['provider']} vectors keep the model's own size")
     return out
+
+
+def workspace_key(workspace: Path) -> str:
+    """A short name for a workspace's real path, for file names."""
+    return hashlib.sha256(str(workspace).encode("utf-8", "surrogateescape")).hexdigest()[:12]
 
 
 def mask_secret(value: str) -> str:

@@ -13,6 +13,7 @@ A change of what the index depends on (chunking, sources, schema, --force) rebui
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import time
@@ -24,7 +25,7 @@ if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts 
     import numpy as np
 
 from . import events as ev
-from .chunking import Chunk, chunk_lines, sha256
+from .chunking import Chunk, chunk_lines, file_lines, sha256
 from .config import Config
 from .embeddings import Plan, Provider, ProviderError
 from .embeddings.cache import EmbeddingCache
@@ -93,7 +94,7 @@ def _chunks_for(cfg: Config, f: SourceFile, data: bytes | None, text: str | None
             stamps.append(ts)
             maps.append(json.dumps(tr.line_map[first : last + 1]))
         return chunks, stamps, maps
-    chunks = [c for c in chunk_lines((text or "").split("\n"), tokens, overlap) if c.text.strip()]
+    chunks = [c for c in chunk_lines(file_lines(text or ""), tokens, overlap) if c.text.strip()]
     return chunks, [None] * len(chunks), [None] * len(chunks)
 
 
@@ -477,10 +478,15 @@ class ProviderChain:
 
 
 def open_writer(path: Path, cfg: Config) -> tuple[Store, str | None]:
-    """Open the index for writing; a corrupt or foreign file is moved aside (never deleted)."""
+    """Open the index for writing; a corrupt or foreign file (or a folder) at the index path is
+    moved aside, never deleted, and the caller rebuilds from the Markdown."""
     moved = None
     store = None
     try:
+        if os.path.lexists(path) and not os.path.isfile(path):
+            raise ForeignIndex("it is not a file")
+        if os.path.exists(path) and not os.access(path, os.R_OK | os.W_OK):
+            raise PermissionError(errno.EACCES, "the index is not writable (permission denied); fix its permissions", str(path))
         store = Store(path, write=True, load_vec=cfg["store.vector.enabled"])
         store.check()
         store.prepare_writer()
@@ -488,14 +494,43 @@ def open_writer(path: Path, cfg: Config) -> tuple[Store, str | None]:
         if store is not None:
             store.close()
         dest = move_aside(path, "corrupt")
-        moved = f"the file at the index path was not a usable clawmem index ({exc}); moved it to {dest} and rebuilt from the Markdown"
+        moved = f"not a usable clawmem index ({exc}); moved it to {dest} and rebuilt it from the Markdown"
         store = Store(path, write=True, load_vec=cfg["store.vector.enabled"])
         store.prepare_writer()
     store.ensure_schema()
+    if store.get_meta("workspace") is None:
+        store.set_meta("workspace", str(cfg.workspace))
+    if store.get_meta("agentId") is None:  # `--all-agents` finds agents by their indexes
+        store.set_meta("agentId", cfg.agent_id)
+    if store.get_meta("lines") is None:
+        fix_last_lines(store)
     return store, moved
 
 
+def fix_last_lines(store: Store) -> None:
+    """Before chunking stopped counting a final newline as one more line, the last chunk of every
+    file ending in a newline cited a line past its end (and carried that empty line). Fix those
+    rows once, in place: their vectors stay, nothing is embedded again. A new index has no rows."""
+    conn = store.conn
+    conn.execute("begin immediate")
+    try:
+        rows = conn.execute(
+            "select id, text from chunks c where source = 'memory' and end_line > start_line and substr(text, -1) = char(10)"
+            " and end_line = (select max(end_line) from chunks where path = c.path)"
+        ).fetchall()
+        for cid, text in rows:
+            conn.execute("update chunks set text = ?, hash = ?, end_line = end_line - 1 where id = ?", (text[:-1], sha256(text[:-1]), cid))
+        store.set_meta("lines", "exact")
+        conn.execute("commit")
+    except BaseException:
+        conn.execute("rollback")
+        raise
+
+
 def needs_rebuild(store: Store, cfg: Config) -> str | None:
+    built_for = store.get_meta("workspace")
+    if built_for != str(cfg.workspace):
+        return f"the index was built for workspace {built_for}"
     meta = store.get_meta_json("index")
     want = index_meta(cfg)
     if meta is None:
@@ -507,15 +542,20 @@ def needs_rebuild(store: Store, cfg: Config) -> str | None:
     return "index settings changed: " + ", ".join(changed)
 
 
-def prune_models(store: Store, plan: Plan, *, force: bool) -> list[str]:
-    """Drop vector tables of models no longer configured (at --force, or after a grace period)."""
-    wanted = {(c.name) for c in plan.candidates}
+def rebuild_fits(store: Store, cfg: Config) -> bool:
+    """Whether a rebuild file was made for these settings and this workspace (so it can resume)."""
+    return store.get_meta_json("index") in (None, index_meta(cfg)) and store.get_meta("workspace") in (None, str(cfg.workspace))
+
+
+def prune_models(store: Store, fingerprints: set[str], unsure: set[str], *, force: bool) -> list[str]:
+    """Drop the vector tables of models no longer configured: at once on a rebuild (force), else
+    after a grace period unused. A table is the configured model's when its fingerprint (provider,
+    model, endpoint: how the tables are keyed) is one of `fingerprints`; tables of the providers in
+    `unsure` (configured, but not buildable right now) are kept, as nobody can tell."""
     dropped = []
     now = time.time()
     for m in store.models():
-        if m["provider"] in wanted and not force:
-            continue
-        if m["provider"] in wanted and force and any(c.name == m["provider"] and c.model and c.model == m["model"] for c in plan.candidates):
+        if m["fingerprint"] in fingerprints or m["provider"] in unsure:
             continue
         if force or now - m["last_used"] > MODEL_GRACE_DAYS * 86400:
             store.conn.execute("begin immediate")

@@ -1,6 +1,6 @@
 """The SQLite index: connection, schema, meta record, per-model vector tables.
 
-One file per agent, owner-only, WAL with a busy timeout so readers are never blocked by
+One file per agent and workspace, owner-only, WAL with a busy timeout so readers are never blocked by
 the single writer. The file is derived data: anything wrong with it (corrupt, foreign,
 older schema, different chunking) is handled by moving it aside or rebuilding it from the
 Markdown, never by asking the user to repair it.
@@ -179,8 +179,9 @@ class Store:
         except FileNotFoundError:
             return False
 
-    def check(self) -> None:
-        """Raise ForeignIndex unless this is a readable clawmem index (or an empty new file)."""
+    def check(self, quick: bool = True) -> None:
+        """Raise ForeignIndex unless this is a readable clawmem index (or an empty new file).
+        Readers skip the integrity check (`quick=False`): it reads the whole file."""
         try:
             tables = {r[0] for r in self.conn.execute("select name from sqlite_master where type in ('table','view')")}
             if not tables:
@@ -190,6 +191,8 @@ class Store:
             row = self.conn.execute("select value from meta where key = 'app'").fetchone()
             if not row or row[0] != APP_MARKER:
                 raise ForeignIndex("its meta record is not clawmem's")
+            if not quick:
+                return
             (ok,) = self.conn.execute("PRAGMA quick_check(1)").fetchone()
             if ok != "ok":
                 raise ForeignIndex(f"integrity check failed: {ok}")
@@ -394,3 +397,52 @@ def move_aside(path: Path, why: str) -> Path:
         if side.exists():
             os.replace(side, Path(str(dest) + suffix))
     return dest
+
+
+def rebuild_path(index: Path) -> Path:
+    """Where a full rebuild is built before it replaces the index."""
+    return Path(str(index) + ".rebuild")
+
+
+def built_for(path: Path, workspace: Path) -> bool:
+    """Whether the index at `path` was built for `workspace`: the workspace it records, else (an
+    index from before it recorded one) the absolute paths of its memory files."""
+    try:
+        st = Store(path, load_vec=False)
+    except (OSError, Error):
+        return False
+    try:
+        st.check(quick=False)
+        recorded = st.get_meta("workspace")
+        if recorded is not None:
+            return recorded == str(workspace)
+        rows = st.conn.execute("select path, abspath from files where source = 'memory'").fetchall() if st.has_schema() else []
+        return all(abspath == str(workspace / rel) for rel, abspath in rows if not rel.startswith("../") and not os.path.isabs(rel))
+    except (ForeignIndex, Error):
+        return False
+    finally:
+        st.close()
+
+
+def adopt_legacy_index(cfg) -> str | None:
+    """Give this workspace the index an older clawmem kept per agent only (`index/<agent>.sqlite`),
+    by renaming it, when it was built for this workspace: nothing is embedded again. Another
+    workspace's index stays where it is, for that workspace to adopt."""
+    legacy, target = cfg.legacy_store_path(), cfg.store_path()
+    if legacy is None or target.exists() or not legacy.is_file():
+        return None
+    from .lock import WriterLock
+
+    lock = WriterLock(legacy)
+    if not lock.try_acquire():
+        return None  # being written right now: adopted by a later run
+    try:
+        if target.exists() or not built_for(legacy, cfg.workspace):
+            return None
+        for src, dst in ((rebuild_path(legacy), rebuild_path(target)), (legacy, target)):
+            for suffix in ("-wal", "-shm", ""):  # the main file last: whoever sees it finds its WAL beside it
+                if os.path.exists(str(src) + suffix):
+                    os.replace(str(src) + suffix, str(dst) + suffix)
+    finally:
+        lock.release()
+    return f"the index at {legacy} was built for this workspace; renamed it to {target} (indexes are now kept per workspace)"

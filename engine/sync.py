@@ -652,7 +652,7 @@ def spawn_background_index(engine) -> str:
     cfg = engine.cfg
     if current_holder(engine.index_path) is not None:
         return "busy"
-    stamp = paths.state_dir() / f"spawned-index-{cfg.agent_id}"
+    stamp = paths.state_dir() / f"spawned-index-{engine.index_path.stem}"
     try:
         if time.time() - stamp.stat().st_mtime < SPAWN_QUIET_SECONDS:
             return "recent"

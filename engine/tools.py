@@ -36,6 +36,7 @@ QUOTA_ACTION = "Top up or switch embedding provider, then retry memory_search."
 ERROR_WARNING = "Memory search is unavailable due to an embedding/provider error."
 ERROR_ACTION = "Check embedding provider configuration and retry memory_search."
 DEGRADED_WARNING = "Vector search is unavailable, so these are keyword-only results"
+INDEX_WARNING = "Memory search is unavailable because the memory index is missing or unreadable."
 INDEX_ACTION = "Run `clawmem index` (or keep `clawmem watch` or `clawmem mcp` running), then retry memory_search."
 DISABLED_WARNING = "Memory search is disabled."
 DISABLED_ACTION = "Tell the user memory search is turned off; they can set enabled = true (memorySearch.enabled in openclaw.json) to turn it on."
@@ -69,9 +70,10 @@ def citation_of(path: str, start: int, end: int) -> str:
 
 
 def _unavailable(error: str) -> dict:
-    quota = _is_quota(error)
-    warning = QUOTA_WARNING if quota else ERROR_WARNING
-    action = QUOTA_ACTION if quota else (INDEX_ACTION if "clawmem index" in error else ERROR_ACTION)
+    # OpenClaw knows two causes (quota, provider); a missing or unreadable index is a third, said as such
+    quota, index = _is_quota(error), "clawmem index" in error
+    warning = QUOTA_WARNING if quota else INDEX_WARNING if index else ERROR_WARNING
+    action = QUOTA_ACTION if quota else INDEX_ACTION if index else ERROR_ACTION
     return {"results": [], "disabled": True, "unavailable": True, "error": error, "warning": warning, "action": action,
             "debug": {"warning": warning, "action": action, "error": error}}
 
@@ -134,7 +136,7 @@ def memory_search(engine, query: Any, maxResults: Any = None, minScore: Any = No
         if "explain" in r:
             item["explain"] = r["explain"]
         results.append(item)
-    results.sort(key=lambda r: (-r["score"], r["path"]))
+    # the engine's order is kept: SPEC §5 returns the order MMR chose (OpenClaw re-sorts by score)
     out: dict[str, Any] = {"results": results, "provider": res["provider"], "model": res["model"]}
     if res.get("fallback"):
         out["fallback"] = res["fallback"]

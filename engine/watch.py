@@ -13,7 +13,8 @@ HEARTBEAT_SECONDS = 10.0
 
 
 def heartbeat_path(cfg) -> Path:
-    return paths.state_dir() / f"watch-{cfg.agent_id}.json"
+    # one per index (agent and workspace): a watcher of another workspace is not this one's
+    return paths.state_dir() / f"watch-{cfg.store_path().stem}.json"
 
 
 def write_heartbeat(cfg, state: str = "running") -> None:

@@ -19,6 +19,7 @@ import json
 import logging
 import os
 import socket
+import time
 from typing import Any, Callable
 
 from mcp.server.mcpserver import MCPServer
@@ -31,6 +32,9 @@ from clawmem.engine import files, tools
 from clawmem.engine.context import session_context
 
 log = logging.getLogger("clawmem.mcp")
+
+
+FIRST_INDEX_WAIT = 20.0  # seconds a search waits for the index the server's first sync builds
 
 
 class ServeError(Exception):
@@ -148,11 +152,30 @@ def recall_guidance(citations: str) -> str:
 # ---------------------------------------------------------------------------- the server
 
 
-def build_server(engine) -> MCPServer:
+def wait_for_first_index(engine, first_sync_over: Callable[[], bool], limit: float = FIRST_INDEX_WAIT) -> None:
+    """A search that comes before the server's first sync has made an index waits for it
+    (as OpenClaw's first search bootstraps an empty index), up to `limit` seconds or until
+    that sync is over (it may have failed: memory_search then says why there is no index)."""
+    end = time.monotonic() + limit
+    while time.monotonic() < end and not first_sync_over():
+        try:
+            store = engine.reader()
+        except Exception:
+            return  # unreadable: memory_search says so
+        if store is not None and store.has_schema():
+            return
+        time.sleep(0.1)
+
+
+def build_server(engine, first_sync_over: Callable[[], bool] = lambda: True) -> MCPServer:
     cfg = engine.cfg
+
+    def search(**kw: Any) -> dict:
+        wait_for_first_index(engine, first_sync_over)
+        return tools.memory_search(engine, **kw)
+
     made = [
-        _tool("memory_search", SEARCH_DESCRIPTION, SEARCH_SCHEMA, SearchArgs,
-              lambda **kw: tools.memory_search(engine, **kw), read_only=True),
+        _tool("memory_search", SEARCH_DESCRIPTION, SEARCH_SCHEMA, SearchArgs, search, read_only=True),
         _tool("memory_get", GET_DESCRIPTION, GET_SCHEMA, GetArgs,
               lambda **kw: tools.memory_get(engine, kw.get("path"), kw.get("from"), kw.get("lines")), read_only=True),
     ]
@@ -283,9 +306,14 @@ def serve(engine, *, http: str | None = None, host: str | None = None) -> int:
         logs.setup()
     except OSError:
         pass
-    server = build_server(engine)  # the SDK sends the root logger to stderr ...
-    logging.getLogger("clawmem").propagate = False  # ... ours goes to clawmem's log file only
     syncer = Syncer(engine)
+
+    def first_sync_over() -> bool:  # done, failed, or waiting for another process's lock
+        st = syncer.state
+        return st.last_sync is not None or st.last_result is not None or st.waiting_for is not None
+
+    server = build_server(engine, first_sync_over)  # the SDK sends the root logger to stderr ...
+    logging.getLogger("clawmem").propagate = False  # ... ours goes to clawmem's log file only
     syncer.start()
     log.info("clawmem mcp serving %s for %s (pid %d)", f"http on {bind}:{port}" if http else "stdio", engine.workspace, os.getpid())
     try:

@@ -254,3 +254,14 @@ def test_all_agents_with_a_broken_config_file_is_one_usage_error(tmp_path):
     write(tmp_path / "home" / ".openclaw" / "openclaw.json", json.dumps({"agents": {"list": [{"id": "a"}, {"id": "b"}]}}))
     bad = write(tmp_path / "bad.toml", "query = [unclosed\n")
     assert_json_error(run_cli("--config", str(bad), "status", "--all-agents", "--json"), 2, "not valid TOML")
+
+
+def test_all_agents_lists_each_workspace_of_one_agent(tmp_path):
+    """An agent id indexed in two workspaces has two indexes; --all-agents covers both."""
+    spaces = [tmp_path / "ws-a", tmp_path / "ws-b"]
+    for i, ws in enumerate(spaces):
+        write(ws / "memory" / "2026-03-01.md", f"notes of workspace {i}\n")
+        assert run_cli("--workspace", str(ws), "--agent", "twin", "index").returncode == 0
+    sts = json.loads(run_cli("status", "--all-agents", "--json").stdout)
+    assert sorted((s["agentId"], s["workspace"], s["index"]["files"]) for s in sts) == [
+        ("twin", str(spaces[0]), 1), ("twin", str(spaces[1]), 1)]

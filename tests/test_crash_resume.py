@@ -52,7 +52,9 @@ def make_config(tmp_path: Path, text: str = 'provider = "none"\n') -> Path:
 
 
 def index_file(tmp_path: Path) -> Path:
-    return tmp_path / "data" / "clawmem" / "index" / "main.sqlite"
+    from clawmem.engine import load_config
+
+    return load_config(tmp_path / "clawmem.toml", workspace=str(tmp_path / "ws")).store_path()
 
 
 def check(index: Path) -> dict:

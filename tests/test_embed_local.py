@@ -183,3 +183,48 @@ def test_broken_model_degrades_search_to_keywords(workspace, make_engine, tmp_pa
     assert res["reason"].startswith("local: cannot load broken.gguf")
     st = eng.status()
     assert st["provider"]["reason"].startswith("searches are keyword-only until vectors exist: local: cannot load broken.gguf")
+
+
+def test_full_rebuild_keeps_the_local_models_vectors(workspace, make_engine, tiny_model):
+    """A rebuild (index --force, F9, a chunking change) prunes the vectors of models no longer
+    configured; the local model's own must survive it (they were matched by the model path)."""
+    for i in range(6):
+        write(workspace / "memory" / f"2026-01-0{i + 1}.md", f"cat and fish number {i}\n\nthe editor theme is dark {i}\n")
+    eng = make_engine({"provider": "local", "local.modelPath": str(tiny_model)})
+    list(eng.index())
+    chunks = eng.status()["index"]["chunks"]
+    for kw in ({"force": True}, {}):
+        events = list(eng.index(**kw))
+        assert not any("dropped vectors" in getattr(e, "message", "") for e in events)
+        (model,) = eng.status()["vector"]["models"]
+        assert (model["provider"], model["vectors"]) == ("local", chunks)
+        assert eng.search("cat fish")["mode"] == "hybrid"
+    # a chunking change rebuilds too, and still embeds into (and keeps) the same model's table
+    eng2 = make_engine({"provider": "local", "local.modelPath": str(tiny_model), "chunking.tokens": 100, "chunking.overlap": 10})
+    list(eng2.index())
+    (model,) = eng2.status()["vector"]["models"]
+    assert model["vectors"] == eng2.status()["index"]["chunks"]
+    assert eng2.search("cat fish")["mode"] == "hybrid"
+
+
+def test_vectors_of_a_replaced_model_go_after_the_grace_period(workspace, make_engine, tiny_model, tmp_path):
+    import time
+
+    from tinymodel import make
+
+    from clawmem.engine.store import Store
+
+    write(workspace / "MEMORY.md", "cat and fish\n")
+    list(make_engine({"provider": "local", "local.modelPath": str(tiny_model)}).index())
+    other = make(tmp_path / "other" / "tiny-bert.gguf", seed=7)  # the same name, another model
+    eng = make_engine({"provider": "local", "local.modelPath": str(other)})
+    list(eng.index())
+    assert len(eng.status()["vector"]["models"]) == 2
+    st = Store(eng.index_path, write=True)
+    st.conn.execute("update models set last_used = ?", (time.time() - 40 * 86400,))
+    st.close()
+    events = list(eng.index())
+    assert sum("dropped vectors of local/tiny-bert" in getattr(e, "message", "") for e in events) == 1
+    (model,) = eng.status()["vector"]["models"]  # the configured one stays, however long unused
+    assert model["vectors"] == 1
+    assert eng.search("cat fish")["mode"] == "hybrid"

@@ -207,7 +207,9 @@ def test_missing_and_corrupt_index(notes, tmp_path):
 
     anyio.run(missing)
 
-    index = tmp_path / "data" / "clawmem" / "index" / "main.sqlite"
+    from clawmem.engine import load_config
+
+    index = load_config(None, workspace=str(notes)).store_path()  # the file the server uses
 
     async def corrupt():
         async with stdio(notes) as client:

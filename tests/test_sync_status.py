@@ -12,6 +12,8 @@ import time
 
 import pytest
 
+from clawmem.engine.lock import lock_path
+
 from helpers import run_cli, wait_for, write
 
 
@@ -138,7 +140,7 @@ def test_job_names_a_live_writer_and_forgets_a_killed_one(workspace, make_engine
         holder.send_signal(signal.SIGKILL)
         holder.wait(10)
         # the holder info is still in the lock file, but the kernel dropped the lock
-        assert json.loads((tmp_path / "data").joinpath("clawmem", "index", "main.sqlite.lock").read_text())["pid"] == holder.pid
+        assert json.loads(lock_path(eng.index_path).read_text())["pid"] == holder.pid
         assert eng.status()["freshness"]["job"] is None
         list(eng.index())  # and a new writer is not blocked
     finally:

@@ -31,7 +31,7 @@ from .messages import (EngineEvent, FilesListed, IndexProgress, IndexRequested, 
 from .settings import DEFAULT_THEME, UISettings
 from .themes import load_themes
 from .widgets.config_pane import ConfigPane
-from .widgets.dialogs import AppendScreen, CreateWorkspaceScreen, HelpScreen, UnsavedScreen
+from .widgets.dialogs import AppendScreen, CreateWorkspaceScreen, HelpScreen, RebuildRunningScreen, UnsavedScreen
 from .widgets.file_pane import FilePane
 from .widgets.search_pane import SearchPane
 from .widgets.sync_pane import SyncPane
@@ -258,6 +258,11 @@ class ClawmemApp(App):
     @on(EngineEvent)
     def _engine_event(self, msg: EngineEvent) -> None:
         self.sync_pane.on_engine_event(msg.event)
+        e = msg.event
+        index = str(self.engine.index_path)
+        if isinstance(e, ev.Warning) and e.path in (index, index + ".rebuild"):
+            # about the index file itself (moved aside, adopted): say it where it is seen
+            self.notify(f"{self.shorten(e.path)}: {e.message}", title="Index", severity="warning", timeout=20)
         if isinstance(msg.event, ev.JobFinished):
             self.load_status()
             self.load_files()
@@ -348,11 +353,18 @@ class ClawmemApp(App):
                 if choice == "discard":
                     fp.discard_recovery()
                 if choice == "discard" or (choice == "save" and fp.save()):
-                    self.exit()
+                    self._quit_unless_rebuilding()
 
             self.push_screen(UnsavedScreen(fp.opened.path, "quit"), answer)
             return
-        self.exit()
+        self._quit_unless_rebuilding()
+
+    def _quit_unless_rebuilding(self) -> None:
+        """Quitting stops a running rebuild (the next index resumes it): ask first."""
+        if self.sync_pane.running != "rebuild":
+            self.exit()
+            return
+        self.push_screen(RebuildRunningScreen(), lambda choice: self.exit() if choice == "quit" else None)
 
     def action_append_today(self) -> None:
         ws = self.engine.workspace

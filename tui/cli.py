@@ -54,6 +54,7 @@ def build_parser() -> Parser:
     s.add_argument("--index", action="store_true", help="bring the index up to date first (exit 3 if that fails)")
     s.add_argument("--verbose", action="store_true", help="also the files per source on disk and the extra paths")
     s.add_argument("--all-agents", action="store_true", help="every agent with an index, and every agent in OpenClaw's agents.list")
+    s.add_argument("--fix", action="store_true", help="repair what can be: a stale writer lock, an unfinished rebuild, a corrupt index")
     s.add_argument("--json", action="store_true", help="print the status as JSON (an array with --all-agents)")
 
     s = sub.add_parser("index", help="bring the index up to date (all files, all transcripts)")
@@ -220,12 +221,15 @@ def cmd_status(args) -> int:
             failed = True
             continue
         try:
+            repair = eng.repair() if args.fix else None
             index_error = None
             if args.index:
                 _, index_error = run_index_job(eng, ProgressLine(quiet=False))
             st = eng.status(deep=args.deep)
             if args.verbose:
                 st.update(scan_sources(eng))
+            if repair is not None:
+                st["repair"] = repair
         except IndexUnavailable as exc:
             if not many:
                 raise CommandError(str(exc)) from None
@@ -237,6 +241,9 @@ def cmd_status(args) -> int:
         if index_error:
             _err(f"index failed ({st['agentId']}): {index_error}")
             st["indexError"] = index_error
+            failed = True
+        if st["index"].get("error"):  # the status is shown, and the one line that says what repairs it
+            _err(st["index"]["error"])
             failed = True
         reports.append(st)
     if args.json:
@@ -265,13 +272,17 @@ def format_status(st: dict, verbose: bool = False) -> str:
     fr = st["freshness"]
     pv = st["provider"]
     vec = st["vector"]
-    lines = [
+    lines = [f"Repaired:  {line}" for line in st.get("repair") or []]
+    lines += [
         f"Workspace: {st['workspace']}  (agent {st['agentId']})",
         f"Index:     {st['index']['path']}",
         f"           {st['index']['files']} files, {st['index']['chunks']} chunks, schema {st['index']['schemaVersion']}",
     ]
     if st["index"].get("error"):
         lines.append(f"           error: {st['index']['error']}")
+    rebuild = st["index"].get("rebuild")
+    if rebuild and not rebuild["running"]:
+        lines.append(f"Rebuild:   {rebuild_leftover_line(rebuild)}")
     fresh = "clean" if not fr["dirty"] else f"{fr['filesBehind']} files behind"
     lines.append(f"Fresh:     {fresh} ({fr['filesIndexed']} indexed / {fr['filesOnDisk']} on disk), last sync {fr['lastSync'] or 'never'}")
     if fr.get("behind"):
@@ -320,6 +331,11 @@ def format_status(st: dict, verbose: bool = False) -> str:
     if st.get("indexError"):
         lines.append(f"Index error: {st['indexError']}")
     return "\n".join(lines)
+
+
+def rebuild_leftover_line(rebuild: dict) -> str:
+    done = f" ({rebuild['files']} files done)" if rebuild.get("files") is not None else ""
+    return f"a rebuild was left unfinished at {rebuild['path']}{done}; the next `clawmem index` resumes it"
 
 
 # ---------------------------------------------------------------------------- index

@@ -26,7 +26,7 @@ class Key:
 
 
 APP_KEYS = [
-    Key("app.quit", "ctrl+q", "quit", "Quit", "Quit (asks first if an edit is unsaved)", priority=True),
+    Key("app.quit", "ctrl+q", "quit", "Quit", "Quit (asks first if an edit is unsaved or a rebuild runs)", priority=True),
     Key("app.help", "f1", "help", "Help", "This help: every key and what it does"),
     Key("tab.search", "f2", "show_tab('search')", "Search", "Search tab", show=False, priority=True),
     Key("tab.file", "f3", "show_tab('file')", "File", "File tab", show=False, priority=True),

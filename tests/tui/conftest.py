@@ -22,6 +22,11 @@ def home_dirs(isolated, tmp_path, monkeypatch) -> Path:
     for var, sub in (("XDG_CONFIG_HOME", ".config"), ("XDG_DATA_HOME", ".local/share"), ("XDG_CACHE_HOME", ".cache"),
                      ("XDG_STATE_HOME", ".local/state")):
         monkeypatch.setenv(var, str(home / sub))
+    # the index file is named by a hash of the workspace's real (temporary) path: pin it so
+    # snapshots that show the index path do not change from run to run
+    from clawmem.engine import config as config_mod
+
+    monkeypatch.setattr(config_mod, "workspace_key", lambda workspace: "0123456789ab")
     monkeypatch.delenv("EDITOR", raising=False)
     monkeypatch.delenv("VISUAL", raising=False)
     return home

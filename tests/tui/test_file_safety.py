@@ -84,8 +84,7 @@ async def test_banner_as_soon_as_the_file_changes_and_merge_replaces_the_edited_
             fh.write("\n## 11:00\nagent appended this\n")
         await wait_until(pilot, lambda: "Changed on disk" in banner_text(app))  # no save needed
         await pilot.click("#banner-merge")
-        await settle(pilot)
-        assert banner_text(app) == ""
+        await wait_until(pilot, lambda: banner_text(app) == "")
         text = editor.text
         assert "Fixed the migration: the index on sessions.user_id was missing. (twice)\n" in text
         assert "was missing.\n" not in text  # replaced in place, not duplicated at the end
@@ -148,7 +147,8 @@ async def test_unsaved_text_is_kept_privately_and_dropped_on_save(ws, make_app):
         kept = editing.recovery_file(app.engine.cfg.agent_id, log)
         await wait_until(pilot, kept.exists)
         assert stat.S_IMODE(os.stat(kept).st_mode) == 0o600
-        assert editing.find_recovery(app.engine.cfg.agent_id, log).text == editor.text
+        # written at most once a second while typing: the last keystrokes reach it a moment later
+        await wait_until(pilot, lambda: editing.find_recovery(app.engine.cfg.agent_id, log).text == editor.text)
         await pilot.press("ctrl+s")
         await settle(pilot)
         assert not kept.exists()

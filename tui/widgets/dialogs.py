@@ -77,6 +77,27 @@ class UnsavedScreen(Dialog):
         self.dismiss(choice)
 
 
+class RebuildRunningScreen(Dialog):
+    """Quit asked while a rebuild runs: quitting stops it where it is (the next index resumes it)."""
+
+    BINDINGS = [("q", "choose('quit')", "Quit")]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="box"):
+            yield Static("A rebuild of the index is running", id="title", markup=False)
+            yield Static("Quit now and it stops where it is: searches keep using the old index, and the next "
+                         "index (ctrl+r, or `clawmem index`) resumes the rebuild.", markup=False)
+            with Horizontal(id="buttons"):
+                yield Button("Quit [q]", name="quit", variant="error", id="quit")
+                yield Button("Keep running [esc]", name="cancel", variant="primary", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#cancel", Button).focus()
+
+    def action_choose(self, choice: str) -> None:
+        self.dismiss(choice)
+
+
 class ConflictScreen(Dialog):
     """The file changed on disk since it was opened: show the difference, let the user choose."""
 

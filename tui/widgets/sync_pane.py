@@ -50,6 +50,10 @@ def status_lines(st: dict, shorten) -> list[str]:
     ]
     if idx.get("error"):
         lines.append(f"          error: {idx['error']}")
+    rebuild = idx.get("rebuild")
+    if rebuild and not rebuild["running"]:
+        done = f" ({rebuild['files']} files done)" if rebuild.get("files") is not None else ""
+        lines.append(f"Rebuild   left unfinished{done} · the next index (ctrl+r) resumes it · {shorten(rebuild['path'])}")
     if pv.get("active") and not pv.get("reason"):
         provider = f"{pv['active']} / {pv['model']} (configured: {pv['configured']})"
     else:
