@@ -4,8 +4,9 @@ A provider embeds passages and queries and names itself (id, model, endpoint). W
 provider serves is decided by `plan()`: `provider = "auto"` tries a configured local
 model, then OpenAI, Gemini, Voyage and Mistral by available keys (Ollama only when named);
 an explicit provider is followed by the `fallback` list. Keys are found where OpenClaw keeps
-them (see find_key), and each candidate says where its key came from. Candidates are built lazily (loading a model takes time) and every
-one that cannot be used carries the reason, so status and search results can say why.
+them (see find_key), and each candidate says where its key came from. Candidates are built
+lazily (loading a model takes time) and every one that cannot be used carries the reason, so
+status and search results can say why.
 """
 
 from __future__ import annotations
