@@ -20,7 +20,8 @@ the models it has pulled; others get its 404 `{"error": "model … not found"}`)
 requests with `outputDimensionality` get vectors of that size, as the real API gives.
 
 It also serves files for the hf: download (`GET /{owner}/{repo}/resolve/main/{file}`) with
-OpenAI's batch API: `POST …/files` (multipart, purpose batch), `POST …/batches`,
+OpenAI's batch API (and Voyage's: lines `{custom_id, body: {input}}`, `request_params`):
+`POST …/files` (multipart, purpose batch), `POST …/batches`,
 `GET …/batches/{id}` (validating, then in_progress, then completed after `batch_polls`
 polls, with a results file), `GET …/files/{id}/content`, `POST …/batches/{id}/cancel`;
 `batch_fail` = "failed" / "expired" ends every job that way, "bad_line" puts an error line in
@@ -252,10 +253,13 @@ class EmbedServer:
         if not isinstance(body, dict) or body.get("input_file_id") not in self.stored_files or body.get("endpoint") != "/v1/embeddings":
             return self._send(h, 400, {"error": {"message": "input_file_id and endpoint /v1/embeddings required"}})
         lines = [json.loads(x) for x in self.stored_files[body["input_file_id"]].decode().splitlines() if x.strip()]
+        params = body.get("request_params") or {}  # voyage: the model is given once for the whole job
+        for line in lines:
+            line["body"].setdefault("model", params.get("model"))
         bid = f"batch_{len(self.batches) + 1}"
         self.batches[bid] = {"id": bid, "object": "batch", "endpoint": "/v1/embeddings", "status": "validating",
                              "input_file_id": body["input_file_id"], "completion_window": body.get("completion_window"),
-                             "metadata": body.get("metadata"), "output_file_id": None, "error_file_id": None, "errors": None,
+                             "metadata": body.get("metadata"), "request_params": body.get("request_params"), "output_file_id": None, "error_file_id": None, "errors": None,
                              "request_counts": {"total": len(lines), "completed": 0, "failed": 0}, "_polls": 0, "_lines": lines}
         return self._send(h, 200, self._public(self.batches[bid]))
 

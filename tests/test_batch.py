@@ -108,3 +108,17 @@ def test_small_backfills_use_normal_requests(workspace, embed_server, make_engin
     eng = make_engine(batch_cfg(embed_server))
     list(eng.index())
     assert embed_server.batches == {} and len(embeddings_calls(embed_server)) == 1
+
+
+def test_voyage_backfill_uses_its_batch_shapes(notes, embed_server, make_engine):
+    eng = make_engine({**batch_cfg(embed_server), "provider": "voyage", "model": "voyage-3"})
+    events = list(eng.index())
+    assert [e for e in events if isinstance(e, ev.BatchProgress)][-1].status == "completed"
+    assert embeddings_calls(embed_server) == []
+    (job,) = embed_server.batches.values()
+    assert job["completion_window"] == "12h"
+    assert job["request_params"] == {"model": "voyage-3", "input_type": "document"}
+    first = json.loads(embed_server.stored_files[job["input_file_id"]].decode().splitlines()[0])
+    assert first == {"custom_id": "0", "body": {"input": first["body"]["input"]}}
+    res = eng.search("cat number 9 fish")
+    assert (res["mode"], res["provider"], res["results"][0]["path"]) == ("hybrid", "voyage", "memory/2026-01-10.md")

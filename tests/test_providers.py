@@ -303,7 +303,7 @@ def test_settings_not_honoured_are_listed_with_what_happens_instead(openclaw):
         "agents.defaults.memorySearch.store.driver": "always uses SQLite",
         "agents.defaults.memorySearch.multimodal.enabled": "text only",
         "agents.defaults.memorySearch.multimodal.modalities": "text only",
-        "remote.batch.enabled": "clawmem's batch jobs are OpenAI's; gemini embeds with normal requests",
+        "remote.batch.enabled": "clawmem runs batch jobs for openai and voyage; gemini embeds with normal requests",
         "agents.defaults.memorySearch.sync.onSessionStart": "session-start",
     }
     for key, instead in expect.items():

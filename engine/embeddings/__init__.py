@@ -209,16 +209,16 @@ def _remote_candidate(cfg: Config, name: str, primary: bool) -> Candidate:
     dims = cfg["outputDimensionality"] if name == "gemini" and (primary or cfg["provider"] == "auto") else 0
     api_key = key.value if key else ""
 
-    use_batch = name == "openai" and owns_remote and cfg["remote.batch.enabled"]
+    use_batch = name in ("openai", "voyage") and owns_remote and cfg["remote.batch.enabled"]
 
     def make() -> Provider:
         from .remote import make_remote
 
         prov = make_remote(name, model=model, api_key=api_key, base_url=base_url, headers=headers, output_dimensionality=dims)
         if use_batch:
-            from .batch import BatchSettings, OpenAIBatch
+            from .batch import CLIENTS, BatchSettings
 
-            prov.batch = OpenAIBatch(prov, BatchSettings.from_config(cfg), cfg.agent_id)
+            prov.batch = CLIENTS[name](prov, BatchSettings.from_config(cfg), cfg.agent_id)
         return prov
 
     return Candidate(name, make, None, model, key_source=key.source if key else "none (ollama needs no key)")

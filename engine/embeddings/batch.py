@@ -1,4 +1,4 @@
-"""OpenAI's batch API for big backfills (`remote.batch.enabled`; study §8.8).
+"""OpenAI's and Voyage's batch APIs for big backfills (`remote.batch.enabled`; study §8.8).
 
 The chunks a backfill still needs are uploaded as a JSONL file (`POST /files`, purpose
 `batch`), submitted as jobs (`POST /batches`, endpoint `/v1/embeddings`, 24 h window) of at
@@ -7,7 +7,8 @@ file (`GET /files/{id}/content`) read back by `custom_id`. The indexer keeps the
 the index's meta table as soon as a job exists, so an index run that stops (or
 `wait = false`) picks the same jobs up next time instead of paying twice. Any failure (a job
 failed, expired or was cancelled, a bad results file, the timeout) is reported and the same
-chunks go through normal requests.
+chunks go through normal requests. Voyage's API is the same lifecycle with its own request
+lines, a 12 h window and `request_params`. (Gemini's batch API is not implemented.)
 """
 
 from __future__ import annotations
@@ -51,10 +52,16 @@ class OpenAIBatch:
         self.settings = settings
         self.agent_id = agent_id
 
+    def line(self, i: int, text: str) -> dict:
+        return {"custom_id": str(i), "method": "POST", "url": "/v1/embeddings", "body": {"model": self.p.model, "input": text}}
+
+    def create_body(self, file_id: str) -> dict:
+        return {"input_file_id": file_id, "endpoint": "/v1/embeddings", "completion_window": "24h",
+                "metadata": {"source": "clawmem-memory", "agent": self.agent_id}}
+
     def submit(self, texts: list[str]) -> str:
         """Upload the requests and create the job; returns its id."""
-        lines = [json.dumps({"custom_id": str(i), "method": "POST", "url": "/v1/embeddings",
-                             "body": {"model": self.p.model, "input": t}}) for i, t in enumerate(texts)]
+        lines = [json.dumps(self.line(i, t)) for i, t in enumerate(texts)]
         name = f"memory-embeddings.{hashlib.sha256(str(time.time()).encode()).hexdigest()[:16]}.jsonl"
         headers = {k: v for k, v in self.p.headers.items() if k.lower() != "content-type"}  # multipart sets its own
         up = self._call("POST", "/files", headers=headers, data={"purpose": "batch"},
@@ -62,9 +69,7 @@ class OpenAIBatch:
         file_id = up.get("id") if isinstance(up, dict) else None
         if not isinstance(file_id, str):
             raise BatchError("upload answered without a file id")
-        job = self._call("POST", "/batches", json_body={
-            "input_file_id": file_id, "endpoint": "/v1/embeddings", "completion_window": "24h",
-            "metadata": {"source": "clawmem-memory", "agent": self.agent_id}})
+        job = self._call("POST", "/batches", json_body=self.create_body(file_id))
         if not isinstance(job, dict) or not isinstance(job.get("id"), str):
             raise BatchError("batch create answered without a job id")
         return job["id"]
@@ -139,6 +144,19 @@ class OpenAIBatch:
             return resp.json()
         except ValueError:
             raise BatchError(f"{method} {path}: answer is not JSON") from None
+
+
+class VoyageBatch(OpenAIBatch):
+    def line(self, i: int, text: str) -> dict:
+        return {"custom_id": str(i), "body": {"input": text}}
+
+    def create_body(self, file_id: str) -> dict:
+        return {"input_file_id": file_id, "endpoint": "/v1/embeddings", "completion_window": "12h",
+                "request_params": {"model": self.p.model, "input_type": "document"},
+                "metadata": {"source": "clawmem-memory", "agent": self.agent_id}}
+
+
+CLIENTS = {"openai": OpenAIBatch, "voyage": VoyageBatch}
 
 
 def _message(body) -> str:
