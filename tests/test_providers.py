@@ -350,3 +350,15 @@ def test_a_port_with_429_in_it_is_not_a_quota_error():
     assert not tools._is_quota("openai: cannot reach http://127.0.0.1:42983/v1: [Errno 111] Connection refused")
     assert tools._is_quota("openai: 429 Rate limit reached (gave up after 4 attempts)")
     assert tools._is_quota("mistral: 400 insufficient_quota")
+
+
+def test_models_providers_headers_take_secret_refs(embed_server, openclaw, monkeypatch):
+    openclaw({"provider": "openai"}, models={"providers": {"openai": {
+        "baseUrl": embed_server.url + "/v1", "apiKey": embed_server.api_key, "headers": {"X-Team": "mem", "X-Org-Token": "${ORG_TOKEN}"}}}})
+    (c,) = [c for c in plan(load_config()).candidates if c.name == "openai"]
+    assert c.factory is None and c.reason.startswith("openai: openclaw.json models.providers.openai.headers.X-Org-Token: ${ORG_TOKEN} is not set")
+    monkeypatch.setenv("ORG_TOKEN", "org-secret-42")
+    (c,) = [c for c in plan(load_config()).candidates if c.name == "openai"]
+    c.factory().embed_query("x")
+    h = embed_server.requests[-1]["headers"]
+    assert (h["x-team"], h["x-org-token"]) == ("mem", "org-secret-42")

@@ -203,7 +203,16 @@ def _remote_candidate(cfg: Config, name: str, primary: bool) -> Candidate:
         return Candidate(name, None, why, model)
     entry = cfg.openclaw_provider(OPENCLAW_PROVIDER_ID[name])
     base_url = (cfg["remote.baseUrl"] if owns_remote else "") or (entry.get("baseUrl") if isinstance(entry.get("baseUrl"), str) else "")
-    headers = {k: v for k, v in (entry.get("headers") or {}).items() if isinstance(v, str)} if isinstance(entry.get("headers"), dict) else {}
+    headers: dict[str, str] = {}
+    from ..secrets import SecretError
+
+    for h, v in (entry.get("headers") or {}).items() if isinstance(entry.get("headers"), dict) else ():
+        try:  # header values are SecretInputs too
+            got = cfg.secrets().resolve(v, f"openclaw.json models.providers.{OPENCLAW_PROVIDER_ID[name]}.headers.{h}")
+        except SecretError as exc:
+            return Candidate(name, None, f"{name}: {exc}", model)
+        if got:
+            headers[h] = got.value
     if owns_remote:
         headers.update(cfg["remote.headers"])
     dims = cfg["outputDimensionality"] if name == "gemini" and (primary or cfg["provider"] == "auto") else 0
