@@ -262,35 +262,62 @@ class Journal:
 
 
 def _text(data: bytes | None) -> str:
-    return "" if data is None else data.decode("utf-8", "replace")
+    # surrogateescape: bytes that are not UTF-8 survive a round trip through str
+    return "" if data is None else data.decode("utf-8", "surrogateescape")
+
+
+def _shown(line: str) -> str:
+    return line.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 class Change:
-    """One version and the one before it."""
+    """One version and the one before it. Its hunks are the groups a unified diff shows;
+    `diff()` and `restore_hunk` number them the same way."""
+
+    CONTEXT = 3
 
     def __init__(self, journal: Journal, before: Version, after: Version):
         self.journal, self.before, self.after = journal, before, after
+        self._texts: tuple[str, str] | None = None
 
     def texts(self) -> tuple[str, str]:
-        return _text(self.journal.data(self.before.id)), _text(self.journal.data(self.after.id))
+        if self._texts is None:
+            self._texts = _text(self.journal.data(self.before.id)), _text(self.journal.data(self.after.id))
+        return self._texts
 
-    def diff(self, context: int = 2) -> list[str]:
+    def hunks(self, context: int = CONTEXT) -> list[list[tuple[str, int, int, int, int]]]:
         old, new = self.texts()
-        a, b = self.after, self.before
-        return list(
-            difflib.unified_diff(
-                old.splitlines(), new.splitlines(), f"{a.path} v{b.id}", f"{a.path} v{a.id}", lineterm="", n=context
-            )
-        )
+        matcher = difflib.SequenceMatcher(None, old.splitlines(), new.splitlines(), autojunk=False)
+        return list(matcher.get_grouped_opcodes(context))
+
+    def hunk_lines(self, context: int = CONTEXT) -> list[list[str]]:
+        """Each hunk as unified-diff lines, its `@@` header first."""
+        a, b = (t.splitlines() for t in self.texts())
+        out = []
+        for group in self.hunks(context):
+            i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
+            lines = [f"@@ -{i1 + 1},{i2 - i1} +{j1 + 1},{j2 - j1} @@"]
+            for op, x1, x2, y1, y2 in group:
+                if op == "equal":
+                    lines += [" " + _shown(ln) for ln in a[x1:x2]]
+                    continue
+                lines += ["-" + _shown(ln) for ln in a[x1:x2]]
+                lines += ["+" + _shown(ln) for ln in b[y1:y2]]
+            out.append(lines)
+        return out
+
+    def diff(self, context: int = CONTEXT) -> list[str]:
+        head = [f"--- {self.after.path} v{self.before.id}", f"+++ {self.after.path} v{self.after.id}"]
+        return head + [ln for h in self.hunk_lines(context) for ln in h]
 
     def counts(self) -> tuple[int, int]:
         """(lines added, lines removed)."""
         plus = minus = 0
-        for ln in self.diff(0)[2:]:
-            if ln.startswith("+"):
-                plus += 1
-            elif ln.startswith("-"):
-                minus += 1
+        for group in self.hunks(0):
+            for op, i1, i2, j1, j2 in group:
+                if op != "equal":
+                    minus += i2 - i1
+                    plus += j2 - j1
         return plus, minus
 
     def as_json(self, with_diff: bool = True) -> dict:
@@ -337,3 +364,41 @@ def restore(journal: Journal, path: str, abspath: Path, vid: int) -> Version:
         atomic_write_bytes(Path(abspath), data, mode=0o600)
         note_write(Path(abspath), writer)
     return journal.observe(path, abspath, data, writer) or journal.latest(path)
+
+
+class HunkConflict(ValueError):
+    """The file changed where the hunk is since that version; the message says what to do."""
+
+
+def restore_hunk(journal: Journal, change: Change, index: int, abspath: Path) -> Version | None:
+    """Undo hunk `index` of `change` in the file as it is now, keeping every other line the
+    file has now (a three-way merge: the change's version is the base, the file now is one
+    side, that version without the hunk the other). HunkConflict when the file changed in
+    the same place since; nothing is written then."""
+    from .files import merge3
+
+    old, new = change.texts()
+    a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    groups = change.hunks()
+    if not 0 <= index < len(groups):
+        raise ValueError(f"{change.after.path}: v{change.after.id} has no hunk {index + 1}")
+    undone = list(b)
+    for op, i1, i2, j1, j2 in reversed([op for op in groups[index] if op[0] != "equal"]):
+        undone[j1:j2] = a[i1:i2]
+    if os.path.islink(abspath):
+        raise ValueError(f"{change.after.path} is a symlink; clawmem never writes memory files through symlinks")
+    try:
+        disk = Path(abspath).read_bytes()
+    except FileNotFoundError:
+        disk = None
+    journal.observe(change.after.path, abspath, disk)  # what is there now, in case no sync has seen it yet
+    merged = merge3(new, "".join(undone), _text(disk))
+    if merged.conflicts:
+        raise HunkConflict(f"{change.after.path} changed at that place since v{change.after.id}; restore the whole file to v{change.before.id} instead")
+    data = merged.text.encode("utf-8", "surrogateescape")
+    if data == disk:
+        return None
+    writer = f"restore of a hunk of v{change.before.id}"
+    atomic_write_bytes(Path(abspath), data, mode=0o600)
+    note_write(Path(abspath), writer)
+    return journal.observe(change.after.path, abspath, data, writer)
