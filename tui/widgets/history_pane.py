@@ -149,7 +149,7 @@ class HistoryPane(Vertical):
         n = len(self.entries)
         words = SINCE_WORDS[self.since]
         line = (f"{n} change{'s' * (n != 1)} since {words}" if n else f"No changes to the memory files since {words}")
-        line += " · s: since · r: restore file to before the change · u: undo the marked hunk · [ ]: pick a hunk"
+        line += " · s since · r restore the file · u undo the marked hunk · [ ] pick a hunk"
         if msg.note:
             line = f"{msg.note} · {line}"
         self.query_one("#history-line", Static).update(line)
