@@ -119,6 +119,11 @@ def build_parser() -> Parser:
     s.add_argument("--to", dest="version", required=True, type=int, metavar="VERSION", help="the version number history shows (vN)")
     s.add_argument("--json", action="store_true")
 
+    s = sub.add_parser("serve", help="serve the app to a web browser (textual-serve; loopback unless --host)")
+    _globals(s, True)
+    s.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; any other puts a token in the URL)")
+    s.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+
     s = sub.add_parser("mcp", help="serve the memory tools to agents over MCP (stdio, or HTTP with --http)")
     _globals(s, True)
     s.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP (e.g. 127.0.0.1:8765) instead of stdio")
@@ -752,6 +757,20 @@ def cmd_restore(args) -> int:
     return EXIT_OK
 
 
+# ---------------------------------------------------------------------------- serve
+
+
+def cmd_serve(args) -> int:
+    from clawmem.engine import load_config
+    from clawmem.tui.serve import ServeError, serve
+
+    load_config(args.config, workspace=args.workspace, agent=args.agent)  # a bad config is one line here, not in the browser
+    try:
+        return serve(args)
+    except ServeError as exc:
+        raise CommandError(str(exc), EXIT_USAGE) from None
+
+
 # ---------------------------------------------------------------------------- mcp
 
 
@@ -765,7 +784,8 @@ def cmd_mcp(args) -> int:
 
 
 COMMANDS = {"status": cmd_status, "index": cmd_index, "search": cmd_search, "get": cmd_get, "watch": cmd_watch,
-            "context": cmd_context, "mcp": cmd_mcp, "history": cmd_history, "restore": cmd_restore, "flush-prompt": cmd_flush_prompt, "archive": cmd_archive}
+            "context": cmd_context, "mcp": cmd_mcp, "history": cmd_history, "restore": cmd_restore,
+            "serve": cmd_serve, "flush-prompt": cmd_flush_prompt, "archive": cmd_archive}
 
 
 if __name__ == "__main__":
