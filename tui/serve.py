@@ -9,9 +9,11 @@ reads and writes memory.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import secrets
 import shlex
+import signal
 import socket
 import sys
 
@@ -40,11 +42,15 @@ class ClawmemServer(Server):
         root.add_subapp(f"/{self.token}/", app)  # its on_startup runs with the root's
         return root
 
-    def initialize_logging(self) -> None:
-        pass  # the one line on_startup prints is all the user needs
-
     async def on_startup(self, app: web.Application) -> None:
-        print(f"clawmem serve: open {self.url} in a browser (Ctrl+C stops)", flush=True)
+        pass  # no banner: the one line below, once the port listens, is all the user needs
+
+    def serve(self, debug: bool = False) -> None:
+        loop = asyncio.new_event_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, self.request_exit)
+        web.run_app(self._make_app(), host=self.host, port=self.port, handle_signals=False, loop=loop,
+                    print=lambda *_: print(f"clawmem serve: open {self.url} in a browser (Ctrl+C stops)", flush=True))
 
 
 def _url_host(host: str) -> str:
