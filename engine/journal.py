@@ -119,6 +119,7 @@ class Journal:
         except OSError:
             pass
         self.conn.execute("pragma journal_mode=wal")
+        self.conn.execute("pragma synchronous=normal")  # WAL: a power cut may lose the last versions, never corrupt them
         self.conn.executescript(SCHEMA)
 
     def close(self) -> None:
