@@ -177,6 +177,9 @@ def text_phase(cfg: Config, store: Store, stats: Stats, *, backfill_sessions: bo
         yield ev.Warning(e)
     known = store.file_rows()
     journal = _open_journal(cfg, stats)
+    if journal is False:
+        yield ev.Warning(stats.warnings[-1])
+        journal = None
     try:
         yield from _text_files(cfg, store, stats, files, known, journal, backfill_sessions, should_stop)
     finally:
@@ -184,14 +187,15 @@ def text_phase(cfg: Config, store: Store, stats: Stats, *, backfill_sessions: bo
             journal.close()
 
 
-def _open_journal(cfg: Config, stats: Stats) -> Journal | None:
+def _open_journal(cfg: Config, stats: Stats) -> Journal | None | bool:
+    """The journal, None when it is off, False when it cannot be opened (the warning says why)."""
     if not cfg["journal.enabled"] or "memory" not in cfg["sources"]:
         return None
     try:
         return Journal(cfg)
     except (OSError, sqlite3.Error) as exc:
         stats.warnings.append(f"journal: {exc}; earlier versions are not being kept")
-        return None
+        return False
 
 
 def _journal(journal: Journal, stats: Stats, path: str, abspath: Path, data: bytes | None) -> None:

@@ -118,9 +118,13 @@ class Journal:
             os.chmod(self.file, 0o600)
         except OSError:
             pass
-        self.conn.execute("pragma journal_mode=wal")
-        self.conn.execute("pragma synchronous=normal")  # WAL: a power cut may lose the last versions, never corrupt them
-        self.conn.executescript(SCHEMA)
+        try:
+            self.conn.execute("pragma journal_mode=wal")
+            self.conn.execute("pragma synchronous=normal")  # WAL: a power cut may lose the last versions, never corrupt them
+            self.conn.executescript(SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            self.conn.close()
+            raise sqlite3.DatabaseError(f"{self.file}: not a usable journal ({exc}); move it aside and a new one starts") from None
 
     def close(self) -> None:
         self.conn.close()

@@ -175,3 +175,18 @@ def test_since(text, days):
     today = dt.date(2026, 3, 10)
     want = dt.date(2026, 3, 1) if days is None else today - dt.timedelta(days=days)
     assert parse_since(text, today) == dt.datetime.combine(want, dt.time()).timestamp()
+
+
+def test_an_unusable_journal_never_stops_indexing_and_says_how_to_recover(workspace, make_engine):
+    write(workspace / "MEMORY.md", "# Memory\n- likes tea\n")
+    eng = make_engine()
+    folder = journal_dir(eng.cfg)
+    folder.mkdir(parents=True)
+    (folder / "journal.sqlite").write_bytes(b"not a database, just bytes" * 100)
+    ws = ("--workspace", str(workspace))
+    out = run_cli(*ws, "index", env={"CLAWMEM_PROVIDER": "none"})
+    assert out.returncode == 0
+    assert "not a usable journal" in out.stderr and "move it aside" in out.stderr
+    assert "likes tea" in run_cli(*ws, "search", "tea").stdout
+    hist = run_cli(*ws, "history")
+    assert hist.returncode == 3 and hist.stderr.count("\n") == 1 and "move it aside" in hist.stderr
