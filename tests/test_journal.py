@@ -161,6 +161,7 @@ def test_bad_input_is_one_line(workspace, make_engine):
         (("restore", "MEMORY.md", "--to", "99"), "MEMORY.md: no version 99"),
         (("restore", "MEMORY.md", "--to", "v1"), "--to: invalid int value"),
         (("restore", "MEMORY.md"), "--to"),
+        (("--workspace", str(workspace / "nowhere"), "history"), "no workspace at"),
     ):
         out = run_cli(*ws, *args)
         assert out.returncode == 2, (args, out.stderr)

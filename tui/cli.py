@@ -676,6 +676,8 @@ def _open_journal(eng):
 
     from clawmem.engine.journal import Journal
 
+    if not eng.workspace.is_dir():
+        raise CommandError(f"no workspace at {eng.workspace}: give --workspace, or set workspace in the clawmem config", EXIT_USAGE)
     try:
         jr = Journal(eng.cfg)
         if eng.cfg["journal.enabled"]:
