@@ -60,6 +60,7 @@ class ClawmemApp(App):
         load_args: dict | None = None,
     ) -> None:
         super().__init__()
+        journal.WRITER = "app"  # what this process writes, the journal credits to the app
         self.engine = engine
         self.settings = settings or UISettings()
         self.clock = clock or dt.datetime.now
@@ -505,7 +506,6 @@ def help_text(keymap: dict[str, str]) -> str:
 def main(args) -> int:
     """`clawmem` with no subcommand (tui/cli.py); returns the exit code."""
     cfg = config_mod.load(args.config, workspace=args.workspace, agent=args.agent)
-    journal.WRITER = "app"  # the journal names the app as the writer of what it saves
     settings = ui_settings.from_table(cfg.ui, str(cfg.file))
     engine = Engine(cfg, persistent=True)
     app = ClawmemApp(engine, settings=settings, load_args={"config_path": args.config, "workspace": args.workspace, "agent": args.agent})

@@ -8,6 +8,7 @@ import subprocess
 
 from textual.widgets import OptionList, Static
 
+from clawmem.engine import journal
 from clawmem.engine.journal import Journal
 from tuikit import DAY_10, build_app, settle
 
@@ -91,3 +92,19 @@ async def test_a_hunk_changed_again_since_is_refused(ws, make_app):
         await settle(pilot)
         assert "soup" in log.read_text()  # nothing written
         assert any("changed at that place" in n.message for n in app._notifications)
+
+
+async def test_the_apps_own_saves_and_notes_are_credited_to_the_app(ws, make_app, monkeypatch):
+    monkeypatch.setattr(journal, "WRITER", journal.WRITER)  # the app renames this process; put it back after
+    app = make_app(ws)
+    async with app.run_test(size=(110, 32)) as pilot:
+        await settle(pilot)
+        app.open_file("MEMORY.md")
+        await settle(pilot)
+        editor = app.query_one("#editor")
+        editor.move_cursor(editor.document.end)
+        await pilot.press(*"- tea, not coffee", "enter", "ctrl+s")
+        await settle(pilot)
+        await show_history(pilot)
+        assert [(e.path, e.writer) for e in app.history_pane.entries] == [("MEMORY.md", "app")]
+        assert "+- tea, not coffee" in str(app.history_pane.query_one("#history-diff", Static).render())
