@@ -82,7 +82,7 @@ def _writer_of(abspath: Path, digest: str | None) -> str:
         note = json.loads(_note_file(abspath).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return OUTSIDE
-    return note.get("writer") or OUTSIDE if note.get("hash") == digest else OUTSIDE
+    return (note.get("writer") or OUTSIDE) if note.get("hash") == digest else OUTSIDE
 
 
 @dataclass(frozen=True)
