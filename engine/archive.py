@@ -18,6 +18,7 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import journal
 from .paths import private_dir
 from .sessions import parse_transcript
 
@@ -99,6 +100,7 @@ def _create_new(folder: Path, stem: str, text: str) -> Path:
             target = folder / (f"{stem}.md" if n == 1 else f"{stem}-{n}.md")
             try:
                 os.link(tmp, target)
+                journal.note_write(target, "clawmem archive")
                 return target
             except FileExistsError:
                 n += 1

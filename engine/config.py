@@ -97,6 +97,9 @@ KEYS: dict[str, Key] = {
     "sync.onSearch": Key(True, "bool"),
     "sync.sessions.deltaBytes": Key(100000, "int", _at_least(0), "an integer >= 0"),
     "sync.sessions.deltaMessages": Key(50, "int", _at_least(0), "an integer >= 0"),
+    "journal.enabled": Key(True, "bool", doc="keep earlier versions of memory files (clawmem history / restore)"),
+    "journal.maxAgeDays": Key(30, "int", _at_least(1), "an integer >= 1", doc="drop journal versions older than this (each file's newest stays)"),
+    "journal.maxMB": Key(64, "float", _at_least(0.1), "a number >= 0.1", doc="size limit of the journal's older versions, compressed"),
     "mcp.write": Key(True, "bool", doc="let agents write memory through memory_append and memory_remember"),
     "mcp.token": Key("", "str", secret=True, doc="bearer token the MCP server's HTTP transport requires (needed off loopback)"),
 }

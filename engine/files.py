@@ -18,6 +18,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import journal
 from .fsutil import atomic_write
 
 MISSING = ""  # the hash of a file that does not exist
@@ -59,6 +60,7 @@ def read_file(path: Path) -> FileSnapshot:
 def _write(path: Path, text: str) -> FileSnapshot:
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, text, mode=0o600)
+    journal.note_write(path)
     return FileSnapshot(path, text, content_hash(text.encode("utf-8")))
 
 
@@ -194,6 +196,7 @@ def append_text(path: Path, compose) -> tuple[int, int]:
         before = os.pread(fd, start, 0).count(b"\n") if start else 0
     finally:
         os.close(fd)  # closing drops the flock
+    journal.note_write(path)
     return before + 1, before + max(1, data.count(b"\n"))
 
 

@@ -8,7 +8,12 @@ from pathlib import Path
 
 
 def atomic_write(path: Path, text: str, *, mode: int | None = None) -> None:
-    """Write `text` to `path` via a temporary file in the same folder, fsync, rename.
+    """Write `text` (UTF-8) to `path` atomically: see atomic_write_bytes."""
+    atomic_write_bytes(path, text.encode("utf-8"), mode=mode)
+
+
+def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
+    """Write `data` to `path` via a temporary file in the same folder, fsync, rename.
 
     The existing file's permission bits are kept; a new file gets `mode` (default 0o600
     for our own files is chosen by the caller). A crash leaves either the old or the new
@@ -21,8 +26,8 @@ def atomic_write(path: Path, text: str, *, mode: int | None = None) -> None:
         keep = mode
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         if keep is not None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import sqlite3
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,7 @@ from .chunking import Chunk, chunk_lines, file_lines, sha256
 from .config import Config
 from .embeddings import Plan, Provider, ProviderError
 from .embeddings.cache import EmbeddingCache
+from .journal import Journal
 from .sessions import list_session_files, parse_transcript
 from .store import ForeignIndex, Store, index_meta, move_aside
 from .text import index_tokens
@@ -59,8 +61,8 @@ class Skip(Exception):
     """This file is not indexed; the message says why."""
 
 
-def read_markdown(f: SourceFile, size: int) -> tuple[str, str | None]:
-    """(text, warning). Raises Skip for files we refuse and FileNotFoundError if it vanished."""
+def read_markdown(f: SourceFile, size: int) -> tuple[bytes, str, str | None]:
+    """(bytes, text, warning). Raises Skip for files we refuse and FileNotFoundError if it vanished."""
     if size > MAX_FILE_BYTES:
         raise Skip(f"file is {size / 1e6:.1f} MB, over the {MAX_FILE_BYTES // (1024 * 1024)} MB limit for a memory file; split it to index it")
     try:
@@ -72,10 +74,10 @@ def read_markdown(f: SourceFile, size: int) -> tuple[str, str | None]:
     if b"\x00" in data:
         raise Skip("file contains NUL bytes (binary?); not indexed")
     try:
-        return data.decode("utf-8"), None
+        return data, data.decode("utf-8"), None
     except UnicodeDecodeError as exc:
         # keep what is readable; the user is told where the bad bytes are
-        return data.decode("utf-8", "replace"), f"invalid UTF-8 at byte {exc.start}; indexed with replacement characters"
+        return data, data.decode("utf-8", "replace"), f"invalid UTF-8 at byte {exc.start}; indexed with replacement characters"
 
 
 def _chunks_for(cfg: Config, f: SourceFile, data: bytes | None, text: str | None) -> tuple[list[Chunk], list[float | None], list[str | None]]:
@@ -175,6 +177,38 @@ def text_phase(cfg: Config, store: Store, stats: Stats, *, backfill_sessions: bo
         stats.warnings.append(e)
         yield ev.Warning(e)
     known = store.file_rows()
+    journal = _open_journal(cfg, stats)
+    if journal is False:
+        yield ev.Warning(stats.warnings[-1])
+        journal = None
+    try:
+        yield from _text_files(cfg, store, stats, files, known, journal, backfill_sessions, should_stop)
+    finally:
+        if journal is not None:
+            journal.close()
+
+
+def _open_journal(cfg: Config, stats: Stats) -> Journal | None | bool:
+    """The journal, None when it is off, False when it cannot be opened (the warning says why)."""
+    if not cfg["journal.enabled"] or "memory" not in cfg["sources"]:
+        return None
+    try:
+        return Journal(cfg)
+    except (OSError, sqlite3.Error) as exc:
+        stats.warnings.append(f"journal: {exc}; earlier versions are not being kept")
+        return False
+
+
+def _journal(journal: Journal, stats: Stats, path: str, abspath: Path, data: bytes | None) -> None:
+    """Keep this version in the journal; a journal that cannot be written never stops indexing."""
+    try:
+        journal.observe(path, abspath, data)
+    except sqlite3.Error as exc:
+        stats.warnings.append(f"journal: {exc}; {path}: this version was not kept")
+
+
+def _text_files(cfg, store, stats, files, known, journal, backfill_sessions, should_stop) -> Iterator[ev.Event]:
+    journalled = set(journal.latest_hashes()) if journal is not None else set()
     yield ev.JobStarted("index", "sync", len(files))
     meter = ev.RateMeter(len(files))
     seen: set[str] = set()
@@ -188,10 +222,16 @@ def text_phase(cfg: Config, store: Store, stats: Stats, *, backfill_sessions: bo
             st = os.stat(f.abspath)
             if row and row[2] == st.st_mtime_ns and row[3] == st.st_size:
                 stats.unchanged += 1
+                if journal is not None and f.source == "memory" and row[1] and f.path not in journalled:
+                    # indexed before the journal existed: keep this version as the base the next change is compared with
+                    try:
+                        _journal(journal, stats, f.path, f.abspath, f.abspath.read_bytes())
+                    except PermissionError:
+                        pass  # the index already reports an unreadable file
             elif f.source == "sessions" and row and not backfill_sessions and _session_below_delta(cfg, row, st, f):
                 stats.unchanged += 1
             else:
-                yield from _index_one(cfg, store, f, st, row, stats)
+                yield from _index_one(cfg, store, f, st, row, stats, journal)  # it journals what it reads
         except FileNotFoundError:
             # vanished between listing and reading: forget it if we knew it
             if row:
@@ -209,10 +249,17 @@ def text_phase(cfg: Config, store: Store, stats: Stats, *, backfill_sessions: bo
                 return
             remove_file(store, path)
             stats.removed += 1
+            if journal is not None and known[path][0] == "memory":
+                _journal(journal, stats, path, Path(known[path][4] or path), None)
             yield ev.FileIndexed(path, 0, "removed")
+    if journal is not None:
+        try:
+            journal.prune()
+        except sqlite3.Error as exc:
+            stats.warnings.append(f"journal: {exc}")
 
 
-def _index_one(cfg: Config, store: Store, f: SourceFile, st: os.stat_result, row, stats: Stats) -> Iterator[ev.Event]:
+def _index_one(cfg: Config, store: Store, f: SourceFile, st: os.stat_result, row, stats: Stats, journal: Journal | None) -> Iterator[ev.Event]:
     note = None
     try:
         if f.source == "sessions":
@@ -222,9 +269,11 @@ def _index_one(cfg: Config, store: Store, f: SourceFile, st: os.stat_result, row
             if b"\x00" in data:
                 raise Skip("transcript contains NUL bytes; not indexed")
         else:
+            raw, text, note = read_markdown(f, st.st_size)
             data = None
-            text, note = read_markdown(f, st.st_size)
             digest = sha256(text)
+            if journal is not None:
+                _journal(journal, stats, f.path, f.abspath, raw)
     except Skip as why:
         write_file(store, f, st, "", [], [], [], str(why), "skipped")
         stats.warnings.append(f"{f.path}: {why}")

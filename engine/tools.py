@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import files, paths
+from . import files, journal, paths
 from .api import AccessDenied, IndexUnavailable, SearchDisabled, disabled_reason
 from .lock import LockBusy
 from .store import DatabaseError
@@ -199,6 +199,9 @@ def _index_now(engine) -> dict:
         return {"indexed": False, "warning": f"written, not yet indexed: {type(exc).__name__}: {exc}"}
 
 
+AGENT = "agent (MCP)"  # the journal's name for writes made through these tools
+
+
 def memory_append(engine, text: Any, heading: Any = None, *, now: dt.datetime | None = None) -> dict:
     """Append a timestamped entry to today's daily log (`memory/YYYY-MM-DD.md`, local date),
     creating it if needed, without rewriting a byte already there."""
@@ -208,6 +211,7 @@ def memory_append(engine, text: Any, heading: Any = None, *, now: dt.datetime | 
     head = heading.strip().replace("\n", " ") if isinstance(heading, str) else None
     try:
         path, start, end = files.add_log_entry(engine.workspace, text.strip(), now or dt.datetime.now(), head)
+        journal.note_write(path, AGENT)
     except OSError as exc:
         return {"error": f"{getattr(exc, 'filename', '') or 'memory/'}: cannot append ({exc.strerror or exc})"}
     rel = path.relative_to(engine.workspace).as_posix()
@@ -305,6 +309,7 @@ def _replace_if_unchanged(target: Path, text: str, expected_hash: str) -> bool:
         if files.read_file(target).hash != expected_hash:
             return False
         os.replace(tmp, target)
+        journal.note_write(target, AGENT)
         return True
     finally:
         if os.path.exists(tmp):

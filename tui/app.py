@@ -1,4 +1,4 @@
-"""The terminal app: Search, File, Sync and Config tabs over the engine facade.
+"""The terminal app: Search, File, Sync, Config and History tabs over the engine facade.
 
 Only the app talks to the engine. Anything that can take time (indexing, status, search,
 previews) runs in a thread worker that posts messages (tui/messages.py); handlers on the
@@ -19,7 +19,7 @@ from textual.app import InvalidThemeError
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from clawmem.engine import Engine, events as ev, files as fileops
+from clawmem.engine import Engine, events as ev, files as fileops, journal
 from clawmem.engine import config as config_mod
 from clawmem.engine.config import ConfigError
 from clawmem.engine.fsutil import atomic_write
@@ -33,12 +33,13 @@ from .themes import load_themes
 from .widgets.config_pane import ConfigPane
 from .widgets.dialogs import AppendScreen, CreateWorkspaceScreen, HelpScreen, RebuildRunningScreen, UnsavedScreen
 from .widgets.file_pane import FilePane
+from .widgets.history_pane import HistoryPane
 from .widgets.search_pane import SearchPane
 from .widgets.sync_pane import SyncPane
 
 POLL_SECONDS = 5.0  # freshness check (stat only) when watching without engine.sync
 STATUS_SECONDS = 10.0  # status refresh while watching
-TABS = ("search", "file", "sync", "config")
+TABS = ("search", "file", "sync", "config", "history")
 # settings whose change means the index must be brought up to date
 INDEX_KEYS = ("workspace", "agentId", "extraPaths", "sources", "sessions.includeArchives", "chunking.tokens",
               "chunking.overlap", "provider", "model", "fallback", "local.modelPath", "store.path", "store.vector.enabled")
@@ -59,6 +60,7 @@ class ClawmemApp(App):
         load_args: dict | None = None,
     ) -> None:
         super().__init__()
+        journal.WRITER = "app"  # what this process writes, the journal credits to the app
         self.engine = engine
         self.settings = settings or UISettings()
         self.clock = clock or dt.datetime.now
@@ -94,6 +96,8 @@ class ClawmemApp(App):
                 yield SyncPane(id="sync-pane")
             with TabPane("Config F5", id="config"):
                 yield ConfigPane(id="config-pane")
+            with TabPane("History F8", id="history"):
+                yield HistoryPane(id="history-pane")
         yield Footer()
 
     @property
@@ -111,6 +115,10 @@ class ClawmemApp(App):
     @property
     def config_pane(self) -> ConfigPane:
         return self.query_one(ConfigPane)
+
+    @property
+    def history_pane(self) -> HistoryPane:
+        return self.query_one(HistoryPane)
 
     def on_mount(self) -> None:
         if self.settings.keymap:
@@ -267,6 +275,8 @@ class ClawmemApp(App):
             self.load_status()
             self.load_files()
             self.search_pane.refresh_search()
+            if self.query_one("#tabs", TabbedContent).active == "history":
+                self.history_pane.reload()  # a sync may have journalled a change
 
     @on(IndexProgress)
     def _index_progress(self, msg: IndexProgress) -> None:
@@ -324,6 +334,9 @@ class ClawmemApp(App):
             self.sync_pane.query_one("#sync-log").focus()
         elif tab == "config":
             self.config_pane.query_one("#config-table").focus()
+        elif tab == "history":
+            self.history_pane.query_one("#history-list").focus()
+            self.history_pane.reload()
 
     def action_show_tab(self, tab: str) -> None:
         self.show_tab(tab)
@@ -334,7 +347,8 @@ class ClawmemApp(App):
     def action_pane(self, tab: str, action: str) -> None:
         """Run a tab's action from the palette (the tab is shown first)."""
         self.show_tab(tab)
-        pane = {"search": self.search_pane, "file": self.file_pane, "sync": self.sync_pane, "config": self.config_pane}[tab]
+        pane = {"search": self.search_pane, "file": self.file_pane, "sync": self.sync_pane, "config": self.config_pane,
+                "history": self.history_pane}[tab]
         getattr(pane, f"action_{action}")()
 
     def open_file(self, path: str, start: int | None = None, end: int | None = None, terms: tuple[str, ...] = ()) -> None:
@@ -492,7 +506,8 @@ def help_text(keymap: dict[str, str]) -> str:
         "# clawmem\n\n"
         "Long-term memory kept as plain Markdown. **Search** (F2) finds passages as you type; "
         "**File** (F3) reads and edits the memory files; **Sync** (F4) shows the index at work; "
-        "**Config** (F5) shows every setting and where it came from.\n\n"
+        "**Config** (F5) shows every setting and where it came from; **History** (F8) shows what "
+        "changed in the memory files, who likely wrote it, and restores a file or a hunk.\n\n"
         "Every action is also in the command palette (**ctrl+p**). Keys can be changed in the "
         "`[ui.keymap]` table of the config file with the ids below.\n\n"
         + keys.help_table(keymap)

@@ -1,4 +1,5 @@
-"""The `clawmem` command: status, index, search, get, watch, context, mcp, model, flush-prompt, archive;
+"""The `clawmem` command: status, index, search, get, watch, context, mcp, model, history, restore,
+serve, flush-prompt, archive;
 no subcommand opens the app.
 
 Imports Textual only when it opens the app, so `clawmem search` starts fast.
@@ -117,6 +118,23 @@ def build_parser() -> Parser:
     m = msub.add_parser("list", help="the models in the cache (and unfinished downloads)")
     _globals(m, True)
     m.add_argument("--json", action="store_true")
+
+    s = sub.add_parser("history", help="what changed in the memory files, version by version (the journal)")
+    _globals(s, True)
+    s.add_argument("path", nargs="?", help="one memory file (its changes are shown as diffs)")
+    s.add_argument("--since", help="only changes seen on or after YYYY-MM-DD (or today, yesterday, 7d)")
+    s.add_argument("--json", action="store_true", help="print the changes, with their diffs, as JSON")
+
+    s = sub.add_parser("restore", help="put a memory file back to a version from `clawmem history` (itself undoable)")
+    _globals(s, True)
+    s.add_argument("path", help="the memory file")
+    s.add_argument("--to", dest="version", required=True, type=int, metavar="VERSION", help="the version number history shows (vN)")
+    s.add_argument("--json", action="store_true")
+
+    s = sub.add_parser("serve", help="serve the app to a web browser (textual-serve; loopback unless --host)")
+    _globals(s, True)
+    s.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; any other puts a token in the URL)")
+    s.add_argument("--port", type=int, default=8000, help="port (default 8000)")
 
     s = sub.add_parser("mcp", help="serve the memory tools to agents over MCP (stdio, or HTTP with --http)")
     _globals(s, True)
@@ -681,6 +699,122 @@ def cmd_context(args) -> int:
     return EXIT_OK
 
 
+# ---------------------------------------------------------------------------- journal
+
+
+def _journal_path(eng, path: str | None) -> str | None:
+    from clawmem.engine.api import AccessDenied
+
+    if path is None:
+        return None
+    try:
+        return eng.resolve_allowed(path)[0]
+    except AccessDenied as exc:
+        raise CommandError(str(exc), EXIT_USAGE) from None
+
+
+def _open_journal(eng):
+    import sqlite3
+
+    from clawmem.engine.journal import Journal
+
+    if not eng.workspace.is_dir():
+        raise CommandError(f"no workspace at {eng.workspace}: give --workspace, or set workspace in the clawmem config", EXIT_USAGE)
+    try:
+        jr = Journal(eng.cfg)
+        if eng.cfg["journal.enabled"]:
+            jr.catch_up()  # changes no sync has seen yet
+        return jr
+    except (OSError, sqlite3.Error) as exc:
+        raise CommandError(f"journal: {exc}") from None
+
+
+def format_change(ch, with_diff: bool, color: bool) -> list[str]:
+    import datetime as dt
+
+    plus, minus = ch.counts()
+    v = ch.after
+    when = dt.datetime.fromtimestamp(v.ts).strftime("%Y-%m-%d %H:%M")
+    what = "deleted" if v.deleted else f"+{plus} -{minus} lines, {v.size} bytes"
+    out = [f"v{v.id}  {when}  {v.path}  {what}  by {v.writer}  (was v{ch.before.id})"]
+    if with_diff:
+        for ln in ch.diff()[2:]:
+            if color and ln.startswith("+"):
+                ln = f"\x1b[32m{ln}\x1b[0m"
+            elif color and ln.startswith("-"):
+                ln = f"\x1b[31m{ln}\x1b[0m"
+            elif color and ln.startswith("@@"):
+                ln = f"\x1b[36m{ln}\x1b[0m"
+            out.append("    " + ln)
+    return out
+
+
+def cmd_history(args) -> int:
+    from clawmem.engine.journal import parse_since
+
+    eng = _engine(args)
+    path = _journal_path(eng, args.path)
+    try:
+        since = parse_since(args.since) if args.since else None
+    except ValueError as exc:
+        raise CommandError(str(exc), EXIT_USAGE) from None
+    with _open_journal(eng) as jr:
+        changes = jr.changes(path, since)
+        if args.json:
+            print(json.dumps([c.as_json() for c in changes], ensure_ascii=False, indent=1))
+            return EXIT_OK
+        if not changes:
+            kept = jr.versions(path)
+            scope = path or "the memory files"
+            print(f"no changes to {scope} recorded{' since ' + args.since if args.since else ''}"
+                  + (f" (the journal holds {len(kept)} version{'s' * (len(kept) != 1)})" if kept else ""))
+            return EXIT_OK
+        color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+        for c in changes:
+            print("\n".join(format_change(c, path is not None, color)))
+        if path is None:
+            print(f"(clawmem history PATH shows the diffs; clawmem restore PATH --to VERSION puts a version back)")
+    return EXIT_OK
+
+
+def cmd_restore(args) -> int:
+    from clawmem.engine.journal import restore
+
+    eng = _engine(args)
+    path = _journal_path(eng, args.path)
+    abspath = eng.resolve_allowed(path)[1]
+    with _open_journal(eng) as jr:
+        before = jr.latest(path)
+        try:
+            v = restore(jr, path, abspath, args.version)
+        except ValueError as exc:
+            raise CommandError(str(exc), EXIT_USAGE) from None
+        except OSError as exc:
+            raise CommandError(f"{path}: cannot write ({exc.strerror or exc}); nothing was changed") from None
+    _, index_error = run_index_job(eng, ProgressLine(quiet=True))
+    eng.close()
+    undo = before.id if before else None
+    if args.json:
+        print(json.dumps({"path": path, "restored": args.version, "version": v.id, "undo": undo, "indexed": index_error is None}))
+    else:
+        print(f"restored {path} to v{args.version} (now v{v.id})" + (f"; undo: clawmem restore {path} --to {undo}" if undo else ""))
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------- serve
+
+
+def cmd_serve(args) -> int:
+    from clawmem.engine import load_config
+    from clawmem.tui.serve import ServeError, serve
+
+    load_config(args.config, workspace=args.workspace, agent=args.agent)  # a bad config is one line here, not in the browser
+    try:
+        return serve(args)
+    except ServeError as exc:
+        raise CommandError(str(exc), EXIT_USAGE) from None
+
+
 # ---------------------------------------------------------------------------- mcp
 
 
@@ -746,7 +880,8 @@ def model_pull(uri: str, cache, as_json: bool) -> int:
 
 
 COMMANDS = {"status": cmd_status, "index": cmd_index, "search": cmd_search, "get": cmd_get, "watch": cmd_watch,
-            "context": cmd_context, "mcp": cmd_mcp, "model": cmd_model, "flush-prompt": cmd_flush_prompt, "archive": cmd_archive}
+            "context": cmd_context, "mcp": cmd_mcp, "model": cmd_model, "history": cmd_history, "restore": cmd_restore,
+            "serve": cmd_serve, "flush-prompt": cmd_flush_prompt, "archive": cmd_archive}
 
 
 if __name__ == "__main__":

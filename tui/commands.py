@@ -28,6 +28,8 @@ ACTIONS: list[tuple[str, str, str]] = [
     ("Show the File tab", "F3", "show_tab('file')"),
     ("Show the Sync tab", "F4", "show_tab('sync')"),
     ("Show the Config tab", "F5", "show_tab('config')"),
+    ("Show the History tab", "F8: what changed in the memory files, and restore", "show_tab('history')"),
+    ("Restore the file to before the selected change", "History: itself undoable", "pane('history', 'restore_file')"),
     ("Help", "Keys and what each tab does (F1)", "help"),
 ]
 

@@ -33,6 +33,7 @@ APP_KEYS = [
     Key("tab.sync", "f4", "show_tab('sync')", "Sync", "Sync tab", show=False, priority=True),
     # f5 is TextArea's select-word: shadowed on purpose so the tab key works everywhere
     Key("tab.config", "f5", "show_tab('config')", "Config", "Config tab", show=False, priority=True),
+    Key("tab.history", "f8", "show_tab('history')", "History", "History tab: what changed in the memory files", show=False, priority=True),
     Key("search.focus", "ctrl+f", "focus_search", "Find", "Go to the search box", show=False),
     Key("log.append", "ctrl+n", "append_today", "Note", "Append a timestamped entry to today's log"),
 ]
@@ -62,7 +63,15 @@ CONFIG_KEYS = [
     Key("config.external-editor", "ctrl+o", "edit_file", "$EDITOR", "Edit the config file in $EDITOR, then reload it"),
 ]
 
-ALL_KEYS = APP_KEYS + SEARCH_KEYS + FILE_KEYS + SYNC_KEYS + CONFIG_KEYS
+HISTORY_KEYS = [
+    Key("history.restore", "r", "restore_file", "Restore", "Restore the file to its version before the selected change (itself undoable)"),
+    Key("history.hunk", "u", "undo_hunk", "Undo hunk", "Undo only the marked hunk, keeping everything else the file has now"),
+    Key("history.next-hunk", "right_square_bracket", "next_hunk", "Next hunk", "Mark the next hunk of the diff", show=False),
+    Key("history.prev-hunk", "left_square_bracket", "prev_hunk", "Prev hunk", "Mark the previous hunk of the diff", show=False),
+    Key("history.since", "s", "cycle_since", "Since", "Show changes since today, yesterday, 7 days, 30 days, or all"),
+]
+
+ALL_KEYS = APP_KEYS + SEARCH_KEYS + FILE_KEYS + SYNC_KEYS + CONFIG_KEYS + HISTORY_KEYS
 KNOWN_IDS = frozenset(k.id for k in ALL_KEYS if k.bound)
 
 
@@ -74,7 +83,7 @@ def bindings(keys: list[Key]) -> list[Binding]:
 def help_table(keymap: dict[str, str] | None = None) -> str:
     """The key table as Markdown (F1 and the README), with the user's keymap applied."""
     keymap = keymap or {}
-    sections = [("Everywhere", APP_KEYS), ("Search", SEARCH_KEYS), ("File", FILE_KEYS), ("Sync", SYNC_KEYS), ("Config", CONFIG_KEYS)]
+    sections = [("Everywhere", APP_KEYS), ("Search", SEARCH_KEYS), ("File", FILE_KEYS), ("Sync", SYNC_KEYS), ("Config", CONFIG_KEYS), ("History", HISTORY_KEYS)]
     out = []
     for title, keys in sections:
         out.append(f"**{title}**\n\n| Keys | What | Id |\n| --- | --- | --- |")

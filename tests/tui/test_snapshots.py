@@ -234,3 +234,30 @@ def test_light_theme_file_tab(ws, snap_compare):
 def test_help_screen(ws, snap_compare):
     """F1: the help over the app, listing what each tab does and the key table with ids."""
     assert snap_compare(build_app(ws), run_before=run("f1"), terminal_size=SIZE)
+
+
+async def _overwritten_log(pilot) -> None:
+    """An outside program replaces a log by a placeholder; the journal's times are set to the
+    fixed clock so the snapshot does not depend on when it runs."""
+    import subprocess
+
+    from clawmem.engine.journal import Journal
+    from tuikit import FIXED_NOW
+
+    app = pilot.app
+    log = app.engine.workspace / "memory" / "2026-02-10.md"
+    subprocess.run(["sh", "-c", 'printf "# 2026-02-10\\n\\n(notes moved)\\n" > "$1"', "sh", str(log)], check=True)
+    with Journal(app.engine.cfg) as jr:
+        jr.catch_up()
+        jr.conn.execute("update versions set ts = ?", (FIXED_NOW.timestamp() - 3600,))
+        jr.conn.execute("update versions set ts = ? where id = (select max(id) from versions)", (FIXED_NOW.timestamp() - 600,))
+    await pilot.press("f8")
+
+
+def test_history_tab(ws, snap_compare):
+    """History (F8) after an outside program replaced memory/2026-02-10.md by "(notes moved)":
+    one line says "1 change since yesterday" and the keys; the list shows 02-12 09:20, the path,
+    "v6 +1 -10" and the writer "outside" in the warning colour; the diff on the right is titled
+    "v3 → v6 by outside", the marked hunk header ("▶ @@ … hunk 1/1") in reverse, the log's
+    lines in red and the placeholder in green; the footer shows r Restore, u Undo hunk, s Since."""
+    assert snap_compare(build_app(ws), run_before=run(then=_overwritten_log), terminal_size=SIZE)

@@ -1,0 +1,193 @@
+"""The journal (issue 12 part 3): earlier versions of memory files, kept outside the
+workspace, shown by `clawmem history` and put back by `clawmem restore`, on real files,
+a real watcher process and real SQLite."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import time
+
+import pytest
+
+from clawmem.engine import files, journal, tools
+from clawmem.engine.journal import Journal, journal_dir, parse_since
+from helpers import run_cli, wait_for, write
+
+# the real thing agents did: a day's log, with bytes that are not UTF-8 and CRLF line ends,
+# so "every byte back" means every byte
+LOG = b"# 2026-03-10\r\n\r\n## 09:00\r\nquokka seen at the lake \xff\xfe\r\n\r\n## 17:16\r\ndecided: ferry at 8\r\n"
+
+
+def versions(eng, path=None):
+    with Journal(eng.cfg) as jr:
+        return jr.versions(path)
+
+
+def test_an_outside_process_overwrites_a_log_and_restore_brings_every_byte_back(workspace, make_engine):
+    log = workspace / "memory" / "2026-03-10.md"
+    log.write_bytes(LOG)
+    eng = make_engine({"sync.watchDebounceMs": 100})
+    ws = ("--workspace", str(workspace))
+    watcher = subprocess.Popen([sys.executable, "-m", "clawmem.tui", *ws, "watch"], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, env={**os.environ, "CLAWMEM_PROVIDER": "none"})
+    try:
+        wait_for(lambda: os.path.exists(journal_dir(eng.cfg) / "journal.sqlite") and versions(eng), what="the first version kept")
+        # another program (an agent gone wrong) replaces the log by a placeholder
+        subprocess.run(["sh", "-c", f"printf '# 2026-03-10\\n\\n(notes moved)\\n' > '{log}'"], check=True)
+        wait_for(lambda: len(versions(eng, "memory/2026-03-10.md")) == 2, what="the watcher to journal the overwrite")
+    finally:
+        watcher.terminate()
+        watcher.wait(timeout=20)
+
+    out = run_cli(*ws, "history", "--json")
+    assert out.returncode == 0, out.stderr
+    (change,) = json.loads(out.stdout)
+    assert change["path"] == "memory/2026-03-10.md" and change["writer"] == "outside"
+    assert "-decided: ferry at 8" in change["diff"] and "+(notes moved)" in change["diff"]
+    text = run_cli(*ws, "history", "memory/2026-03-10.md", "--since", "today")
+    assert f"v{change['version']}" in text.stdout and "-decided: ferry at 8" in text.stdout
+
+    back = run_cli(*ws, "restore", "memory/2026-03-10.md", "--to", str(change["previous"]))
+    assert back.returncode == 0, back.stderr
+    assert log.read_bytes() == LOG
+    assert f"--to {change['version']}" in back.stdout  # how to undo it
+    # the restore is itself a version: undoing it brings the placeholder back
+    last = versions(eng, "memory/2026-03-10.md")[-1]
+    assert last.writer == f"restore of v{change['previous']}"
+    assert run_cli(*ws, "restore", "memory/2026-03-10.md", "--to", str(change["version"])).returncode == 0
+    assert log.read_bytes() == b"# 2026-03-10\n\n(notes moved)\n"
+    # and the index followed the restore
+    assert "quokka" not in run_cli(*ws, "search", "quokka").stdout
+
+
+def test_the_indexer_keeps_each_version_and_files_it_indexed_before_the_journal(workspace, make_engine):
+    texts = ["# Memory\n- likes tea\n", "# Memory\n- likes coffee\n", "# Memory\n- likes coffee\n- and cake\n"]
+    write(workspace / "MEMORY.md", texts[0])
+    eng = make_engine({"journal.enabled": False})
+    eng.run_index()
+    assert not (journal_dir(eng.cfg) / "journal.sqlite").exists()
+    eng = make_engine()
+    eng.run_index()  # nothing changed, but the journal needs a base for the next change
+    (base,) = versions(eng, "MEMORY.md")
+    for text in texts[1:]:
+        write(workspace / "MEMORY.md", text)
+        eng.run_index()
+    got = versions(eng, "MEMORY.md")
+    assert got[0] == base
+    with Journal(eng.cfg) as jr:
+        assert [jr.data(v.id).decode() for v in got] == texts
+        assert [c.counts() for c in jr.changes("MEMORY.md")] == [(1, 1), (1, 0)]
+
+
+def test_a_deleted_file_is_journalled_and_can_be_restored(workspace, make_engine):
+    note = write(workspace / "memory" / "people.md", "Ana: allergic to nuts\n")
+    eng = make_engine()
+    eng.run_index()
+    note.unlink()
+    eng.run_index()
+    got = versions(eng, "memory/people.md")
+    assert got[-1].deleted
+    ws = ("--workspace", str(workspace))
+    assert "deleted" in run_cli(*ws, "history").stdout
+    assert run_cli(*ws, "restore", "memory/people.md", "--to", str(got[0].id)).returncode == 0
+    assert note.read_text() == "Ana: allergic to nuts\n"
+
+
+def test_who_wrote_it(workspace, make_engine, monkeypatch):
+    eng = make_engine()
+    write(workspace / "MEMORY.md", "# Memory\n")
+    eng.run_index()
+    # an agent through the MCP tools
+    res = tools.memory_append(eng, "met Bo at the market")
+    assert res["indexed"]
+    log = versions(eng, res["path"])
+    assert [v.writer for v in log] == [tools.AGENT]
+    res = tools.memory_remember(eng, "Bo sells honey")
+    assert versions(eng, "MEMORY.md")[-1].writer == tools.AGENT
+    # the app's save (the app names itself at start)
+    monkeypatch.setattr(journal, "WRITER", "app")
+    files.overwrite(workspace / "MEMORY.md", "# Memory\n- tidy\n")
+    eng.run_index()
+    assert versions(eng, "MEMORY.md")[-1].writer == "app"
+    # anything else is "outside", even after clawmem wrote the file before
+    write(workspace / "MEMORY.md", "# Memory\n- tidy\n- by hand\n")
+    eng.run_index()
+    assert versions(eng, "MEMORY.md")[-1].writer == "outside"
+
+
+def test_old_versions_are_dropped_by_age_then_size_but_never_a_files_newest(workspace, make_engine):
+    eng = make_engine({"journal.maxAgeDays": 1, "journal.maxMB": 0.1})
+    big = workspace / "memory" / "big.md"
+    for i in range(6):
+        # incompressible text, ~40 KB compressed each: six versions are over the 0.1 MB budget
+        write(big, os.urandom(30_000).hex() + f"\nversion {i}\n")
+        eng.run_index()
+    write(workspace / "MEMORY.md", "# Memory\n")
+    eng.run_index()
+    got = versions(eng, "memory/big.md")
+    assert 1 <= len(got) < 6 and got[-1].size == big.stat().st_size
+    with Journal(eng.cfg) as jr:
+        assert jr.data(got[-1].id) == big.read_bytes()
+        total = jr.conn.execute("select sum(length(data)) from versions").fetchone()[0]
+        assert total <= 0.1 * 1024 * 1024 + 70_000  # the newest version of each file may exceed it
+        # two days later every older version is past maxAgeDays; the newest of each file stays
+        jr.prune(now=time.time() + 2 * 86400)
+        assert [v.path for v in jr.versions()] == ["memory/big.md", "MEMORY.md"]
+
+
+def test_the_journal_is_private_and_outside_the_workspace(workspace, make_engine):
+    write(workspace / "MEMORY.md", "# Memory\n")
+    eng = make_engine()
+    eng.run_index()
+    folder = journal_dir(eng.cfg)
+    assert not str(folder).startswith(str(workspace))
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert stat.S_IMODE(folder.parent.parent.stat().st_mode) == 0o700
+    assert stat.S_IMODE((folder / "journal.sqlite").stat().st_mode) == 0o600
+    assert sorted(p.name for p in workspace.rglob("*")) == ["MEMORY.md", "memory"]
+
+
+def test_bad_input_is_one_line(workspace, make_engine):
+    write(workspace / "MEMORY.md", "# Memory\n")
+    make_engine().run_index()
+    ws = ("--workspace", str(workspace))
+    for args, words in (
+        (("history", "--since", "last tuesday"), "--since: expected a date"),
+        (("history", "../secrets.md"), "refused"),
+        (("restore", "MEMORY.md", "--to", "99"), "MEMORY.md: no version 99"),
+        (("restore", "MEMORY.md", "--to", "v1"), "--to: invalid int value"),
+        (("restore", "MEMORY.md"), "--to"),
+        (("--workspace", str(workspace / "nowhere"), "history"), "no workspace at"),
+    ):
+        out = run_cli(*ws, *args)
+        assert out.returncode == 2, (args, out.stderr)
+        assert out.stderr.count("\n") == 1 and words in out.stderr and "Traceback" not in out.stderr, out.stderr
+    assert (workspace / "MEMORY.md").read_text() == "# Memory\n"
+
+
+@pytest.mark.parametrize("text,days", [("today", 0), ("yesterday", 1), ("7d", 7), ("2026-03-01", None)])
+def test_since(text, days):
+    import datetime as dt
+
+    today = dt.date(2026, 3, 10)
+    want = dt.date(2026, 3, 1) if days is None else today - dt.timedelta(days=days)
+    assert parse_since(text, today) == dt.datetime.combine(want, dt.time()).timestamp()
+
+
+def test_an_unusable_journal_never_stops_indexing_and_says_how_to_recover(workspace, make_engine):
+    write(workspace / "MEMORY.md", "# Memory\n- likes tea\n")
+    eng = make_engine()
+    folder = journal_dir(eng.cfg)
+    folder.mkdir(parents=True)
+    (folder / "journal.sqlite").write_bytes(b"not a database, just bytes" * 100)
+    ws = ("--workspace", str(workspace))
+    out = run_cli(*ws, "index", env={"CLAWMEM_PROVIDER": "none"})
+    assert out.returncode == 0
+    assert "not a usable journal" in out.stderr and "move it aside" in out.stderr
+    assert "likes tea" in run_cli(*ws, "search", "tea").stdout
+    hist = run_cli(*ws, "history")
+    assert hist.returncode == 3 and hist.stderr.count("\n") == 1 and "move it aside" in hist.stderr

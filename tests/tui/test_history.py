@@ -1,0 +1,110 @@
+"""The History tab (issue 12 part 3) on the real engine and journal: an outside process
+overwrites a log, the tab shows it as a diff by "outside", one key restores the file (and
+the restore is undoable), another undoes one hunk and keeps what was written since."""
+
+from __future__ import annotations
+
+import subprocess
+
+from textual.widgets import OptionList, Static
+
+from clawmem.engine import journal
+from clawmem.engine.journal import Journal
+from tuikit import DAY_10, build_app, settle
+
+
+def outside_write(path, text: str) -> None:
+    """Another program (not clawmem) rewrites the file."""
+    subprocess.run(["sh", "-c", 'printf "%s" "$1" > "$2"', "sh", text, str(path)], check=True)
+
+
+async def show_history(pilot) -> None:
+    await pilot.press("f8")
+    await settle(pilot)
+
+
+async def test_an_outside_overwrite_shows_as_a_diff_and_r_restores_every_byte(ws, make_app):
+    log = ws / "memory" / "2026-02-10.md"
+    app = make_app(ws)
+    async with app.run_test(size=(110, 32)) as pilot:
+        await settle(pilot)  # the startup index journals every file as its base
+        outside_write(log, "# 2026-02-10\n\n(moved to another place)\n")
+        await show_history(pilot)
+        pane = app.history_pane
+        assert app.query_one("#tabs").active == "history"
+        assert [(e.path, e.writer) for e in pane.entries] == [("memory/2026-02-10.md", "outside")]
+        diff = str(pane.query_one("#history-diff", Static).render())
+        assert "-Rolled back and opened ticket OPS-1432." in diff and "+(moved to another place)" in diff
+        assert pane.query_one("#history-list", OptionList).has_focus
+
+        await pilot.press("r")
+        await settle(pilot)
+        assert log.read_text() == DAY_10
+        top = pane.entries[0]
+        assert top.writer.startswith("restore of v") and top.path == "memory/2026-02-10.md"
+        # the restore is a change like any other: r on it undoes the restore
+        await pilot.press("r")
+        await settle(pilot)
+        assert log.read_text() == "# 2026-02-10\n\n(moved to another place)\n"
+
+
+async def test_u_undoes_only_the_marked_hunk_and_keeps_later_writes(ws, make_app):
+    log = ws / "memory" / "2026-02-10.md"
+    app = make_app(ws)
+    async with app.run_test(size=(110, 32)) as pilot:
+        await settle(pilot)
+        # one outside change with two hunks: the 09:00 entry and the 17:45 one
+        changed = DAY_10.replace("hotel near Shinjuku", "TODO").replace("lasagna with extra cheese", "TODO")
+        outside_write(log, changed)
+        await show_history(pilot)
+        pane = app.history_pane
+        assert len(pane.entries[0].hunks) == 2
+        # then the agent appends, and the tab is shown again
+        with log.open("a") as fh:
+            fh.write("\n## 18:30\nBooked the ferry.\n")
+        await pilot.press("f2")
+        await show_history(pilot)
+        assert pane.selected.version == pane.entries[-1].version  # the first change, now below the append
+        pane.query_one("#history-list", OptionList).highlighted = len(pane.entries) - 1
+        await settle(pilot)
+        await pilot.press("right_square_bracket")
+        assert "▶ @@" in str(pane.query_one("#history-diff", Static).render()).split("hotel")[-1]
+        await pilot.press("u")
+        await settle(pilot)
+        text = log.read_text()
+        assert "lasagna with extra cheese" in text  # the marked (second) hunk is undone
+        assert "hotel near Shinjuku" not in text and "TODO" in text  # the first is not
+        assert text.endswith("## 18:30\nBooked the ferry.\n")  # and the later append stays
+        with Journal(app.engine.cfg) as jr:
+            assert jr.latest("memory/2026-02-10.md").writer.startswith("restore of a hunk")
+
+
+async def test_a_hunk_changed_again_since_is_refused(ws, make_app):
+    log = ws / "memory" / "2026-02-10.md"
+    app = make_app(ws)
+    async with app.run_test(size=(110, 32)) as pilot:
+        await settle(pilot)
+        outside_write(log, DAY_10.replace("lasagna with extra cheese", "TODO"))
+        await show_history(pilot)
+        outside_write(log, DAY_10.replace("lasagna with extra cheese", "soup"))
+        pane = app.history_pane
+        await pilot.press("u")
+        await settle(pilot)
+        assert "soup" in log.read_text()  # nothing written
+        assert any("changed at that place" in n.message for n in app._notifications)
+
+
+async def test_the_apps_own_saves_and_notes_are_credited_to_the_app(ws, make_app, monkeypatch):
+    monkeypatch.setattr(journal, "WRITER", journal.WRITER)  # the app renames this process; put it back after
+    app = make_app(ws)
+    async with app.run_test(size=(110, 32)) as pilot:
+        await settle(pilot)
+        app.open_file("MEMORY.md")
+        await settle(pilot)
+        editor = app.query_one("#editor")
+        editor.move_cursor(editor.document.end)
+        await pilot.press(*"- tea, not coffee", "enter", "ctrl+s")
+        await settle(pilot)
+        await show_history(pilot)
+        assert [(e.path, e.writer) for e in app.history_pane.entries] == [("MEMORY.md", "app")]
+        assert "+- tea, not coffee" in str(app.history_pane.query_one("#history-diff", Static).render())

@@ -1,0 +1,239 @@
+"""The History tab: what changed in the memory files (the engine's journal), file by file,
+as a coloured diff, who likely wrote it, and keys that restore a file or one hunk. Every
+restore is itself journalled, so it shows up here and can be undone the same way."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+from textual.worker import get_current_worker
+
+from .. import keys
+
+if TYPE_CHECKING:
+    from ..app import ClawmemApp
+
+SINCE = ("today", "yesterday", "7d", "30d", "all")
+SINCE_WORDS = {"today": "today", "yesterday": "yesterday", "7d": "the last 7 days", "30d": "the last 30 days", "all": "ever"}
+MAX_CHANGES = 300  # newest first; older ones stay in the journal (clawmem history)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One change as the pane shows it (computed in a worker, read on the UI thread)."""
+
+    version: int
+    previous: int
+    path: str
+    when: float
+    writer: str
+    added: int
+    removed: int
+    deleted: bool
+    hunks: list[list[str]]
+
+
+class HistoryLoaded(Message):
+    def __init__(self, entries: list[Entry], note: str | None) -> None:
+        super().__init__()
+        self.entries, self.note = entries, note
+
+
+class RestoreDone(Message):
+    def __init__(self, text: str, error: bool) -> None:
+        super().__init__()
+        self.text, self.error = text, error
+
+
+def diff_content(entry: Entry, selected: int) -> Content:
+    """The change as a unified diff: additions green, removals red, the selected hunk marked."""
+    lines: list[Content] = [Content.styled(f"{entry.path}  v{entry.previous} → v{entry.version}  by {entry.writer}", "bold")]
+    if entry.deleted:
+        lines.append(Content.styled("the file was deleted (r brings it back)", "$text-warning"))
+    for n, hunk in enumerate(entry.hunks):
+        for i, ln in enumerate(hunk):
+            if i == 0:
+                mark = "▶ " if n == selected else "  "
+                style = "bold reverse $text-accent" if n == selected else "$text-accent"
+                lines.append(Content.styled(f"{mark}{ln}  hunk {n + 1}/{len(entry.hunks)}", style))
+            elif ln.startswith("+"):
+                lines.append(Content.styled("  " + ln, "$text-success"))
+            elif ln.startswith("-"):
+                lines.append(Content.styled("  " + ln, "$text-error"))
+            else:
+                lines.append(Content("  " + ln))
+    return Content("\n").join(lines)
+
+
+class HistoryPane(Vertical):
+    BINDINGS = keys.bindings(keys.HISTORY_KEYS)
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self.since = "yesterday"
+        self.entries: list[Entry] = []
+        self.hunk = 0
+        self._select_newest = False  # after a restore: its own change, so r undoes it
+
+    @property
+    def cm(self) -> "ClawmemApp":
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        yield Static("Loading…", id="history-line", markup=False)
+        with Horizontal(id="history-body"):
+            yield OptionList(id="history-list")
+            with VerticalScroll(id="history-side"):
+                yield Static("", id="history-diff", markup=False)
+
+    def on_mount(self) -> None:
+        self.query_one("#history-list", OptionList).border_title = "Changes"
+        self.query_one("#history-side").border_title = "Diff"
+
+    @property
+    def selected(self) -> Entry | None:
+        idx = self.query_one("#history-list", OptionList).highlighted
+        return self.entries[idx] if idx is not None and 0 <= idx < len(self.entries) else None
+
+    # ------------------------------------------------------------------ loading
+
+    def reload(self) -> None:
+        self._load(self.since)
+
+    @work(thread=True, exclusive=True, group="history", exit_on_error=False)
+    def _load(self, since: str) -> None:
+        from clawmem.engine.journal import Journal, parse_since
+
+        cfg = self.cm.engine.cfg
+        entries: list[Entry] = []
+        note = None
+        try:
+            with Journal(cfg) as jr:
+                if cfg["journal.enabled"]:
+                    jr.catch_up()  # changes the watcher has not synced yet
+                changes = jr.changes(None, None if since == "all" else parse_since(since, self.cm.clock().date()))
+                for ch in reversed(changes[-MAX_CHANGES:]):
+                    plus, minus = ch.counts()
+                    v = ch.after
+                    entries.append(Entry(v.id, ch.before.id, v.path, v.ts, v.writer, plus, minus, v.deleted, ch.hunk_lines()))
+        except Exception as exc:  # an unreadable journal is shown, never fatal
+            note = f"journal: {exc}"
+        if not cfg["journal.enabled"]:
+            note = "journal.enabled is false: no new versions are kept (F5 turns it back on)"
+        if not get_current_worker().is_cancelled:
+            self.post_message(HistoryLoaded(entries, note))
+
+    @on(HistoryLoaded)
+    def _loaded(self, msg: HistoryLoaded) -> None:
+        keep = None if self._select_newest else self.selected.version if self.selected else None
+        self._select_newest = False
+        self.entries = msg.entries
+        olist = self.query_one("#history-list", OptionList)
+        olist.clear_options()
+        for e in self.entries:
+            when = dt.datetime.fromtimestamp(e.when).strftime("%m-%d %H:%M")
+            what = "deleted" if e.deleted else f"+{e.added} -{e.removed}"
+            head = Content.assemble((when, "$text-muted"), " ", (e.path, "bold"))
+            tail = Content.assemble(f"  v{e.version} {what} ", (e.writer, "$text-warning" if e.writer == "outside" else "$text-secondary"))
+            olist.add_option(Option(Content("\n").join([head, tail]), id=str(e.version)))
+        n = len(self.entries)
+        words = SINCE_WORDS[self.since]
+        line = (f"{n} change{'s' * (n != 1)} since {words}" if n else f"No changes to the memory files since {words}")
+        line += " · s since · r restore the file · u undo the marked hunk · [ ] pick a hunk"
+        if msg.note:
+            line = f"{msg.note} · {line}"
+        self.query_one("#history-line", Static).update(line)
+        if self.entries:
+            at = next((i for i, e in enumerate(self.entries) if e.version == keep), 0)
+            olist.highlighted = at
+            self._show(reset=keep != self.entries[at].version)
+        else:
+            self.query_one("#history-diff", Static).update("")
+
+    # ------------------------------------------------------------------ showing
+
+    @on(OptionList.OptionHighlighted, "#history-list")
+    def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        self._show(reset=True)
+
+    def _show(self, reset: bool = False) -> None:
+        entry = self.selected
+        if entry is None:
+            return
+        if reset:
+            self.hunk = 0
+        self.hunk = max(0, min(self.hunk, len(entry.hunks) - 1))
+        self.query_one("#history-diff", Static).update(diff_content(entry, self.hunk))
+        # keep the marked hunk in view: one title line, then the hunks' lines
+        line = 1 + (1 if entry.deleted else 0) + sum(len(h) for h in entry.hunks[: self.hunk])
+        self.query_one("#history-side", VerticalScroll).scroll_to(y=max(0, line - 2), animate=False)
+
+    def action_next_hunk(self) -> None:
+        self.hunk += 1
+        self._show()
+
+    def action_prev_hunk(self) -> None:
+        self.hunk -= 1
+        self._show()
+
+    def action_cycle_since(self) -> None:
+        self.since = SINCE[(SINCE.index(self.since) + 1) % len(SINCE)]
+        self.reload()
+
+    # ------------------------------------------------------------------ restoring
+
+    def action_restore_file(self) -> None:
+        entry = self.selected
+        if entry is not None:
+            self._restore(entry, None)
+
+    def action_undo_hunk(self) -> None:
+        entry = self.selected
+        if entry is None:
+            return
+        if entry.deleted or not entry.hunks:
+            self.cm.notify("This change has no hunk to undo; r restores the whole file.", severity="warning")
+            return
+        self._restore(entry, self.hunk)
+
+    @work(thread=True, exclusive=True, group="history-restore", exit_on_error=False)
+    def _restore(self, entry: Entry, hunk: int | None) -> None:
+        from clawmem.engine.api import AccessDenied
+        from clawmem.engine.journal import Change, Journal, restore, restore_hunk
+
+        eng = self.cm.engine
+        try:
+            _, abspath = eng.resolve_allowed(entry.path)
+            with Journal(eng.cfg) as jr:
+                if hunk is None:
+                    v = restore(jr, entry.path, Path(abspath), entry.previous)
+                    text = f"Restored {entry.path} to v{entry.previous} (now v{v.id}; r on that change undoes it)"
+                else:
+                    before, after = jr.version(entry.previous), jr.version(entry.version)
+                    if before is None or after is None:
+                        raise ValueError(f"{entry.path}: v{entry.previous} is no longer in the journal")
+                    v = restore_hunk(jr, Change(jr, before, after), hunk, Path(abspath))
+                    text = (f"Undid hunk {hunk + 1} of v{entry.version} in {entry.path} (now v{v.id})" if v
+                            else f"{entry.path} already has hunk {hunk + 1} undone")
+            error = False
+        except (AccessDenied, ValueError, OSError) as exc:
+            text, error = f"Not restored: {exc}", True
+        self.post_message(RestoreDone(text, error))
+
+    @on(RestoreDone)
+    def _restored(self, msg: RestoreDone) -> None:
+        self.cm.notify(msg.text, severity="error" if msg.error else "information", timeout=10)
+        if not msg.error:
+            self.cm.request_index("restored from the history")
+            self._select_newest = True
+            self.reload()
