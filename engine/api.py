@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import stat
 import threading
 import time
 from pathlib import Path
@@ -463,11 +464,22 @@ class Engine:
             return {"path": raw, "text": render_range(parse_transcript(data), start, count)}
         rel, abs_p = self.resolve_allowed(raw)
         try:
-            text = abs_p.read_text(encoding="utf-8", errors="replace")
+            # O_NONBLOCK: opening a FIFO named like a note must not wait for a writer
+            fd = os.open(abs_p, os.O_RDONLY | os.O_NONBLOCK)
         except FileNotFoundError:
             return {"path": rel, "text": ""}
-        except IsADirectoryError:
-            raise AccessDenied(f"refused {raw!r}: it is a folder") from None
+        try:
+            mode = os.fstat(fd).st_mode
+            if stat.S_ISDIR(mode):
+                raise AccessDenied(f"refused {raw!r}: it is a folder")
+            if not stat.S_ISREG(mode):
+                raise AccessDenied(f"refused {raw!r}: not a regular file (a pipe or device is never read)")
+            with os.fdopen(fd, encoding="utf-8", errors="replace") as fh:
+                fd = -1
+                text = fh.read()
+        finally:
+            if fd >= 0:
+                os.close(fd)
         if start is None and count is None:
             return {"path": rel, "text": text}
         all_lines = text.split("\n")
