@@ -54,6 +54,7 @@ KEYS: dict[str, Key] = {
     "remote.baseUrl": Key("", "str"),
     "remote.apiKey": Key("", "str", secret=True),
     "remote.headers": Key({}, "headers"),
+    "remote.timeoutSeconds": Key(60.0, "float", _between(0.1, 600), "a number of seconds from 0.1 to 600", doc="how long one request to a remote provider may take"),
     "local.modelPath": Key("", "str", doc=f"GGUF file or hf: URI (default model: {DEFAULT_LOCAL_MODEL})"),
     "local.modelCacheDir": Key("", "str"),
     "local.threads": Key(0, "int", _at_least(0), "an integer >= 0 (0 = automatic)"),

@@ -146,7 +146,7 @@ def _remote_candidate(cfg: Config, name: str, primary: bool) -> Candidate:
     def make() -> Provider:
         from .remote import make_remote
 
-        return make_remote(name, model=model, api_key=key, base_url=base_url, headers=headers)
+        return make_remote(name, model=model, api_key=key, base_url=base_url, headers=headers, timeout=cfg["remote.timeoutSeconds"])
 
     return Candidate(name, make, None, model)
 
