@@ -37,6 +37,9 @@ from .store import DatabaseError, SCHEMA_VERSION, Store, index_meta
 from .workspace import normalize_extra_paths
 
 
+PROVIDER_FAILURES = "provider_failures"  # meta key: {provider: why it failed in the last index run}
+
+
 class AccessDenied(ValueError):
     """memory_get refused a path; the message says why."""
 
@@ -228,8 +231,9 @@ class Engine:
             cov = store.coverage(m["id"]) if len(present) > 1 else int(store.has_vectors(m["id"]))
             if cov and (best is None or cov > best[0]):
                 best = (cov, order, prov, m)
+        failures = self._known_failures(store)
         if best is None:
-            errs = [f"{n}: {e}" if not e.startswith(n) else e for n, e in self._provider_errors.items()]
+            errs = [f"{n}: {e}" if not e.startswith(n) else e for n, e in failures.items()]
             first = usable[0].name
             note = self._providers[first].not_ready() if first in self._providers else None
             info["reason"] = "; ".join(errs) if errs else note or f"no vectors indexed yet for {first} (run `clawmem index`)"
@@ -244,9 +248,11 @@ class Engine:
         # the provider the user asked for (auto: the first usable one) is not the one serving
         primary = usable[0] if plan.configured == "auto" else plan.candidates[0]
         if primary.name != prov.id:
-            why = primary.reason or self._provider_errors.get(primary.name) or f"{primary.name} has fewer vectors indexed than {prov.id}"
+            why = primary.reason or failures.get(primary.name) or f"{primary.name} has fewer vectors indexed than {prov.id}"
             info["fallback"] = {"from": primary.name, "reason": why}
         info["provider"], info["model"], info["dims"] = prov.id, prov.model, m["dims"]
+        # the serving provider failed part-way through the last index: some chunks have no vector
+        info["lastError"] = failures.get(prov.id)
         return side, info
 
     def _embed_query(self, prov: Provider, query: str, dims: int | None) -> np.ndarray:
@@ -556,6 +562,7 @@ class Engine:
             self._provider_errors[name] = why
             yield ev.ProviderSwitched(name, chain.current().id if chain.current() else None, why)
         if chain.current() is None:
+            self._record_failures(store)
             return
         cache = EmbeddingCache(max_entries=self.cfg["cache.maxEntries"]) if self.cfg["cache.enabled"] else None
         try:
@@ -568,6 +575,21 @@ class Engine:
         finally:
             if cache:
                 cache.close()
+        if not stop():
+            self._record_failures(store)
+
+    def _record_failures(self, store: Store) -> None:
+        """Keep this run's provider failures in the index, so that `status` and searches in other
+        processes give the real reason ("openai: 500 …"), not a guess from vector counts."""
+        if self._provider_errors:
+            store.set_meta(PROVIDER_FAILURES, json.dumps(self._provider_errors))
+        else:
+            store.conn.execute("delete from meta where key = ?", (PROVIDER_FAILURES,))
+
+    def _known_failures(self, store: Store) -> dict[str, str]:
+        """Provider failures of this process, else those the last index run recorded."""
+        recorded = store.get_meta_json(PROVIDER_FAILURES)
+        return {**(recorded if isinstance(recorded, dict) else {}), **self._provider_errors}
 
     def _rebuild(self, why: str, stats: Stats, stop, backfill: bool) -> Iterator[ev.Event]:
         """Build a complete new index beside the old one, then swap it in (SPEC §4)."""
@@ -649,6 +671,8 @@ class Engine:
         if side is not None:
             provider["active"], provider["model"] = info["provider"], info["model"]
             provider["fallback"] = info["fallback"]
+            if info.get("lastError"):
+                provider["lastError"] = f"the last index could not embed every chunk: {info['lastError']}"
         elif usable:
             provider["active"] = usable[0].name
             provider["model"] = usable[0].model or None

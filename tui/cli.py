@@ -162,6 +162,8 @@ def format_status(st: dict) -> str:
         lines.append(f"           {pv['reason']}")
     if pv.get("fallback"):
         lines.append(f"           fallback from {pv['fallback']['from']}: {pv['fallback']['reason']}")
+    if pv.get("lastError"):
+        lines.append(f"           {pv['lastError']}")
     if pv.get("probe"):
         pr = pv["probe"]
         lines.append(f"           probe: {'ok, ' + str(pr['dims']) + ' dims, ' + str(pr['ms']) + ' ms' if pr['ok'] else 'failed: ' + pr['error']}")
