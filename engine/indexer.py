@@ -309,6 +309,12 @@ def _embed_with(store: Store, provider: Provider, cache: EmbeddingCache | None, 
             store.conn.execute("begin immediate")
             mid = store.model_id(provider.fingerprint(), provider.id, provider.model, provider.endpoint, dims)
             store.conn.execute("commit")
+        else:
+            (table_dims,) = store.conn.execute("select dims from models where id = ?", (mid,)).fetchone()
+            if dims != table_dims:
+                # the same model name now answers with another size (the server swapped models)
+                raise ProviderError(f"{provider.id}: {provider.model} now returns {dims}-dimension vectors but the index holds "
+                                    f"{table_dims}-dimension ones; run `clawmem index --force` to re-embed")
         rows = [(cid, vectors[h]) for cid, h, _ in batch if h in vectors and vectors[h].size == dims]
         rejected += len(batch) - len(rows)
         store.conn.execute("begin immediate")
