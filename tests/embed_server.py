@@ -12,7 +12,10 @@ Misbehaviour on demand:
 - `always`: the same, for every request from now on (None = behave);
 - markers inside an input text: `WRONGDIM` gets a vector of the wrong size, `NANVEC` one
   with NaN, `ZEROVEC` all zeros;
-- `delay`: seconds every embeddings request takes (to observe concurrency).
+- `delay`: seconds every embeddings request takes (to observe concurrency);
+- `retry_after`: the Retry-After header (seconds) sent with a 429;
+- `die_after`: after that many embeddings requests the server dies: it stops listening and
+  drops every open connection without an answer (a crash mid-index).
 
 It also serves files for the hf: download (`GET /{owner}/{repo}/resolve/main/{file}`) with
 HTTP Range support, and can cut a download short after `cut_after` bytes.
@@ -61,6 +64,9 @@ class EmbedServer:
         self.file_hang = False  # stall before answering a download
         self.in_flight = 0
         self.max_in_flight = 0
+        self.retry_after: float | None = None
+        self.die_after: int | None = None
+        self.dead = False
         self._lock = threading.Lock()
         server = self
 
@@ -153,7 +159,18 @@ class EmbedServer:
                 self.in_flight -= 1
             rec["end"] = time.monotonic()
 
+    def _die(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
     def _answer_post(self, h, body) -> None:
+        with self._lock:
+            if not self.dead and self.die_after is not None and len(self.embedding_requests()) > self.die_after:
+                self.dead = True
+                threading.Thread(target=self._die, daemon=True).start()
+        if self.dead:
+            h.close_connection = True  # hang up without a word
+            return
         action = self._next_action()
         if self.delay:
             time.sleep(self.delay)
@@ -162,7 +179,8 @@ class EmbedServer:
             return self._send(h, 200, {"data": []})
         if isinstance(action, int) and action != 200:
             msg = {429: "Rate limit reached", 500: "internal error", 503: "overloaded", 401: "bad key", 400: "bad request"}.get(action, "error")
-            return self._send(h, action, {"error": {"message": msg, "type": "test"}})
+            extra = {"Retry-After": f"{self.retry_after:g}"} if action == 429 and self.retry_after is not None else None
+            return self._send(h, action, {"error": {"message": msg, "type": "test"}}, extra)
         if action == "malformed":
             return self._send_raw(h, 200, b"<html>this is not json</html>", "text/html")
         if not self._authorized(h):
@@ -187,8 +205,8 @@ class EmbedServer:
             return True
         return h.headers.get("Authorization") == f"Bearer {self.api_key}" or h.headers.get("x-goog-api-key") == self.api_key
 
-    def _send(self, h, status: int, obj) -> None:
-        self._send_raw(h, status, json.dumps(obj).encode(), "application/json")
+    def _send(self, h, status: int, obj, extra: dict | None = None) -> None:
+        self._send_raw(h, status, json.dumps(obj).encode(), "application/json", extra)
 
     def _send_raw(self, h, status: int, data: bytes, ctype: str, extra: dict | None = None) -> None:
         try:
