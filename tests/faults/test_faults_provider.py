@@ -164,3 +164,17 @@ def test_the_server_changes_its_dimensions(workspace, tmp_path, embed_server):
     res = search(workspace, cfg, "toklater")
     assert res["results"][0]["path"] == "memory/later.md"
     assert res["mode"] == "keyword" and "48" in json.dumps(res), res
+
+
+def test_status_names_the_primary_failure_when_a_fallback_serves(workspace, tmp_path, embed_server, tiny_model):
+    notes(workspace, 6)
+    embed_server.always = 500
+    cfg = config(tmp_path, embed_server.url, embed_server.api_key, f'fallback = ["local"]\n[local]\nmodelPath = "{tiny_model}"\n')
+    done, err, _ = index(workspace, cfg)
+    assert done["embedded"] > 0  # the local model embedded everything
+    st = status(workspace, cfg)
+    assert st["provider"]["active"] == "local"
+    assert st["provider"]["fallback"]["from"] == "openai"
+    assert "openai: 500 internal error" in st["provider"]["fallback"]["reason"]  # not "fewer vectors indexed"
+    res = search(workspace, cfg, "ferry timetable")
+    assert res["mode"] == "hybrid" and "500 internal error" in res["fallback"]["reason"]
