@@ -13,6 +13,7 @@ Misbehaviour on demand:
 - markers inside an input text: `WRONGDIM` gets a vector of the wrong size, `NANVEC` one
   with NaN, `ZEROVEC` all zeros;
 - `delay`: seconds every embeddings request takes (to observe concurrency);
+- `echo_key`: scripted errors repeat the credentials the request carried;
 - `retry_after`: the Retry-After header (seconds) sent with a 429;
 - `die_after`: after that many embeddings requests the server dies: it stops listening and
   drops every open connection without an answer (a crash mid-index).
@@ -67,6 +68,7 @@ class EmbedServer:
         self.retry_after: float | None = None
         self.die_after: int | None = None
         self.dead = False
+        self.echo_key = False  # repeat the Authorization header in scripted error messages
         self._lock = threading.Lock()
         server = self
 
@@ -179,6 +181,8 @@ class EmbedServer:
             return self._send(h, 200, {"data": []})
         if isinstance(action, int) and action != 200:
             msg = {429: "Rate limit reached", 500: "internal error", 503: "overloaded", 401: "bad key", 400: "bad request"}.get(action, "error")
+            if self.echo_key:  # some servers repeat the credentials they got: the client must not
+                msg += f" (credentials given: {h.headers.get('Authorization', h.headers.get('x-goog-api-key', ''))})"
             extra = {"Retry-After": f"{self.retry_after:g}"} if action == 429 and self.retry_after is not None else None
             return self._send(h, action, {"error": {"message": msg, "type": "test"}}, extra)
         if action == "malformed":
