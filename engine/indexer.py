@@ -117,7 +117,7 @@ def write_file(store: Store, f: SourceFile, st: os.stat_result, digest: str, chu
         store.bump_generation()
         conn.execute("commit")
     except BaseException:
-        conn.execute("rollback")
+        store.rollback()
         raise
 
 
@@ -140,7 +140,7 @@ def remove_file(store: Store, path: str) -> None:
         store.bump_generation()
         store.conn.execute("commit")
     except BaseException:
-        store.conn.execute("rollback")
+        store.rollback()
         raise
 
 
@@ -325,7 +325,7 @@ def _embed_with(store: Store, provider: Provider, cache: EmbeddingCache | None, 
             store.bump_generation()
             store.conn.execute("commit")
         except BaseException:
-            store.conn.execute("rollback")
+            store.rollback()
             raise
         if cache and fresh:
             cache.put_many(key, list(fresh.items()))

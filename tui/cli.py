@@ -254,6 +254,7 @@ def render_event(e, out: ProgressLine) -> None:
 def cmd_index(args) -> int:
     from clawmem.engine import events as ev
     from clawmem.engine.lock import LockBusy
+    from clawmem.engine.store import DatabaseError
 
     eng = _engine(args)
     out = ProgressLine(quiet=args.quiet)
@@ -276,6 +277,9 @@ def cmd_index(args) -> int:
         return EXIT_FAILED
     except OSError as exc:
         _err(f"{getattr(exc, 'filename', '') or eng.index_path}: {exc.strerror or exc}; check permissions and free space")
+        return EXIT_FAILED
+    except DatabaseError as exc:  # disk full, read-only file: what was committed stays searchable
+        _err(f"{eng.index_path}: {exc}; check free space and permissions, then run `clawmem index` again")
         return EXIT_FAILED
     if finished is None:
         return EXIT_FAILED
