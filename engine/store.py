@@ -151,7 +151,14 @@ class Store:
             create_private_file(self.path)
         elif not self.path.exists():
             raise FileNotFoundError(self.path)
-        self.conn = db.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
+        target, uri = str(self.path), False
+        if not write and not os.access(self.path.parent, os.W_OK) and not Path(target + "-shm").exists():
+            # a WAL index in a folder we cannot write (read-only mount): SQLite cannot create the
+            # -shm it needs to read it, and nobody can write the index there either: read it as is
+            from urllib.parse import quote
+
+            target, uri = f"file:{quote(target)}?immutable=1", True
+        self.conn = db.connect(target, uri=uri, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
         self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         self.inode = os.stat(self.path).st_ino
         self._load_vec = load_vec
