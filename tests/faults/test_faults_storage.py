@@ -1,0 +1,177 @@
+"""Storage faults (issue 9, fault suite): the disk fills up while indexing, the index file or its
+folder is read-only, the index path cannot be written at all. Each gives one line and exit 3,
+never a traceback; what was indexed before keeps answering searches; nothing is moved aside as
+"corrupt"; the next run after the fault is gone completes.
+
+Root ignores file permissions, so read-only here means `chattr +i` and read-only bind mounts,
+and a full disk is a small tmpfs; each test skips with the reason where it cannot set that up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from faultkit import fingerprint, generate, one_line_error, run, stray_files, token
+from helpers import write
+from test_crash_resume import check
+
+
+def sh(*cmd: str) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, capture_output=True, text=True)
+
+
+def need_root() -> None:
+    if os.geteuid() != 0:
+        pytest.skip("needs root to mount a tmpfs / read-only bind mount or set chattr +i")
+
+
+@contextlib.contextmanager
+def mounted(*args: str, target: Path):
+    need_root()
+    res = sh("mount", *args, str(target))
+    if res.returncode != 0:
+        pytest.skip(f"mount {' '.join(args)} failed: {res.stderr.strip()}")
+    try:
+        yield target
+    finally:
+        sh("umount", "-l", str(target))
+
+
+@contextlib.contextmanager
+def read_only_bind(path: Path):
+    with mounted("--bind", str(path), target=path):
+        res = sh("mount", "-o", "remount,bind,ro", str(path))
+        if res.returncode != 0:
+            pytest.skip(f"read-only remount failed: {res.stderr.strip()}")
+        yield path
+
+
+@contextlib.contextmanager
+def immutable(path: Path):
+    need_root()
+    if not shutil.which("chattr"):
+        pytest.skip("chattr is not installed")
+    res = sh("chattr", "+i", str(path))
+    if res.returncode != 0:
+        pytest.skip(f"chattr +i failed: {res.stderr.strip()}")
+    try:
+        yield path
+    finally:
+        sh("chattr", "-i", str(path))
+
+
+def cfg(tmp_path: Path, extra: str = "") -> Path:
+    return write(tmp_path / "clawmem.toml", f'provider = "none"\n{extra}[sync]\nonSearch = false\n')
+
+
+def found(ws: Path, config: Path, query: str) -> list[str]:
+    res = run("--workspace", str(ws), "--config", str(config), "search", query, "--json")
+    assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
+    return [r["path"] for r in json.loads(res.stdout)["results"]]
+
+
+def index(ws: Path, config: Path, *more: str) -> subprocess.CompletedProcess:
+    return run("--workspace", str(ws), "--config", str(config), "index", *more, timeout=180)
+
+
+def more_notes(ws: Path, n: int) -> None:
+    for i in range(n):
+        write(ws / "memory" / "later" / f"l{i}.md", "\n".join(f"- later note {i}, line {j}: the kiln cooled, ltok{i}" for j in range(40)) + "\n")
+
+
+def test_disk_full_while_indexing(workspace, tmp_path):
+    data = tmp_path / "data"  # XDG_DATA_HOME: the index lives under it
+    data.mkdir()
+    config = cfg(tmp_path)
+    paths = generate(workspace, 20)
+    with mounted("-t", "tmpfs", "-o", "size=3m", "tmpfs", target=data):
+        assert index(workspace, config).returncode == 0
+        idx = data / "clawmem" / "index" / "main.sqlite"
+        before = check(idx)
+        more_notes(workspace, 600)  # several MB of index: more than the disk holds
+        md = fingerprint(workspace)
+
+        for args in ((), ("--force",)):
+            res = index(workspace, config, *args)
+            assert res.returncode == 3, res.stderr
+            line = one_line_error(res)
+            assert "disk is full" in line or "No space left" in line, line
+            check(idx)  # the index is consistent and the old files still answer
+            assert found(workspace, config, token(7)) == [paths[7]]
+            assert check(idx)["files"] >= before["files"]
+            assert stray_files(idx.parent, rebuild_ok=True) == []  # nothing moved aside as "corrupt"
+        assert sh("mount", "-o", "remount,size=64m", str(data)).returncode == 0  # space is back
+        res = index(workspace, config)
+        assert res.returncode == 0, res.stderr
+        assert found(workspace, config, "ltok599") == ["memory/later/l599.md"]
+        res = index(workspace, config, "--force")  # the rebuild the full disk stopped completes too
+        assert res.returncode == 0, res.stderr
+        assert stray_files(idx.parent, rebuild_ok=False) == []
+        assert check(idx)["files"] == 621
+        assert fingerprint(workspace) == md
+
+
+def test_read_only_index_file(workspace, tmp_path):
+    config = cfg(tmp_path)
+    paths = generate(workspace, 20)
+    assert index(workspace, config).returncode == 0
+    idx = tmp_path / "data" / "clawmem" / "index" / "main.sqlite"
+    write(workspace / "memory" / "new.md", "a new note, toknew\n")
+    with immutable(idx):
+        res = index(workspace, config)
+        assert res.returncode == 3
+        assert "readonly database" in one_line_error(res)
+        assert found(workspace, config, token(3)) == [paths[3]]
+        st = run("--workspace", str(workspace), "--config", str(config), "status")
+        assert st.returncode == 0 and "Traceback" not in st.stderr
+        assert stray_files(idx.parent, rebuild_ok=False) == []  # a read-only index is not "corrupt"
+    assert index(workspace, config).returncode == 0
+    assert found(workspace, config, "toknew") == ["memory/new.md"]
+
+
+def test_read_only_data_folder(workspace, tmp_path):
+    config = cfg(tmp_path)
+    paths = generate(workspace, 20)
+    assert index(workspace, config).returncode == 0
+    folder = tmp_path / "data" / "clawmem" / "index"
+    write(workspace / "memory" / "new.md", "a new note, toknew\n")
+    with read_only_bind(folder):
+        for args in ((), ("--force",)):
+            res = index(workspace, config, *args)
+            assert res.returncode == 3
+            assert "Read-only file system" in one_line_error(res)
+        assert found(workspace, config, token(3)) == [paths[3]]
+        watch = run("--workspace", str(workspace), "--config", str(config), "watch", "--once")
+        assert watch.returncode == 3 and "Traceback" not in watch.stdout + watch.stderr
+    assert index(workspace, config).returncode == 0
+    assert found(workspace, config, "toknew") == ["memory/new.md"]
+
+
+@pytest.mark.parametrize("where", ["under a file", "read-only mount"])
+def test_an_index_path_that_cannot_be_written(where, workspace, tmp_path):
+    generate(workspace, 5)
+    if where == "under a file":
+        write(tmp_path / "afile", "not a folder\n")
+        target = tmp_path / "afile" / "idx"
+    else:
+        (tmp_path / "ro").mkdir()
+        target = tmp_path / "ro" / "idx"
+    config = cfg(tmp_path, f'[store]\npath = "{target}/{{agentId}}.sqlite"\n')
+    with contextlib.ExitStack() as stack:
+        if where == "read-only mount":
+            stack.enter_context(read_only_bind(tmp_path / "ro"))
+        res = index(workspace, config)
+        assert res.returncode == 3
+        line = one_line_error(res)
+        assert str(target) in line and ("Not a directory" in line or "Read-only file system" in line), line
+        res = run("--workspace", str(workspace), "--config", str(config), "search", "note")
+        assert res.returncode == 0 and "run `clawmem index`" in res.stdout, res.stderr
+        res = run("--workspace", str(workspace), "--config", str(config), "status")
+        assert res.returncode == 0 and "Traceback" not in res.stderr
