@@ -134,8 +134,12 @@ class Engine:
             st.close()
             st = None
         if st is None:
-            if not self.index_path.exists():
+            try:
+                os.stat(self.index_path)
+            except (FileNotFoundError, NotADirectoryError):
                 return None
+            except OSError as exc:  # another user's folder: one line, not a traceback
+                raise IndexUnavailable(f"{self.index_path}: cannot open the index ({exc.strerror}); check the permissions of its folder") from None
             try:
                 st = Store(self.index_path, load_vec=self.cfg["store.vector.enabled"])
             except Exception as exc:
@@ -168,7 +172,10 @@ class Engine:
             out = cached[1]
             return out if full else {**out, "behind": out["behind"][:20]}
         files = list_sources(self.cfg)
-        st = self.reader()
+        try:
+            st = self.reader()
+        except IndexUnavailable:  # status reports why; the files on disk are still counted
+            st = None
         known = st.file_rows() if st is not None else {}
         behind = []
         for f in files:
@@ -745,7 +752,11 @@ class Engine:
                 out.append(f"extra path missing ({p})")
         if "sessions" in self.cfg["sources"] and not self.cfg.sessions_dir().is_dir():
             out.append(f"sessions folder missing ({self.cfg.sessions_dir()})")
-        st = self.reader()
+        try:
+            st = self.reader()
+        except IndexUnavailable as exc:
+            out.append(str(exc))
+            st = None
         if st is not None and st.has_schema():
             for path, note in st.conn.execute("select path, note from files where note is not null"):
                 out.append(f"{path}: {note}")
