@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from faultkit import fingerprint, generate, one_line_error, run, stray_files, token
+from faultkit import cli, fingerprint, generate, one_line_error, run, stray_files, token
 from helpers import write
 from test_crash_resume import check
 
@@ -175,3 +175,48 @@ def test_an_index_path_that_cannot_be_written(where, workspace, tmp_path):
         assert res.returncode == 0 and "run `clawmem index`" in res.stdout, res.stderr
         res = run("--workspace", str(workspace), "--config", str(config), "status")
         assert res.returncode == 0 and "Traceback" not in res.stderr
+
+
+def test_an_index_folder_of_another_user(tmp_path):
+    """clawmem run by another user (nobody) with the index in root's private folder."""
+    import tempfile
+
+    need_root()
+    base = Path(tempfile.mkdtemp(prefix="clawmem-other-"))  # outside pytest's root-only folder
+    try:
+        os.chmod(base, 0o755)
+        ws = base / "ws"
+        generate(ws, 3)
+        for p in [ws, *ws.rglob("*")]:
+            os.chmod(p, 0o755 if p.is_dir() else 0o644)
+        private = base / "root-only"
+        private.mkdir(mode=0o700)
+        own = base / "nobody"
+        own.mkdir()
+        os.chown(own, 65534, 65534)
+        config = write(base / "clawmem.toml", f'provider = "none"\n[store]\npath = "{private}/idx/{{agentId}}.sqlite"\n[sync]\nonSearch = false\n')
+        os.chmod(config, 0o644)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("XDG_")}
+        env.update(HOME=str(own), **{f"XDG_{d}_HOME": str(own / d.lower()) for d in ("DATA", "STATE", "CACHE", "CONFIG")})
+        if not shutil.which("setpriv"):
+            pytest.skip("setpriv is not installed (needed to run clawmem as nobody)")
+        as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        results = {}
+        for args in (("index",), ("search", "note"), ("status",), ("status", "--deep")):
+            results[" ".join(args)] = subprocess.run(as_nobody + cli("--workspace", str(ws), "--config", str(config), *args),
+                                              capture_output=True, text=True, env=env, cwd=base, timeout=60)
+        if "Permission denied" in results["status"].stderr and "Traceback" not in results["status"].stderr:
+            pytest.skip(f"nobody cannot run this Python: {results['status'].stderr.strip()}")
+        res = results["index"]
+        assert res.returncode == 3
+        assert one_line_error(res) == f"clawmem: {private}/idx: Permission denied; check permissions and free space"
+        assert results["search note"].returncode == 3
+        assert one_line_error(results["search note"]) == (f"clawmem: {private}/idx/main.sqlite: cannot open the index (Permission denied); "
+                                                     "check the permissions of its folder")
+        assert results["status"].returncode == 0 and "Traceback" not in results["status"].stderr, results["status"].stderr
+        assert "Permission denied" in results["status"].stdout
+        deep = results["status --deep"]
+        assert deep.returncode == 0 and "Traceback" not in deep.stderr and "Issue:     " in deep.stdout, deep.stderr
+        assert not (private / "idx").exists()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
