@@ -571,7 +571,15 @@ class Engine:
         if chain.current() is None:
             self._record_failures(store)
             return
-        cache = EmbeddingCache(max_entries=self.cfg["cache.maxEntries"]) if self.cfg["cache.enabled"] else None
+        cache = None
+        if self.cfg["cache.enabled"]:
+            try:
+                cache = EmbeddingCache(max_entries=self.cfg["cache.maxEntries"])
+            except (DatabaseError, OSError) as exc:  # the cache saves work; without it indexing still completes
+                yield ev.Warning(f"embedding cache unavailable ({exc}); embedding without it")
+            else:
+                if cache.moved:
+                    yield ev.Warning(f"the embedding cache was not a usable database; moved it to {cache.moved} and started a new one")
         try:
             for e in vector_phase(store, chain, cache, stats, stop):
                 if isinstance(e, ev.ProviderSwitched):
