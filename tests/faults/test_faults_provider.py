@@ -178,3 +178,16 @@ def test_status_names_the_primary_failure_when_a_fallback_serves(workspace, tmp_
     assert "openai: 500 internal error" in st["provider"]["fallback"]["reason"]  # not "fewer vectors indexed"
     res = search(workspace, cfg, "ferry timetable")
     assert res["mode"] == "hybrid" and "500 internal error" in res["fallback"]["reason"]
+
+
+def test_a_broken_local_model_file(workspace, tmp_path, tiny_model):
+    notes(workspace, 3)
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(tiny_model.read_bytes()[: tiny_model.stat().st_size // 2])  # a download cut short
+    cfg = write(tmp_path / "clawmem.toml", f'provider = "local"\n[local]\nmodelPath = "{broken}"\n[sync]\nonSearch = false\n')
+    done, err, _ = index(workspace, cfg)
+    assert done["files"] == 3 and done["embedded"] == 0
+    why = "local: cannot load broken.gguf"
+    assert why in err
+    assert why in said(status(workspace, cfg))  # status, a later process, names the real reason
+    assert search(workspace, cfg, "tok1x2")["results"][0]["path"] == "memory/2026-03-02-n1.md"

@@ -220,3 +220,24 @@ def test_an_index_folder_of_another_user(tmp_path):
         assert not (private / "idx").exists()
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def test_a_corrupt_embedding_cache_is_set_aside_and_indexing_completes(workspace, tmp_path, tiny_model):
+    for i in range(3):
+        write(workspace / "memory" / f"c{i}.md", f"the cat ate fish number {i}\n")
+    config = write(tmp_path / "clawmem.toml", f'provider = "local"\n[local]\nmodelPath = "{tiny_model}"\n[sync]\nonSearch = false\n')
+    assert index(workspace, config).returncode == 0
+    cache = tmp_path / "cache" / "clawmem" / "embeddings.sqlite"
+    garbage = os.urandom(40_000)
+    cache.write_bytes(garbage)
+    for name in ("embeddings.sqlite-wal", "embeddings.sqlite-shm"):
+        (cache.parent / name).unlink(missing_ok=True)
+    write(workspace / "memory" / "c9.md", "a new note about the dog\n")
+    res = index(workspace, config)
+    assert res.returncode == 0, res.stderr
+    assert "the embedding cache was not a usable database; moved it to" in res.stderr
+    (aside,) = cache.parent.glob("embeddings.sqlite.corrupt-*")
+    assert aside.read_bytes() == garbage  # set aside, never deleted
+    st = json.loads(run("--workspace", str(workspace), "--config", str(config), "status", "--json").stdout)
+    (model,) = st["vector"]["models"]
+    assert model["vectors"] == st["index"]["chunks"] == 4
