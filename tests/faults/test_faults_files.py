@@ -1,5 +1,6 @@
 """Odd things in the workspace (issue 9, fault suite): a FIFO named x.md, a folder named x.md,
-a 5 MB single line, 200 levels of folders, names with a newline or invalid UTF-8 bytes.
+a 5 MB single line, 200 levels of folders, names with a newline or invalid UTF-8 bytes, a
+symlink loop and a dangling link.
 Indexing completes; each is indexed or skipped with a reason; nothing blocks."""
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ def test_odd_entries_are_indexed_or_skipped_with_a_reason(workspace):
     with open(os.path.join(os.fsencode(mem), b"bad\xff\xfename.md"), "wb") as fh:
         fh.write(b"a name with invalid UTF-8, tokbadname\n")
     write(mem / "plain.md", "an ordinary note, tokplain\n")
+    (mem / "loop").symlink_to(mem)  # a symlink loop, and a dangling link named like a note
+    (mem / "dangling.md").symlink_to(mem / "gone.md")
     before = fingerprint(workspace)
 
     res = run("--workspace", str(workspace), "index", timeout=120)  # a FIFO read would hang here
@@ -40,7 +43,7 @@ def test_odd_entries_are_indexed_or_skipped_with_a_reason(workspace):
     assert search_paths(workspace, "tokhuge")[0] == "memory/huge.md"
     assert search_paths(workspace, "tokdeep") == ["memory/" + "d/" * 200 + "deep.md"]
     assert search_paths(workspace, "toknewline") == ["memory/new\nline.md"]
-    assert search_paths(workspace, "tokplain") == ["memory/plain.md"]
+    assert search_paths(workspace, "tokplain") == ["memory/plain.md"]  # once: the loop is not followed
     assert search_paths(workspace, "tokbadname") == []
 
     # a second run, status and the watcher's one-shot sync all get through too
