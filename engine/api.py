@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import stat
 import threading
 import time
 from pathlib import Path
@@ -35,6 +36,9 @@ from .lock import LockBusy, WriterLock, current_holder, describe_holder, read_ho
 from .sessions import parse_transcript, render_range
 from .store import DatabaseError, ForeignIndex, SCHEMA_VERSION, Store, adopt_legacy_index, index_meta, move_aside, rebuild_path
 from .workspace import normalize_extra_paths
+
+
+PROVIDER_FAILURES = "provider_failures"  # meta key: {provider: why it failed in the last index run}
 
 
 class AccessDenied(ValueError):
@@ -144,10 +148,14 @@ class Engine:
             st.close()
             st = None
         if st is None:
-            if not os.path.lexists(self.index_path):
+            try:
+                os.lstat(self.index_path)
+            except (FileNotFoundError, NotADirectoryError):
                 adopt_legacy_index(self.cfg)
                 if not os.path.lexists(self.index_path):
                     return None
+            except OSError as exc:  # another user's folder: one line, not a traceback
+                raise IndexUnavailable(f"{self.index_path}: cannot open the index ({exc.strerror}); check the permissions of its folder") from None
             st = self._open_reader()
             self._tls.store = st
         return st
@@ -267,8 +275,9 @@ class Engine:
             cov = store.coverage(m["id"]) if len(present) > 1 else int(store.has_vectors(m["id"]))
             if cov and (best is None or cov > best[0]):
                 best = (cov, order, prov, m)
+        failures = self._known_failures(store)
         if best is None:
-            errs = [f"{n}: {e}" if not e.startswith(n) else e for n, e in self._provider_errors.items()]
+            errs = [f"{n}: {e}" if not e.startswith(n) else e for n, e in failures.items()]
             first = usable[0].name
             note = self._providers[first].not_ready() if first in self._providers else None
             info["reason"] = "; ".join(errs) if errs else note or f"no vectors indexed yet for {first} (run `clawmem index`)"
@@ -283,9 +292,11 @@ class Engine:
         # the provider the user asked for (auto: the first usable one) is not the one serving
         primary = usable[0] if plan.configured == "auto" else plan.candidates[0]
         if primary.name != prov.id:
-            why = primary.reason or self._provider_errors.get(primary.name) or f"{primary.name} has fewer vectors indexed than {prov.id}"
+            why = primary.reason or failures.get(primary.name) or f"{primary.name} has fewer vectors indexed than {prov.id}"
             info["fallback"] = {"from": primary.name, "reason": why}
         info["provider"], info["model"], info["dims"] = prov.id, prov.model, m["dims"]
+        # the serving provider failed part-way through the last index: some chunks have no vector
+        info["lastError"] = failures.get(prov.id)
         return side, info
 
     def _embed_query(self, prov: Provider, query: str, dims: int | None) -> np.ndarray:
@@ -506,11 +517,22 @@ class Engine:
             return {"path": raw, "text": render_range(parse_transcript(data), start, count)}
         rel, abs_p = self.resolve_allowed(raw)
         try:
-            text = abs_p.read_text(encoding="utf-8", errors="replace")
+            # O_NONBLOCK: opening a FIFO named like a note must not wait for a writer
+            fd = os.open(abs_p, os.O_RDONLY | os.O_NONBLOCK)
         except FileNotFoundError:
             return {"path": rel, "text": ""}
-        except IsADirectoryError:
-            raise AccessDenied(f"refused {raw!r}: it is a folder") from None
+        try:
+            mode = os.fstat(fd).st_mode
+            if stat.S_ISDIR(mode):
+                raise AccessDenied(f"refused {raw!r}: it is a folder")
+            if not stat.S_ISREG(mode):
+                raise AccessDenied(f"refused {raw!r}: not a regular file (a pipe or device is never read)")
+            with os.fdopen(fd, encoding="utf-8", errors="replace") as fh:
+                fd = -1
+                text = fh.read()
+        finally:
+            if fd >= 0:
+                os.close(fd)
         if start is None and count is None:
             return {"path": rel, "text": text}
         all_lines = text.split("\n")
@@ -605,8 +627,17 @@ class Engine:
             self._provider_errors[name] = why
             yield ev.ProviderSwitched(name, chain.current().id if chain.current() else None, why)
         if chain.current() is None:
+            self._record_failures(store)
             return
-        cache = EmbeddingCache(max_entries=self.cfg["cache.maxEntries"]) if self.cfg["cache.enabled"] else None
+        cache = None
+        if self.cfg["cache.enabled"]:
+            try:
+                cache = EmbeddingCache(max_entries=self.cfg["cache.maxEntries"])
+            except (DatabaseError, OSError) as exc:  # the cache saves work; without it indexing still completes
+                yield ev.Warning(f"embedding cache unavailable ({exc}); embedding without it")
+            else:
+                if cache.moved:
+                    yield ev.Warning(f"the embedding cache was not a usable database; moved it to {cache.moved} and started a new one")
         try:
             for e in vector_phase(store, chain, cache, stats, stop):
                 if isinstance(e, ev.ProviderSwitched):
@@ -617,6 +648,21 @@ class Engine:
         finally:
             if cache:
                 cache.close()
+        if not stop():
+            self._record_failures(store)
+
+    def _record_failures(self, store: Store) -> None:
+        """Keep this run's provider failures in the index, so that `status` and searches in other
+        processes give the real reason ("openai: 500 …"), not a guess from vector counts."""
+        if self._provider_errors:
+            store.set_meta(PROVIDER_FAILURES, json.dumps(self._provider_errors))
+        else:
+            store.conn.execute("delete from meta where key = ?", (PROVIDER_FAILURES,))
+
+    def _known_failures(self, store: Store) -> dict[str, str]:
+        """Provider failures of this process, else those the last index run recorded."""
+        recorded = store.get_meta_json(PROVIDER_FAILURES)
+        return {**(recorded if isinstance(recorded, dict) else {}), **self._provider_errors}
 
     def _leftover_rebuild(self) -> Generator[ev.Event, None, str | None]:
         """A rebuild stopped before its end (Ctrl-Q during F9, a kill) left its file: resume it when
@@ -723,6 +769,8 @@ class Engine:
         if side is not None:
             provider["active"], provider["model"] = info["provider"], info["model"]
             provider["fallback"] = info["fallback"]
+            if info.get("lastError"):
+                provider["lastError"] = f"the last index could not embed every chunk: {info['lastError']}"
         elif usable:
             provider["active"] = usable[0].name
             provider["model"] = usable[0].model or None
@@ -849,7 +897,11 @@ class Engine:
                 out.append(f"extra path missing ({p})")
         if "sessions" in self.cfg["sources"] and not self.cfg.sessions_dir().is_dir():
             out.append(f"sessions folder missing ({self.cfg.sessions_dir()})")
-        st = self.reader()
+        try:
+            st = self.reader()
+        except IndexUnavailable as exc:
+            out.append(str(exc))
+            st = None
         if st is not None and st.has_schema():
             for path, note in st.conn.execute("select path, note from files where note is not null"):
                 out.append(f"{path}: {note}")

@@ -63,6 +63,7 @@ KEYS: dict[str, Key] = {
     "remote.batch.concurrency": Key(2, "int", _at_least(1), "an integer >= 1", doc="batch jobs polled at once"),
     "remote.batch.pollIntervalMs": Key(2000, "int", _at_least(0), "an integer >= 0"),
     "remote.batch.timeoutMinutes": Key(60, "int", _at_least(1), "an integer >= 1", doc="give up on batch jobs (then normal requests)"),
+    "remote.timeoutSeconds": Key(60.0, "float", _between(0.1, 600), "a number of seconds from 0.1 to 600", doc="how long one request to a remote provider may take"),
     "local.modelPath": Key("", "str", doc=f"GGUF file or hf: URI (default model: {DEFAULT_LOCAL_MODEL})"),
     "local.modelCacheDir": Key("", "str"),
     "local.threads": Key(0, "int", _at_least(0), "an integer >= 0 (0 = automatic)"),

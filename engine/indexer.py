@@ -120,7 +120,7 @@ def write_file(store: Store, f: SourceFile, st: os.stat_result, digest: str, chu
         store.bump_generation()
         conn.execute("commit")
     except BaseException:
-        conn.execute("rollback")
+        store.rollback()
         raise
 
 
@@ -143,7 +143,7 @@ def remove_file(store: Store, path: str) -> None:
         store.bump_generation()
         store.conn.execute("commit")
     except BaseException:
-        store.conn.execute("rollback")
+        store.rollback()
         raise
 
 
@@ -368,6 +368,12 @@ def _embed_with(store: Store, provider: Provider, cache: EmbeddingCache | None, 
             store.conn.execute("begin immediate")
             mid = store.model_id(provider.fingerprint(), provider.id, provider.model, provider.endpoint, dims)
             store.conn.execute("commit")
+        else:
+            (table_dims,) = store.conn.execute("select dims from models where id = ?", (mid,)).fetchone()
+            if dims != table_dims:
+                # the same model name now answers with another size (the server swapped models)
+                raise ProviderError(f"{provider.id}: {provider.model} now returns {dims}-dimension vectors but the index holds "
+                                    f"{table_dims}-dimension ones; run `clawmem index --force` to re-embed")
         rows = [(cid, vectors[h]) for cid, h, _ in batch if h in vectors and vectors[h].size == dims]
         rejected += len(batch) - len(rows)
         store.conn.execute("begin immediate")
@@ -378,7 +384,7 @@ def _embed_with(store: Store, provider: Provider, cache: EmbeddingCache | None, 
             store.bump_generation()
             store.conn.execute("commit")
         except BaseException:
-            store.conn.execute("rollback")
+            store.rollback()
             raise
         if cache and fresh:
             cache.put_many(key, list(fresh.items()))

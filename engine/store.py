@@ -132,6 +132,15 @@ class ForeignIndex(Exception):
     """The file at the index path is not a clawmem index (or is corrupt)."""
 
 
+def _not_an_index(exc: Exception) -> bool:
+    """True when SQLite says the file itself is bad (corrupt, not a database). A full disk, a
+    read-only file or folder, an I/O error say nothing about the file: it must not be moved aside."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    if name:
+        return name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB"))
+    return "malformed" in str(exc) or "not a database" in str(exc)
+
+
 class Store:
     """A connection to one index file. Not shared between threads."""
 
@@ -142,7 +151,14 @@ class Store:
             create_private_file(self.path)
         elif not self.path.exists():
             raise FileNotFoundError(self.path)
-        self.conn = db.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
+        target, uri = str(self.path), False
+        if not write and not os.access(self.path.parent, os.W_OK) and not Path(target + "-shm").exists():
+            # a WAL index in a folder we cannot write (read-only mount): SQLite cannot create the
+            # -shm it needs to read it, and nobody can write the index there either: read it as is
+            from urllib.parse import quote
+
+            target, uri = f"file:{quote(target)}?immutable=1", True
+        self.conn = db.connect(target, uri=uri, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
         self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         self.inode = os.stat(self.path).st_ino
         self._load_vec = load_vec
@@ -162,6 +178,8 @@ class Store:
             self.conn.execute("PRAGMA journal_mode = WAL")
             self.conn.execute("PRAGMA synchronous = NORMAL")
         except DatabaseError as exc:
+            if not _not_an_index(exc):
+                raise
             raise ForeignIndex(str(exc)) from None
 
     # -- lifecycle -----------------------------------------------------------------
@@ -171,6 +189,12 @@ class Store:
             self.conn.close()
         except Error:
             pass
+
+    def rollback(self) -> None:
+        """Undo the open transaction, if any: SQLite ends it by itself when a commit fails for
+        want of space, and a second rollback would hide that real error."""
+        if self.conn.in_transaction:
+            self.conn.execute("rollback")
 
     def is_current_file(self) -> bool:
         """False once the index file was swapped by a rebuild in another process."""
@@ -197,6 +221,8 @@ class Store:
             if ok != "ok":
                 raise ForeignIndex(f"integrity check failed: {ok}")
         except DatabaseError as exc:
+            if not _not_an_index(exc):
+                raise
             raise ForeignIndex(str(exc)) from None
 
     def ensure_schema(self) -> None:

@@ -55,6 +55,14 @@ def walk_md(root: Path, errors: list[str] | None = None) -> list[Path]:
     return [Path(a) for a, _ in _walk_rel(str(root), errors)]
 
 
+def _utf8_name(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+        return True
+    except UnicodeEncodeError:  # undecodable bytes arrive as lone surrogates (surrogateescape)
+        return False
+
+
 def _walk_rel(root: str, errors: list[str] | None) -> list[tuple[str, str]]:
     """(absolute path, path relative to root with "/") of the `.md` files under root.
 
@@ -76,11 +84,20 @@ def _walk_rel(root: str, errors: list[str] | None) -> list[tuple[str, str]]:
         for e in entries:
             if e.is_symlink():
                 continue
+            if not _utf8_name(e.name):
+                # the index, its citations and the tools speak UTF-8: such a name cannot be stored
+                if errors is not None and (e.name.endswith(".md") or e.is_dir(follow_symlinks=False)):
+                    shown = os.fsencode(e.path).decode("utf-8", "backslashreplace")
+                    errors.append(f"{shown}: name is not valid UTF-8; not indexed (rename it to index it)")
+                continue
             if e.is_dir(follow_symlinks=False):
                 if e.name not in IGNORED_DIRS:
                     subdirs.append((e.path, rel + e.name + "/"))
             elif e.is_file(follow_symlinks=False) and e.name.endswith(".md"):
                 found.append((e.path, rel + e.name))
+            elif e.name.endswith(".md") and errors is not None:
+                # a FIFO, socket or device: reading it could block or never end
+                errors.append(f"{e.path}: not a regular file; not indexed")
         stack.extend(reversed(subdirs))
     return found
 

@@ -12,7 +12,11 @@ Misbehaviour on demand:
 - `always`: the same, for every request from now on (None = behave);
 - markers inside an input text: `WRONGDIM` gets a vector of the wrong size, `NANVEC` one
   with NaN, `ZEROVEC` all zeros;
-- `delay`: seconds every embeddings request takes (to observe concurrency).
+- `delay`: seconds every embeddings request takes (to observe concurrency);
+- `echo_key`: scripted errors repeat the credentials the request carried;
+- `retry_after`: the Retry-After header (seconds) sent with a 429;
+- `die_after`: after that many embeddings requests the server dies: it stops listening and
+  drops every open connection without an answer (a crash mid-index).
 
 Mistral (`error_style = "mistral"`: its error bodies, `{"message": …}` and validation
 `{"message": {"detail": [...]}}`) and Ollama's native `POST /api/embed` (`ollama_models`:
@@ -86,6 +90,10 @@ class EmbedServer:
         self.batch_fail: str | None = None
         self.in_flight = 0
         self.max_in_flight = 0
+        self.retry_after: float | None = None
+        self.die_after: int | None = None
+        self.dead = False
+        self.echo_key = False  # repeat the Authorization header in scripted error messages
         self._lock = threading.Lock()
         server = self
 
@@ -180,7 +188,18 @@ class EmbedServer:
                 self.in_flight -= 1
             rec["end"] = time.monotonic()
 
+    def _die(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
     def _answer_post(self, h, body) -> None:
+        with self._lock:
+            if not self.dead and self.die_after is not None and len(self.embedding_requests()) > self.die_after:
+                self.dead = True
+                threading.Thread(target=self._die, daemon=True).start()
+        if self.dead:
+            h.close_connection = True  # hang up without a word
+            return
         action = self._next_action()
         if self.delay:
             time.sleep(self.delay)
@@ -189,11 +208,14 @@ class EmbedServer:
             return self._send(h, 200, {"data": []})
         if isinstance(action, int) and action != 200:
             msg = {429: "Rate limit reached", 500: "internal error", 503: "overloaded", 401: "bad key", 400: "bad request"}.get(action, "error")
+            if self.echo_key:  # some servers repeat the credentials they got: the client must not
+                msg += f" (credentials given: {h.headers.get('Authorization', h.headers.get('x-goog-api-key', ''))})"
+            extra = {"Retry-After": f"{self.retry_after:g}"} if action == 429 and self.retry_after is not None else None
             if h.path.startswith("/api/"):
-                return self._send(h, action, {"error": msg})  # ollama
+                return self._send(h, action, {"error": msg}, extra)  # ollama
             if self.error_style == "mistral":
-                return self._send(h, action, self._mistral_error(action))
-            return self._send(h, action, {"error": {"message": msg, "type": "test"}})
+                return self._send(h, action, self._mistral_error(action), extra)
+            return self._send(h, action, {"error": {"message": msg, "type": "test"}}, extra)
         if action == "malformed":
             return self._send_raw(h, 200, b"<html>this is not json</html>", "text/html")
         path = h.path.split("?")[0]
@@ -335,8 +357,8 @@ class EmbedServer:
             return True
         return h.headers.get("Authorization") == f"Bearer {self.api_key}" or h.headers.get("x-goog-api-key") == self.api_key
 
-    def _send(self, h, status: int, obj) -> None:
-        self._send_raw(h, status, json.dumps(obj).encode(), "application/json")
+    def _send(self, h, status: int, obj, extra: dict | None = None) -> None:
+        self._send_raw(h, status, json.dumps(obj).encode(), "application/json", extra)
 
     def _send_raw(self, h, status: int, data: bytes, ctype: str, extra: dict | None = None) -> None:
         try:

@@ -317,6 +317,8 @@ def format_status(st: dict, verbose: bool = False) -> str:
     for c in pv.get("candidates") or []:
         if c["name"] != "local" and c.get("keySource"):
             lines.append(f"           {c['name']} key from {c['keySource']}")
+    if pv.get("lastError"):
+        lines.append(f"           {pv['lastError']}")
     if pv.get("probe"):
         pr = pv["probe"]
         lines.append(f"           probe: {'ok, ' + str(pr['dims']) + ' dims, ' + str(pr['ms']) + ' ms' if pr['ok'] else 'failed: ' + pr['error']}")
@@ -443,8 +445,8 @@ def run_index_job(eng, out: ProgressLine, force: bool = False):
         return None, str(exc)
     except OSError as exc:
         return None, f"{getattr(exc, 'filename', '') or eng.index_path}: {exc.strerror or exc}; check permissions and free space"
-    except DatabaseError as exc:
-        return None, f"{eng.index_path}: the index cannot be written ({exc}); run `clawmem index --force` to rebuild it"
+    except DatabaseError as exc:  # disk full, read-only file: what was committed stays searchable
+        return None, f"{eng.index_path}: {exc}; check free space and permissions, then run `clawmem index` again"
     if finished is None:
         return None, "the index job ended before it finished"
     return finished, None

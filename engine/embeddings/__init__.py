@@ -223,7 +223,8 @@ def _remote_candidate(cfg: Config, name: str, primary: bool) -> Candidate:
     def make() -> Provider:
         from .remote import make_remote
 
-        prov = make_remote(name, model=model, api_key=api_key, base_url=base_url, headers=headers, output_dimensionality=dims)
+        prov = make_remote(name, model=model, api_key=api_key, base_url=base_url, headers=headers, output_dimensionality=dims,
+                           timeout=cfg["remote.timeoutSeconds"])
         if use_batch:
             from .batch import CLIENTS, BatchSettings
 

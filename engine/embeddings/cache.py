@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts 
     import numpy as np
 
 from .. import paths
-from ..store import BUSY_TIMEOUT_MS, create_private_file, db
+from ..store import BUSY_TIMEOUT_MS, DatabaseError, _not_an_index, create_private_file, db, move_aside
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS cache (
@@ -35,6 +35,18 @@ class EmbeddingCache:
     def __init__(self, path: Path | None = None, max_entries: int = 50000):
         self.path = Path(path or default_path())
         self.max_entries = max_entries
+        self.moved: Path | None = None  # where a corrupt cache file went
+        try:
+            self._open()
+        except DatabaseError as exc:
+            if not _not_an_index(exc):
+                raise
+            # derived data, but never deleted: set aside and start a new one
+            self.conn.close()
+            self.moved = move_aside(self.path, "corrupt")
+            self._open()
+
+    def _open(self) -> None:
         create_private_file(self.path)
         self.conn = db.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
         self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")

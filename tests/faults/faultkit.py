@@ -1,0 +1,93 @@
+"""Shared pieces of the fault suite: a generated workspace, its fingerprint, the invariants a
+search relies on after any fault, and a runner for the real `clawmem` command.
+
+The invariant check itself is test_crash_resume.check (reused, not copied).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+from helpers import write
+
+ALLOWED_DATA = (".sqlite", ".sqlite-wal", ".sqlite-shm", ".sqlite.lock")
+REBUILD = (".sqlite.rebuild", ".sqlite.rebuild-wal", ".sqlite.rebuild-shm")
+
+
+def cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "clawmem.tui", *args]
+
+
+def run(*args: str, timeout: float = 120, env: dict | None = None) -> subprocess.CompletedProcess:
+    full = dict(os.environ, **(env or {}))
+    return subprocess.run(cli(*args), capture_output=True, text=True, timeout=timeout, env=full)
+
+
+def one_line_error(res: subprocess.CompletedProcess) -> str:
+    """The error of a failed command: exactly one `clawmem: …` line, no traceback."""
+    err = res.stderr.strip()
+    assert "Traceback" not in err, err
+    lines = [ln for ln in err.splitlines() if ln.startswith("clawmem:")]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+def token(i: int) -> str:
+    return f"uniq{i}tok"
+
+
+def generate(ws: Path, n: int, seed: int = 7) -> dict[int, str]:
+    """n memory files: daily logs, topic notes and CJK notes, each holding one unique token.
+    Returns {i: workspace-relative path}."""
+    rnd = random.Random(seed)
+    paths = {}
+    for i in range(n):
+        kind = i % 4
+        if kind == 0:
+            rel = f"memory/{2025 + i // 336}-{1 + (i // 28) % 12:02d}-{1 + i % 28:02d}-s{i}.md"
+            body = [f"## 09:{j:02d}\n- met the ferry crew about the kiln schedule, step {j}" for j in range(rnd.randint(2, 12))]
+        elif kind == 1:
+            rel = f"memory/topics/t{i % 25}/note-{i}.md"
+            body = [f"- fact {j}: the harbour timetable changed for route {i}" for j in range(rnd.randint(3, 30))]
+        elif kind == 2:
+            rel = f"memory/zh/笔记-{i}.md"
+            body = [f"- 今天玩成语接龙游戏，第{j}条记录，서버에서 확인함" for j in range(rnd.randint(3, 20))]
+        else:
+            rel = f"memory/{2026}-{1 + (i // 28) % 12:02d}-{1 + i % 28:02d}.md" if i < 336 else f"memory/misc/m{i}.md"
+            body = [f"- appended line {j} of {i}" for j in range(rnd.randint(1, 8))]
+        if rel in paths.values():
+            rel = rel.replace(".md", f"-{i}.md")
+        write(ws / rel, f"# note {i}\n" + "\n".join(body) + f"\n- marker {token(i)}\n")
+        paths[i] = rel
+    write(ws / "MEMORY.md", "# Memory\n- the user prefers tea, token evergreen1\n")
+    return paths
+
+
+def fingerprint(ws: Path) -> dict[bytes, str]:
+    """{path bytes: sha256} of every file in the workspace (names as bytes: odd ones too)."""
+    out = {}
+    root = os.fsencode(ws)
+    for d, _dirs, files in os.walk(root):
+        for f in files:
+            p = os.path.join(d, f)
+            if os.path.islink(p) or not os.path.isfile(p):
+                continue
+            with open(p, "rb") as fh:
+                out[os.path.relpath(p, root)] = hashlib.sha256(fh.read()).hexdigest()
+    return out
+
+
+def stray_files(data_dir: Path, rebuild_ok: bool) -> list[str]:
+    """Files in the index folder other than the index, its WAL files and lock (and an
+    unfinished rebuild, which the next run resumes, when rebuild_ok)."""
+    allowed = ALLOWED_DATA + (REBUILD if rebuild_ok else ())
+    out = []
+    for p in sorted(data_dir.rglob("*")):
+        if p.is_file() and not p.name.endswith(allowed):
+            out.append(str(p))
+    return out
