@@ -830,7 +830,10 @@ class Engine:
         """The rebuild file beside the index, if any: `running` while a writer builds it, else left
         over by a rebuild that was stopped (Ctrl-Q, a kill), which the next `clawmem index` resumes."""
         tmp = rebuild_path(self.index_path)
-        if not tmp.is_file():
+        try:
+            if not tmp.is_file():
+                return None
+        except OSError:  # a folder we may not look into: status says why elsewhere
             return None
         files = None
         try:

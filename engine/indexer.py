@@ -541,7 +541,7 @@ def open_writer(path: Path, cfg: Config) -> tuple[Store, str | None]:
         if os.path.lexists(path) and not os.path.isfile(path):
             raise ForeignIndex("it is not a file")
         if os.path.exists(path) and not os.access(path, os.R_OK | os.W_OK):
-            raise PermissionError(errno.EACCES, "the index is not writable (permission denied); fix its permissions", str(path))
+            raise PermissionError(errno.EACCES, "the index is not writable (permission denied)", str(path))
         store = Store(path, write=True, load_vec=cfg["store.vector.enabled"])
         store.check()
         store.prepare_writer()

@@ -91,3 +91,11 @@ def stray_files(data_dir: Path, rebuild_ok: bool) -> list[str]:
         if p.is_file() and not p.name.endswith(allowed):
             out.append(str(p))
     return out
+
+
+def index_file(workspace: Path) -> Path:
+    """The index file clawmem uses for `workspace` (named per agent and workspace) under the
+    test's own data dir."""
+    from clawmem.engine import load_config
+
+    return load_config(None, workspace=str(workspace)).store_path()

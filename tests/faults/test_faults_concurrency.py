@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from faultkit import cli, generate, run, token
+from faultkit import cli, generate, index_file, run, token
 from helpers import wait_for, write
 from test_crash_resume import check
 
@@ -46,7 +46,7 @@ def test_watch_and_index_at_once_lose_no_update(workspace, tmp_path):
             out, err = writer.communicate(timeout=120)
             outputs.append(err)
             assert writer.returncode == 0, err
-        idx = tmp_path / "data" / "clawmem" / "index" / "main.sqlite"
+        idx = index_file(workspace)
 
         def settled():
             res = run(*args, "status", "--json")
@@ -79,7 +79,7 @@ def test_twenty_searches_at_a_time_across_a_rebuild_swap(workspace, tmp_path):
     paths = generate(workspace, 1500)
     args = ["--workspace", str(workspace), "--config", str(cfg)]
     assert run(*args, "index", "--quiet").returncode == 0
-    idx = tmp_path / "data" / "clawmem" / "index" / "main.sqlite"
+    idx = index_file(workspace)
     inode = idx.stat().st_ino
     done = threading.Event()
     errors: list[str] = []

@@ -24,7 +24,7 @@ import pytest
 
 from clawmem.engine.lock import read_holder
 from clawmem.engine.store import Store
-from faultkit import cli, fingerprint, generate, run, stray_files, token
+from faultkit import cli, fingerprint, generate, index_file, run, stray_files, token
 from helpers import write
 from test_crash_resume import check
 
@@ -103,7 +103,7 @@ def kill_series(workspace: Path, tmp_path: Path, config: Path, model: bool, kill
     print(f"\nkill -9 series: seed {seed}, {kills} kills, {'tiny local model' if model else 'keyword-only'} "
           f"(replay: CLAWMEM_FAULT_SEED={SEED} CLAWMEM_FAULT_KILLS={KILLS})")
     paths = generate(workspace, FILES, seed=seed)
-    index = tmp_path / "data" / "clawmem" / "index" / "main.sqlite"
+    index = index_file(workspace)
     started = time.monotonic()
     done = 0
     for command, share, window_kw, window_model in PLAN:
@@ -206,7 +206,7 @@ def test_a_rebuild_left_by_a_kill_is_reported_or_cleaned(workspace, tmp_path):
     # a chunking change starts a rebuild; it is killed half-way, then the change is undone
     changed = write(tmp_path / "changed.toml", 'provider = "none"\n[chunking]\ntokens = 100\noverlap = 10\n[sync]\nonSearch = false\n')
     kill_after("files", 40, workspace, changed)
-    index = tmp_path / "data" / "clawmem" / "index" / "main.sqlite"
+    index = index_file(workspace)
     leftover = Path(str(index) + ".rebuild")
     assert leftover.exists()
     assert run("--workspace", str(workspace), "--config", str(plain), "index").returncode == 0
