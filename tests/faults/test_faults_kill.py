@@ -196,7 +196,6 @@ def test_kill_9_with_the_local_model(workspace, tmp_path, tiny_model):
     kill_series(workspace, tmp_path, config, True, KILLS // 2, SEED + 1)
 
 
-@pytest.mark.xfail(strict=False, reason="issue 9 item 7, task D")
 def test_a_rebuild_left_by_a_kill_is_reported_or_cleaned(workspace, tmp_path):
     from test_crash_resume import kill_after, notes
 
