@@ -84,6 +84,16 @@ def explanation(r: dict) -> str:
     return "\n".join(out)
 
 
+def first_match_line(lines: list[str], first: int, start: int, end: int, terms) -> int:
+    """The number of the first line in start..end (1-based; `lines` begin at `first`) that holds
+    a query word, else `start`: where the preview scrolls to and the File tab's cursor goes."""
+    for n in range(max(start, first), min(end, first + len(lines) - 1) + 1):
+        low = lines[n - first].lower()
+        if any(t and t in low for t in terms):
+            return n
+    return start
+
+
 def _one_line(text: str, limit: int = 160) -> str:
     flat = re.sub(r"\s+", " ", text).strip()
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
@@ -311,15 +321,27 @@ class SearchPane(Vertical):
             return
         _, s, e = msg.key
         lines = msg.text.split("\n")
+        match = first_match_line(lines, msg.first_line, s, e, self._terms)
         width = len(str(msg.first_line + len(lines)))
         parts = []
         for n, line in enumerate(lines, start=msg.first_line):
             inside = s <= n <= e
-            gutter = Content.styled(f"{n:>{width}} {'▌' if inside else ' '}", "$text-accent" if inside else "$text-muted")
+            mark = "▶" if n == match else "▌" if inside else " "
+            gutter = Content.styled(f"{n:>{width}} {mark}", "$text-accent" if inside else "$text-muted")
             body = highlight(line, self._terms) if inside else Content.styled(line, "$text-muted")
+            if n == match:
+                body = body.stylize("bold")
             parts.append(gutter + body)
         self.query_one("#preview", Static).update(Content("\n").join(parts))
         self.query_one("#side").border_title = f"{msg.path}:{s}-{e}"
+        self.call_after_refresh(self._scroll_preview_to, parts[: match - msg.first_line])
+
+    def _scroll_preview_to(self, above: list[Content]) -> None:
+        """Bring the matched line to the middle of the preview (rows counted as they wrap)."""
+        side = self.query_one("#side")
+        width = max(1, side.scrollable_content_region.width)
+        row = sum(len(part.wrap(width)) or 1 for part in above)
+        side.scroll_to(y=max(0, row - side.scrollable_content_region.height // 2), animate=False)
 
     # ------------------------------------------------------------------ actions
 

@@ -1,0 +1,49 @@
+"""Issue 12 (parts 1, 2 and 4): see the match, an editor fit for daily logs, honest state.
+Pilot tests on the real engine over a temporary workspace."""
+
+from __future__ import annotations
+
+from textual.geometry import Region
+from textual.widgets import Input, TextArea
+
+from helpers import write
+from tuikit import build_app, settle
+
+ANIMALS = "# Animals\n\n" + "".join(f"- note {n}: nothing special today\n" for n in range(3, 19)) + \
+    "- Saw a quokka on Rottnest island\n" + "".join(f"- note {n}: more filler\n" for n in range(20, 25))
+
+
+async def type_query(pilot, text: str) -> None:
+    pilot.app.search_pane.query_one(Input).value = ""
+    await pilot.press(*text)
+    await settle(pilot)
+
+
+def preview_on_screen(app) -> str:
+    """The preview's lines a person sees now (after wrapping and scrolling)."""
+    side, preview = app.search_pane.query_one("#side"), app.search_pane.query_one("#preview")
+    top, height = round(side.scroll_offset.y), side.scrollable_content_region.height
+    return "\n".join(strip.text for strip in preview.render_lines(Region(0, top, preview.size.width, height)))
+
+
+def editor_on_screen(editor) -> str:
+    return "\n".join(strip.text for strip in editor.render_lines(Region(0, 0, editor.size.width, editor.size.height)))
+
+
+async def test_preview_and_editor_show_the_matched_line_of_a_short_file(ws, make_app):
+    write(ws / "memory" / "animals.md", ANIMALS)
+    app = make_app(ws)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await type_query(pilot, "quokka")
+        top = app.search_pane.result["results"][0]
+        assert top["path"] == "memory/animals.md" and top["startLine"] < 19 <= top["endLine"]
+        await settle(pilot)
+        rows = str(app.search_pane.query_one("#preview").render()).split("\n")
+        assert next(line for line in rows if "quokka" in line).lstrip().startswith("19 ▶")
+        assert "quokka" in preview_on_screen(app)
+        await pilot.press("enter")
+        await settle(pilot)
+        editor = app.query_one("#editor", TextArea)
+        assert editor.cursor_location == (18, 0)
+        assert "quokka" in editor_on_screen(editor)
