@@ -379,7 +379,9 @@ class ClawmemApp(App):
                 if fp.opened.path == rel:
                     self.notify("Your unsaved edits of this log stay; saving will offer to merge them.", severity="warning")
                 return
-            self.open_file(rel, line, line + 1)
+            last = line + text.strip("\n").count("\n") + 1  # the entry's last line, under its heading
+            self.open_file(rel, line, last)
+            self.file_pane.cursor_to_line_end(last)  # ready to go on typing the entry
 
         self.push_screen(AppendScreen(rel, now.strftime("%H:%M")), append)
 

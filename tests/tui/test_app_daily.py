@@ -47,3 +47,21 @@ async def test_preview_and_editor_show_the_matched_line_of_a_short_file(ws, make
         editor = app.query_one("#editor", TextArea)
         assert editor.cursor_location == (18, 0)
         assert "quokka" in editor_on_screen(editor)
+
+
+async def test_after_ctrl_n_the_cursor_is_at_the_end_of_the_new_entry(ws, make_app):
+    app = make_app(ws)
+    log = ws / "memory" / "2026-02-11.md"
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+n", *"Fed the cat", "enter")
+        await settle(pilot, 3)
+        assert app.file_pane.opened.path == "memory/2026-02-12.md"
+        editor = app.query_one("#editor", TextArea)
+        assert editor.has_focus
+        await pilot.press(*" at noon")
+        assert editor.text == "# 2026-02-12\n\n## 09:30\nFed the cat at noon\n"
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert (ws / "memory" / "2026-02-12.md").read_text() == editor.text
+    assert log.read_text().startswith("# 2026-02-11")

@@ -264,6 +264,12 @@ class FilePane(Horizontal):
         if focus_editor and self.query_one("#file-switcher", ContentSwitcher).current == "editor":
             editor.focus()
 
+    def cursor_to_line_end(self, line: int) -> None:
+        editor = self.query_one("#editor", TextArea)
+        row = max(0, min(line - 1, editor.document.line_count - 1))
+        editor.move_cursor((row, len(editor.document.get_line(row))))
+        editor.call_after_refresh(editor.scroll_cursor_visible, animate=False)
+
     def _update_header(self, start: int | None = None, end: int | None = None) -> None:
         header = self.query_one("#file-header", Static)
         o = self.opened
