@@ -49,6 +49,12 @@ FILE_KEYS = [
     Key("file.view", "ctrl+l", "toggle_view", "View", "Switch between the editor and the Markdown view"),
     Key("file.external-editor", "ctrl+o", "external_editor", "$EDITOR", "Edit the file in $EDITOR"),
     Key("file.tree", "ctrl+t", "focus_tree", "Files", "Go to the file tree", show=False),
+    # ctrl+f finds in the file here; elsewhere it still goes to the search box
+    Key("file.find", "ctrl+f", "find", "Find", "Find in the file (Enter: next match; Esc: back to the text)"),
+    Key("file.find-next", "f8", "find_next", "Next", "Find the next match of the last search", show=False),
+    Key("file.goto", "ctrl+g", "goto_line", "Line", "Go to a line number", show=False),
+    Key("file.top", "ctrl+home", "edge('top')", "Top", "Go to the start of the file", show=False),
+    Key("file.bottom", "ctrl+end", "edge('bottom')", "End", "Go to the end of the file", show=False),
 ]
 
 SYNC_KEYS = [

@@ -65,3 +65,39 @@ async def test_after_ctrl_n_the_cursor_is_at_the_end_of_the_new_entry(ws, make_a
         await settle(pilot)
         assert (ws / "memory" / "2026-02-12.md").read_text() == editor.text
     assert log.read_text().startswith("# 2026-02-11")
+
+
+async def test_editor_keys_for_long_logs(ws, make_app):
+    """ctrl+end / ctrl+home, ctrl+g go-to-line, ctrl+f find as you type, Enter and F8 for the
+    next match (wrapping to the top), Esc back to the text."""
+    write(ws / "memory" / "animals.md", ANIMALS)
+    app = make_app(ws)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app.open_file("memory/animals.md")
+        await settle(pilot)
+        editor = app.query_one("#editor", TextArea)
+        last = editor.document.line_count - 1
+        await pilot.press("ctrl+end")
+        assert editor.cursor_location == (last, 0)  # the file ends with a newline: an empty last line
+        await pilot.press("ctrl+home")
+        assert editor.cursor_location == (0, 0)
+        await pilot.press("ctrl+g", *"19", "enter")
+        await pilot.pause()
+        assert editor.cursor_location[0] == 18 and editor.has_focus
+        await pilot.press("ctrl+g", *"999", "enter")
+        await pilot.pause()
+        assert editor.cursor_location[0] == 18  # refused: out of range
+        await pilot.press("escape")
+        await pilot.press("ctrl+home", "ctrl+f", *"note 2")
+        await pilot.pause()
+        assert editor.selected_text == "note 2" and editor.selection.start == (19, 2)  # "- note 20" on line 20
+        await pilot.press("enter")
+        assert editor.selection.start == (20, 2)
+        await pilot.press("escape")
+        assert editor.has_focus and not app.query_one("#file-bar").display
+        await pilot.press("f8", "f8", "f8")
+        assert editor.selection.start == (23, 2)  # note 24, the last
+        await pilot.press("f8")
+        assert editor.selection.start == (19, 2)  # wrapped to the top
+        assert "from the top" in str(app.query_one("#file-header").render())

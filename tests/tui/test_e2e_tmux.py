@@ -45,9 +45,11 @@ def test_open_search_open_file_append_and_quit(ws, home_dirs):
 
 
 def test_external_editor_through_suspend(ws, home_dirs, tmp_path):
-    """ctrl+o runs $EDITOR with the app suspended; the edit shows and is indexed on return."""
+    """ctrl+o runs $EDITOR +LINE FILE with the app suspended, at the editor's line; the edit
+    shows and is indexed on return."""
     script = tmp_path / "fake-editor.sh"
-    script.write_text('#!/bin/sh\nprintf -- "- added by the outside editor\\n" >> "$1"\n')
+    argv = tmp_path / "editor-argv"
+    script.write_text(f'#!/bin/sh\necho "$@" > {argv}\nfor f; do :; done\nprintf -- "- added by the outside editor\\n" >> "$f"\n')
     script.chmod(0o755)
     config = home_dirs / ".config" / "clawmem" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
@@ -62,6 +64,7 @@ def test_external_editor_through_suspend(ws, home_dirs, tmp_path):
         term.send("C-o")
         term.wait_for(lambda s: "- added by the outside editor" in s)
         assert (ws / "memory" / "projects.md").read_text().endswith("- added by the outside editor\n")
+        assert argv.read_text().split() == ["+4", str(ws / "memory" / "projects.md")]  # "tomatoes" is on line 4
         term.send("F2")
         term.wait_for(lambda s: "Hidden" in s)
         term.send("C-u")
