@@ -26,6 +26,10 @@ def preview_on_screen(app) -> str:
     return "\n".join(strip.text for strip in preview.render_lines(Region(0, top, preview.size.width, height)))
 
 
+def tree_on_screen(tree) -> str:
+    return "\n".join(tree.render_line(y).text for y in range(tree.scrollable_content_region.height))
+
+
 def editor_on_screen(editor) -> str:
     return "\n".join(strip.text for strip in editor.render_lines(Region(0, 0, editor.size.width, editor.size.height)))
 
@@ -101,3 +105,22 @@ async def test_editor_keys_for_long_logs(ws, make_app):
         await pilot.press("f8")
         assert editor.selection.start == (19, 2)  # wrapped to the top
         assert "from the top" in str(app.query_one("#file-header").render())
+
+
+async def test_tree_width_follows_the_terminal_and_long_names_end_in_an_ellipsis(ws, make_app):
+    name = "memory/a-very-long-topic-file-about-garden-tomatoes.md"
+    write(ws / name, "# Garden\n")
+    app = make_app(ws)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("f3")
+        await settle(pilot)
+        tree = app.query_one("#file-tree")
+        narrow = tree.size.width
+        shown = tree_on_screen(tree)
+        assert "memory/a-very-long" in shown and "…" in shown and "tomatoes.md" not in shown
+        assert tree.virtual_size.width <= tree.scrollable_content_region.width  # no sideways scrolling
+        await pilot.resize_terminal(200, 40)
+        await settle(pilot)
+        assert tree.size.width > narrow
+        assert "tomatoes.md" in tree_on_screen(tree)

@@ -87,6 +87,24 @@ def find_in(text: str, query: str, start: int) -> int | None:
     return None if pos < 0 else pos
 
 
+class FileTree(Tree):
+    """The file tree; names too long for its width end in "…" instead of scrolling sideways."""
+
+    def render_label(self, node, base_style, style):
+        label = super().render_label(node, base_style, style)
+        width = self.scrollable_content_region.width
+        depth, parent = 0, node.parent
+        while parent is not None and parent is not self.root:
+            depth, parent = depth + 1, parent.parent
+        room = width - depth * self.guide_depth
+        if width > 0 and label.cell_len > room:
+            label.truncate(max(room, 2), overflow="ellipsis")
+        return label
+
+    def on_resize(self) -> None:
+        self._invalidate()  # the labels are cut to the width
+
+
 def group_files(entries: list[dict]) -> tuple[list[str], dict[str, list[str]], list[str], list[str]]:
     """(top files, daily logs by month newest first, sessions, extra) for the tree."""
     top: list[str] = []
@@ -133,7 +151,7 @@ class FilePane(Horizontal):
         return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
-        tree: Tree[str | None] = Tree("Memory", id="file-tree")
+        tree: Tree[str | None] = FileTree("Memory", id="file-tree")
         tree.show_root = False
         tree.guide_depth = 2
         yield tree
