@@ -86,15 +86,19 @@ class ClawmemApp(App):
     def compose(self) -> ComposeResult:
         yield Static("clawmem", id="topbar", markup=False)
         with TabbedContent(initial="search", id="tabs"):
-            with TabPane("Search F2", id="search"):
+            with TabPane(self.tab_label("search"), id="search"):
                 yield SearchPane(id="search-pane")
-            with TabPane("File F3", id="file"):
+            with TabPane(self.tab_label("file"), id="file"):
                 yield FilePane(id="file-pane")
-            with TabPane("Sync F4", id="sync"):
+            with TabPane(self.tab_label("sync"), id="sync"):
                 yield SyncPane(id="sync-pane")
-            with TabPane("Config F5", id="config"):
+            with TabPane(self.tab_label("config"), id="config"):
                 yield ConfigPane(id="config-pane")
         yield Footer()
+
+    def tab_label(self, tab: str) -> str:
+        """"Search F2": the tab's name and its key as configured."""
+        return f"{tab.capitalize()} {keys.key_label(self.settings.keymap, f'tab.{tab}')}"
 
     @property
     def search_pane(self) -> SearchPane:
@@ -433,6 +437,9 @@ class ClawmemApp(App):
             self.theme = new.theme
         if new.keymap != old.keymap:
             self.set_keymap(new.keymap)
+            tabs = self.query_one("#tabs", TabbedContent)
+            for tab in TABS:
+                tabs.get_tab(tab).label = self.tab_label(tab)
         if new.animation != old.animation:
             self.animation_level = new.animation  # type: ignore[assignment]
         if new.blinkingCursor != old.blinkingCursor:

@@ -124,3 +124,49 @@ async def test_tree_width_follows_the_terminal_and_long_names_end_in_an_ellipsis
         await settle(pilot)
         assert tree.size.width > narrow
         assert "tomatoes.md" in tree_on_screen(tree)
+
+
+def test_a_colliding_keymap_or_a_ui_typo_is_one_line_at_start(ws, home_dirs):
+    from helpers import run_cli
+
+    config = home_dirs / ".config" / "clawmem" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    env = {"HOME": str(home_dirs)}
+    for table, expected in (
+        ('[ui.keymap]\n"search.focus" = "ctrl+q"\n', 'ui.keymap: search.focus = "ctrl+q" collides with app.quit (Quit); pick another key'),
+        ('[ui.keymap]\n"app.quit" = " , "\n', 'app.quit = " , ": an empty key'),
+        ('[ui]\nthem = "clawmem-light"\n', "ui.them: unknown setting; did you mean 'theme'?"),
+        ('[ui.keymap]\n"file.sav" = "f10"\n', "unknown binding id 'file.sav'; did you mean 'file.save'?"),
+    ):
+        config.write_text(table)
+        done = run_cli("--workspace", str(ws), env=env, timeout=60)
+        assert done.returncode == 2, done
+        assert expected in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+        assert "Traceback" not in done.stderr
+
+
+async def test_keymap_edits_are_checked_and_tab_labels_show_the_keys(ws, make_app, home_dirs):
+    config = home_dirs / ".config" / "clawmem" / "config.toml"
+    app = make_app(ws, keymap={"tab.sync": "f10"})
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        tabs = app.query_one("#tabs")
+        assert str(tabs.get_tab("sync").label) == "Sync F10"
+        await pilot.press("f5")
+        app.config_pane.edit("ui.keymap")
+        await pilot.pause()
+        screen = app.screen
+        screen.query_one(Input).value = '{ "search.focus" = "ctrl+q" }'
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.screen is screen
+        assert "collides with app.quit" in str(screen.query_one("#error").render())
+        assert not config.exists() or "ctrl+q" not in config.read_text()
+        screen.query_one(Input).value = '{ "tab.file" = "f11" }'
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.screen is not screen
+        assert str(tabs.get_tab("file").label) == "File F11" and str(tabs.get_tab("sync").label) == "Sync F4"
+        await pilot.press("f11")
+        await pilot.pause()
+        assert tabs.active == "file"
