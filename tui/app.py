@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -38,6 +39,7 @@ from .widgets.sync_pane import SyncPane
 
 POLL_SECONDS = 5.0  # freshness check (stat only) when watching without engine.sync
 STATUS_SECONDS = 10.0  # status refresh while watching
+STATUS_WHILE_INDEXING = 2.0  # and while an index job reports progress
 TABS = ("search", "file", "sync", "config")
 # settings whose change means the index must be brought up to date
 INDEX_KEYS = ("workspace", "agentId", "extraPaths", "sources", "sessions.includeArchives", "chunking.tokens",
@@ -71,6 +73,7 @@ class ClawmemApp(App):
         self._poll_timer = None
         self._status_timer = None
         self._started_up = False
+        self._status_at = 0.0  # when a status reload was last asked for during an index job
         themes, self.theme_problems = load_themes()
         for theme in themes:
             self.register_theme(theme)
@@ -166,7 +169,9 @@ class ClawmemApp(App):
         if st:
             pv = st["provider"]
             mode = f" · {pv['active']}/{pv['model']}" if pv.get("active") and not pv.get("reason") else " · keyword-only"
-        self.query_one("#topbar", Static).update(f"clawmem · {self.shorten(str(cfg.workspace))} · agent {cfg.agent_id}{mode}")
+        running = self.sync_pane.progress  # on every tab, like k9s's header
+        job = f" · {running}" if running else ""
+        self.query_one("#topbar", Static).update(f"clawmem · {self.shorten(str(cfg.workspace))} · agent {cfg.agent_id}{mode}{job}")
 
     # ------------------------------------------------------------------ the bridge: workers → messages
 
@@ -262,6 +267,8 @@ class ClawmemApp(App):
     @on(EngineEvent)
     def _engine_event(self, msg: EngineEvent) -> None:
         self.sync_pane.on_engine_event(msg.event)
+        if isinstance(msg.event, (ev.JobStarted, ev.JobFinished)):
+            self._render_topbar()
         if isinstance(msg.event, ev.JobFinished):
             self.load_status()
             self.load_files()
@@ -270,6 +277,11 @@ class ClawmemApp(App):
     @on(IndexProgress)
     def _index_progress(self, msg: IndexProgress) -> None:
         self.sync_pane.on_progress(msg.progress)
+        self._render_topbar()
+        now = time.monotonic()
+        if now - self._status_at >= STATUS_WHILE_INDEXING:  # the Sync tab's counts follow the job
+            self._status_at = now
+            self.load_status()
 
     @on(IndexWorkerDone)
     def _index_done(self, msg: IndexWorkerDone) -> None:

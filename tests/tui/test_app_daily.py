@@ -3,6 +3,7 @@ Pilot tests on the real engine over a temporary workspace."""
 
 from __future__ import annotations
 
+import pytest
 from textual.geometry import Region
 from textual.widgets import Input, TextArea
 
@@ -170,3 +171,45 @@ async def test_keymap_edits_are_checked_and_tab_labels_show_the_keys(ws, make_ap
         await pilot.press("f11")
         await pilot.pause()
         assert tabs.active == "file"
+
+
+def test_eta_comes_from_the_recent_rate_not_the_whole_run():
+    """A resumed rebuild: 400 of 1000 files were done and are skipped in half a second, then
+    each file takes 0.1 s. The ETA is the 600 files left at 10 per second, not the 1 s a rate
+    over the whole run (800 files/s at first) would promise."""
+    from clawmem.tui.widgets.sync_pane import EtaMeter
+
+    meter = EtaMeter()
+    assert meter.add("files", 400, 1000, now=0.5) == (None, None)  # no ETA from one sample
+    assert meter.add("files", 405, 1000, now=1.0) == (None, None)  # nor before a second of progress
+    rate, eta = meter.add("files", 420, 1000, now=2.5)
+    assert eta == pytest.approx(580 / 10) and rate == pytest.approx(10)
+    for n in range(1, 20):  # later, only the last ten seconds count
+        rate, eta = meter.add("files", 420 + 5 * n, 1000, now=2.5 + n)
+    assert rate == pytest.approx(5) and eta == pytest.approx((1000 - 515) / 5)
+    assert meter.add("embed", 10, 100, now=30.0) == (None, None)  # a new phase starts over
+
+
+async def test_header_shows_indexing_progress_on_every_tab_and_the_sync_tab_follows(ws, make_app):
+    from clawmem.engine import events as ev
+
+    app = make_app(ws)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        topbar = app.query_one("#topbar")
+        assert "files" not in str(topbar.render())
+        app.post_engine_event(ev.JobStarted("rebuild", "asked (F9)", 3001, at=0.0))
+        await pilot.pause()
+        app.sync_pane.on_progress(ev.Progress("files", 750, 3001, 900.0, 2.0), now=100.0)
+        app.sync_pane.on_progress(ev.Progress("files", 770, 3001, 900.0, 2.0), now=102.0)  # 10 files/s lately
+        app._render_topbar()
+        for tab in ("f2", "f3", "f4", "f5"):
+            await pilot.press(tab)
+            await pilot.pause()
+            assert "Rebuild: 770/3001 files · ETA 4 min" in str(topbar.render())
+        status = str(app.sync_pane.query_one("#sync-status").render())
+        assert status.startswith("Index     rebuild running: 770/3001 files · ETA 4 min · 5 files, 5 chunks so far")
+        app.post_engine_event(ev.JobFinished("rebuild", 3001, 0, 0, 5, 3.0))
+        await settle(pilot)
+        assert "rebuild" not in str(topbar.render()).lower()
+        assert str(app.sync_pane.query_one("#sync-status").render()).startswith("Index     5 files, 5 chunks · ~/.local")
