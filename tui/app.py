@@ -130,15 +130,22 @@ class ClawmemApp(App):
             self.notify(f"Some themes were skipped:\n{listed}", title="Themes", severity="error", timeout=20)
         self.search_pane.focus_input()
         if not self.engine.workspace.is_dir():
-            self.push_screen(CreateWorkspaceScreen(self.shorten(str(self.engine.workspace))), self._create_workspace)
+            self.action_create_workspace()
             self.load_status()
         else:
             self._start()
         self._started_up = True
 
+    def action_create_workspace(self) -> None:
+        if self.engine.workspace.is_dir():
+            self.notify(f"{self.shorten(str(self.engine.workspace))} exists already.")
+            return
+        self.push_screen(CreateWorkspaceScreen(self.shorten(str(self.engine.workspace))), self._create_workspace)
+
     def _create_workspace(self, choice: str | None) -> None:
         if choice != "create":
-            self.notify("No workspace yet: clawmem --workspace PATH opens another one.", severity="warning", timeout=10)
+            self.notify("No workspace yet: ctrl+p, \"Create the workspace\" makes it later; clawmem --workspace PATH "
+                        "opens another folder.", severity="warning", timeout=10)
             return
         try:
             fileops.create_workspace(self.engine.workspace)

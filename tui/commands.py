@@ -39,6 +39,9 @@ class ClawmemCommands(Provider):
 
     def _all(self) -> list[tuple[str, str, Callable[[], object]]]:
         out = [(title, help, partial(self.cm.run_action, action)) for title, help, action in ACTIONS]
+        if not self.cm.engine.workspace.is_dir():  # after "Not now" on the welcome
+            out.insert(0, ("Create the workspace", f"MEMORY.md and memory/ in {self.cm.shorten(str(self.cm.engine.workspace))}",
+                           partial(self.cm.run_action, "create_workspace")))
         for entry in self.cm.files:
             out.append((f"Open {entry['path']}", "File tab", partial(self.cm.open_file, entry["path"])))
         return out

@@ -213,3 +213,46 @@ async def test_header_shows_indexing_progress_on_every_tab_and_the_sync_tab_foll
         await settle(pilot)
         assert "rebuild" not in str(topbar.render()).lower()
         assert str(app.sync_pane.query_one("#sync-status").render()).startswith("Index     5 files, 5 chunks · ~/.local")
+
+
+async def test_not_now_on_the_welcome_leaves_a_way_to_create_the_workspace(home_dirs):
+    from clawmem.tui.widgets.dialogs import CreateWorkspaceScreen
+
+    app = build_app(None)
+    target = home_dirs / ".openclaw" / "workspace"
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(pilot)
+            assert isinstance(app.screen, CreateWorkspaceScreen)
+            await pilot.press("escape")
+            await settle(pilot)
+            preview = str(app.search_pane.query_one("#preview").render())
+            assert "No workspace at ~/.openclaw/workspace yet" in preview and '"Create the workspace"' in preview
+            await pilot.press("ctrl+p")
+            await pilot.pause()
+            await pilot.press(*"Create the workspace")
+            await settle(pilot)
+            await pilot.press("enter")
+            await settle(pilot)
+            assert isinstance(app.screen, CreateWorkspaceScreen)
+            await pilot.press("c")
+            await settle(pilot, 3)
+            assert (target / "MEMORY.md").is_file()
+            assert "Type to search 1 file (1 chunk)." in str(app.search_pane.query_one("#preview").render())
+    finally:
+        app.engine.close()
+
+
+async def test_f6_with_nothing_hidden_says_so(ws, make_app):
+    app = make_app(ws)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await type_query(pilot, "lasagna")
+        line = app.search_pane.query_one("#hidden-line")
+        assert str(line.render()) == ""
+        await pilot.press("f6")
+        await settle(pilot)
+        assert str(line.render()).startswith("Nothing scored below the threshold for this search")
+        await pilot.press("f6")
+        await settle(pilot)
+        assert str(line.render()) == ""

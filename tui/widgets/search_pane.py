@@ -18,6 +18,7 @@ from textual.worker import get_current_worker
 from clawmem.engine.text import query_terms
 
 from .. import keys
+from ..words import plural
 from ..messages import OpenFile, PreviewLoaded, SearchDone
 
 if TYPE_CHECKING:
@@ -244,11 +245,13 @@ class SearchPane(Vertical):
             body = highlight(_one_line(r["snippet"]), self._terms)
             results.add_option(Option(Content("\n").join([head, body]), id=str(i)))
         hidden = res["hidden"]
-        if self.show_hidden:
+        if self.show_hidden and hidden.get("bestScore") is None:
+            hidden_line.update("Nothing scored below the threshold for this search · F6 turns showing them off")
+        elif self.show_hidden:
             hidden_line.update("Showing the results below the score threshold too · F6 hides them")
         elif hidden["count"]:
             best = f" (best {hidden['bestScore']:.2f})" if hidden.get("bestScore") is not None else ""
-            hidden_line.update(f"{hidden['count']} hidden below the score threshold{best} · F6 shows them")
+            hidden_line.update(f"{plural(hidden['count'], 'result')} hidden below the score threshold{best} · F6 shows them")
         else:
             hidden_line.update("")
         if res["results"]:
@@ -256,7 +259,7 @@ class SearchPane(Vertical):
         else:
             msg = "No matches."
             if hidden["count"] and not self.show_hidden:
-                msg += f"\n\n{hidden['count']} results scored below the threshold: press F6 to see them."
+                msg += f"\n\n{plural(hidden['count'], 'result')} scored below the threshold: press F6 to see them."
             self._set_preview(Content(msg))
 
     def _show_empty_hint(self) -> None:
@@ -265,10 +268,13 @@ class SearchPane(Vertical):
             self._set_preview(Content(""))
             return
         files, chunks = st["index"]["files"], st["index"]["chunks"]
-        if not files:
+        if not self.cm.engine.workspace.is_dir():
+            text = (f"No workspace at {self.cm.shorten(str(self.cm.engine.workspace))} yet.\n\nCreate it from the command "
+                    "palette: ctrl+p, then \"Create the workspace\". For another folder: clawmem --workspace PATH.")
+        elif not files:
             text = "No memory indexed yet.\n\nPress ctrl+n to write today's first note, or F3 to browse the files."
         else:
-            text = f"Type to search {files} files ({chunks} chunks)."
+            text = f"Type to search {plural(files, 'file')} ({plural(chunks, 'chunk')})."
         self._set_preview(Content(text))
 
     def _set_preview(self, content: Content) -> None:

@@ -14,6 +14,7 @@ from textual.widgets import Log, ProgressBar, Static
 from clawmem.engine import events as ev
 
 from .. import keys
+from ..words import plural
 
 if TYPE_CHECKING:
     from ..app import ClawmemApp
@@ -39,11 +40,6 @@ def ago(iso: str | None, now: float | None = None) -> str:
 
 def duration(seconds: float) -> str:
     return "<1s" if seconds < 1 else f"{seconds:.0f}s" if seconds < 120 else f"{seconds / 60:.0f} min"
-
-
-def plural(n: int, word: str, many: str | None = None) -> str:
-    """"1 file", "2 files": counts as people write them."""
-    return f"{n} {word if n == 1 else many or word + 's'}"
 
 
 class EtaMeter:
