@@ -256,3 +256,34 @@ async def test_f6_with_nothing_hidden_says_so(ws, make_app):
         await pilot.press("f6")
         await settle(pilot)
         assert str(line.render()) == ""
+
+
+async def test_config_tab_shows_what_an_agent_loads_at_session_start(ws, make_app, home_dirs):
+    """MEMORY.md within its cap, today's log missing, yesterday's (2026-02-11) over a per-file
+    cap of 300 chars set in OpenClaw's config: the cut is named in chars and lines."""
+    import json
+
+    openclaw = home_dirs / ".openclaw" / "openclaw.json"
+    write(openclaw, json.dumps({"agents": {"defaults": {"bootstrapMaxChars": 300, "workspace": str(ws)}}}))
+    write(ws / "memory" / "2026-02-11.md", "# 2026-02-11\n" + "".join(f"- line {n} of a long day\n" for n in range(40)))
+    app = make_app(ws)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("f5")
+        await settle(pilot)
+        lines = str(app.config_pane.query_one("#context-view").render()).split("\n")
+        assert lines[0].startswith("Session start (main): what an agent loads") and "300 chars a file" in lines[0]
+        memory = next(line for line in lines if "MEMORY.md" in line)
+        assert f"{len((ws / 'MEMORY.md').read_text()):,} chars" in memory and "cut" not in memory
+        assert "not there yet" in next(line for line in lines if "2026-02-12.md" in line)
+        yesterday = next(line for line in lines if "2026-02-11.md" in line)
+        assert "yesterday" in yesterday and "cut:" in yesterday and "over the per-file cap of 300 chars" in yesterday
+        assert lines[-1].lstrip().startswith("total") and lines[-1].endswith("1 file cut")
+        # a new note for today shows up after the next index run
+        await pilot.press("ctrl+n", *"Wrote today", "enter")
+        await settle(pilot, 3)
+        app.load_status()
+        await settle(pilot, 2)
+        today = next(line for line in str(app.config_pane.query_one("#context-view").render()).split("\n")
+                     if "2026-02-12.md" in line)
+        assert "not there yet" not in today and " chars " in today
