@@ -287,3 +287,22 @@ async def test_config_tab_shows_what_an_agent_loads_at_session_start(ws, make_ap
         today = next(line for line in str(app.config_pane.query_one("#context-view").render()).split("\n")
                      if "2026-02-12.md" in line)
         assert "not there yet" not in today and " chars " in today
+
+
+@pytest.mark.parametrize("theme", ["clawmem-dark", "clawmem-light", "clawmem-contrast"])
+@pytest.mark.parametrize("colours", ["standard", "256"])
+async def test_the_selected_rows_score_and_match_are_readable_in_16_and_256_colours(ws, make_app, theme, colours):
+    from tuikit import contrast, screen_segments
+
+    app = make_app(ws, theme=theme)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await type_query(pilot, "migration")
+        await pilot.press("down")  # the list has focus: its selected row in the focused colours
+        await settle(pilot)
+        top = app.search_pane.result["results"][0]
+        segments = screen_segments(app, colours)
+        score = next(s for s in segments if s.text.strip() == f"{top['score']:.2f}")
+        word = next(s for s in segments if s.text.lower() == "migration" and s.style.bgcolor == score.style.bgcolor)
+        for seg in (score, word):
+            assert contrast(seg.style) >= 3.0, (seg, contrast(seg.style))

@@ -35,14 +35,14 @@ def keyword_line(why: str) -> str:
     return f"Keyword-only: {why}; {KEYWORD_HINT}"
 
 
-def highlight(text: str, terms: list[str]) -> Content:
-    """`text` with every occurrence of the query terms in bold accent (case-insensitive)."""
+def highlight(text: str, terms: list[str], style: str = "bold $text-accent underline") -> Content:
+    """`text` with every occurrence of the query terms in `style` (case-insensitive)."""
     content = Content(text)
     low = text.lower()
     for term in sorted({t for t in terms if t}, key=len, reverse=True):
         start = 0
         while (pos := low.find(term, start)) >= 0:
-            content = content.stylize("bold $text-accent underline", pos, pos + len(term))
+            content = content.stylize(style, pos, pos + len(term))
             start = pos + len(term)
     return content
 
@@ -239,10 +239,11 @@ class SearchPane(Vertical):
                 "  ",
                 (r["source"], "$text-muted"),
                 "  ",
-                (f"{r['score']:.2f}", "$text-success"),
+                (f"{r['score']:.2f}", "bold"),  # no colour of its own: readable on the selected row in 16 colours too
                 ("  " + r["date"] if r.get("date") else "", "$text-muted"),
             )
-            body = highlight(_one_line(r["snippet"]), self._terms)
+            # no colour of its own: the selected row's colours keep it readable in 16 colours too
+            body = highlight(_one_line(r["snippet"]), self._terms, "bold underline")
             results.add_option(Option(Content("\n").join([head, body]), id=str(i)))
         hidden = res["hidden"]
         if self.show_hidden and hidden.get("bestScore") is None:
