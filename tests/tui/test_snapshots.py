@@ -38,8 +38,9 @@ def typed(text: str) -> list[str]:
 def test_search_results(ws, snap_compare):
     """Search tab after typing "migration": the mode line says keyword-only and why, with how
     to add a model; two results (2026-02-11 and 2026-02-10) with path:lines, source, score,
-    date and a one-line snippet where "migration" is highlighted; the preview on the right
-    shows the first result's lines with line numbers and a bar beside the matched lines."""
+    date and a one-line snippet where "migration" is bold and underlined; the preview on the right
+    shows the first result's lines with line numbers, a bar beside the matched lines and ▶ at the
+    first line that holds the word (line 4, in bold)."""
     assert snap_compare(build_app(ws), run_before=run(*typed("migration")), terminal_size=SIZE)
 
 
@@ -59,7 +60,7 @@ def test_search_no_results_with_hidden_hits(ws, tiny_model, snap_compare):
     """Hybrid mode with the tiny test model (weighted fusion): the mode line reads
     "Hybrid: local / tiny"; "weather forecast" matches nothing above the threshold, so the
     results are empty, the preview says "No matches." and that 5 results scored below the
-    threshold, and the line under the results says "5 hidden below the score threshold
+    threshold, and the line under the results says "5 results hidden below the score threshold
     (best 0.25) · F6 shows them"."""
     app = build_app(ws, overrides={"provider": "local", "local.modelPath": str(tiny_model), "query.hybrid.fusion": "weighted"})
     assert snap_compare(app, run_before=run(*typed("weather forecast")), terminal_size=SIZE)
@@ -163,15 +164,21 @@ async def _indexing(pilot) -> None:
         ev.FileIndexed("memory/2026-02-09.md", 3, "added"),
         ev.FileIndexed("MEMORY.md", 2, "updated"),
         ev.Warning("invalid UTF-8 at byte 12; indexed with replacement characters", "memory/old.md"),
-        ev.Progress("files", 120, 400, 35.0, 8.0),
     ):
         app.post_engine_event(event)
     await pilot.pause()
+    # two progress reports two seconds apart (the pane's clock given): 20 files in 2 s
+    app.sync_pane.on_progress(ev.Progress("files", 100, 400, 35.0, 8.0), now=10.0)
+    app.sync_pane.on_progress(ev.Progress("files", 120, 400, 35.0, 8.0), now=12.0)
+    app._render_topbar()
 
 
 def test_sync_indexing_in_progress(ws, snap_compare):
-    """Sync tab while an index runs: "Index: 120/400 files · 35/s · ETA 8s" above a progress
-    bar at 30 %, and the log lists the start, an added and an updated file and a warning."""
+    """Sync tab while an index runs: the header ends "Index: 120/400 files · ETA 28s" (on
+    every tab); the Index line says "index running: 120/400 files · ETA 28s · 5 files, 5 chunks
+    so far"; above a progress bar at 30 % the job line reads "Index: 120/400 files · 10/s · ETA
+    28s" (the last seconds' rate, not the engine's 35/s since the start); the log lists the
+    start, an added and an updated file and a warning."""
     assert snap_compare(build_app(ws), run_before=run("f4", then=_indexing), terminal_size=SIZE)
 
 
@@ -185,7 +192,10 @@ def test_config_tab(ws, home_dirs, snap_compare):
     """Config tab with the filter "ui.": the config file line, the provider and vector line,
     the filter box, and the app's own settings with their values and where they came from
     (theme and animation from the file, the rest defaults), the first row highlighted and its
-    documentation below. (Filtered so that engine keys added later do not change the picture.)"""
+    documentation below; under a line, the session-start section: the caps (20,000 chars a
+    file, 60,000 in all, OpenClaw's defaults), MEMORY.md 181 chars, today's log "not there
+    yet", yesterday's 140 chars, each with an empty-looking meter, and the total "· nothing
+    cut". (Filtered so that engine keys added later do not change the picture.)"""
     config = home_dirs / ".config" / "clawmem" / "config.toml"
     config.parent.mkdir(parents=True)
     config.write_text('# mine\n[ui]\ntheme = "clawmem-dark"\nanimation = "none"\n')
