@@ -244,3 +244,65 @@ def test_light_theme_file_tab(ws, snap_compare):
 def test_help_screen(ws, snap_compare):
     """F1: the help over the app, listing what each tab does and the key table with ids."""
     assert snap_compare(build_app(ws), run_before=run("f1"), terminal_size=SIZE)
+
+
+def test_search_preview_scrolls_to_the_match_in_a_short_file(ws, snap_compare):
+    """"quokka" is on line 19 of a 24-line file (one chunk, lines 1-24): the preview on the
+    right is scrolled so that line 19, marked ▶ and in bold with "quokka" underlined, sits in
+    its middle, not below the bottom edge."""
+    from helpers import write
+
+    write(ws / "memory" / "animals.md", "# Animals\n\n" + "".join(f"- note {n}: nothing special today\n" for n in range(3, 19))
+          + "- Saw a quokka on Rottnest island\n" + "".join(f"- note {n}: more filler\n" for n in range(20, 25)))
+    assert snap_compare(build_app(ws), run_before=run(*typed("quokka")), terminal_size=SIZE)
+
+
+async def _find(pilot) -> None:
+    pilot.app.open_file("memory/2026-02-10.md")
+    await settle(pilot)
+    await pilot.press("ctrl+f", *typed("priya"))
+
+
+def test_file_find_bar(ws, snap_compare):
+    """File tab, memory/2026-02-10.md open, ctrl+f then "priya": a find bar under the editor,
+    titled "Find · Enter: next · Esc: back to the text", holds "priya"; in the editor "Priya" on
+    line 7 is selected; the header reads "memory/2026-02-10.md · "priya" at line 7"."""
+    assert snap_compare(build_app(ws), run_before=run(then=_find), terminal_size=SIZE)
+
+
+def test_welcome_not_now_leaves_the_way_back(home_dirs, snap_compare):
+    """First run, "Not now" (Esc) on the welcome: the Search tab's preview says "No workspace at
+    ~/.openclaw/workspace yet." and how to create it later (ctrl+p, then "Create the
+    workspace") or open another folder; a warning toast says the same."""
+    assert snap_compare(build_app(None), run_before=run("escape"), terminal_size=SIZE)
+
+
+async def _selected_row(pilot) -> None:
+    await pilot.press("down")  # into the list: the selected row in its focused colours
+
+
+def _sixteen_colours(theme: str, ws, snap_compare) -> None:
+    from tuikit import limit_colours
+
+    app = limit_colours(build_app(ws, theme=theme), "standard")
+    assert snap_compare(app, run_before=run(*typed("migration"), then=_selected_row), terminal_size=SIZE)
+
+
+def test_16_colours_dark(ws, snap_compare):
+    """The default dark theme as a 16-colour terminal shows it (Rich's downgrade, its default
+    palette): results for "migration" with the first row selected; its score "1.00" and the
+    underlined "migration" are as readable as the rest of the row (dark on light grey)."""
+    _sixteen_colours("clawmem-dark", ws, snap_compare)
+
+
+def test_16_colours_light(ws, snap_compare):
+    """The light theme in 16 colours: the selected row is white bold text on grey, its score
+    "1.00" and the underlined "migration" included."""
+    _sixteen_colours("clawmem-light", ws, snap_compare)
+
+
+def test_16_colours_contrast(ws, snap_compare):
+    """The high-contrast theme in 16 colours: the selected row is dark bold text on a strong
+    highlight; the score and the underlined "migration" keep the row's colours (not accent on
+    accent)."""
+    _sixteen_colours("clawmem-contrast", ws, snap_compare)

@@ -585,6 +585,7 @@ class FilePane(Horizontal):
     def _open_bar(self, mode: str, placeholder: str, value: str) -> None:
         bar = self.query_one("#file-bar", FileBar)
         bar.mode, bar.placeholder, bar.value = mode, placeholder, value
+        bar.border_title = "Find · Enter: next · Esc: back to the text" if mode == "find" else "Go to line · Esc: back"
         bar.display = True
         bar.focus()
 
@@ -618,9 +619,7 @@ class FilePane(Horizontal):
         editor = self.query_one("#editor", TextArea)
         query = self._find_query
         pos = find_in(editor.text, query, start) if query else None
-        bar = self.query_one("#file-bar", FileBar)
         if pos is None:
-            bar.border_title = None
             if query:
                 self.app.notify(f"Not found in {self.opened.path if self.opened else 'the file'}: {query}", severity="warning")
             return False
