@@ -106,6 +106,13 @@ async def test_editor_keys_for_long_logs(ws, make_app):
         await pilot.press("f8")
         assert editor.selection.start == (19, 2)  # wrapped to the top
         assert "from the top" in str(app.query_one("#file-header").render())
+        await pilot.press("ctrl+p", *"Go to a line")  # the same from the command palette
+        await settle(pilot)
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.press("3", "enter")
+        await pilot.pause()
+        assert editor.cursor_location == (2, 0)
 
 
 async def test_tree_width_follows_the_terminal_and_long_names_end_in_an_ellipsis(ws, make_app):
