@@ -313,3 +313,14 @@ async def test_the_selected_rows_score_and_match_are_readable_in_16_and_256_colo
         word = next(s for s in segments if s.text.lower() == "migration" and s.style.bgcolor == score.style.bgcolor)
         for seg in (score, word):
             assert contrast(seg.style) >= 3.0, (seg, contrast(seg.style))
+
+
+async def test_counts_of_one_read_as_one(empty_ws, make_app):
+    write(empty_ws / "MEMORY.md", "# Memory\n- one fact\n")
+    app = make_app(empty_ws)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        assert "Type to search 1 file (1 chunk)." in str(app.search_pane.query_one("#preview").render())
+        log = "\n".join(app.sync_pane.query_one("#sync-log").lines)
+        assert "index started (start): 1 file\n" in log + "\n" and "added MEMORY.md (1 chunk)" in log
+        assert str(app.sync_pane.query_one("#sync-status").render()).startswith("Index     1 file, 1 chunk ·")
