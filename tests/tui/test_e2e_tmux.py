@@ -135,3 +135,55 @@ def test_unsaved_text_survives_a_dropped_connection(ws, home_dirs, how):
         term.wait_for(lambda s: term.dead(), timeout=10)
     finally:
         term.close()
+
+
+def test_daily_log_editing_keys_in_a_real_terminal(ws, home_dirs):
+    """Over a real terminal: ctrl+n leaves the cursor at the end of the new entry (typing goes
+    on there), ctrl+home / ctrl+end, ctrl+g to a line and ctrl+f find reach the editor."""
+    config = home_dirs / ".config" / "clawmem" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('provider = "none"\n\n[ui]\nwatch = false\n')
+    import time
+
+    from helpers import wait_for
+
+    today = ws / "memory" / f"{dt.date.today().isoformat()}.md"
+    term = Terminal(app_argv(ws), app_env(home_dirs))
+    try:
+        term.wait_for(lambda s: "Type to search 5 files" in s)
+        term.send("C-n")
+        term.wait_for(lambda s: "New entry in memory/" in s)
+        term.type("Fed the cat")
+        term.send("Enter")
+        term.wait_for(lambda s: f"memory/{today.name} · lines" in s)
+        term.type(" at noon")
+        term.wait_for(lambda s: "Fed the cat at noon" in s)
+        # pace like a person: an escape-sequence key (Up, Home, ctrl+home) sent within ~0.3 s of
+        # here is lost by the app's input (also on main before this branch; not yet explained)
+        time.sleep(0.5)
+        term.send("C-Home")
+        term.type("top ")
+        term.wait_for(lambda s: "top # " in s)
+        term.send("C-End")
+        term.type("bottom")
+        term.wait_for(lambda s: "bottom" in s)
+        term.send("C-g")
+        term.wait_for(lambda s: "Go to line" in s)
+        term.type("3")
+        term.send("Enter")
+        term.wait_for(lambda s: "Go to line" not in s)  # back in the editor
+        term.type("third ")
+        term.send("C-f")
+        term.wait_for(lambda s: "Find · Enter: next" in s)
+        term.type("cat")
+        term.wait_for(lambda s: '"cat" at line' in s)
+        term.send("Escape")
+        term.send("C-s")
+        wait_for(lambda: today.read_text().endswith("bottom"), 10, "the save")
+        lines = today.read_text().split("\n")
+        assert lines[0].startswith("top # ") and lines[2].startswith("third ## ") and lines[-1] == "bottom", lines
+        assert "Fed the cat at noon" in lines, lines
+        term.send("C-q")
+        term.wait_for(lambda s: term.dead(), timeout=10)
+    finally:
+        term.close()
