@@ -178,6 +178,7 @@ def test_daily_log_editing_keys_in_a_real_terminal(ws, home_dirs):
         term.type("cat")
         term.wait_for(lambda s: '"cat" at line' in s)
         term.send("Escape")
+        term.wait_for(lambda s: "Find · Enter" not in s)  # ESC then a key at once would read as alt+key
         term.send("C-s")
         wait_for(lambda: today.read_text().endswith("bottom"), 10, "the save")
         lines = today.read_text().split("\n")
