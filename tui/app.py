@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import time
 from pathlib import Path
 from typing import Callable
 
@@ -39,7 +38,6 @@ from .widgets.sync_pane import SyncPane
 
 POLL_SECONDS = 5.0  # freshness check (stat only) when watching without engine.sync
 STATUS_SECONDS = 10.0  # status refresh while watching
-STATUS_WHILE_INDEXING = 2.0  # and while an index job reports progress
 TABS = ("search", "file", "sync", "config")
 # settings whose change means the index must be brought up to date
 INDEX_KEYS = ("workspace", "agentId", "extraPaths", "sources", "sessions.includeArchives", "chunking.tokens",
@@ -73,7 +71,6 @@ class ClawmemApp(App):
         self._poll_timer = None
         self._status_timer = None
         self._started_up = False
-        self._status_at = 0.0  # when a status reload was last asked for during an index job
         themes, self.theme_problems = load_themes()
         for theme in themes:
             self.register_theme(theme)
@@ -285,10 +282,6 @@ class ClawmemApp(App):
     def _index_progress(self, msg: IndexProgress) -> None:
         self.sync_pane.on_progress(msg.progress)
         self._render_topbar()
-        now = time.monotonic()
-        if now - self._status_at >= STATUS_WHILE_INDEXING:  # the Sync tab's counts follow the job
-            self._status_at = now
-            self.load_status()
 
     @on(IndexWorkerDone)
     def _index_done(self, msg: IndexWorkerDone) -> None:

@@ -215,7 +215,7 @@ async def test_header_shows_indexing_progress_on_every_tab_and_the_sync_tab_foll
             await pilot.pause()
             assert "Rebuild: 770/3001 files · ETA 4 min" in str(topbar.render())
         status = str(app.sync_pane.query_one("#sync-status").render())
-        assert status.startswith("Index     rebuild running: 770/3001 files · ETA 4 min · 5 files, 5 chunks so far")
+        assert status.startswith("Index     rebuild running: 770/3001 files · ETA 4 min · ~/.local")
         app.post_engine_event(ev.JobFinished("rebuild", 3001, 0, 0, 5, 3.0))
         await settle(pilot)
         assert "rebuild" not in str(topbar.render()).lower()

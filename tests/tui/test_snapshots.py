@@ -175,8 +175,8 @@ async def _indexing(pilot) -> None:
 
 def test_sync_indexing_in_progress(ws, snap_compare):
     """Sync tab while an index runs: the header ends "Index: 120/400 files · ETA 28s" (on
-    every tab); the Index line says "index running: 120/400 files · ETA 28s · 5 files, 5 chunks
-    so far"; above a progress bar at 30 % the job line reads "Index: 120/400 files · 10/s · ETA
+    every tab); the Index line says "index running: 120/400 files · ETA 28s" and the index
+    path; above a progress bar at 30 % the job line reads "Index: 120/400 files · 10/s · ETA
     28s" (the last seconds' rate, not the engine's 35/s since the start); the log lists the
     start, an added and an updated file and a warning."""
     assert snap_compare(build_app(ws), run_before=run("f4", then=_indexing), terminal_size=SIZE)

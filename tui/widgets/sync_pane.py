@@ -71,9 +71,11 @@ class EtaMeter:
 def status_lines(st: dict, shorten, running: str | None = None) -> list[str]:
     fr, pv, vec, idx = st["freshness"], st["provider"], st["vector"], st["index"]
     fresh = "up to date" if not fr["dirty"] else f"{plural(fr['filesBehind'], 'file')} behind"
-    so_far = f"{plural(idx['files'], 'file')}, {plural(idx['chunks'], 'chunk')}"
+    # while a job runs, its progress (live, from its events) stands in for the counts, which
+    # are only read again when it ends: reading them during the job would slow it and the app
+    counts = running or f"{plural(idx['files'], 'file')}, {plural(idx['chunks'], 'chunk')}"
     lines = [
-        (f"Index     {running} · {so_far} so far" if running else f"Index     {so_far}") + f" · {shorten(idx['path'])}",
+        f"Index     {counts} · {shorten(idx['path'])}",
         f"Fresh     {fresh} ({fr['filesIndexed']} indexed / {fr['filesOnDisk']} on disk) · last sync {ago(fr['lastSync'])}",
     ]
     if idx.get("error"):
