@@ -10,6 +10,11 @@ from dataclasses import dataclass, field
 import time
 
 
+def _n(count: int, word: str) -> str:
+    """"1 chunk", "2 chunks": log lines read as people write."""
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
 @dataclass(frozen=True, slots=True)
 class Event:
     def describe(self) -> str:  # pragma: no cover - overridden
@@ -24,7 +29,7 @@ class JobStarted(Event):
     at: float = field(default_factory=time.time)
 
     def describe(self) -> str:
-        return f"{self.job} started ({self.reason}): {self.files_total} files"
+        return f"{self.job} started ({self.reason}): {_n(self.files_total, 'file')}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +54,7 @@ class FileIndexed(Event):
     action: str  # "added", "updated", "removed", "unchanged"
 
     def describe(self) -> str:
-        return f"{self.action} {self.path} ({self.chunks} chunks)" if self.action != "removed" else f"removed {self.path}"
+        return f"{self.action} {self.path} ({_n(self.chunks, 'chunk')})" if self.action != "removed" else f"removed {self.path}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +67,7 @@ class ChunksEmbedded(Event):
     cached: int = 0
 
     def describe(self) -> str:
-        return f"embedded {self.count} chunks with {self.provider}/{self.model} ({self.done}/{self.total}, {self.cached} from cache)"
+        return f"embedded {_n(self.count, 'chunk')} with {self.provider}/{self.model} ({self.done}/{self.total}, {self.cached} from cache)"
 
 
 @dataclass(frozen=True, slots=True)

@@ -88,17 +88,21 @@ class ClawmemApp(App):
     def compose(self) -> ComposeResult:
         yield Static("clawmem", id="topbar", markup=False)
         with TabbedContent(initial="search", id="tabs"):
-            with TabPane("Search F2", id="search"):
+            with TabPane(self.tab_label("search"), id="search"):
                 yield SearchPane(id="search-pane")
-            with TabPane("File F3", id="file"):
+            with TabPane(self.tab_label("file"), id="file"):
                 yield FilePane(id="file-pane")
-            with TabPane("Sync F4", id="sync"):
+            with TabPane(self.tab_label("sync"), id="sync"):
                 yield SyncPane(id="sync-pane")
-            with TabPane("Config F5", id="config"):
+            with TabPane(self.tab_label("config"), id="config"):
                 yield ConfigPane(id="config-pane")
-            with TabPane("History F8", id="history"):
+            with TabPane(self.tab_label("history"), id="history"):
                 yield HistoryPane(id="history-pane")
         yield Footer()
+
+    def tab_label(self, tab: str) -> str:
+        """"Search F2": the tab's name and its key as configured."""
+        return f"{tab.capitalize()} {keys.key_label(self.settings.keymap, f'tab.{tab}')}"
 
     @property
     def search_pane(self) -> SearchPane:
@@ -131,15 +135,22 @@ class ClawmemApp(App):
             self.notify(f"Some themes were skipped:\n{listed}", title="Themes", severity="error", timeout=20)
         self.search_pane.focus_input()
         if not self.engine.workspace.is_dir():
-            self.push_screen(CreateWorkspaceScreen(self.shorten(str(self.engine.workspace))), self._create_workspace)
+            self.action_create_workspace()
             self.load_status()
         else:
             self._start()
         self._started_up = True
 
+    def action_create_workspace(self) -> None:
+        if self.engine.workspace.is_dir():
+            self.notify(f"{self.shorten(str(self.engine.workspace))} exists already.")
+            return
+        self.push_screen(CreateWorkspaceScreen(self.shorten(str(self.engine.workspace))), self._create_workspace)
+
     def _create_workspace(self, choice: str | None) -> None:
         if choice != "create":
-            self.notify("No workspace yet: clawmem --workspace PATH opens another one.", severity="warning", timeout=10)
+            self.notify("No workspace yet: ctrl+p, \"Create the workspace\" makes it later; clawmem --workspace PATH "
+                        "opens another folder.", severity="warning", timeout=10)
             return
         try:
             fileops.create_workspace(self.engine.workspace)
@@ -170,7 +181,9 @@ class ClawmemApp(App):
         if st:
             pv = st["provider"]
             mode = f" · {pv['active']}/{pv['model']}" if pv.get("active") and not pv.get("reason") else " · keyword-only"
-        self.query_one("#topbar", Static).update(f"clawmem · {self.shorten(str(cfg.workspace))} · agent {cfg.agent_id}{mode}")
+        running = self.sync_pane.progress  # on every tab, like k9s's header
+        job = f" · {running}" if running else ""
+        self.query_one("#topbar", Static).update(f"clawmem · {self.shorten(str(cfg.workspace))} · agent {cfg.agent_id}{mode}{job}")
 
     # ------------------------------------------------------------------ the bridge: workers → messages
 
@@ -271,6 +284,8 @@ class ClawmemApp(App):
         if isinstance(e, ev.Warning) and e.path in (index, index + ".rebuild"):
             # about the index file itself (moved aside, adopted): say it where it is seen
             self.notify(f"{self.shorten(e.path)}: {e.message}", title="Index", severity="warning", timeout=20)
+        if isinstance(e, (ev.JobStarted, ev.JobFinished)):
+            self._render_topbar()
         if isinstance(msg.event, ev.JobFinished):
             self.load_status()
             self.load_files()
@@ -281,6 +296,7 @@ class ClawmemApp(App):
     @on(IndexProgress)
     def _index_progress(self, msg: IndexProgress) -> None:
         self.sync_pane.on_progress(msg.progress)
+        self._render_topbar()
 
     @on(IndexWorkerDone)
     def _index_done(self, msg: IndexWorkerDone) -> None:
@@ -405,7 +421,9 @@ class ClawmemApp(App):
                 if fp.opened.path == rel:
                     self.notify("Your unsaved edits of this log stay; saving will offer to merge them.", severity="warning")
                 return
-            self.open_file(rel, line, line + 1)
+            last = line + text.strip("\n").count("\n") + 1  # the entry's last line, under its heading
+            self.open_file(rel, line, last)
+            self.file_pane.cursor_to_line_end(last)  # ready to go on typing the entry
 
         self.push_screen(AppendScreen(rel, now.strftime("%H:%M")), append)
 
@@ -457,6 +475,9 @@ class ClawmemApp(App):
             self.theme = new.theme
         if new.keymap != old.keymap:
             self.set_keymap(new.keymap)
+            tabs = self.query_one("#tabs", TabbedContent)
+            for tab in TABS:
+                tabs.get_tab(tab).label = self.tab_label(tab)
         if new.animation != old.animation:
             self.animation_level = new.animation  # type: ignore[assignment]
         if new.blinkingCursor != old.blinkingCursor:

@@ -20,7 +20,9 @@ ACTIONS: list[tuple[str, str, str]] = [
     ("Copy the selected result's citation", "Search: to the clipboard (OSC 52, works over SSH)", "pane('search', 'copy_citation')"),
     ("Save the file", "File: atomic save, then re-index", "pane('file', 'save')"),
     ("Switch editor / Markdown view", "File", "pane('file', 'toggle_view')"),
-    ("Edit the file in $EDITOR", "File", "pane('file', 'external_editor')"),
+    ("Edit the file in $EDITOR", "File: at the cursor's line", "pane('file', 'external_editor')"),
+    ("Find in the file", "File: as you type; Enter and F12 find the next", "pane('file', 'find')"),
+    ("Go to a line", "File", "pane('file', 'goto_line')"),
     ("Re-index now", "Sync: bring the index up to date", "pane('sync', 'reindex')"),
     ("Rebuild the whole index", "Sync: into a new file, swapped in when complete", "pane('sync', 'rebuild')"),
     ("Edit the config file in $EDITOR", "Config: then reload it", "pane('config', 'edit_file')"),
@@ -41,6 +43,9 @@ class ClawmemCommands(Provider):
 
     def _all(self) -> list[tuple[str, str, Callable[[], object]]]:
         out = [(title, help, partial(self.cm.run_action, action)) for title, help, action in ACTIONS]
+        if not self.cm.engine.workspace.is_dir():  # after "Not now" on the welcome
+            out.insert(0, ("Create the workspace", f"MEMORY.md and memory/ in {self.cm.shorten(str(self.cm.engine.workspace))}",
+                           partial(self.cm.run_action, "create_workspace")))
         for entry in self.cm.files:
             out.append((f"Open {entry['path']}", "File tab", partial(self.cm.open_file, entry["path"])))
         return out

@@ -50,6 +50,13 @@ FILE_KEYS = [
     Key("file.view", "ctrl+l", "toggle_view", "View", "Switch between the editor and the Markdown view"),
     Key("file.external-editor", "ctrl+o", "external_editor", "$EDITOR", "Edit the file in $EDITOR"),
     Key("file.tree", "ctrl+t", "focus_tree", "Files", "Go to the file tree", show=False),
+    # ctrl+f finds in the file here; elsewhere it still goes to the search box
+    Key("file.find", "ctrl+f", "find", "Find", "Find in the file (Enter: next match; Esc: back to the text)"),
+    # f8 is the History tab; F12 is free in the File tab and reaches it over plain SSH
+    Key("file.find-next", "f12", "find_next", "Next", "Find the next match of the last search", show=False),
+    Key("file.goto", "ctrl+g", "goto_line", "Line", "Go to a line number", show=False),
+    Key("file.top", "ctrl+home", "edge('top')", "Top", "Go to the start of the file", show=False),
+    Key("file.bottom", "ctrl+end", "edge('bottom')", "End", "Go to the end of the file", show=False),
 ]
 
 SYNC_KEYS = [
@@ -73,6 +80,48 @@ HISTORY_KEYS = [
 
 ALL_KEYS = APP_KEYS + SEARCH_KEYS + FILE_KEYS + SYNC_KEYS + CONFIG_KEYS + HISTORY_KEYS
 KNOWN_IDS = frozenset(k.id for k in ALL_KEYS if k.bound)
+PANES = {"search": SEARCH_KEYS, "file": FILE_KEYS, "sync": SYNC_KEYS, "config": CONFIG_KEYS, "history": HISTORY_KEYS}
+
+
+def keys_of(k: Key, keymap: dict[str, str]) -> list[str]:
+    return [part.strip().lower() for part in keymap.get(k.id, k.keys).split(",")]
+
+
+def keymap_problem(keymap: dict[str, str]) -> str | None:
+    """Why this keymap cannot be used, in one line, or None.
+
+    Two actions of one scope (everywhere, or one tab) may not share a key, and a tab's key may
+    not be one of the keys that work everywhere first (quit, the tab keys): one of the two
+    would never run. A tab may reuse a key of a lesser app-wide action (ctrl+f finds in the
+    File tab and goes to the search box elsewhere)."""
+    for k in ALL_KEYS:
+        if k.bound and any(not part for part in keys_of(k, keymap)):
+            return f'{k.id} = "{keymap.get(k.id, k.keys)}": an empty key; give keys such as "ctrl+s" or "f10,ctrl+s"'
+    app_owner: dict[str, Key] = {}
+    for scope in [APP_KEYS, *PANES.values()]:
+        owner: dict[str, Key] = {}
+        for k in scope:
+            if not k.bound:
+                continue
+            for key in keys_of(k, keymap):
+                other = owner.get(key)
+                if other is None and scope is not APP_KEYS and key in app_owner and app_owner[key].priority:
+                    other = app_owner[key]
+                if other is not None and other is not k:
+                    moved, kept = (k, other) if k.id in keymap else (other, k)  # blame the one the user changed
+                    return (f'{moved.id} = "{key}" collides with {kept.id} ({kept.description}); '
+                            f"pick another key for {moved.id} (F1 lists them)")
+                owner[key] = k
+        if scope is APP_KEYS:
+            app_owner = owner
+    return None
+
+
+def key_label(keymap: dict[str, str], key_id: str) -> str:
+    """The first key bound to `key_id`, as a person reads it: F2, ctrl+f."""
+    k = next(k for k in ALL_KEYS if k.id == key_id)
+    first = keys_of(k, keymap)[0]
+    return first.upper() if first[:1] == "f" and first[1:].isdigit() else first
 
 
 def bindings(keys: list[Key]) -> list[Binding]:

@@ -92,3 +92,11 @@ class IndexRequested(Message):
     """The freshness check found files the index does not have yet."""
 
     reason: str
+
+
+@dataclass
+class ContextLoaded(Message):
+    """What an agent loads at session start (engine.context), or why it cannot be shown."""
+
+    context: dict | None
+    error: str | None = None

@@ -45,7 +45,7 @@ NAMES = tuple(f.name for f in fields(UISettings))
 def check(name: str, value: Any) -> Any:
     """Validate one setting; ValueError says what was expected (the caller adds the key)."""
     if name not in NAMES:
-        raise ValueError(f"unknown setting (known: {', '.join(NAMES)})")
+        raise ValueError(f"unknown setting{did_you_mean(name, NAMES)} (known: {', '.join(NAMES)})")
     if name in ("watch", "blinkingCursor"):
         if not isinstance(value, bool):
             raise ValueError(f"expected true or false, got {value!r}")
@@ -62,17 +62,27 @@ def check(name: str, value: Any) -> Any:
         if not isinstance(value, str) or not value.strip():
             raise ValueError(f"expected a theme name, got {value!r}")
     elif name == "keymap":
-        from .keys import KNOWN_IDS
+        from .keys import KNOWN_IDS, keymap_problem
 
         if not isinstance(value, dict):
             raise ValueError('expected a table of binding id = "keys"')
         for k, v in value.items():
             if k not in KNOWN_IDS:
-                raise ValueError(f"unknown binding id {k!r} (F1 lists them)")
+                raise ValueError(f"unknown binding id {k!r}{did_you_mean(k, KNOWN_IDS)} (F1 lists them)")
             if not isinstance(v, str) or not v.strip():
                 raise ValueError(f"{k}: expected keys such as \"ctrl+s\" or \"f10,ctrl+s\", got {v!r}")
         value = dict(value)
+        problem = keymap_problem(value)
+        if problem:
+            raise ValueError(problem)
     return value
+
+
+def did_you_mean(word: str, known) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(word, sorted(known), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def from_table(table: dict, where: str = "config") -> UISettings:

@@ -309,7 +309,7 @@ async def test_hidden_results_are_counted_and_shown_on_request(ws, make_app, tin
         pane = app.search_pane
         assert pane.result["mode"] == "hybrid" and pane.result["results"] == []
         assert pane.result["hidden"]["count"] == 5
-        assert "5 hidden below the score threshold" in str(pane.query_one("#hidden-line").render())
+        assert "5 results hidden below the score threshold" in str(pane.query_one("#hidden-line").render())
         assert str(pane.query_one("#mode-line").render()).startswith("Hybrid: local / tiny")
         await pilot.press("f6")
         await settle(pilot)

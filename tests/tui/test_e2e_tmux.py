@@ -45,9 +45,11 @@ def test_open_search_open_file_append_and_quit(ws, home_dirs):
 
 
 def test_external_editor_through_suspend(ws, home_dirs, tmp_path):
-    """ctrl+o runs $EDITOR with the app suspended; the edit shows and is indexed on return."""
+    """ctrl+o runs $EDITOR +LINE FILE with the app suspended, at the editor's line; the edit
+    shows and is indexed on return."""
     script = tmp_path / "fake-editor.sh"
-    script.write_text('#!/bin/sh\nprintf -- "- added by the outside editor\\n" >> "$1"\n')
+    argv = tmp_path / "editor-argv"
+    script.write_text(f'#!/bin/sh\necho "$@" > {argv}\nfor f; do :; done\nprintf -- "- added by the outside editor\\n" >> "$f"\n')
     script.chmod(0o755)
     config = home_dirs / ".config" / "clawmem" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
@@ -62,6 +64,7 @@ def test_external_editor_through_suspend(ws, home_dirs, tmp_path):
         term.send("C-o")
         term.wait_for(lambda s: "- added by the outside editor" in s)
         assert (ws / "memory" / "projects.md").read_text().endswith("- added by the outside editor\n")
+        assert argv.read_text().split() == ["+4", str(ws / "memory" / "projects.md")]  # "tomatoes" is on line 4
         term.send("F2")
         term.wait_for(lambda s: "Hidden" in s)
         term.send("C-u")
@@ -128,6 +131,59 @@ def test_unsaved_text_survives_a_dropped_connection(ws, home_dirs, how):
         term.send("C-s")
         wait_for(lambda: "Typed over ssh, never saved." in log.read_text(), 10, "the save")
         wait_for(lambda: not list(recovery.glob("*.json")), 10, "the recovery file to go")
+        term.send("C-q")
+        term.wait_for(lambda s: term.dead(), timeout=10)
+    finally:
+        term.close()
+
+
+def test_daily_log_editing_keys_in_a_real_terminal(ws, home_dirs):
+    """Over a real terminal: ctrl+n leaves the cursor at the end of the new entry (typing goes
+    on there), ctrl+home / ctrl+end, ctrl+g to a line and ctrl+f find reach the editor."""
+    config = home_dirs / ".config" / "clawmem" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('provider = "none"\n\n[ui]\nwatch = false\n')
+    import time
+
+    from helpers import wait_for
+
+    today = ws / "memory" / f"{dt.date.today().isoformat()}.md"
+    term = Terminal(app_argv(ws), app_env(home_dirs))
+    try:
+        term.wait_for(lambda s: "Type to search 5 files" in s)
+        term.send("C-n")
+        term.wait_for(lambda s: "New entry in memory/" in s)
+        term.type("Fed the cat")
+        term.send("Enter")
+        term.wait_for(lambda s: f"memory/{today.name} · lines" in s)
+        term.type(" at noon")
+        term.wait_for(lambda s: "Fed the cat at noon" in s)
+        # pace like a person: an escape-sequence key (Up, Home, ctrl+home) sent within ~0.3 s of
+        # here is lost by the app's input (also on main before this branch; not yet explained)
+        time.sleep(0.5)
+        term.send("C-Home")
+        term.type("top ")
+        term.wait_for(lambda s: "top # " in s)
+        term.send("C-End")
+        term.type("bottom")
+        term.wait_for(lambda s: "bottom" in s)
+        term.send("C-g")
+        term.wait_for(lambda s: "Go to line" in s)
+        term.type("3")
+        term.send("Enter")
+        term.wait_for(lambda s: "Go to line" not in s)  # back in the editor
+        term.type("third ")
+        term.send("C-f")
+        term.wait_for(lambda s: "Find · Enter: next" in s)
+        term.type("cat")
+        term.wait_for(lambda s: '"cat" at line' in s)
+        term.send("Escape")
+        term.wait_for(lambda s: "Find · Enter" not in s)  # ESC then a key at once would read as alt+key
+        term.send("C-s")
+        wait_for(lambda: today.read_text().endswith("bottom"), 10, "the save")
+        lines = today.read_text().split("\n")
+        assert lines[0].startswith("top # ") and lines[2].startswith("third ## ") and lines[-1] == "bottom", lines
+        assert "Fed the cat at noon" in lines, lines
         term.send("C-q")
         term.wait_for(lambda s: term.dead(), timeout=10)
     finally:

@@ -20,7 +20,7 @@ def test_defaults_and_valid_table():
     [
         ({"watch": "yes"}, "cfg.toml: ui.watch: expected true or false, got 'yes'"),
         ({"animation": "fast"}, "cfg.toml: ui.animation: expected one of none, basic, full, got 'fast'"),
-        ({"keymap": {"file.sav": "f10"}}, "cfg.toml: ui.keymap: unknown binding id 'file.sav' (F1 lists them)"),
+        ({"keymap": {"file.sav": "f10"}}, "cfg.toml: ui.keymap: unknown binding id 'file.sav'; did you mean 'file.save'? (F1 lists them)"),
         ({"keymap": "f10"}, 'cfg.toml: ui.keymap: expected a table of binding id = "keys"'),
         ({"searchDelayMs": -1}, "cfg.toml: ui.searchDelayMs: expected an integer >= 0, got -1"),
         ({"colour": "red"}, "cfg.toml: ui.colour: unknown setting (known: theme, keymap, watch, animation, blinkingCursor, searchDelayMs, logLines)"),

@@ -38,8 +38,9 @@ def typed(text: str) -> list[str]:
 def test_search_results(ws, snap_compare):
     """Search tab after typing "migration": the mode line says keyword-only and why, with how
     to add a model; two results (2026-02-11 and 2026-02-10) with path:lines, source, score,
-    date and a one-line snippet where "migration" is highlighted; the preview on the right
-    shows the first result's lines with line numbers and a bar beside the matched lines."""
+    date and a one-line snippet where "migration" is bold and underlined; the preview on the right
+    shows the first result's lines with line numbers, a bar beside the matched lines and ▶ at the
+    first line that holds the word (line 4, in bold)."""
     assert snap_compare(build_app(ws), run_before=run(*typed("migration")), terminal_size=SIZE)
 
 
@@ -59,7 +60,7 @@ def test_search_no_results_with_hidden_hits(ws, tiny_model, snap_compare):
     """Hybrid mode with the tiny test model (weighted fusion): the mode line reads
     "Hybrid: local / tiny"; "weather forecast" matches nothing above the threshold, so the
     results are empty, the preview says "No matches." and that 5 results scored below the
-    threshold, and the line under the results says "5 hidden below the score threshold
+    threshold, and the line under the results says "5 results hidden below the score threshold
     (best 0.25) · F6 shows them"."""
     app = build_app(ws, overrides={"provider": "local", "local.modelPath": str(tiny_model), "query.hybrid.fusion": "weighted"})
     assert snap_compare(app, run_before=run(*typed("weather forecast")), terminal_size=SIZE)
@@ -163,15 +164,21 @@ async def _indexing(pilot) -> None:
         ev.FileIndexed("memory/2026-02-09.md", 3, "added"),
         ev.FileIndexed("MEMORY.md", 2, "updated"),
         ev.Warning("invalid UTF-8 at byte 12; indexed with replacement characters", "memory/old.md"),
-        ev.Progress("files", 120, 400, 35.0, 8.0),
     ):
         app.post_engine_event(event)
     await pilot.pause()
+    # two progress reports two seconds apart (the pane's clock given): 20 files in 2 s
+    app.sync_pane.on_progress(ev.Progress("files", 100, 400, 35.0, 8.0), now=10.0)
+    app.sync_pane.on_progress(ev.Progress("files", 120, 400, 35.0, 8.0), now=12.0)
+    app._render_topbar()
 
 
 def test_sync_indexing_in_progress(ws, snap_compare):
-    """Sync tab while an index runs: "Index: 120/400 files · 35/s · ETA 8s" above a progress
-    bar at 30 %, and the log lists the start, an added and an updated file and a warning."""
+    """Sync tab while an index runs: the header ends "Index: 120/400 files · ETA 28s" (on
+    every tab); the Index line says "index running: 120/400 files · ETA 28s" and the index
+    path; above a progress bar at 30 % the job line reads "Index: 120/400 files · 10/s · ETA
+    28s" (the last seconds' rate, not the engine's 35/s since the start); the log lists the
+    start, an added and an updated file and a warning."""
     assert snap_compare(build_app(ws), run_before=run("f4", then=_indexing), terminal_size=SIZE)
 
 
@@ -185,7 +192,10 @@ def test_config_tab(ws, home_dirs, snap_compare):
     """Config tab with the filter "ui.": the config file line, the provider and vector line,
     the filter box, and the app's own settings with their values and where they came from
     (theme and animation from the file, the rest defaults), the first row highlighted and its
-    documentation below. (Filtered so that engine keys added later do not change the picture.)"""
+    documentation below; under a line, the session-start section: the caps (20,000 chars a
+    file, 60,000 in all, OpenClaw's defaults), MEMORY.md 181 chars, today's log "not there
+    yet", yesterday's 140 chars, each with an empty-looking meter, and the total "· nothing
+    cut". (Filtered so that engine keys added later do not change the picture.)"""
     config = home_dirs / ".config" / "clawmem" / "config.toml"
     config.parent.mkdir(parents=True)
     config.write_text('# mine\n[ui]\ntheme = "clawmem-dark"\nanimation = "none"\n')
@@ -261,3 +271,65 @@ def test_history_tab(ws, snap_compare):
     "v3 → v6 by outside", the marked hunk header ("▶ @@ … hunk 1/1") in reverse, the log's
     lines in red and the placeholder in green; the footer shows r Restore, u Undo hunk, s Since."""
     assert snap_compare(build_app(ws), run_before=run(then=_overwritten_log), terminal_size=SIZE)
+
+
+def test_search_preview_scrolls_to_the_match_in_a_short_file(ws, snap_compare):
+    """"quokka" is on line 19 of a 24-line file (one chunk, lines 1-24): the preview on the
+    right is scrolled so that line 19, marked ▶ and in bold with "quokka" underlined, sits in
+    its middle, not below the bottom edge."""
+    from helpers import write
+
+    write(ws / "memory" / "animals.md", "# Animals\n\n" + "".join(f"- note {n}: nothing special today\n" for n in range(3, 19))
+          + "- Saw a quokka on Rottnest island\n" + "".join(f"- note {n}: more filler\n" for n in range(20, 25)))
+    assert snap_compare(build_app(ws), run_before=run(*typed("quokka")), terminal_size=SIZE)
+
+
+async def _find(pilot) -> None:
+    pilot.app.open_file("memory/2026-02-10.md")
+    await settle(pilot)
+    await pilot.press("ctrl+f", *typed("priya"))
+
+
+def test_file_find_bar(ws, snap_compare):
+    """File tab, memory/2026-02-10.md open, ctrl+f then "priya": a find bar under the editor,
+    titled "Find · Enter: next · Esc: back to the text", holds "priya"; in the editor "Priya" on
+    line 7 is selected; the header reads "memory/2026-02-10.md · "priya" at line 7"."""
+    assert snap_compare(build_app(ws), run_before=run(then=_find), terminal_size=SIZE)
+
+
+def test_welcome_not_now_leaves_the_way_back(home_dirs, snap_compare):
+    """First run, "Not now" (Esc) on the welcome: the Search tab's preview says "No workspace at
+    ~/.openclaw/workspace yet." and how to create it later (ctrl+p, then "Create the
+    workspace") or open another folder; a warning toast says the same."""
+    assert snap_compare(build_app(None), run_before=run("escape"), terminal_size=SIZE)
+
+
+async def _selected_row(pilot) -> None:
+    await pilot.press("down")  # into the list: the selected row in its focused colours
+
+
+def _sixteen_colours(theme: str, ws, snap_compare) -> None:
+    from tuikit import limit_colours
+
+    app = limit_colours(build_app(ws, theme=theme), "standard")
+    assert snap_compare(app, run_before=run(*typed("migration"), then=_selected_row), terminal_size=SIZE)
+
+
+def test_16_colours_dark(ws, snap_compare):
+    """The default dark theme as a 16-colour terminal shows it (Rich's downgrade, its default
+    palette): results for "migration" with the first row selected; its score "1.00" and the
+    underlined "migration" are as readable as the rest of the row (dark on light grey)."""
+    _sixteen_colours("clawmem-dark", ws, snap_compare)
+
+
+def test_16_colours_light(ws, snap_compare):
+    """The light theme in 16 colours: the selected row is white bold text on grey, its score
+    "1.00" and the underlined "migration" included."""
+    _sixteen_colours("clawmem-light", ws, snap_compare)
+
+
+def test_16_colours_contrast(ws, snap_compare):
+    """The high-contrast theme in 16 colours: the selected row is dark bold text on a strong
+    highlight; the score and the underlined "migration" keep the row's colours (not accent on
+    accent)."""
+    _sixteen_colours("clawmem-contrast", ws, snap_compare)

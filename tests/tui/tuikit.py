@@ -89,3 +89,67 @@ async def settle(pilot, rounds: int = 2, timeout: float = 30.0) -> None:
         while any(w.state in busy for w in pilot.app.workers) and time.monotonic() < deadline:
             await pilot.pause(0.02)
         await pilot.pause()
+
+
+def screen_segments(app, system: str | None = None) -> list:
+    """The screen as Rich segments, every colour put through Rich's own downgrade to 16
+    ("standard") or 256 ("256") colours, as on the way to such a terminal (None: as is)."""
+    import io
+
+    from rich.color import ColorSystem
+    from rich.console import Console
+    from rich.segment import Segment
+    from rich.style import Style
+
+    target = {"standard": ColorSystem.STANDARD, "256": ColorSystem.EIGHT_BIT, None: None}[system]
+
+    def down(style: Style | None) -> Style | None:
+        if style is None or target is None:
+            return style
+        return style + Style.from_color(style.color.downgrade(target) if style.color else None,
+                                        style.bgcolor.downgrade(target) if style.bgcolor else None)
+
+    width, height = app.size
+    console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True, color_system="truecolor",
+                      legacy_windows=False, safe_box=False)
+    update = app.screen._compositor.render_update(full=True, screen_stack=app._background_screens)
+    return [Segment(text, down(style), control) for text, style, control in console.render(update)]
+
+
+def contrast(style) -> float:
+    """WCAG contrast ratio of a segment's text on its background (standard colours as Rich's
+    default terminal palette shows them)."""
+    from rich.terminal_theme import DEFAULT_TERMINAL_THEME
+
+    def luminance(color, default) -> float:
+        r, g, b = color.get_truecolor(DEFAULT_TERMINAL_THEME) if color else default
+
+        def channel(c: int) -> float:
+            c = c / 255
+            return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+
+        return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b)
+
+    fg = luminance(style.color, DEFAULT_TERMINAL_THEME.foreground_color)
+    bg = luminance(style.bgcolor, DEFAULT_TERMINAL_THEME.background_color)
+    hi, lo = max(fg, bg), min(fg, bg)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def limit_colours(app, system: str = "standard"):
+    """Make `app.export_screenshot` (what snapshots record) show the screen as a terminal with
+    16 ("standard") or 256 ("256") colours shows it (screen_segments)."""
+    import io
+
+    from rich.console import Console
+    from rich.segment import Segments
+
+    def export_screenshot(title: str | None = None, simplify: bool = False) -> str:
+        width, height = app.size
+        console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True, color_system="truecolor",
+                          record=True, legacy_windows=False, safe_box=False)
+        console.print(Segments(screen_segments(app, system)))
+        return console.export_svg(title=title or app.title)
+
+    app.export_screenshot = export_screenshot
+    return app

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Input, Static
@@ -15,6 +15,8 @@ from textual.widgets import DataTable, Input, Static
 from clawmem.engine import config as config_mod
 
 from .. import keys, settings as ui_settings
+from ..messages import ContextLoaded
+from ..words import plural
 from .dialogs import EditValueScreen
 from .file_pane import run_external_editor
 
@@ -28,6 +30,34 @@ def show_value(value: Any) -> str:
     if value is None:
         return "(unset)"
     return json.dumps(value, ensure_ascii=False)
+
+
+def meter(used: int, cap: int, cells: int = 10) -> str:
+    """A bar of `cells` characters filled as far as used/cap."""
+    full = min(cells, round(cells * used / cap)) if cap > 0 else cells
+    return "█" * full + "░" * (cells - full)
+
+
+def context_lines(ctx: dict) -> list[str]:
+    """The Config tab's session-start section: each file against its cap, the total, what is cut."""
+    caps_from = "OpenClaw's defaults" if ctx["capsFrom"] == "OpenClaw defaults" else ctx["capsFrom"]
+    lines = [f"Session start ({ctx['session']}): what an agent loads (clawmem context) · caps: "
+             f"{ctx['maxChars']:,} chars a file, {ctx['totalMaxChars']:,} in all, from {caps_from}"]
+    width = max(len(f["path"]) for f in ctx["files"])
+    for f in ctx["files"]:
+        head = f"  {f['path']:<{width}}  {f['role']:<16}"
+        if not f["exists"]:
+            lines.append(f"{head} {f.get('error') or 'not there yet'}")
+            continue
+        size = f"{f['chars']:>7,} chars {meter(f['chars'], ctx['maxChars'])}"
+        if f["truncated"]:
+            size += f" cut: {f['cutChars']:,} chars ({plural(f['cutLines'], 'line')}), {f['reason']}"
+        lines.append(f"{head} {size}")
+    total = ctx["includedChars"]
+    cut = [f for f in ctx["files"] if f.get("truncated")]
+    lines.append(f"  {'total':<{width}}  {'':<16} {total:>7,} chars {meter(total, ctx['totalMaxChars'])} of "
+                 f"{ctx['totalMaxChars']:,}" + (f" · {plural(len(cut), 'file')} cut" if cut else " · nothing cut"))
+    return lines
 
 
 def short_source(source: str) -> str:
@@ -49,6 +79,7 @@ class ConfigPane(Vertical):
         table: DataTable = DataTable(id="config-table", cursor_type="row", zebra_stripes=False)
         yield table
         yield Static("", id="config-doc", markup=False)
+        yield Static("", id="context-view", markup=False)
 
     def on_mount(self) -> None:
         self.query_one("#config-filter", Input).cursor_blink = self.cm.settings.blinkingCursor
@@ -107,6 +138,22 @@ class ConfigPane(Vertical):
 
     def set_status(self, status: dict) -> None:
         self._render_head(status)
+        self.load_context()  # the files may have changed: the index saw them
+
+    @work(thread=True, exclusive=True, group="context", exit_on_error=False)
+    def load_context(self) -> None:
+        from clawmem.engine.context import session_context
+
+        try:
+            self.post_message(ContextLoaded(session_context(self.cm.engine, today=self.cm.clock().date())))
+        except Exception as exc:  # an unreadable OpenClaw config, a workspace gone…: said, never fatal
+            self.post_message(ContextLoaded(None, str(exc) or type(exc).__name__))
+
+    @on(ContextLoaded)
+    def _context_loaded(self, msg: ContextLoaded) -> None:
+        msg.stop()
+        text = "\n".join(context_lines(msg.context)) if msg.context else f"Session start: cannot tell ({msg.error})"
+        self.query_one("#context-view", Static).update(text)
 
     @on(DataTable.RowHighlighted, "#config-table")
     def _row(self, event: DataTable.RowHighlighted) -> None:

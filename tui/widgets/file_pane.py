@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Callable
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Button, ContentSwitcher, Markdown, Static, TextArea, Tree
+from textual.binding import Binding
+from textual.widgets import Button, ContentSwitcher, Input, Markdown, Static, TextArea, Tree
 from textual.widgets.tree import TreeNode
 
 from clawmem.engine import editing, files as fileops
@@ -63,6 +64,47 @@ class MemoryEditor(TextArea):
         self._on_text(self.text)
 
 
+class FileBar(Input):
+    """The one-line bar under the editor for find (ctrl+f) and go-to-line (ctrl+g)."""
+
+    BINDINGS = [Binding("escape", "close", "Back to the text")]
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self.mode = "find"
+
+    def action_close(self) -> None:
+        self.display = False
+        self.app.query_one("#editor").focus()
+
+
+def find_in(text: str, query: str, start: int) -> int | None:
+    """Index of the next case-insensitive `query` in `text` from `start`, wrapping to the top."""
+    low, q = text.lower(), query.lower()
+    pos = low.find(q, start)
+    if pos < 0:
+        pos = low.find(q)
+    return None if pos < 0 else pos
+
+
+class FileTree(Tree):
+    """The file tree; names too long for its width end in "…" instead of scrolling sideways."""
+
+    def render_label(self, node, base_style, style):
+        label = super().render_label(node, base_style, style)
+        width = self.scrollable_content_region.width
+        depth, parent = 0, node.parent
+        while parent is not None and parent is not self.root:
+            depth, parent = depth + 1, parent.parent
+        room = width - depth * self.guide_depth
+        if width > 0 and label.cell_len > room:
+            label.truncate(max(room, 2), overflow="ellipsis")
+        return label
+
+    def on_resize(self) -> None:
+        self._invalidate()  # the labels are cut to the width
+
+
 def group_files(entries: list[dict]) -> tuple[list[str], dict[str, list[str]], list[str], list[str]]:
     """(top files, daily logs by month newest first, sessions, extra) for the tree."""
     top: list[str] = []
@@ -96,6 +138,8 @@ class FilePane(Horizontal):
         self._entries: list[dict] = []
         self._banner_disk: fileops.FileSnapshot | None = None  # the disk version the banner tells of
         self._recovery_timer = None
+        self._find_query = ""
+        self._find_from = 0  # where the search started when the find bar opened
 
     @property
     def dirty(self) -> bool:
@@ -107,7 +151,7 @@ class FilePane(Horizontal):
         return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
-        tree: Tree[str | None] = Tree("Memory", id="file-tree")
+        tree: Tree[str | None] = FileTree("Memory", id="file-tree")
         tree.show_root = False
         tree.guide_depth = 2
         yield tree
@@ -126,12 +170,14 @@ class FilePane(Horizontal):
                 )
                 with VerticalScroll(id="md-view"):
                     yield Markdown("", id="markdown")
+            yield FileBar(id="file-bar")
 
     def on_mount(self) -> None:
         self.query_one("#file-tree").border_title = "Files"
         editor = self.query_one("#editor", TextArea)
         editor.cursor_blink = self.cm.settings.blinkingCursor
         self.query_one("#file-banner").display = False
+        self.query_one("#file-bar").display = False
         self.set_interval(DISK_CHECK_SECONDS, self._check_disk)
 
     # ------------------------------------------------------------------ the tree
@@ -263,6 +309,12 @@ class FilePane(Horizontal):
             self._update_header(start, end)
         if focus_editor and self.query_one("#file-switcher", ContentSwitcher).current == "editor":
             editor.focus()
+
+    def cursor_to_line_end(self, line: int) -> None:
+        editor = self.query_one("#editor", TextArea)
+        row = max(0, min(line - 1, editor.document.line_count - 1))
+        editor.move_cursor((row, len(editor.document.get_line(row))))
+        editor.call_after_refresh(editor.scroll_cursor_visible, animate=False)
 
     def _update_header(self, start: int | None = None, end: int | None = None) -> None:
         header = self.query_one("#file-header", Static)
@@ -521,6 +573,91 @@ class FilePane(Horizontal):
             switcher.current = "editor"
             self.query_one("#editor").focus()
 
+    def _editor_ready(self) -> TextArea | None:
+        if self.opened is None:
+            self.app.notify("Open a memory file first.", severity="warning")
+            return None
+        switcher = self.query_one("#file-switcher", ContentSwitcher)
+        if switcher.current != "editor":
+            self.action_toggle_view()
+        return self.query_one("#editor", TextArea)
+
+    def _open_bar(self, mode: str, placeholder: str, value: str) -> None:
+        bar = self.query_one("#file-bar", FileBar)
+        bar.mode, bar.placeholder, bar.value = mode, placeholder, value
+        bar.border_title = "Find · Enter: next · Esc: back to the text" if mode == "find" else "Go to line · Esc: back"
+        bar.display = True
+        bar.focus()
+
+    def action_find(self) -> None:
+        editor = self._editor_ready()
+        if editor is None:
+            return
+        self._find_from = editor.document.get_index_from_location(editor.selection.start)
+        self._open_bar("find", "Find in the file (Enter: next match, Esc: back to the text)", self._find_query)
+
+    def action_find_next(self) -> None:
+        editor = self._editor_ready()
+        if editor is None:
+            return
+        if not self._find_query:
+            self.action_find()
+            return
+        self._find(editor.document.get_index_from_location(editor.selection.end))
+
+    def action_goto_line(self) -> None:
+        editor = self._editor_ready()
+        if editor is not None:
+            self._open_bar("line", f"Go to line (1-{editor.document.line_count}), Enter", "")
+
+    def action_edge(self, where: str) -> None:
+        editor = self.query_one("#editor", TextArea)
+        editor.move_cursor((0, 0) if where == "top" else editor.document.end)
+        editor.call_after_refresh(editor.scroll_cursor_visible, animate=False)
+
+    def _find(self, start: int) -> bool:
+        editor = self.query_one("#editor", TextArea)
+        query = self._find_query
+        pos = find_in(editor.text, query, start) if query else None
+        if pos is None:
+            if query:
+                self.app.notify(f"Not found in {self.opened.path if self.opened else 'the file'}: {query}", severity="warning")
+            return False
+        doc = editor.document
+        editor.move_cursor(doc.get_location_from_index(pos))
+        editor.move_cursor(doc.get_location_from_index(pos + len(query)), select=True)
+        editor.call_after_refresh(editor.scroll_cursor_visible, center=True, animate=False)
+        row = doc.get_location_from_index(pos)[0] + 1
+        self.query_one("#file-header", Static).update(f"{self.opened.path if self.opened else ''} · \"{query}\" at line {row}"
+                                                      + (" (from the top)" if pos < start else ""))
+        return True
+
+    @on(Input.Changed, "#file-bar")
+    def _bar_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        bar = self.query_one("#file-bar", FileBar)
+        if bar.mode == "find" and event.value:
+            self._find_query = event.value
+            self._find(self._find_from)  # as you type, from where the search began
+
+    @on(Input.Submitted, "#file-bar")
+    def _bar_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        bar = self.query_one("#file-bar", FileBar)
+        editor = self.query_one("#editor", TextArea)
+        if bar.mode == "find":
+            if event.value:
+                self._find_query = event.value
+                self._find(editor.document.get_index_from_location(editor.selection.end))
+            return
+        text = event.value.strip()
+        last = editor.document.line_count
+        if not text.isdigit() or not 1 <= int(text) <= last:
+            self.app.notify(f"Go to line: expected a number from 1 to {last}, got {text!r}", severity="warning")
+            return
+        bar.action_close()
+        self._goto(int(text), None, True)
+
     def action_focus_tree(self) -> None:
         self.query_one("#file-tree").focus()
 
@@ -532,7 +669,9 @@ class FilePane(Horizontal):
         if self.dirty:
             self.app.notify("Save first (ctrl+s): $EDITOR works on the file on disk.", severity="warning")
             return
-        run_external_editor(self.app, str(o.abspath), lambda: self._load(o.path, None, None, True), self.cm.request_index)
+        line = self.query_one("#editor", TextArea).cursor_location[0] + 1
+        run_external_editor(self.app, str(o.abspath), lambda: self._load(o.path, line, None, True), self.cm.request_index,
+                            line=line)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "save":
@@ -540,15 +679,17 @@ class FilePane(Horizontal):
         return True
 
 
-def run_external_editor(app, path: str, after: Callable[[], None], request_index: Callable[[str], None]) -> None:
-    """Open `path` in $VISUAL/$EDITOR with the app suspended (works over SSH; not in a browser)."""
+def run_external_editor(app, path: str, after: Callable[[], None], request_index: Callable[[str], None],
+                        line: int | None = None) -> None:
+    """Open `path` in $VISUAL/$EDITOR with the app suspended (works over SSH; not in a browser),
+    at `line` with the `+LINE` argument vi, vim, nano, emacs, micro and kakoune understand."""
     if getattr(app, "is_web", False):
         app.notify("$EDITOR is not available in a browser session.", severity="warning")
         return
     command = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
     try:
         with app.suspend():
-            subprocess.call([*shlex.split(command), path])
+            subprocess.call([*shlex.split(command), *([f"+{line}"] if line else []), path])
     except Exception as exc:  # SuspendNotSupported, a missing editor…
         app.notify(f"Cannot run {command}: {exc}", severity="error", timeout=8)
         return

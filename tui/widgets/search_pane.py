@@ -18,6 +18,7 @@ from textual.worker import get_current_worker
 from clawmem.engine.text import query_terms
 
 from .. import keys
+from ..words import plural
 from ..messages import OpenFile, PreviewLoaded, SearchDone
 
 if TYPE_CHECKING:
@@ -34,14 +35,14 @@ def keyword_line(why: str) -> str:
     return f"Keyword-only: {why}; {KEYWORD_HINT}"
 
 
-def highlight(text: str, terms: list[str]) -> Content:
-    """`text` with every occurrence of the query terms in bold accent (case-insensitive)."""
+def highlight(text: str, terms: list[str], style: str = "bold $text-accent underline") -> Content:
+    """`text` with every occurrence of the query terms in `style` (case-insensitive)."""
     content = Content(text)
     low = text.lower()
     for term in sorted({t for t in terms if t}, key=len, reverse=True):
         start = 0
         while (pos := low.find(term, start)) >= 0:
-            content = content.stylize("bold $text-accent underline", pos, pos + len(term))
+            content = content.stylize(style, pos, pos + len(term))
             start = pos + len(term)
     return content
 
@@ -82,6 +83,16 @@ def explanation(r: dict) -> str:
     if len(out) == 2:
         out.append("no explanation was returned for this result")
     return "\n".join(out)
+
+
+def first_match_line(lines: list[str], first: int, start: int, end: int, terms) -> int:
+    """The number of the first line in start..end (1-based; `lines` begin at `first`) that holds
+    a query word, else `start`: where the preview scrolls to and the File tab's cursor goes."""
+    for n in range(max(start, first), min(end, first + len(lines) - 1) + 1):
+        low = lines[n - first].lower()
+        if any(t and t in low for t in terms):
+            return n
+    return start
 
 
 def _one_line(text: str, limit: int = 160) -> str:
@@ -228,17 +239,20 @@ class SearchPane(Vertical):
                 "  ",
                 (r["source"], "$text-muted"),
                 "  ",
-                (f"{r['score']:.2f}", "$text-success"),
+                (f"{r['score']:.2f}", "bold"),  # no colour of its own: readable on the selected row in 16 colours too
                 ("  " + r["date"] if r.get("date") else "", "$text-muted"),
             )
-            body = highlight(_one_line(r["snippet"]), self._terms)
+            # no colour of its own: the selected row's colours keep it readable in 16 colours too
+            body = highlight(_one_line(r["snippet"]), self._terms, "bold underline")
             results.add_option(Option(Content("\n").join([head, body]), id=str(i)))
         hidden = res["hidden"]
-        if self.show_hidden:
+        if self.show_hidden and hidden.get("bestScore") is None:
+            hidden_line.update("Nothing scored below the threshold for this search · F6 turns showing them off")
+        elif self.show_hidden:
             hidden_line.update("Showing the results below the score threshold too · F6 hides them")
         elif hidden["count"]:
             best = f" (best {hidden['bestScore']:.2f})" if hidden.get("bestScore") is not None else ""
-            hidden_line.update(f"{hidden['count']} hidden below the score threshold{best} · F6 shows them")
+            hidden_line.update(f"{plural(hidden['count'], 'result')} hidden below the score threshold{best} · F6 shows them")
         else:
             hidden_line.update("")
         if res["results"]:
@@ -246,7 +260,7 @@ class SearchPane(Vertical):
         else:
             msg = "No matches."
             if hidden["count"] and not self.show_hidden:
-                msg += f"\n\n{hidden['count']} results scored below the threshold: press F6 to see them."
+                msg += f"\n\n{plural(hidden['count'], 'result')} scored below the threshold: press F6 to see them."
             self._set_preview(Content(msg))
 
     def _show_empty_hint(self) -> None:
@@ -255,10 +269,13 @@ class SearchPane(Vertical):
             self._set_preview(Content(""))
             return
         files, chunks = st["index"]["files"], st["index"]["chunks"]
-        if not files:
+        if not self.cm.engine.workspace.is_dir():
+            text = (f"No workspace at {self.cm.shorten(str(self.cm.engine.workspace))} yet.\n\nCreate it from the command "
+                    "palette: ctrl+p, then \"Create the workspace\". For another folder: clawmem --workspace PATH.")
+        elif not files:
             text = "No memory indexed yet.\n\nPress ctrl+n to write today's first note, or F3 to browse the files."
         else:
-            text = f"Type to search {files} files ({chunks} chunks)."
+            text = f"Type to search {plural(files, 'file')} ({plural(chunks, 'chunk')})."
         self._set_preview(Content(text))
 
     def _set_preview(self, content: Content) -> None:
@@ -311,15 +328,27 @@ class SearchPane(Vertical):
             return
         _, s, e = msg.key
         lines = msg.text.split("\n")
+        match = first_match_line(lines, msg.first_line, s, e, self._terms)
         width = len(str(msg.first_line + len(lines)))
         parts = []
         for n, line in enumerate(lines, start=msg.first_line):
             inside = s <= n <= e
-            gutter = Content.styled(f"{n:>{width}} {'▌' if inside else ' '}", "$text-accent" if inside else "$text-muted")
+            mark = "▶" if n == match else "▌" if inside else " "
+            gutter = Content.styled(f"{n:>{width}} {mark}", "$text-accent" if inside else "$text-muted")
             body = highlight(line, self._terms) if inside else Content.styled(line, "$text-muted")
+            if n == match:
+                body = body.stylize("bold")
             parts.append(gutter + body)
         self.query_one("#preview", Static).update(Content("\n").join(parts))
         self.query_one("#side").border_title = f"{msg.path}:{s}-{e}"
+        self.call_after_refresh(self._scroll_preview_to, parts[: match - msg.first_line])
+
+    def _scroll_preview_to(self, above: list[Content]) -> None:
+        """Bring the matched line to the middle of the preview (rows counted as they wrap)."""
+        side = self.query_one("#side")
+        width = max(1, side.scrollable_content_region.width)
+        row = sum(len(part.wrap(width)) or 1 for part in above)
+        side.scroll_to(y=max(0, row - side.scrollable_content_region.height // 2), animate=False)
 
     # ------------------------------------------------------------------ actions
 

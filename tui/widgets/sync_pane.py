@@ -14,6 +14,7 @@ from textual.widgets import Log, ProgressBar, Static
 from clawmem.engine import events as ev
 
 from .. import keys
+from ..words import plural
 
 if TYPE_CHECKING:
     from ..app import ClawmemApp
@@ -41,11 +42,40 @@ def duration(seconds: float) -> str:
     return "<1s" if seconds < 1 else f"{seconds:.0f}s" if seconds < 120 else f"{seconds / 60:.0f} min"
 
 
-def status_lines(st: dict, shorten) -> list[str]:
+class EtaMeter:
+    """Rate and ETA from the last few seconds of a job, not from its start: a resumed rebuild
+    skips its finished files in a blink, and a rate over the whole run would promise far too
+    little time left. No ETA until the window spans a second of real progress."""
+
+    WINDOW = 10.0  # seconds of samples kept
+
+    def __init__(self) -> None:
+        self.samples: list[tuple[float, int]] = []
+        self.phase = ""
+
+    def add(self, phase: str, done: int, total: int, now: float | None = None) -> tuple[float | None, float | None]:
+        """(items per second, seconds left) after this sample; None while unknown."""
+        now = time.monotonic() if now is None else now
+        if phase != self.phase:  # files, then embedding: a new count
+            self.phase, self.samples = phase, []
+        self.samples.append((now, done))
+        while len(self.samples) > 2 and now - self.samples[1][0] >= self.WINDOW:
+            self.samples.pop(0)  # keep one sample at least WINDOW old as the base
+        t0, d0 = self.samples[0]
+        if now - t0 < 1.0 or done <= d0:
+            return None, None
+        rate = (done - d0) / (now - t0)
+        return rate, max(total - done, 0) / rate
+
+
+def status_lines(st: dict, shorten, running: str | None = None) -> list[str]:
     fr, pv, vec, idx = st["freshness"], st["provider"], st["vector"], st["index"]
-    fresh = "up to date" if not fr["dirty"] else f"{fr['filesBehind']} files behind"
+    fresh = "up to date" if not fr["dirty"] else f"{plural(fr['filesBehind'], 'file')} behind"
+    # while a job runs, its progress (live, from its events) stands in for the counts, which
+    # are only read again when it ends: reading them during the job would slow it and the app
+    counts = running or f"{plural(idx['files'], 'file')}, {plural(idx['chunks'], 'chunk')}"
     lines = [
-        f"Index     {idx['files']} files, {idx['chunks']} chunks · {shorten(idx['path'])}",
+        f"Index     {counts} · {shorten(idx['path'])}",
         f"Fresh     {fresh} ({fr['filesIndexed']} indexed / {fr['filesOnDisk']} on disk) · last sync {ago(fr['lastSync'])}",
     ]
     if idx.get("error"):
@@ -64,7 +94,7 @@ def status_lines(st: dict, shorten) -> list[str]:
     backend = f"{vec.get('backend')} {vec.get('version') or ''}".strip()
     lines.append(f"Vectors   {backend}" + (f" ({vec['reason']})" if vec.get("reason") else ""))
     for m in vec.get("models", []):
-        lines.append(f"          {m['provider']}/{m['model']}: {m['vectors']} vectors, {m['dims']} dims")
+        lines.append(f"          {m['provider']}/{m['model']}: {plural(m['vectors'], 'vector')}, {m['dims']} dims")
     return lines
 
 
@@ -77,6 +107,8 @@ class SyncPane(Vertical):
         self.running: str | None = None  # job name while one runs
         self.watcher = "off"
         self._status: dict | None = None
+        self.meter = EtaMeter()
+        self.progress: str | None = None  # "Rebuild: 750/3001 files · ETA 19s" while a job runs
 
     @property
     def cm(self) -> "ClawmemApp":
@@ -95,7 +127,13 @@ class SyncPane(Vertical):
 
     def set_status(self, st: dict) -> None:
         self._status = st
-        self.query_one("#sync-status", Static).update("\n".join(status_lines(st, self.cm.shorten)))
+        self._render_status()
+
+    def _render_status(self) -> None:
+        if self._status is None:
+            return
+        running = self.progress and self.progress[0].lower() + self.progress[1:].replace(":", " running:", 1)
+        self.query_one("#sync-status", Static).update("\n".join(status_lines(self._status, self.cm.shorten, running)))
         self._render_watcher()
 
     def set_watcher(self, state: str) -> None:
@@ -121,19 +159,24 @@ class SyncPane(Vertical):
         line = self.query_one("#job-line", Static)
         if isinstance(e, ev.JobStarted):
             self.running = e.job
+            self.meter = EtaMeter()
+            self.progress = f"{e.job.capitalize()}: 0/{e.files_total} files"
             bar.display = True
             bar.update(total=max(e.files_total, 1), progress=0)
-            line.update(f"{e.job.capitalize()} ({e.reason}): {e.files_total} files to check")
+            line.update(f"{e.job.capitalize()} ({e.reason}): {plural(e.files_total, 'file')} to check")
             self.log_line(e.describe())
+            self._render_status()
         elif isinstance(e, ev.FileIndexed):
             if e.action != "unchanged":
                 self.log_line(e.describe())
         elif isinstance(e, ev.JobFinished):
             self.running = None
+            self.progress = None
             bar.display = False
             state = "finished" if e.ok else "stopped"
             summary = (f"{e.job.capitalize()} {state} in {duration(e.seconds)}: {e.files_indexed} indexed, "
-                       f"{e.files_removed} removed, {e.files_unchanged} unchanged, {e.chunks_embedded} chunks embedded")
+                       f"{e.files_removed} removed, {e.files_unchanged} unchanged, "
+                       f"{plural(e.chunks_embedded, 'chunk')} embedded")
             if e.message:
                 summary += f" ({e.message})"
             line.update(summary)
@@ -144,18 +187,21 @@ class SyncPane(Vertical):
         else:
             self.log_line(e.describe())
 
-    def on_progress(self, p: ev.Progress) -> None:
+    def on_progress(self, p: ev.Progress, now: float | None = None) -> None:
         bar = self.query_one("#job-progress", ProgressBar)
         bar.display = True
         bar.update(total=max(p.total, 1), progress=p.done)
         unit = "files" if p.phase == "files" else "chunks embedded"
-        eta = f" · ETA {duration(p.eta)}" if p.eta is not None and p.done < p.total else ""
-        self.query_one("#job-line", Static).update(
-            f"{(self.running or 'index').capitalize()}: {p.done}/{p.total} {unit} · {p.rate:.0f}/s{eta}"
-        )
+        rate, eta = self.meter.add(p.phase, p.done, p.total, now)
+        speed = f" · {rate:.0f}/s" if rate is not None else ""
+        left = f" · ETA {duration(eta)}" if eta is not None and p.done < p.total else ""
+        self.progress = f"{(self.running or 'index').capitalize()}: {p.done}/{p.total} {unit}{left}"
+        self.query_one("#job-line", Static).update(f"{(self.running or 'index').capitalize()}: {p.done}/{p.total} {unit}{speed}{left}")
+        self._render_status()
 
     def worker_failed(self, error: str) -> None:
         self.running = None
+        self.progress = None
         self.query_one("#job-progress", ProgressBar).display = False
         self.query_one("#job-line", Static).update(f"Index failed: {error} · ctrl+r to try again")
         self.log_line(f"error: {error}")
