@@ -22,6 +22,8 @@ class IndexUnavailable(RuntimeError):
 
 
 class Core:
+    """One engine's shared state; the parts subclass it and api.Engine joins them on one instance."""
+
     def __init__(self, cfg: Config, *, persistent: bool = False):
         self.cfg = cfg
         self.index_path = cfg.store_path()
