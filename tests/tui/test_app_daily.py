@@ -8,7 +8,7 @@ from textual.geometry import Region
 from textual.widgets import Input, TextArea
 
 from helpers import write
-from tuikit import build_app, settle
+from tuikit import build_app, settle, until
 
 ANIMALS = "# Animals\n\n" + "".join(f"- note {n}: nothing special today\n" for n in range(3, 19)) + \
     "- Saw a quokka on Rottnest island\n" + "".join(f"- note {n}: more filler\n" for n in range(20, 25))
@@ -46,12 +46,12 @@ async def test_preview_and_editor_show_the_matched_line_of_a_short_file(ws, make
         await settle(pilot)
         rows = str(app.search_pane.query_one("#preview").render()).split("\n")
         assert next(line for line in rows if "quokka" in line).lstrip().startswith("19 ▶")
-        assert "quokka" in preview_on_screen(app)
+        await until(pilot, lambda: "quokka" in preview_on_screen(app), what="the preview to scroll to line 19")
         await pilot.press("enter")
         await settle(pilot)
         editor = app.query_one("#editor", TextArea)
         assert editor.cursor_location == (18, 0)
-        assert "quokka" in editor_on_screen(editor)
+        await until(pilot, lambda: "quokka" in editor_on_screen(editor), what="the editor to scroll to line 19")
 
 
 async def test_after_ctrl_n_the_cursor_is_at_the_end_of_the_new_entry(ws, make_app):

@@ -91,6 +91,19 @@ async def settle(pilot, rounds: int = 2, timeout: float = 30.0) -> None:
         await pilot.pause()
 
 
+async def until(pilot, check, limit: float = 20.0, what: str = "condition"):
+    """Let the app run until `check()` is truthy (returned), or fail after `limit` seconds:
+    for what the app does after a refresh (scrolling), which a loaded machine delays."""
+    import time
+
+    deadline = time.monotonic() + limit
+    while not (got := check()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {limit:.0f}s waiting for {what}")
+        await pilot.pause(0.05)
+    return got
+
+
 def screen_segments(app, system: str | None = None) -> list:
     """The screen as Rich segments, every colour put through Rich's own downgrade to 16
     ("standard") or 256 ("256") colours, as on the way to such a terminal (None: as is)."""

@@ -1,0 +1,216 @@
+"""Index jobs: bring the index up to date under the writer lock (update in place, or a full rebuild
+beside the old index swapped in at the end, resuming one left unfinished), embedding with the
+provider chain and recording its failures for status and other processes."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import time
+from pathlib import Path
+from typing import Callable, Generator, Iterator
+
+from . import events as ev
+from .core import PROVIDER_FAILURES, Core
+from .embeddings.cache import EmbeddingCache
+from .indexer import (
+    MODEL_GRACE_DAYS,
+    ProviderChain,
+    Stats,
+    needs_rebuild,
+    open_writer,
+    prune_models,
+    rebuild_fits,
+    swap_in,
+    text_phase,
+    vector_phase,
+)
+from .lock import LockBusy, WriterLock, current_holder, describe_holder
+from .store import DatabaseError, ForeignIndex, Store, adopt_legacy_index, index_meta, move_aside, rebuild_path
+
+
+class IndexJobs(Core):
+    def index(
+        self,
+        *,
+        force: bool = False,
+        reason: str = "cli",
+        backfill_sessions: bool = True,
+        should_stop: Callable[[], bool] | None = None,
+        lock_timeout: float = 60.0,
+    ) -> Iterator[ev.Event]:
+        """Bring the index up to date, yielding progress events. Holds the writer lock meanwhile."""
+        stop = should_stop or (lambda: False)
+        started = time.monotonic()
+        lock = WriterLock(self.index_path)
+        if not lock.try_acquire():
+            holder = current_holder(self.index_path) or {}
+            if lock_timeout <= 0:
+                raise LockBusy(holder, 0.0)
+            # say who we wait for before waiting, not after
+            yield ev.Warning(f"waiting for the writer lock: the index is being written by {describe_holder(holder)}")
+            lock.acquire(lock_timeout)
+        stats = Stats()
+        try:
+            adopted = adopt_legacy_index(self.cfg)
+            if adopted:
+                yield ev.Warning(adopted)
+            store, moved = open_writer(self.index_path, self.cfg)
+            if moved:
+                self._per_model.clear()  # vectors cached from the file that was moved aside
+                yield ev.Warning(moved, str(self.index_path))
+            why = "--force" if force else needs_rebuild(store, self.cfg)
+            if not why and rebuild_path(self.index_path).exists():
+                why = yield from self._leftover_rebuild()
+            if why:
+                store.close()
+                yield from self._rebuild(why, stats, stop, backfill_sessions)
+            else:
+                try:
+                    yield from self._update(store, reason, stats, stop, backfill_sessions)
+                finally:
+                    store.close()
+            self._fresh_cache = None
+            ok = not stop()
+            finished = ev.JobFinished("rebuild" if why else "index", stats.indexed, stats.removed, stats.unchanged,
+                                      stats.embedded, time.monotonic() - started, ok, "" if ok else "stopped before the end")
+        finally:
+            lock.release()
+        # after the release: whoever reacts to "finished" (a status refresh) must not see our lock
+        yield finished
+
+    def _update(self, store: Store, reason: str, stats: Stats, stop, backfill: bool) -> Iterator[ev.Event]:
+        if store.get_meta("index") is None:
+            store.set_meta("index", json.dumps(index_meta(self.cfg)))
+        for e in text_phase(self.cfg, store, stats, backfill_sessions=backfill, should_stop=stop):
+            if isinstance(e, ev.JobStarted):
+                e = ev.JobStarted("index", reason, e.files_total)
+            yield e
+        if stop():
+            return
+        yield from self._embed(store, stats, stop)
+        store.set_meta("last_sync", dt.datetime.now().astimezone().isoformat(timespec="seconds"))
+        for dropped in prune_models(store, *self._configured_models(), force=False):
+            yield ev.Warning(f"dropped vectors of {dropped}: no longer configured for {MODEL_GRACE_DAYS} days")
+
+    def _configured_models(self) -> tuple[set[str], set[str]]:
+        """(fingerprints of the configured providers, the configured providers that cannot be
+        built right now), for prune_models."""
+        fingerprints, unsure = set(), set()
+        for cand in self.plan().candidates:
+            prov = self._provider(cand.name) if cand.factory is not None else None
+            if prov is None:
+                unsure.add(cand.name)
+            else:
+                fingerprints.add(prov.fingerprint())
+        return fingerprints, unsure
+
+    def _embed(self, store: Store, stats: Stats, stop) -> Iterator[ev.Event]:
+        plan = self.plan()
+        if not plan.usable():
+            return
+        self._provider_errors.clear()  # every index run gives failed providers another chance
+        chain = ProviderChain(plan, self._providers)
+        for name, why in chain.failures:
+            self._provider_errors[name] = why
+            yield ev.ProviderSwitched(name, chain.current().id if chain.current() else None, why)
+        if chain.current() is None:
+            self._record_failures(store)
+            return
+        cache = None
+        if self.cfg["cache.enabled"]:
+            try:
+                cache = EmbeddingCache(max_entries=self.cfg["cache.maxEntries"])
+            except (DatabaseError, OSError) as exc:  # the cache saves work; without it indexing still completes
+                yield ev.Warning(f"embedding cache unavailable ({exc}); embedding without it")
+            else:
+                if cache.moved:
+                    yield ev.Warning(f"the embedding cache was not a usable database; moved it to {cache.moved} and started a new one")
+        try:
+            for e in vector_phase(store, chain, cache, stats, stop):
+                if isinstance(e, ev.ProviderSwitched):
+                    self._provider_errors[e.from_provider or "?"] = e.reason
+                yield e
+            if cache:
+                cache.evict()
+        finally:
+            if cache:
+                cache.close()
+        if not stop():
+            self._record_failures(store)
+
+    def _record_failures(self, store: Store) -> None:
+        """Keep this run's provider failures in the index, so that `status` and searches in other
+        processes give the real reason ("openai: 500 …"), not a guess from vector counts."""
+        if self._provider_errors:
+            store.set_meta(PROVIDER_FAILURES, json.dumps(self._provider_errors))
+        else:
+            store.conn.execute("delete from meta where key = ?", (PROVIDER_FAILURES,))
+
+    def _leftover_rebuild(self) -> Generator[ev.Event, None, str | None]:
+        """A rebuild stopped before its end (Ctrl-Q during F9, a kill) left its file: resume it when
+        it was made for these settings, else clear it away. Returns why to rebuild, or None."""
+        tmp = rebuild_path(self.index_path)
+        try:
+            st = Store(tmp, load_vec=False)
+            try:
+                st.check()
+                fits = rebuild_fits(st, self.cfg)
+            finally:
+                st.close()
+        except (ForeignIndex, DatabaseError, OSError) as exc:
+            dest = move_aside(tmp, "corrupt")
+            yield ev.Warning(f"an unfinished rebuild that cannot be read ({exc}); moved it to {dest}", str(tmp))
+            return None
+        if fits:
+            return f"resuming the rebuild left unfinished in {tmp}"
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(tmp) + suffix).unlink(missing_ok=True)
+        yield ev.Warning(f"removed {tmp}: an unfinished rebuild made for other settings")
+        return None
+
+    def _rebuild(self, why: str, stats: Stats, stop, backfill: bool) -> Iterator[ev.Event]:
+        """Build a complete new index beside the old one, then swap it in (SPEC §4)."""
+        tmp = rebuild_path(self.index_path)
+        yield ev.Warning(f"full rebuild: {why}")
+        new, _ = open_writer(tmp, self.cfg)
+        try:
+            if not rebuild_fits(new, self.cfg):
+                new.close()
+                for suffix in ("", "-wal", "-shm"):
+                    Path(str(tmp) + suffix).unlink(missing_ok=True)
+                new, _ = open_writer(tmp, self.cfg)
+            new.set_meta("index", json.dumps(index_meta(self.cfg)))
+            for e in text_phase(self.cfg, new, stats, backfill_sessions=True, should_stop=stop):
+                if isinstance(e, ev.JobStarted):
+                    e = ev.JobStarted("rebuild", why, e.files_total)
+                yield e
+            if stop():
+                return
+            yield from self._embed(new, stats, stop)
+            if stop():
+                return
+            for dropped in prune_models(new, *self._configured_models(), force=True):
+                yield ev.Warning(f"dropped vectors of {dropped}: no longer configured")
+            new.set_meta("last_sync", dt.datetime.now().astimezone().isoformat(timespec="seconds"))
+            new.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            new.conn.execute("PRAGMA journal_mode = DELETE")
+        finally:
+            new.close()
+        if stop():
+            return
+        old = getattr(self._tls, "store", None)
+        if old is not None:
+            old.close()
+            self._tls.store = None
+        swap_in(tmp, self.index_path)
+        self._per_model.clear()
+
+    def run_index(self, *, force: bool = False, on_event: Callable[[ev.Event], None] | None = None, **kw) -> ev.JobFinished | None:
+        last = None
+        for e in self.index(force=force, **kw):
+            if on_event:
+                on_event(e)
+            if isinstance(e, ev.JobFinished):
+                last = e
+        return last

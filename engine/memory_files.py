@@ -1,0 +1,107 @@
+"""Reading memory files (memory_get) and naming them: which paths the tools may read, the list the
+app's File tab shows, today's log. Writing them is in files.py and tools.py."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import stat
+from pathlib import Path
+
+from .core import Core
+from .indexer import list_sources
+from .sessions import parse_transcript, render_range
+from .workspace import normalize_extra_paths
+
+
+class AccessDenied(ValueError):
+    """memory_get refused a path; the message says why."""
+
+
+class MemoryFiles(Core):
+    def resolve_allowed(self, path: str) -> tuple[str, Path]:
+        """(display path, absolute path) of a memory file the tools may read, or AccessDenied."""
+        raw = (path or "").strip()
+        if not raw:
+            raise AccessDenied("path required: give a path such as MEMORY.md or memory/2026-02-10.md")
+        ws = self.workspace
+        p = Path(os.path.expanduser(raw))
+        abs_p = Path(os.path.normpath(p if p.is_absolute() else ws / p))
+        rel = os.path.relpath(abs_p, ws).replace(os.sep, "/")
+        extras = normalize_extra_paths(ws, self.cfg["extraPaths"])
+        inside_ws = not rel.startswith("../") and rel != ".."
+        allowed = False
+        anchor = ws
+        if inside_ws and (rel in ("MEMORY.md", "memory.md") or (rel.startswith("memory/") and rel.endswith(".md"))):
+            allowed = True
+        else:
+            for e in extras:
+                if e.is_symlink():
+                    continue
+                if abs_p == e and e.name.endswith(".md"):
+                    allowed, anchor = True, e.parent
+                    break
+                if e.is_dir() and str(abs_p).startswith(str(e) + os.sep) and abs_p.name.endswith(".md"):
+                    allowed, anchor = True, e
+                    break
+        if not allowed:
+            raise AccessDenied(
+                f"refused {raw!r}: only MEMORY.md, memory.md, memory/**/*.md, extraPaths and session hits can be read"
+                + (" (it is outside the workspace)" if not inside_ws else "")
+            )
+        # no symlink anywhere between the allowed root and the file
+        cur = abs_p
+        while cur != anchor and cur != cur.parent:
+            if cur.is_symlink():
+                raise AccessDenied(f"refused {raw!r}: {os.path.relpath(cur, ws)} is a symlink, and memory files are never read through symlinks")
+            cur = cur.parent
+        return rel, abs_p
+
+    def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> dict:
+        """memory_get (SPEC §7): {path, text}."""
+        raw = (path or "").strip()
+        start = int(from_line) if from_line else None
+        count = int(lines) if lines else None
+        if raw.startswith("sessions/") and "sessions" in self.cfg["sources"]:
+            name = raw[len("sessions/") :]
+            if not name or "/" in name or name.startswith("."):
+                raise AccessDenied(f"refused {raw!r}: not a session transcript name")
+            f = self.cfg.sessions_dir() / name
+            if f.is_symlink():
+                raise AccessDenied(f"refused {raw!r}: session transcripts are never read through symlinks")
+            try:
+                data = f.read_bytes()
+            except FileNotFoundError:
+                return {"path": raw, "text": ""}
+            return {"path": raw, "text": render_range(parse_transcript(data), start, count)}
+        rel, abs_p = self.resolve_allowed(raw)
+        try:
+            # O_NONBLOCK: opening a FIFO named like a note must not wait for a writer
+            fd = os.open(abs_p, os.O_RDONLY | os.O_NONBLOCK)
+        except FileNotFoundError:
+            return {"path": rel, "text": ""}
+        try:
+            mode = os.fstat(fd).st_mode
+            if stat.S_ISDIR(mode):
+                raise AccessDenied(f"refused {raw!r}: it is a folder")
+            if not stat.S_ISREG(mode):
+                raise AccessDenied(f"refused {raw!r}: not a regular file (a pipe or device is never read)")
+            with os.fdopen(fd, encoding="utf-8", errors="replace") as fh:
+                fd = -1
+                text = fh.read()
+        finally:
+            if fd >= 0:
+                os.close(fd)
+        if start is None and count is None:
+            return {"path": rel, "text": text}
+        all_lines = text.split("\n")
+        s = max(1, start or 1)
+        n = max(1, count or len(all_lines))
+        return {"path": rel, "text": "\n".join(all_lines[s - 1 : s - 1 + n])}
+
+    def list_files(self) -> list[dict]:
+        files = list_sources(self.cfg)
+        return [{"path": f.path, "source": f.source, "abspath": str(f.abspath)} for f in files]
+
+    def today_log_path(self, today: dt.date | None = None) -> Path:
+        return self.workspace / "memory" / f"{(today or dt.date.today()).isoformat()}.md"

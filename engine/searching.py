@@ -1,0 +1,258 @@
+"""memory_search: options from the config, the model whose vectors serve a query (with per-model
+caches for a long-lived engine), the query embedding and its fallbacks, and the stale check."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts faster without it
+    import numpy as np
+
+from . import dates, search as search_mod
+from .config import Config
+from .core import Core, IndexUnavailable
+from .embeddings import Provider, ProviderError
+from .store import DatabaseError, Store
+
+
+class SearchDisabled(RuntimeError):
+    """Memory search is turned off (`enabled = false`, e.g. OpenClaw's memorySearch.enabled)."""
+
+
+def disabled_reason(cfg: Config) -> str | None:
+    """Why memory search is off, naming where `enabled = false` was set; None when it is on."""
+    if cfg["enabled"]:
+        return None
+    source = cfg.sources.get("enabled", "default")
+    where = {"flag": "a flag"}.get(source, source.replace("openclaw (", "openclaw.json (").replace("file (", "the clawmem config ("))
+    return f"memory search is disabled (enabled = false in {where}); set it to true to search"
+
+
+def _as_datetime(now: Any) -> dt.datetime | None:
+    if now is None or isinstance(now, dt.datetime):
+        return now
+    if isinstance(now, dt.date):
+        return dt.datetime.combine(now, dt.time())
+    text = str(now).strip()
+    try:
+        if len(text) <= 10:
+            return dt.datetime.combine(dates.parse_day(text, option="now"), dt.time())
+        return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone().replace(tzinfo=None)
+    except ValueError:
+        raise ValueError(f"now: expected a date like 2026-02-10, got {text!r}") from None
+
+
+class Searching(Core):
+    freshness: Callable[..., dict]  # from health.Health: a search says whether the index lags the files
+
+    def _vector_side(self, store: Store, exclude: tuple[str, ...] = ()) -> tuple[search_mod.VectorSide | None, dict]:
+        """Pick the model whose vectors cover the index best among the providers we can use
+        (leaving out `exclude`: providers whose query embedding just failed)."""
+        info: dict[str, Any] = {"provider": None, "model": None, "fallback": None, "reason": None, "dims": None}
+        plan = self.plan()
+        if plan.configured == "none":
+            info["reason"] = plan.keyword_reason()
+            return None, info
+        models = {m["fingerprint"]: m for m in store.models()}
+        usable = plan.usable()
+        if not usable:
+            info["reason"] = plan.keyword_reason()
+            return None, info
+        best = None
+        present = []  # (order, provider, model row) of the usable providers with a vector table
+        for order, cand in enumerate(usable):
+            prov = self._provider(cand.name)
+            if prov is None or cand.name in exclude:
+                continue
+            m = models.get(prov.fingerprint())
+            if m:
+                present.append((order, prov, m))
+        for order, prov, m in present:
+            # counting 100k vectors takes tens of ms: only count when two models compete
+            cov = store.coverage(m["id"]) if len(present) > 1 else int(store.has_vectors(m["id"]))
+            if cov and (best is None or cov > best[0]):
+                best = (cov, order, prov, m)
+        failures = self._known_failures(store)
+        if best is None:
+            errs = [f"{n}: {e}" if not e.startswith(n) else e for n, e in failures.items()]
+            first = usable[0].name
+            note = self._providers[first].not_ready() if first in self._providers else None
+            info["reason"] = "; ".join(errs) if errs else note or f"no vectors indexed yet for {first} (run `clawmem index`)"
+            return None, info
+        _, order, prov, m = best
+        side = search_mod.VectorSide(prov, m["id"])
+        if self.persistent:
+            side.matrix = self._cached_matrix(store, m["id"])
+            side.reference = self._cached("reference", store, m["id"], store.reference_sample)
+        else:
+            side.reference = store.reference_sample(m["id"])
+        # the provider the user asked for (auto: the first usable one) is not the one serving
+        primary = usable[0] if plan.configured == "auto" else plan.candidates[0]
+        if primary.name != prov.id:
+            why = primary.reason or failures.get(primary.name) or f"{primary.name} has fewer vectors indexed than {prov.id}"
+            info["fallback"] = {"from": primary.name, "reason": why}
+        info["provider"], info["model"], info["dims"] = prov.id, prov.model, m["dims"]
+        # the serving provider failed part-way through the last index: some chunks have no vector
+        info["lastError"] = failures.get(prov.id)
+        return side, info
+
+    def _embed_query(self, prov: Provider, query: str, dims: int | None) -> np.ndarray:
+        """A provider that just failed is not asked again for a while: a search as you type
+        must not wait for the same retries on every key."""
+        now = time.monotonic()
+        failed = self._query_failures.get(prov.id)
+        if failed and now - failed[0] < self.query_retry_after:
+            raise ProviderError(failed[1])
+        try:
+            vec = prov.embed_query(query)
+            if dims is not None and vec.size != dims:
+                raise ProviderError(f"{prov.id}: the query vector has {vec.size} dimensions but the index has {dims}; run `clawmem index --force`")
+        except ProviderError as exc:
+            self._query_failures[prov.id] = (now, str(exc))
+            raise
+        self._query_failures.pop(prov.id, None)
+        return vec
+
+    def _cached_matrix(self, store: Store, mid: int):
+        return self._cached("matrix", store, mid, store.load_matrix)
+
+    def _cached(self, kind: str, store: Store, mid: int, load):
+        """Per-model data a long-lived engine keeps in memory until the index changes."""
+        gen = store.generation()
+        cached = self._per_model.get((kind, mid))
+        if cached and cached[0] == gen:
+            return cached[1]
+        data = load(mid)
+        self._per_model[(kind, mid)] = (gen, data)
+        return data
+
+    def options(self, *, max_results=None, min_score=None, now=None, after=None, before=None, explain=False, show_hidden=False) -> search_mod.Options:
+        c = self.cfg
+        mr = int(max_results) if max_results is not None else c["query.maxResults"]
+        if mr < 1:
+            raise ValueError(f"max-results: expected an integer >= 1, got {max_results!r}")
+        if min_score is not None and not 0 <= float(min_score) <= 1:
+            raise ValueError(f"min-score: expected a number from 0 to 1, got {min_score!r}")
+        return search_mod.Options(
+            max_results=mr,
+            min_score=float(min_score) if min_score is not None else c["query.minScore"],
+            min_score_explicit=min_score is not None,
+            candidates=min(200, max(1, mr * c["query.hybrid.candidateMultiplier"])),
+            fusion=c["query.hybrid.fusion"],
+            vector_weight=c["query.hybrid.vectorWeight"],
+            text_weight=c["query.hybrid.textWeight"],
+            rrf_k=c["query.hybrid.rrfK"],
+            decay=c["query.hybrid.temporalDecay.enabled"],
+            half_life=c["query.hybrid.temporalDecay.halfLifeDays"],
+            mmr=c["query.hybrid.mmr.enabled"],
+            mmr_lambda=c["query.hybrid.mmr.lambda"],
+            now=_as_datetime(now),
+            after=dates.parse_day(after, option="after") if isinstance(after, str) else after,
+            before=dates.parse_day(before, option="before") if isinstance(before, str) else before,
+            explain=explain,
+            show_hidden=show_hidden,
+            sources=tuple(c["sources"]),
+            keyword_side=c["query.hybrid.enabled"],
+            merge_chars=2 * 4 * c["chunking.tokens"],
+        )
+
+    def search(self, query: str, *, max_results=None, min_score=None, now=None, after=None, before=None,
+               explain=False, show_hidden=False, date_filter: bool | None = None, stale_check: bool = True) -> dict:
+        """memory_search (SPEC §7). Raises SearchDisabled when `enabled = false`."""
+        why_off = disabled_reason(self.cfg)
+        if why_off:
+            raise SearchDisabled(why_off)
+        opts = self.options(max_results=max_results, min_score=min_score, now=now, after=after, before=before,
+                            explain=explain, show_hidden=show_hidden)
+        query = (query or "").strip()
+        base = {"results": [], "mode": "keyword", "provider": None, "model": None, "fallback": None,
+                "hidden": {"count": 0, "bestScore": None}, "dateRange": None, "stale": False}
+        store = self.reader()
+        if store is None or not store.has_schema():
+            base["stale"] = True
+            base["reason"] = "the index is empty: run `clawmem index`"
+            self._stale_found()
+            return base
+        # time phrases narrow dated sources (only in short queries, only when not given explicitly)
+        date_range = None
+        text = query
+        use_dates = self.cfg["query.dateFilter"] if date_filter is None else date_filter
+        if use_dates and not (opts.after or opts.before):
+            today = (opts.now or dt.datetime.now()).date()
+            text, date_range = dates.extract(query, today)
+            if date_range:
+                opts.after, opts.before = date_range.after, date_range.before
+        elif opts.after or opts.before:
+            date_range = dates.DateRange(opts.after, opts.before, "options")
+        if not text:
+            text = query if not date_range else ""
+        try:
+            out = self._run_search(store, text or query, opts, base)
+            if date_range is not None:
+                dr = date_range.as_json()
+                if not out["results"] and not out["hidden"]["count"] and date_range.phrase != "options":
+                    # a filter that leaves nothing is dropped, and the result set says so
+                    opts.after = opts.before = None
+                    out = self._run_search(store, query, opts, base)
+                    dr["applied"] = False
+                    dr["reason"] = "no dated entries matched in that range; searched everything instead"
+                else:
+                    dr["applied"] = True
+                out["dateRange"] = dr
+        except DatabaseError as exc:
+            raise IndexUnavailable(f"{self.index_path}: the index cannot be read ({exc}); run `clawmem index` to rebuild it") from None
+        if stale_check:
+            try:
+                out["stale"] = self.freshness(max_age=2.0 if self.persistent else 0.0)["dirty"]
+            except Exception:
+                out["stale"] = True
+            if out["stale"]:
+                self._stale_found()
+        return out
+
+    def _stale_found(self) -> None:
+        """A search saw the index lag the files: ask for a background sync (SPEC §6); never wait."""
+        hook = self.sync_hook
+        if hook is None or not self.cfg["sync.onSearch"]:
+            return
+        try:
+            hook("search")
+        except Exception:
+            pass  # a failed trigger must not fail the search; the next one tries again
+
+    def _run_search(self, store: Store, query: str, opts: search_mod.Options, base: dict) -> dict:
+        side, info = self._vector_side(store)
+        qvec = None
+        fallback = info["fallback"]
+        failed: list[str] = []
+        while side is not None and query:
+            # the query embedding failing degrades to the next model with vectors, then to keywords
+            try:
+                qvec = self._embed_query(side.provider, query, info["dims"])
+                break
+            except ProviderError as exc:
+                if not failed:
+                    fallback = {"from": side.provider.id, "reason": f"query embedding failed: {exc}"}
+                failed.append(side.provider.id)
+                reason = str(exc)
+                side, info = self._vector_side(store, exclude=tuple(failed))
+                if side is None:
+                    info["reason"] = reason
+        result = search_mod.run(store, query, opts, side if qvec is not None else None, qvec)
+        out = dict(base)
+        out["results"] = result["results"]
+        out["mode"] = result["mode"]
+        out["hidden"] = result["hidden"]
+        if result["mode"] != "keyword":
+            out["provider"], out["model"] = info["provider"], info["model"]
+        else:
+            out["reason"] = info["reason"] or "keyword-only"
+        out["fallback"] = fallback
+        if self.cfg["citations"] != "off":
+            for r in out["results"]:
+                r["citation"] = f"Source: {r['path']}#L{r['startLine']}-L{r['endLine']}"
+        if opts.explain:
+            out["timingMs"] = result["ms"]
+        return out
