@@ -58,7 +58,7 @@ KEYS: dict[str, Key] = {
     "remote.baseUrl": Key("", "str"),
     "remote.apiKey": Key("", "str", secret=True),
     "remote.headers": Key({}, "headers"),
-    "remote.batch.enabled": Key(False, "bool", doc="openai, voyage: embed big backfills (100+ chunks) as batch-API jobs"),
+    "remote.batch.enabled": Key(False, "bool", doc="openai, voyage, gemini: embed big backfills (100+ chunks) as batch-API jobs"),
     "remote.batch.wait": Key(True, "bool", doc="wait for batch jobs; false leaves them for the next index run"),
     "remote.batch.concurrency": Key(2, "int", _at_least(1), "an integer >= 1", doc="batch jobs polled at once"),
     "remote.batch.pollIntervalMs": Key(2000, "int", _at_least(0), "an integer >= 0"),
@@ -269,8 +269,8 @@ class Config:
 def not_honoured(cfg: Config) -> list[str]:
     """Every setting read but not acted on, as "key: what clawmem does instead" (status --deep, Config tab)."""
     out = list(cfg.openclaw_ignored)
-    if cfg["remote.batch.enabled"] and cfg["provider"] not in ("openai", "voyage", "auto"):
-        out.append(f"remote.batch.enabled: clawmem runs batch jobs for openai and voyage; {cfg['provider']} embeds with normal requests")
+    if cfg["remote.batch.enabled"] and cfg["provider"] not in ("openai", "voyage", "gemini", "auto"):
+        out.append(f"remote.batch.enabled: clawmem runs batch jobs for openai, voyage and gemini; {cfg['provider']} embeds with normal requests")
     if cfg["outputDimensionality"] and cfg["provider"] not in ("gemini", "auto"):
         out.append(f"outputDimensionality = {cfg['outputDimensionality']}: only Gemini takes a vector size; "
                    f"{cfg['provider']} vectors keep the model's own size")

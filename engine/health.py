@@ -14,7 +14,7 @@ from . import events as ev
 from .core import Core, IndexUnavailable
 from .embeddings import ProviderError
 from .embeddings.cache import EmbeddingCache
-from .indexer import list_sources
+from .indexer import BATCH_ERROR, list_sources
 from .lock import LockBusy, WriterLock, current_holder, describe_holder, read_holder
 from .store import DatabaseError, SCHEMA_VERSION, Store, rebuild_path
 from .workspace import normalize_extra_paths
@@ -117,6 +117,9 @@ class Health(Core):
                 provider["fallback"] = {"from": plan.candidates[0].name, "reason": plan.reasons[0]} if plan.candidates[0].factory is None else None
         else:
             provider["reason"] = plan.keyword_reason()
+        if cfg["remote.batch.enabled"]:
+            why = store.get_meta(BATCH_ERROR) if store is not None and store.has_schema() else None
+            provider["batch"] = {"enabled": True, "lastError": why or None}
         if deep:
             # where each candidate's key came from (never the key itself)
             provider["candidates"] = [{"name": c.name, "model": c.model or None, "usable": c.factory is not None,

@@ -400,6 +400,9 @@ def _embed_with(store: Store, provider: Provider, cache: EmbeddingCache | None, 
         _pick_reference_sample(store, mid)
 
 
+BATCH_ERROR = "batch_error"  # meta key: why the last batch run fell back to normal requests ("" when it did not)
+
+
 def _batch_phase(store: Store, provider: Provider, cache: EmbeddingCache | None, todo, key, should_stop):
     """Embed a big backfill through the provider's batch API (see embeddings/batch.py).
 
@@ -407,7 +410,7 @@ def _batch_phase(store: Store, provider: Provider, cache: EmbeddingCache | None,
     index's meta table from the moment a job exists, so a later run collects them. On any
     failure the jobs are dropped, a warning says why, and normal requests do the work.
     """
-    from .embeddings.batch import MAX_REQUESTS, MIN_CHUNKS, BatchError
+    from .embeddings.batch import MAX_REQUESTS, MIN_CHUNKS, BatchError, BatchUnavailable
 
     batch = provider.batch
     meta_key = f"batch:{provider.fingerprint()}"
@@ -463,12 +466,19 @@ def _batch_phase(store: Store, provider: Provider, cache: EmbeddingCache | None,
                     return vectors, {h for job in saved["jobs"] for h in job["hashes"]}
                 time.sleep(min(0.05, batch.settings.poll_interval))
         store.set_meta(meta_key, "")
+        store.set_meta(BATCH_ERROR, "")
         return vectors, set()
     except (BatchError, ProviderError) as exc:
         for job in saved["jobs"]:
             batch.cancel(job["id"])
         store.set_meta(meta_key, "")
-        yield ev.Warning(f"{provider.id} batch embedding failed ({exc}); embedding {len(texts) - len(vectors)} chunks with normal requests")
+        off = ""
+        if isinstance(exc, BatchUnavailable):  # asking again would fail the same way
+            provider.batch = None
+            off = "batch jobs off until clawmem restarts; "
+        why = f"{provider.id} batch embedding failed ({exc}); {off}embedding {len(texts) - len(vectors)} chunks with normal requests"
+        store.set_meta(BATCH_ERROR, why)  # status shows it
+        yield ev.Warning(why)
         return vectors, set()
 
 

@@ -29,7 +29,14 @@ OpenAI's batch API (and Voyage's: lines `{custom_id, body: {input}}`, `request_p
 `GET …/batches/{id}` (validating, then in_progress, then completed after `batch_polls`
 polls, with a results file), `GET …/files/{id}/content`, `POST …/batches/{id}/cancel`;
 `batch_fail` = "failed" / "expired" ends every job that way, "bad_line" puts an error line in
-the results file.
+the results file. Gemini's batch API too, under `/v1beta`: `POST /upload/v1beta/files?uploadType=multipart`
+(multipart/related: the file's JSON metadata, then JSONL `{key, request}` lines), `POST
+…/models/M:asyncBatchEmbedContent` (an Operation named `batches/N`), `GET …/batches/N` (the
+Operation, its metadata the batch: BATCH_STATE_PENDING, RUNNING, then SUCCEEDED with
+`output.responsesFile`; `gemini_flat` answers OpenClaw's flat `{name, state, outputConfig}`
+instead), `GET …/files/F:download` (lines `{key, response: {embedding: {values}}}`, not unit
+length), `POST …/batches/N:cancel`; `gemini_batch_404` answers the create with Google's 404, and
+a missing or wrong `x-goog-api-key` gets Google's 403 / 400 error bodies.
 
 HTTP Range support, and can cut a download short after `cut_after` bytes. With
 `hub_layout = True` it answers as the Hugging Face hub does for an LFS file: `resolve/main`
@@ -88,6 +95,8 @@ class EmbedServer:
         self.batches: dict[str, dict] = {}
         self.batch_polls = 2  # status polls before a job completes
         self.batch_fail: str | None = None
+        self.gemini_batch_404 = False  # asyncBatchEmbedContent answers 404 (no batch API for the model)
+        self.gemini_flat = False  # batch status in OpenClaw's flat shape instead of an Operation
         self.in_flight = 0
         self.max_in_flight = 0
         self.retry_after: float | None = None
@@ -221,6 +230,8 @@ class EmbedServer:
         path = h.path.split("?")[0]
         if path == "/api/embed":
             return self._answer_ollama(h, body)
+        if path.startswith("/upload/v1beta/") or path.endswith(":asyncBatchEmbedContent") or re.search(r"/v1beta/batches/[^/]+:cancel$", path):
+            return self._answer_gemini_batch_post(h, path, body)
         if re.search(r"/files$|/batches(/[^/]+/cancel)?$", path):
             if not self._authorized(h):
                 return self._send(h, 401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}})
@@ -325,6 +336,123 @@ class EmbedServer:
                 job.update(status="in_progress", request_counts={"total": n, "completed": n // 2, "failed": 0})
         return self._send(h, 200, self._public(job))
 
+    # ------------------------------------------------------------------ batch API (Gemini's)
+
+    def _google_auth_error(self, h) -> tuple[int, dict] | None:
+        """Google's answers to a missing or wrong API key, or None when the key is right."""
+        given = h.headers.get("x-goog-api-key")
+        if given == self.api_key:
+            return None
+        if not given:
+            return 403, {"error": {"code": 403, "status": "PERMISSION_DENIED", "message": "Method doesn't allow unregistered callers "
+                                   "(callers without established identity). Please use API Key or other form of API consumer identity to call this API."}}
+        return 400, {"error": {"code": 400, "status": "INVALID_ARGUMENT", "message": "API key not valid. Please pass a valid API key.",
+                               "details": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID",
+                                            "domain": "googleapis.com"}]}}
+
+    @staticmethod
+    def _google_error(code: int, status: str, message: str) -> dict:
+        return {"error": {"code": code, "message": message, "status": status}}
+
+    def _answer_gemini_batch_post(self, h, path: str, body) -> None:
+        denied = self._google_auth_error(h)
+        if denied:
+            return self._send(h, *denied)
+        if path.startswith("/upload/"):
+            m = re.search(r"multipart/related;\s*boundary=([^;]+)", h.headers.get("Content-Type", ""))
+            if "uploadType=multipart" not in h.path or not m or not isinstance(body, bytes):
+                return self._send(h, 400, self._google_error(400, "INVALID_ARGUMENT", "expected uploadType=multipart with a multipart/related body"))
+            parts = [p.partition(b"\r\n\r\n")[2].removesuffix(b"\r\n") for p in body.split(b"--" + m.group(1).encode())[1:-1]]
+            try:
+                meta = json.loads(parts[0])["file"]
+                content = parts[1]
+            except (ValueError, KeyError, IndexError, TypeError):
+                return self._send(h, 400, self._google_error(400, "INVALID_ARGUMENT", "expected the file's metadata, then its content"))
+            name = f"files/upload-{len(self.stored_files) + 1}"
+            self.stored_files[name] = content
+            return self._send(h, 200, {"file": {"name": name, "displayName": meta.get("displayName"), "mimeType": meta.get("mimeType"),
+                                                "sizeBytes": str(len(content)), "sha256Hash": hashlib.sha256(content).hexdigest(),
+                                                "uri": f"{self.url}/v1beta/{name}", "state": "ACTIVE", "source": "UPLOADED"}})
+        m = re.search(r"/(batches/[^/]+):cancel$", path)
+        if m:
+            job = self.batches.get(m.group(1))
+            if job is None:
+                return self._send(h, 404, self._google_error(404, "NOT_FOUND", "Requested entity was not found."))
+            job["state"] = "BATCH_STATE_CANCELLED"
+            return self._send(h, 200, {})
+        model = re.search(r"/models/([^/:]+):asyncBatchEmbedContent$", path).group(1)
+        if self.gemini_batch_404:
+            return self._send(h, 404, self._google_error(404, "NOT_FOUND", f"models/{model} is not found for API version v1beta, "
+                                                         "or is not supported for asyncBatchEmbedContent. Call ListModels to see the list "
+                                                         "of available models and their supported methods."))
+        cfg = (body.get("batch") or {}).get("inputConfig") or {} if isinstance(body, dict) else {}
+        file_name = cfg.get("file_name") or cfg.get("fileName")
+        if file_name not in self.stored_files:
+            return self._send(h, 400, self._google_error(400, "INVALID_ARGUMENT", "batch.inputConfig.file_name must name an uploaded file"))
+        lines = [json.loads(x) for x in self.stored_files[file_name].decode().splitlines() if x.strip()]
+        if not all(isinstance(x.get("key"), str) and (x.get("request") or {}).get("model") == f"models/{model}" for x in lines):
+            return self._send(h, 400, self._google_error(400, "INVALID_ARGUMENT", f"every line needs a key and a request for models/{model}"))
+        name = f"batches/{len(self.batches) + 1}"
+        self.batches[name] = {"name": name, "model": f"models/{model}", "displayName": body["batch"].get("displayName"),
+                              "inputConfig": cfg, "state": "BATCH_STATE_PENDING", "batchStats": {"requestCount": str(len(lines))},
+                              "_polls": 0, "_lines": lines}
+        return self._send(h, 200, self._gemini_operation(self.batches[name]))
+
+    def _gemini_operation(self, job: dict) -> dict:
+        meta = {"@type": "type.googleapis.com/google.ai.generativelanguage.v1beta.EmbedContentBatch", **self._public(job)}
+        if self.gemini_flat:  # the shape OpenClaw's own tests answer with
+            flat = {"name": job["name"], "state": meta["state"].removeprefix("BATCH_STATE_")}
+            if "output" in job:
+                flat["outputConfig"] = {"file": job["output"]["responsesFile"]}
+            if "_error" in job:
+                flat["error"] = job["_error"]
+            return flat
+        op = {"name": job["name"], "metadata": meta}
+        if job["state"] in ("BATCH_STATE_SUCCEEDED", "BATCH_STATE_FAILED", "BATCH_STATE_EXPIRED", "BATCH_STATE_CANCELLED"):
+            op["done"] = True
+            if "_error" in job:
+                op["error"] = job["_error"]
+            else:
+                op["response"] = meta
+        return op
+
+    def _answer_gemini_batch_get(self, h, path: str) -> None:
+        denied = self._google_auth_error(h)
+        if denied:
+            return self._send(h, *denied)
+        m = re.fullmatch(r"/v1beta/(files/[^/:]+):download", path)
+        if m:
+            if m.group(1) not in self.stored_files:
+                return self._send(h, 404, self._google_error(404, "NOT_FOUND", "Requested entity was not found."))
+            return self._send_raw(h, 200, self.stored_files[m.group(1)], "application/octet-stream")
+        job = self.batches.get(path.removeprefix("/v1beta/"))
+        if job is None:
+            return self._send(h, 404, self._google_error(404, "NOT_FOUND", "Requested entity was not found."))
+        if job["state"] in ("BATCH_STATE_PENDING", "BATCH_STATE_RUNNING"):
+            job["_polls"] += 1
+            n = len(job["_lines"])
+            if self.batch_fail in ("failed", "expired"):
+                job["state"] = f"BATCH_STATE_{self.batch_fail.upper()}"
+                job["_error"] = {"code": 3, "message": "the test server said no"}
+            elif job["_polls"] >= self.batch_polls:
+                out = []
+                for i, line in enumerate(job["_lines"]):
+                    if self.batch_fail == "bad_line" and i == 0:
+                        out.append({"key": line["key"], "error": {"code": 400, "message": "input too long", "status": "INVALID_ARGUMENT"}})
+                        continue
+                    req = line["request"]
+                    vec = self._gemini_vector(" ".join(p["text"] for p in req["content"]["parts"]), req.get("outputDimensionality"))
+                    out.append({"key": line["key"], "response": {"embedding": {"values": [x * 2.5 for x in vec]}}})  # not unit length
+                out.reverse()  # any order: the key says which is which
+                fid = f"files/batch-out-{job['name'].split('/')[1]}"
+                self.stored_files[fid] = ("\n".join(json.dumps(o) for o in out) + "\n").encode()
+                job.update(state="BATCH_STATE_SUCCEEDED", output={"responsesFile": fid},
+                           batchStats={"requestCount": str(n), "successfulRequestCount": str(n), "pendingRequestCount": "0"})
+            else:
+                job.update(state="BATCH_STATE_RUNNING", batchStats={"requestCount": str(n), "successfulRequestCount": str(n // 2),
+                                                                    "pendingRequestCount": str(n - n // 2)})
+        return self._send(h, 200, self._gemini_operation(job))
+
     def _gemini_vector(self, text: str, dims) -> list[float]:
         return bag_vector(text, dims) if isinstance(dims, int) and dims > 0 else self.vector_for(text)
 
@@ -378,6 +506,8 @@ class EmbedServer:
         rec = {"method": "GET", "path": h.path, "headers": {k.lower(): v for k, v in h.headers.items()}, "body": None, "start": time.monotonic()}
         with self._lock:
             self.requests.append(rec)
+        if re.match(r"/v1beta/(batches/[^/:?]+|files/[^/:?]+:download)(\?|$)", h.path):
+            return self._answer_gemini_batch_get(h, h.path.split("?")[0])
         if re.search(r"/batches/[^/]+$|/files/[^/]+/content$", h.path):
             return self._answer_batch_get(h, h.path.split("?")[0])
         m = re.fullmatch(r"/([^/]+)/([^/]+)/resolve/main/(.+)", h.path)

@@ -319,6 +319,8 @@ def format_status(st: dict, verbose: bool = False) -> str:
             lines.append(f"           {c['name']} key from {c['keySource']}")
     if pv.get("lastError"):
         lines.append(f"           {pv['lastError']}")
+    if pv.get("batch"):
+        lines.append(f"Batch:     on; the last index fell back: {pv['batch']['lastError']}" if pv["batch"]["lastError"] else "Batch:     on (remote.batch.enabled)")
     if pv.get("probe"):
         pr = pv["probe"]
         lines.append(f"           probe: {'ok, ' + str(pr['dims']) + ' dims, ' + str(pr['ms']) + ' ms' if pr['ok'] else 'failed: ' + pr['error']}")

@@ -218,7 +218,7 @@ def _remote_candidate(cfg: Config, name: str, primary: bool) -> Candidate:
     dims = cfg["outputDimensionality"] if name == "gemini" and (primary or cfg["provider"] == "auto") else 0
     api_key = key.value if key else ""
 
-    use_batch = name in ("openai", "voyage") and owns_remote and cfg["remote.batch.enabled"]
+    use_batch = name in ("openai", "voyage", "gemini") and owns_remote and cfg["remote.batch.enabled"]
 
     def make() -> Provider:
         from .remote import make_remote
