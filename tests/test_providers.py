@@ -303,13 +303,12 @@ def test_settings_not_honoured_are_listed_with_what_happens_instead(openclaw):
         "agents.defaults.memorySearch.store.driver": "always uses SQLite",
         "agents.defaults.memorySearch.multimodal.enabled": "text only",
         "agents.defaults.memorySearch.multimodal.modalities": "text only",
-        "remote.batch.enabled": "clawmem runs batch jobs for openai and voyage; gemini embeds with normal requests",
         "agents.defaults.memorySearch.sync.onSessionStart": "session-start",
     }
     for key, instead in expect.items():
         (line,) = [n for n in notes if n.startswith(key + ":")]
         assert instead in line
-    assert not any("outputDimensionality" in n for n in notes)  # gemini honours it
+    assert not any("outputDimensionality" in n or n.startswith("remote.batch") for n in notes)  # gemini honours both
     assert load_config()["outputDimensionality"] == 768
     text = run_cli("status", "--deep").stdout
     assert "not honoured: agents.defaults.memorySearch.store.fts.tokenizer: " in text
@@ -319,6 +318,12 @@ def test_output_dimensionality_with_another_provider_is_listed(openclaw):
     openclaw({"provider": "openai", "outputDimensionality": 512})
     notes = json.loads(run_cli("status", "--deep", "--json").stdout)["config"]["notHonoured"]
     assert "outputDimensionality = 512: only Gemini takes a vector size; openai vectors keep the model's own size" in notes
+
+
+def test_batch_with_a_provider_without_a_batch_api_is_listed(openclaw):
+    openclaw({"provider": "mistral", "remote": {"batch": {"enabled": True}}})
+    notes = json.loads(run_cli("status", "--deep", "--json").stdout)["config"]["notHonoured"]
+    assert "remote.batch.enabled: clawmem runs batch jobs for openai, voyage and gemini; mistral embeds with normal requests" in notes
 
 
 def test_enabled_false_disables_search_in_the_agent_tool_shape(openclaw, workspace):
