@@ -13,6 +13,7 @@ from . import config as config_mod
 from . import events as ev
 from .core import Core, IndexUnavailable
 from .embeddings import ProviderError
+from .embeddings.batch import CLIENTS as BATCH_CLIENTS
 from .embeddings.cache import EmbeddingCache
 from .indexer import BATCH_ERROR, list_sources
 from .lock import LockBusy, WriterLock, current_holder, describe_holder, read_holder
@@ -117,7 +118,7 @@ class Health(Core):
                 provider["fallback"] = {"from": plan.candidates[0].name, "reason": plan.reasons[0]} if plan.candidates[0].factory is None else None
         else:
             provider["reason"] = plan.keyword_reason()
-        if cfg["remote.batch.enabled"]:
+        if cfg["remote.batch.enabled"] and cfg["provider"] in (*BATCH_CLIENTS, "auto"):
             why = store.get_meta(BATCH_ERROR) if store is not None and store.has_schema() else None
             provider["batch"] = {"enabled": True, "lastError": why or None}
         if deep:

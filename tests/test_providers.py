@@ -322,7 +322,9 @@ def test_output_dimensionality_with_another_provider_is_listed(openclaw):
 
 def test_batch_with_a_provider_without_a_batch_api_is_listed(openclaw):
     openclaw({"provider": "mistral", "remote": {"batch": {"enabled": True}}})
-    notes = json.loads(run_cli("status", "--deep", "--json").stdout)["config"]["notHonoured"]
+    st = json.loads(run_cli("status", "--deep", "--json").stdout)
+    notes = st["config"]["notHonoured"]
+    assert "batch" not in st["provider"]  # no "Batch: on" line for a provider that runs no jobs
     assert "remote.batch.enabled: clawmem runs batch jobs for openai, voyage and gemini; mistral embeds with normal requests" in notes
 
 
