@@ -176,6 +176,7 @@ class FilePane(Horizontal):
         self.query_one("#file-tree").border_title = "Files"
         editor = self.query_one("#editor", TextArea)
         editor.cursor_blink = self.cm.settings.blinkingCursor
+        self.query_one("#file-bar", FileBar).cursor_blink = self.cm.settings.blinkingCursor  # ui.blinkingCursor holds here too
         self.query_one("#file-banner").display = False
         self.query_one("#file-bar").display = False
         self.set_interval(DISK_CHECK_SECONDS, self._check_disk)
