@@ -13,6 +13,8 @@ Misbehaviour on demand:
 - markers inside an input text: `WRONGDIM` gets a vector of the wrong size, `NANVEC` one
   with NaN, `ZEROVEC` all zeros;
 - `delay`: seconds every embeddings request takes (to observe concurrency);
+- `gate`: a threading.Event embeddings requests wait for (60 s at most) until the test sets
+  it: a job that stays busy exactly as long as the test needs, however loaded the machine;
 - `echo_key`: scripted errors repeat the credentials the request carried;
 - `retry_after`: the Retry-After header (seconds) sent with a 429;
 - `die_after`: after that many embeddings requests the server dies: it stops listening and
@@ -82,6 +84,7 @@ class EmbedServer:
         self.always: Any = None
         self.hang_seconds = 3.0
         self.delay = 0.0
+        self.gate: threading.Event | None = None
         self.files: dict[str, bytes] = {}  # "owner/repo/file" -> bytes
         self.cut_after: int | None = None  # serve only this many bytes of a download, then drop
         self.file_status: int | None = None
@@ -129,6 +132,8 @@ class EmbedServer:
         return f"http://127.0.0.1:{self.port}"
 
     def close(self) -> None:
+        if self.gate is not None:
+            self.gate.set()  # no request left waiting
         self.httpd.shutdown()
         self.httpd.server_close()
 
@@ -212,6 +217,8 @@ class EmbedServer:
         action = self._next_action()
         if self.delay:
             time.sleep(self.delay)
+        if self.gate is not None:
+            self.gate.wait(60)
         if action == "hang":
             time.sleep(self.hang_seconds)
             return self._send(h, 200, {"data": []})

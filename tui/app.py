@@ -1,9 +1,11 @@
 """The terminal app: Search, File, Sync, Config and History tabs over the engine facade.
 
-Only the app talks to the engine. Anything that can take time (indexing, status, search,
-previews) runs in a thread worker that posts messages (tui/messages.py); handlers on the
-UI thread update the widgets. Engine events reach the UI through one bridge,
-`post_engine_event`, from the app's own index worker or from the watcher (engine.sync).
+The app depends on its panes, never the other way round: the panes read the app through the
+PaneHost protocol (tui/host.py) and ask it for things by posting messages (tui/messages.py).
+Anything that can take time (indexing, status, search, previews) runs in a thread worker that
+posts messages; handlers on the UI thread update the widgets. Engine events reach the UI
+through one bridge, `post_engine_event`, from the app's own index worker or from the watcher
+(engine.sync).
 """
 
 from __future__ import annotations
@@ -26,8 +28,8 @@ from clawmem.engine.fsutil import atomic_write
 
 from . import keys, settings as ui_settings
 from .commands import ClawmemCommands
-from .messages import (EngineEvent, FilesListed, IndexProgress, IndexRequested, IndexWorkerDone, OpenFile, StatusLoaded,
-                       to_message)
+from .messages import (EngineEvent, FilesBehind, FilesListed, IndexProgress, IndexRequested, IndexWorkerDone, OpenFile,
+                       ReloadConfig, SaveSetting, StatusLoaded, to_message)
 from .settings import DEFAULT_THEME, UISettings
 from .themes import load_themes
 from .widgets.config_pane import ConfigPane
@@ -229,7 +231,7 @@ class ClawmemApp(App):
     @work(thread=True, exclusive=True, group="freshness", exit_on_error=False)
     def _check_freshness(self) -> None:
         if self.engine.freshness()["dirty"]:
-            self.post_message(IndexRequested("files changed on disk"))
+            self.post_message(FilesBehind("files changed on disk"))
 
     def start_watch(self) -> bool:
         """Keep the index fresh while the app runs; True when the engine's watcher runs."""
@@ -309,10 +311,22 @@ class ClawmemApp(App):
             self._index_again = None
             self.request_index(reason, force)
 
-    @on(IndexRequested)
-    def _index_requested(self, msg: IndexRequested) -> None:
+    @on(FilesBehind)
+    def _files_behind(self, msg: FilesBehind) -> None:
         if not self._index_running:
             self.request_index(msg.reason)
+
+    @on(IndexRequested)
+    def _index_requested(self, msg: IndexRequested) -> None:
+        self.request_index(msg.reason, msg.force)
+
+    @on(SaveSetting)
+    def _save_setting(self, msg: SaveSetting) -> None:
+        msg.answer(self.save_setting(msg.key, msg.text))
+
+    @on(ReloadConfig)
+    def _reload_config(self) -> None:
+        self.reload_config_from_disk()
 
     @on(StatusLoaded)
     def _status_loaded(self, msg: StatusLoaded) -> None:

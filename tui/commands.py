@@ -4,12 +4,12 @@ beside Textual's own system commands (theme, keys, quit)."""
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-if TYPE_CHECKING:
-    from .app import ClawmemApp
+from .host import PaneHost
+from .messages import OpenFile
 
 # (title, help, action on the app); actions are App.run_action strings so keys and palette agree
 ACTIONS: list[tuple[str, str, str]] = [
@@ -38,16 +38,16 @@ ACTIONS: list[tuple[str, str, str]] = [
 
 class ClawmemCommands(Provider):
     @property
-    def cm(self) -> "ClawmemApp":
+    def host(self) -> PaneHost:
         return self.app  # type: ignore[return-value]
 
     def _all(self) -> list[tuple[str, str, Callable[[], object]]]:
-        out = [(title, help, partial(self.cm.run_action, action)) for title, help, action in ACTIONS]
-        if not self.cm.engine.workspace.is_dir():  # after "Not now" on the welcome
-            out.insert(0, ("Create the workspace", f"MEMORY.md and memory/ in {self.cm.shorten(str(self.cm.engine.workspace))}",
-                           partial(self.cm.run_action, "create_workspace")))
-        for entry in self.cm.files:
-            out.append((f"Open {entry['path']}", "File tab", partial(self.cm.open_file, entry["path"])))
+        out = [(title, help, partial(self.app.run_action, action)) for title, help, action in ACTIONS]
+        if not self.host.engine.workspace.is_dir():  # after "Not now" on the welcome
+            out.insert(0, ("Create the workspace", f"MEMORY.md and memory/ in {self.host.shorten(str(self.host.engine.workspace))}",
+                           partial(self.app.run_action, "create_workspace")))
+        for entry in self.host.files:
+            out.append((f"Open {entry['path']}", "File tab", partial(self.app.post_message, OpenFile(entry["path"]))))
         return out
 
     async def discover(self) -> Hits:

@@ -1,15 +1,16 @@
-"""Messages between the app's worker threads and its widgets, and the one bridge from engine
-events to messages.
+"""Messages between the app's worker threads and its widgets, from the panes to the app, and
+the one bridge from engine events to messages.
 
 Workers never touch widgets: they post these (thread-safe) and handlers on the UI thread
 apply them. Progress is coalesced: a queued progress message is replaced by a newer one,
-so a fast index never floods a slow SSH link.
+so a fast index never floods a slow SSH link. The panes never call the app: they post the
+requests below (IndexRequested, SaveSetting, ReloadConfig, OpenFile) and the app handles them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from textual.message import Message
 
@@ -88,10 +89,31 @@ class OpenFile(Message):
 
 
 @dataclass
-class IndexRequested(Message):
-    """The freshness check found files the index does not have yet."""
+class FilesBehind(Message):
+    """The freshness check found files the index does not have yet (indexed unless a run is on)."""
 
     reason: str
+
+
+@dataclass
+class IndexRequested(Message):
+    """Bring the index up to date: now, or right after the run in progress."""
+
+    reason: str
+    force: bool = False  # a full rebuild
+
+
+@dataclass
+class SaveSetting(Message):
+    """Validate, write and apply one setting; `answer` is called with the error line, or None once saved."""
+
+    key: str
+    text: str
+    answer: Callable[[str | None], None]
+
+
+class ReloadConfig(Message):
+    """The config file was edited outside the app: load it again and apply it."""
 
 
 @dataclass

@@ -5,6 +5,7 @@ asks first, and the rebuild it stops is resumed later."""
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 from textual.widgets import Static
@@ -13,7 +14,7 @@ from clawmem.engine import events as ev
 from clawmem.engine.store import rebuild_path
 from clawmem.tui.widgets.dialogs import RebuildRunningScreen
 from helpers import wait_for
-from tuikit import settle
+from tuikit import settle, until
 
 
 async def test_a_corrupt_index_is_moved_aside_at_start_and_the_user_told(ws, make_app):
@@ -80,21 +81,20 @@ async def test_quit_during_a_rebuild_asks_first(ws, make_app, embed_server):
                                   "remote.apiKey": embed_server.api_key, "cache.enabled": False})
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
-        embed_server.delay = 3.0  # the rebuild's embedding takes longer than the keys below
+        embed_server.gate = threading.Event()  # the rebuild's embedding waits until the app has quit
         await pilot.press("f4", "f9")
-        await pilot.pause(0.3)
-        assert app.sync_pane.running == "rebuild"
+        await until(pilot, lambda: app.sync_pane.running == "rebuild", what="the rebuild to start")
         await pilot.press("ctrl+q")
-        await pilot.pause(0.1)
-        assert isinstance(app.screen, RebuildRunningScreen)
+        await until(pilot, lambda: isinstance(app.screen, RebuildRunningScreen), what="the question")
         await pilot.press("escape")  # keep it running
-        await pilot.pause(0.1)
-        assert not isinstance(app.screen, RebuildRunningScreen) and app.is_running
+        await until(pilot, lambda: not isinstance(app.screen, RebuildRunningScreen), what="the question to close")
+        assert app.is_running and app.sync_pane.running == "rebuild"
         await pilot.press("ctrl+q")
-        await pilot.pause(0.1)
+        await until(pilot, lambda: isinstance(app.screen, RebuildRunningScreen), what="the question again")
         await pilot.press("q")
         await pilot.pause(0.1)
     assert app.return_code == 0
+    embed_server.gate.set()
     # the rebuild stopped where it was: its file is left for the next index, the old index serves
     tmp = rebuild_path(app.engine.index_path)
     wait_for(lambda: tmp.exists() and app.engine.status()["index"]["rebuild"]["running"] is False, what="the stopped rebuild")

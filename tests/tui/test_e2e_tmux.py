@@ -76,6 +76,34 @@ def test_external_editor_through_suspend(ws, home_dirs, tmp_path):
         term.close()
 
 
+def test_config_file_edited_in_editor_is_reloaded(ws, home_dirs, tmp_path):
+    """Config tab, ctrl+o: $EDITOR edits the config file; on return the app loads it again and
+    applies it (the tab asks the app with a message), and the table shows the new value."""
+    import re
+
+    script = tmp_path / "fake-editor.sh"
+    script.write_text('#!/bin/sh\nfor f; do :; done\nprintf -- "\\n[query]\\nmaxResults = 9\\n" >> "$f"\n')
+    script.chmod(0o755)
+    config = home_dirs / ".config" / "clawmem" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('provider = "none"\n\n[ui]\nwatch = false\n')
+    term = Terminal(app_argv(ws), {**app_env(home_dirs), "EDITOR": str(script)})
+    try:
+        term.wait_for(lambda s: "Type to search 5 files" in s)
+        term.send("F5")
+        term.wait_for(lambda s: "Config file:" in s)
+        term.send("C-o")
+        term.wait_for(lambda s: "Configuration reloaded" in s)
+        assert config.read_text().endswith("[query]\nmaxResults = 9\n")
+        term.send("/")
+        term.type("maxresults")
+        term.wait_for(lambda s: re.search(r"query\.maxResults\s+9\s+file", s))
+        term.send("C-q")
+        term.wait_for(lambda s: term.dead(), timeout=10)
+    finally:
+        term.close()
+
+
 @pytest.mark.parametrize("how", ["hangup", "kill -9"])
 def test_unsaved_text_survives_a_dropped_connection(ws, home_dirs, how):
     """Typed, never saved, then the terminal hangs up (the SSH connection drops: tmux's server

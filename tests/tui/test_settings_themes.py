@@ -93,6 +93,17 @@ async def test_unknown_theme_setting_falls_back_to_the_default(ws, make_app):
         assert any("no theme named 'nope'" in str(p) for p in app.theme_problems)
 
 
+@pytest.mark.parametrize("blink", [False, True])
+async def test_blinking_cursor_setting_reaches_every_input_and_editor(ws, make_app, blink):
+    """ui.blinkingCursor holds for each text field the app starts with, the File tab's find bar too."""
+    app = make_app(ws, blinkingCursor=blink)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        fields = {w.id: w.cursor_blink for w in app.query("Input, TextArea")}
+        assert "file-bar" in fields and "editor" in fields and "search-input" in fields
+        assert fields == dict.fromkeys(fields, blink)
+
+
 def test_bad_ui_setting_stops_the_app_with_one_line_and_exit_2(ws, home_dirs):
     from helpers import run_cli
 

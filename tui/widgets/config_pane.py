@@ -5,7 +5,7 @@ engine's config code, keeping the file's comments) and applies without a restart
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -15,13 +15,11 @@ from textual.widgets import DataTable, Input, Static
 from clawmem.engine import config as config_mod
 
 from .. import keys, settings as ui_settings
-from ..messages import ContextLoaded
+from ..host import PaneHost
+from ..messages import ContextLoaded, ReloadConfig, SaveSetting
 from ..words import plural
 from .dialogs import EditValueScreen
 from .file_pane import run_external_editor
-
-if TYPE_CHECKING:
-    from ..app import ClawmemApp
 
 
 def show_value(value: Any) -> str:
@@ -70,7 +68,7 @@ class ConfigPane(Vertical):
     HELP = "Enter edits the highlighted setting; the value is checked before anything is saved."
 
     @property
-    def cm(self) -> "ClawmemApp":
+    def host(self) -> PaneHost:
         return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
@@ -82,16 +80,16 @@ class ConfigPane(Vertical):
         yield Static("", id="context-view", markup=False)
 
     def on_mount(self) -> None:
-        self.query_one("#config-filter", Input).cursor_blink = self.cm.settings.blinkingCursor
+        self.query_one("#config-filter", Input).cursor_blink = self.host.settings.blinkingCursor
         self.reload()
 
     def rows(self) -> list[tuple[str, str, str]]:
         """(setting, shown value, where it came from) for every engine key, then the app's own."""
-        cfg = self.cm.engine.cfg
+        cfg = self.host.engine.cfg
         out = [(key, show_value(value), short_source(source)) for key, value, source in cfg.effective()]
         file_ui = cfg.ui or {}
         for name in ui_settings.NAMES:
-            out.append((f"ui.{name}", show_value(getattr(self.cm.settings, name)), "file" if name in file_ui else "default"))
+            out.append((f"ui.{name}", show_value(getattr(self.host.settings, name)), "file" if name in file_ui else "default"))
         return out
 
     @on(Input.Changed, "#config-filter")
@@ -119,16 +117,16 @@ class ConfigPane(Vertical):
         self._render_head()
 
     def _render_head(self, status: dict | None = None) -> None:
-        cfg = self.cm.engine.cfg
-        file_line = f"Config file: {self.cm.shorten(str(cfg.file))}" + ("" if cfg.file and cfg.file.exists() else " (not created yet; defaults in use)")
+        cfg = self.host.engine.cfg
+        file_line = f"Config file: {self.host.shorten(str(cfg.file))}" + ("" if cfg.file and cfg.file.exists() else " (not created yet; defaults in use)")
         lines = [file_line]
         if cfg.openclaw_file:
-            lines.append(f"OpenClaw:    {self.cm.shorten(str(cfg.openclaw_file))} (read as defaults under ours)")
+            lines.append(f"OpenClaw:    {self.host.shorten(str(cfg.openclaw_file))} (read as defaults under ours)")
         for w in cfg.warnings:
             lines.append(f"Warning:     {w}")
         for note in config_mod.not_honoured(cfg):  # read but not acted on: say what happens instead
             lines.append(f"Not honoured: {note}")
-        st = status or self.cm.last_status
+        st = status or self.host.last_status
         if st:
             pv, vec = st["provider"], st["vector"]
             active = f"{pv['active']} / {pv['model']}" if pv.get("active") and not pv.get("reason") else f"keyword-only ({pv.get('reason')})"
@@ -145,7 +143,7 @@ class ConfigPane(Vertical):
         from clawmem.engine.context import session_context
 
         try:
-            self.post_message(ContextLoaded(session_context(self.cm.engine, today=self.cm.clock().date())))
+            self.post_message(ContextLoaded(session_context(self.host.engine, today=self.host.clock().date())))
         except Exception as exc:  # an unreadable OpenClaw config, a workspace gone…: said, never fatal
             self.post_message(ContextLoaded(None, str(exc) or type(exc).__name__))
 
@@ -186,23 +184,24 @@ class ConfigPane(Vertical):
             self.edit(str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value))
 
     def edit(self, key: str) -> None:
-        cfg = self.cm.engine.cfg
+        cfg = self.host.engine.cfg
         if key.startswith("ui."):
-            current = ui_settings.as_text(getattr(self.cm.settings, key[3:]))
+            current = ui_settings.as_text(getattr(self.host.settings, key[3:]))
             secret = False
         else:
             secret = config_mod.KEYS[key].secret
             current = ui_settings.as_text(cfg[key]) if not secret else ""
         self.app.push_screen(
-            EditValueScreen(key, current, self._doc(key), lambda text: self.cm.save_setting(key, text), secret=secret),
+            EditValueScreen(key, current, self._doc(key), lambda text, answer: self.post_message(SaveSetting(key, text, answer)),
+                            secret=secret),
             lambda saved: self.reload() if saved else None,
         )
 
     def action_edit_file(self) -> None:
-        cfg = self.cm.engine.cfg
+        cfg = self.host.engine.cfg
         if cfg.file is None:
             return
         if not cfg.file.exists():
-            self.app.notify(f"{self.cm.shorten(str(cfg.file))} does not exist yet: set a value with Enter first.", severity="warning")
+            self.app.notify(f"{self.host.shorten(str(cfg.file))} does not exist yet: set a value with Enter first.", severity="warning")
             return
-        run_external_editor(self.app, str(cfg.file), self.cm.reload_config_from_disk, lambda reason: None)
+        run_external_editor(self.app, str(cfg.file), lambda: self.post_message(ReloadConfig()), lambda reason: None)

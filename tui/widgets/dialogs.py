@@ -217,11 +217,14 @@ class AppendScreen(Dialog):
 
 
 class EditValueScreen(Dialog):
-    """Edit one setting. `save(text)` validates and writes; it returns an error line or None."""
+    """Edit one setting. `save(text, answer)` asks for it to be validated and written; `answer`
+    is then called with an error line (shown here) or None (saved: the dialog closes)."""
 
-    def __init__(self, key: str, current: str, doc: str, save: Callable[[str], str | None], secret: bool = False) -> None:
+    def __init__(self, key: str, current: str, doc: str, save: Callable[[str, Callable[[str | None], None]], None],
+                 secret: bool = False) -> None:
         super().__init__()
         self.key, self.current, self.doc, self.save, self.secret = key, current, doc, save, secret
+        self._asked = False  # a save is on its way: a second Enter does not ask again
 
     def compose(self) -> ComposeResult:
         with Vertical(id="box"):
@@ -245,7 +248,12 @@ class EditValueScreen(Dialog):
     @on(Input.Submitted, "#value")
     def _submit(self, event: Input.Submitted) -> None:
         event.stop()
-        error = self.save(event.value)
+        if not self._asked:
+            self._asked = True
+            self.save(event.value, self._answered)
+
+    def _answered(self, error: str | None) -> None:
+        self._asked = False
         if error:
             self.query_one("#error", Label).update(error)
             return

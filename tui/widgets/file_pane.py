@@ -9,7 +9,7 @@ import os
 import shlex
 import subprocess
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from textual import on
 from textual.app import ComposeResult
@@ -22,10 +22,9 @@ from clawmem.engine import editing, files as fileops
 from clawmem.engine.workspace import DATED_RE
 
 from .. import keys
+from ..host import PaneHost
+from ..messages import IndexRequested
 from .dialogs import ConflictScreen, DeletedScreen, RecoveryScreen, UnsavedScreen
-
-if TYPE_CHECKING:
-    from ..app import ClawmemApp
 
 
 NO_FILE = "No file open: Enter opens the file under the cursor; ctrl+n writes in today's log."
@@ -147,7 +146,7 @@ class FilePane(Horizontal):
         return bool(o and o.session and o.session.dirty)
 
     @property
-    def cm(self) -> "ClawmemApp":
+    def host(self) -> PaneHost:
         return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
@@ -175,7 +174,8 @@ class FilePane(Horizontal):
     def on_mount(self) -> None:
         self.query_one("#file-tree").border_title = "Files"
         editor = self.query_one("#editor", TextArea)
-        editor.cursor_blink = self.cm.settings.blinkingCursor
+        editor.cursor_blink = self.host.settings.blinkingCursor
+        self.query_one("#file-bar", FileBar).cursor_blink = self.host.settings.blinkingCursor  # ui.blinkingCursor holds here too
         self.query_one("#file-banner").display = False
         self.query_one("#file-bar").display = False
         self.set_interval(DISK_CHECK_SECONDS, self._check_disk)
@@ -264,7 +264,7 @@ class FilePane(Horizontal):
         self._load(path, start, end, focus_editor, terms)
 
     def _load(self, path: str, start: int | None, end: int | None, focus_editor: bool, terms: tuple[str, ...] = ()) -> None:
-        engine = self.cm.engine
+        engine = self.host.engine
         try:
             if path.startswith("sessions/"):
                 text = engine.get(path)["text"]
@@ -333,7 +333,7 @@ class FilePane(Horizontal):
             parts.append("● unsaved (ctrl+s)")
         header.update(" · ".join(parts))
         header.set_class(self.dirty, "-dirty")
-        self.cm.refresh_bindings()
+        self.refresh_bindings()
 
     def _text_changed(self, text: str) -> None:
         """Every change of the editor's text, as it happens (MemoryEditor)."""
@@ -368,7 +368,7 @@ class FilePane(Horizontal):
         if o is None or o.session is None or not o.session.dirty:
             return
         try:
-            editing.keep_recovery(self.cm.engine.cfg.agent_id, o.session)
+            editing.keep_recovery(self.host.engine.cfg.agent_id, o.session)
         except OSError as exc:
             self.app.notify(f"No recovery copy of {o.path}: {exc.strerror or exc}", severity="warning", timeout=8)
 
@@ -383,14 +383,14 @@ class FilePane(Horizontal):
         o = self.opened
         if o is not None and o.session is not None:
             try:
-                editing.drop_recovery(self.cm.engine.cfg.agent_id, o.session.path)
+                editing.drop_recovery(self.host.engine.cfg.agent_id, o.session.path)
             except OSError:
                 pass  # nothing to lose: at worst it is offered again next time
 
     def _offer_recovery(self, opened: OpenedFile) -> None:
         session = opened.session
         assert session is not None
-        agent = self.cm.engine.cfg.agent_id
+        agent = self.host.engine.cfg.agent_id
         rec = editing.find_recovery(agent, session.path)
         if rec is None:
             return
@@ -506,7 +506,7 @@ class FilePane(Horizontal):
         self._show_banner(None)
         self._update_header()
         self.app.notify(f"{how} {self.opened.path}")
-        self.cm.request_index(f"saved {self.opened.path}")
+        self.post_message(IndexRequested(f"saved {self.opened.path}"))
 
     def save_as_new(self, shown: fileops.FileSnapshot) -> None:
         o = self.opened
@@ -670,8 +670,8 @@ class FilePane(Horizontal):
             self.app.notify("Save first (ctrl+s): $EDITOR works on the file on disk.", severity="warning")
             return
         line = self.query_one("#editor", TextArea).cursor_location[0] + 1
-        run_external_editor(self.app, str(o.abspath), lambda: self._load(o.path, line, None, True), self.cm.request_index,
-                            line=line)
+        run_external_editor(self.app, str(o.abspath), lambda: self._load(o.path, line, None, True),
+                            lambda reason: self.post_message(IndexRequested(reason)), line=line)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "save":

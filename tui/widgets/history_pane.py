@@ -7,7 +7,6 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -19,9 +18,8 @@ from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from .. import keys
-
-if TYPE_CHECKING:
-    from ..app import ClawmemApp
+from ..host import PaneHost
+from ..messages import IndexRequested
 
 SINCE = ("today", "yesterday", "7d", "30d", "all")
 SINCE_WORDS = {"today": "today", "yesterday": "yesterday", "7d": "the last 7 days", "30d": "the last 30 days", "all": "ever"}
@@ -86,7 +84,7 @@ class HistoryPane(Vertical):
         self._select_newest = False  # after a restore: its own change, so r undoes it
 
     @property
-    def cm(self) -> "ClawmemApp":
+    def host(self) -> PaneHost:
         return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
@@ -114,14 +112,14 @@ class HistoryPane(Vertical):
     def _load(self, since: str) -> None:
         from clawmem.engine.journal import Journal, parse_since
 
-        cfg = self.cm.engine.cfg
+        cfg = self.host.engine.cfg
         entries: list[Entry] = []
         note = None
         try:
             with Journal(cfg) as jr:
                 if cfg["journal.enabled"]:
                     jr.catch_up()  # changes the watcher has not synced yet
-                changes = jr.changes(None, None if since == "all" else parse_since(since, self.cm.clock().date()))
+                changes = jr.changes(None, None if since == "all" else parse_since(since, self.host.clock().date()))
                 for ch in reversed(changes[-MAX_CHANGES:]):
                     plus, minus = ch.counts()
                     v = ch.after
@@ -202,7 +200,7 @@ class HistoryPane(Vertical):
         if entry is None:
             return
         if entry.deleted or not entry.hunks:
-            self.cm.notify("This change has no hunk to undo; r restores the whole file.", severity="warning")
+            self.app.notify("This change has no hunk to undo; r restores the whole file.", severity="warning")
             return
         self._restore(entry, self.hunk)
 
@@ -211,7 +209,7 @@ class HistoryPane(Vertical):
         from clawmem.engine.api import AccessDenied
         from clawmem.engine.journal import Change, Journal, restore, restore_hunk
 
-        eng = self.cm.engine
+        eng = self.host.engine
         try:
             _, abspath = eng.resolve_allowed(entry.path)
             with Journal(eng.cfg) as jr:
@@ -232,8 +230,8 @@ class HistoryPane(Vertical):
 
     @on(RestoreDone)
     def _restored(self, msg: RestoreDone) -> None:
-        self.cm.notify(msg.text, severity="error" if msg.error else "information", timeout=10)
+        self.app.notify(msg.text, severity="error" if msg.error else "information", timeout=10)
         if not msg.error:
-            self.cm.request_index("restored from the history")
+            self.post_message(IndexRequested("restored from the history"))
             self._select_newest = True
             self.reload()

@@ -4,7 +4,6 @@ mode line (hybrid / keyword-only and why), hidden results and the explanation vi
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -18,11 +17,9 @@ from textual.worker import get_current_worker
 from clawmem.engine.text import query_terms
 
 from .. import keys
+from ..host import PaneHost
 from ..words import plural
-from ..messages import OpenFile, PreviewLoaded, SearchDone
-
-if TYPE_CHECKING:
-    from ..app import ClawmemApp
+from ..messages import IndexRequested, OpenFile, PreviewLoaded, SearchDone
 
 PREVIEW_CONTEXT = 4  # lines shown above and below the matched range
 KEYWORD_HINT = "meaning search needs local.modelPath or an API key such as OPENAI_API_KEY (F5)"
@@ -119,7 +116,7 @@ class SearchPane(Vertical):
         self._terms: list[str] = []
 
     @property
-    def cm(self) -> "ClawmemApp":
+    def host(self) -> PaneHost:
         return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
@@ -134,7 +131,7 @@ class SearchPane(Vertical):
     def on_mount(self) -> None:
         self.query_one("#results", OptionList).border_title = "Results"
         self.query_one("#side").border_title = "Preview"
-        self.query_one(Input).cursor_blink = self.cm.settings.blinkingCursor
+        self.query_one(Input).cursor_blink = self.host.settings.blinkingCursor
         self._show_empty_hint()
 
     # ------------------------------------------------------------------ searching
@@ -150,7 +147,7 @@ class SearchPane(Vertical):
             self.result = None
             self._render_results()
             return
-        delay = self.cm.settings.searchDelayMs / 1000
+        delay = self.host.settings.searchDelayMs / 1000
         seq = self.seq
         if delay <= 0:
             self._submit(seq, query)
@@ -176,7 +173,7 @@ class SearchPane(Vertical):
     def _search(self, seq: int, query: str, show_hidden: bool) -> None:
         worker = get_current_worker()
         try:
-            res = self.cm.engine.search(query, explain=True, show_hidden=show_hidden)
+            res = self.host.engine.search(query, explain=True, show_hidden=show_hidden)
         except Exception as exc:  # an unreadable index: say so in place of results
             if not worker.is_cancelled:
                 self.post_message(SearchDone(seq, query, None, str(exc)))
@@ -202,7 +199,7 @@ class SearchPane(Vertical):
         self._terms = query_terms(msg.query)
         self._render_results()
         if msg.result and msg.result.get("stale"):
-            self.cm.request_index("search found the index behind the files")
+            self.post_message(IndexRequested("search found the index behind the files"))
 
     def set_status(self, status: dict) -> None:
         self.status = status
@@ -269,8 +266,8 @@ class SearchPane(Vertical):
             self._set_preview(Content(""))
             return
         files, chunks = st["index"]["files"], st["index"]["chunks"]
-        if not self.cm.engine.workspace.is_dir():
-            text = (f"No workspace at {self.cm.shorten(str(self.cm.engine.workspace))} yet.\n\nCreate it from the command "
+        if not self.host.engine.workspace.is_dir():
+            text = (f"No workspace at {self.host.shorten(str(self.host.engine.workspace))} yet.\n\nCreate it from the command "
                     "palette: ctrl+p, then \"Create the workspace\". For another folder: clawmem --workspace PATH.")
         elif not files:
             text = "No memory indexed yet.\n\nPress ctrl+n to write today's first note, or F3 to browse the files."
@@ -311,7 +308,7 @@ class SearchPane(Vertical):
     @work(thread=True, exclusive=True, group="preview", exit_on_error=False)
     def _load_preview(self, key, path: str, start: int, count: int) -> None:
         try:
-            text = self.cm.engine.get(path, start, count)["text"]
+            text = self.host.engine.get(path, start, count)["text"]
         except Exception as exc:
             self.post_message(PreviewLoaded(key, path, start, "", str(exc)))
             return

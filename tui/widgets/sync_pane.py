@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -14,10 +13,9 @@ from textual.widgets import Log, ProgressBar, Static
 from clawmem.engine import events as ev
 
 from .. import keys
+from ..host import PaneHost
+from ..messages import IndexRequested
 from ..words import plural
-
-if TYPE_CHECKING:
-    from ..app import ClawmemApp
 
 
 def ago(iso: str | None, now: float | None = None) -> str:
@@ -111,7 +109,7 @@ class SyncPane(Vertical):
         self.progress: str | None = None  # "Rebuild: 750/3001 files · ETA 19s" while a job runs
 
     @property
-    def cm(self) -> "ClawmemApp":
+    def host(self) -> PaneHost:
         return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
@@ -119,7 +117,7 @@ class SyncPane(Vertical):
         yield Static("Watcher   off", id="watcher-line", markup=False)
         yield Static("No index job running (ctrl+r re-indexes, F9 rebuilds)", id="job-line", markup=False)
         yield ProgressBar(total=None, show_eta=False, id="job-progress")
-        yield Log(id="sync-log", max_lines=self.cm.settings.logLines, auto_scroll=True)
+        yield Log(id="sync-log", max_lines=self.host.settings.logLines, auto_scroll=True)
 
     def on_mount(self) -> None:
         self.query_one("#sync-log").border_title = "Engine events"
@@ -133,7 +131,7 @@ class SyncPane(Vertical):
         if self._status is None:
             return
         running = self.progress and self.progress[0].lower() + self.progress[1:].replace(":", " running:", 1)
-        self.query_one("#sync-status", Static).update("\n".join(status_lines(self._status, self.cm.shorten, running)))
+        self.query_one("#sync-status", Static).update("\n".join(status_lines(self._status, self.host.shorten, running)))
         self._render_watcher()
 
     def set_watcher(self, state: str) -> None:
@@ -151,7 +149,7 @@ class SyncPane(Vertical):
         self.query_one("#watcher-line", Static).update(text)
 
     def log_line(self, text: str) -> None:
-        stamp = self.cm.clock().strftime("%H:%M:%S")
+        stamp = self.host.clock().strftime("%H:%M:%S")
         self.query_one("#sync-log", Log).write_line(f"{stamp} {text}")
 
     def on_engine_event(self, e: ev.Event) -> None:
@@ -207,7 +205,7 @@ class SyncPane(Vertical):
         self.log_line(f"error: {error}")
 
     def action_reindex(self) -> None:
-        self.cm.request_index("manual")
+        self.post_message(IndexRequested("manual"))
 
     def action_rebuild(self) -> None:
-        self.cm.request_index("rebuild", force=True)
+        self.post_message(IndexRequested("rebuild", force=True))

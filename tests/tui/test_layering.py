@@ -1,0 +1,92 @@
+"""The app depends on its panes, never the other way round: the panes (and the palette, the
+dialogs, the messages) do not import tui/app.py, not even for type checking; they read the app
+through the PaneHost protocol, which the app satisfies, and post messages for the rest."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import clawmem.tui
+from clawmem.tui.host import PaneHost
+
+TUI = Path(clawmem.tui.__file__).parent
+APP = "clawmem.tui.app"
+ENTRY_POINTS = {"app.py", "cli.py", "__main__.py"}  # the app itself and what starts it
+
+
+def modules() -> list[Path]:
+    """Every module of the app's parts: tui/*.py but the entry points, and tui/widgets/*.py."""
+    found = [p for p in sorted(TUI.glob("*.py")) if p.name not in ENTRY_POINTS] + sorted((TUI / "widgets").glob("*.py"))
+    assert any(p.name == "search_pane.py" for p in found) and any(p.name == "commands.py" for p in found)
+    return found
+
+
+def package_of(path: Path) -> str:
+    return "clawmem.tui" if path.parent == TUI else "clawmem.tui." + path.parent.name
+
+
+def imported(path: Path, package: str) -> set[str]:
+    """Every module `path` (in `package`) imports anywhere: top level, functions, `if TYPE_CHECKING:`;
+    made absolute; `from X import y` counts as both X and X.y, since y may be a module."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            out.add(module)
+            out.update(f"{module}.{alias.name}" for alias in node.names)
+    return out
+
+
+def names_app(module: str) -> bool:
+    return module in (APP, "tui.app") or module.startswith((APP + ".", "tui.app."))
+
+
+def test_the_import_parser_sees_each_way_of_importing_the_app(tmp_path):
+    ways = ["from ..app import ClawmemApp", "from .. import app", "import clawmem.tui.app",
+            "from clawmem.tui.app import ClawmemApp", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..app import X",
+            "def f():\n    from ..app import main"]
+    probe = tmp_path / "probe.py"
+    for way in ways:
+        probe.write_text(way + "\n")
+        assert any(names_app(m) for m in imported(probe, "clawmem.tui.widgets")), way
+    probe.write_text("from ..messages import OpenFile\nfrom .. import keys, host\nfrom .dialogs import HelpScreen\n")
+    assert not any(names_app(m) for m in imported(probe, "clawmem.tui.widgets"))
+
+
+def test_no_pane_imports_the_app():
+    offenders = {p.relative_to(TUI).as_posix(): sorted(m for m in imported(p, package_of(p)) if names_app(m)) for p in modules()}
+    assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def protocol_members() -> set[str]:
+    methods = {name for name, value in vars(PaneHost).items() if callable(value) and not name.startswith("_")}
+    return set(PaneHost.__annotations__) | methods
+
+
+def test_the_app_satisfies_the_protocol(ws, make_app):
+    app = make_app(ws)
+    assert isinstance(app, PaneHost)
+    missing = [m for m in sorted(protocol_members()) if not hasattr(app, m)]
+    assert missing == []
+    assert not isinstance(object(), PaneHost)
+
+
+def test_the_panes_read_only_what_the_protocol_offers():
+    """What a pane reads through `self.host.X` is in PaneHost: a read the protocol lacks would
+    type-check against nothing and fail only at run time."""
+    members = protocol_members()
+    used: dict[str, set[str]] = {}
+    for path in modules():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute) and node.value.attr == "host"
+                    and isinstance(node.value.value, ast.Name) and node.value.value.id == "self"):
+                used.setdefault(node.attr, set()).add(path.name)
+    assert {"engine", "settings", "shorten", "clock"} <= set(used)  # the panes do read through it
+    assert {name: sorted(files) for name, files in used.items() if name not in members} == {}
