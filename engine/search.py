@@ -48,7 +48,7 @@ class Options:
     sources: tuple[str, ...] = ("memory",)
     merge_chars: int = 3200  # overlapping hits of one file merge up to two chunks' worth
     keyword_side: bool = True  # false: query.hybrid.enabled = false (vector-only when vectors exist)
-    context_lines: int = 2  # a citation is the matched line and this many lines each side
+    context_lines: int = 5  # a citation is the matched lines and this many lines each side (query.contextLines)
 
 
 @dataclass
@@ -89,18 +89,20 @@ def _date_sql(opts: Options) -> tuple[str, list]:
 OR_POSTINGS = 2000  # the relaxed pass scores about this many chunks at most (issue 11: long questions)
 
 
-def doc_freqs(store: Store, terms: list[str], cap: int = OR_POSTINGS + 1) -> dict[str, int]:
+def doc_freqs(store: Store, terms: list[str], cap: int | None = None) -> dict[str, int]:
     """How many chunks hold each term, counted up to `cap` (reading a common word's whole
     posting list is the cost being avoided). FTS5 itself matches each term, so its tokenizer
     (diacritics folded) decides, as it does for the search."""
     count = "select count(*) from (select 1 from chunks_fts where chunks_fts match ? limit ?)"
+    cap = cap or OR_POSTINGS + 1
     return {t: store.conn.execute(count, (fts_query([t], "AND"), cap)).fetchone()[0] for t in terms}
 
 
-def selective_terms(terms: list[str], df: dict[str, int], budget: int = OR_POSTINGS) -> list[str]:
+def selective_terms(terms: list[str], df: dict[str, int], budget: int | None = None) -> list[str]:
     """The query's rarest keywords whose chunks add up to about `budget` (at least the rarest
     one), in query order. An OR of every word of a long question makes FTS5 score most of a
     big index; the common words it leaves out weigh little in BM25 anyway."""
+    budget = budget or OR_POSTINGS
     keep: set[str] = set()
     total = 0
     for t in sorted((t for t in terms if df.get(t)), key=lambda t: df[t]):
@@ -265,7 +267,7 @@ class LineFocus:
     """What finds the line a result matched on, and how much around it is cited (issue 11)."""
 
     weights: dict[str, float]  # query keyword -> weight: a rarer word says more about where the match is
-    context: int = 2  # lines cited on each side of the matched line
+    context: int = 5  # lines cited on each side of the matched lines
 
 
 def line_focus(store: Store, query: str, info: dict, context: int) -> LineFocus:
@@ -316,9 +318,15 @@ def match_line(lines: list[str], scores: list[float]) -> int:
     return next((i for i, line in enumerate(lines) if line.strip() and not _is_heading(line)), 0)
 
 
-def cited_lines(lines: list[str], best: int, context: int) -> tuple[int, int]:
-    """The matched line and `context` lines each side, inside the chunk, blank edges trimmed."""
-    first, last = max(0, best - context), min(len(lines) - 1, best + context)
+MATCHED_SHARE = 0.5  # a line scoring at least this share of the best one is a matched line too
+
+
+def cited_lines(lines: list[str], scores: list[float], best: int, context: int) -> tuple[int, int]:
+    """The matched lines (from the first to the last scoring near the best one) and `context`
+    lines each side, inside the chunk, blank edges trimmed."""
+    top = scores[best]
+    matched = [i for i, x in enumerate(scores) if top and x >= MATCHED_SHARE * top] or [best]
+    first, last = max(0, min(matched) - context), min(len(lines) - 1, max(matched) + context)
     while first < best and not lines[first].strip():
         first += 1
     while last > best and not lines[last].strip():
@@ -614,8 +622,9 @@ def merge_overlapping(cands: list[Candidate], max_chars: int = 3200) -> list[Can
 def render(c: Candidate, focus: LineFocus, opts: Options) -> dict:
     path, source, start, end, text = c.row[:5]
     lines = text.split("\n")
-    best = match_line(lines, line_scores(lines, focus.weights))
-    first, last = cited_lines(lines, best, focus.context)
+    scores = line_scores(lines, focus.weights)
+    best = match_line(lines, scores)
+    first, last = cited_lines(lines, scores, best, focus.context)
     # the snippet is the cited lines (or the ≤700-char part of them around the match)
     snippet, _, _ = snippet_window(lines, best, first, last, focus.weights)
     s, e = line_span(c.row, first, last)
