@@ -120,18 +120,11 @@ def keyword_candidates(store: Store, query: str, opts: Options) -> tuple[list[Ca
     relaxed = relaxed_terms(query)
     df = doc_freqs(store, relaxed)
     info["df"] = df
-    date_sql, date_args = _date_sql(opts)
-    src_sql = f" and c.source in ({','.join('?' * len(opts.sources))})"
-    sql = (
-        "select f.rowid, bm25(chunks_fts) as r from chunks_fts f join chunks c on c.id = f.rowid"
-        " left join files fl on fl.path = c.path"
-        f" where chunks_fts match ?{src_sql}{date_sql} order by r limit ?"
-    )
     out: list[Candidate] = []
     seen: set[int] = set()
     strict = fts_query(terms, "AND") if strict_can_match(store, terms, df) else None
     if strict:
-        for rowid, r in store.conn.execute(sql, (strict, *opts.sources, *date_args, opts.candidates)):
+        for rowid, r in ranked_matches(store, strict, opts):
             out.append(Candidate(rowid, kw_rank=len(out) + 1, kw_bm25=r, kw_strict=True))
             seen.add(rowid)
         info["strict"] = len(out)
@@ -139,7 +132,7 @@ def keyword_candidates(store: Store, query: str, opts: Options) -> tuple[list[Ca
         chosen = selective_terms(relaxed, df)
         q = fts_query(chosen, "OR")
         if q and not (strict and relaxed == terms and len(terms) <= 1):
-            for rowid, r in store.conn.execute(sql, (q, *opts.sources, *date_args, opts.candidates)):
+            for rowid, r in ranked_matches(store, q, opts):
                 if rowid in seen:
                     continue
                 out.append(Candidate(rowid, kw_rank=len(out) + 1, kw_bm25=r))
@@ -150,6 +143,33 @@ def keyword_candidates(store: Store, query: str, opts: Options) -> tuple[list[Ca
             info["orTerms"] = chosen
     info["terms"] = terms
     return out, info
+
+
+def ranked_matches(store: Store, match: str, opts: Options) -> list[tuple[int, float]]:
+    """The best `opts.candidates` chunks (id, bm25) for an FTS5 query, within the sources and
+    dates asked for. FTS5 ranks alone first and the few it returns are filtered after (joining
+    every match to its row doubled a long question's time); only when the filter leaves too
+    few of them is the whole join run, so the answer is the same either way."""
+    n = opts.candidates
+    conn = store.conn
+    top = conn.execute("select rowid, bm25(chunks_fts) as r from chunks_fts where chunks_fts match ? order by r limit ?", (match, 2 * n)).fetchall()
+    if not top:
+        return []
+    date_sql, date_args = _date_sql(opts)
+    src_sql = f" and c.source in ({','.join('?' * len(opts.sources))})"
+    ids = [i for i, _ in top]
+    ok = {r[0] for r in conn.execute(
+        f"select c.id from chunks c left join files fl on fl.path = c.path where c.id in ({','.join('?' * len(ids))}){src_sql}{date_sql}",
+        (*ids, *opts.sources, *date_args))}
+    kept = [(i, r) for i, r in top if i in ok]
+    if len(kept) >= n or len(top) < 2 * n:  # enough, or every match was looked at
+        return kept[:n]
+    sql = (
+        "select f.rowid, bm25(chunks_fts) as r from chunks_fts f join chunks c on c.id = f.rowid"
+        " left join files fl on fl.path = c.path"
+        f" where chunks_fts match ?{src_sql}{date_sql} order by r limit ?"
+    )
+    return conn.execute(sql, (match, *opts.sources, *date_args, n)).fetchall()
 
 
 def strict_can_match(store: Store, terms: list[str], df: dict[str, int]) -> bool:

@@ -148,3 +148,16 @@ def test_a_word_no_chunk_holds_skips_the_strict_pass(workspace, make_engine):
         assert info["df"]["héron"] == 1 and info["strict"] == 1
     finally:
         st.close()
+
+
+def test_a_date_range_finds_its_few_matches_below_many_better_ones(workspace, make_engine):
+    """FTS5 ranks first and the date filter comes after: when the best matches all fall outside
+    the range, the search still returns the ones inside it."""
+    for i in range(60):
+        write(workspace / "memory" / "topics" / f"birds-{i}.md", "- heron heron heron by the lake\n")
+    for day in ("2026-02-03", "2026-02-04"):
+        write(workspace / "memory" / f"{day}.md", f"# {day}\n- one heron flew over the car park, and then a long quiet day\n")
+    eng = make_engine()
+    eng.run_index()
+    res = eng.search("heron", after="2026-02-01", before="2026-02-08", max_results=2)  # FTS5 ranks 16 first
+    assert sorted(r["path"] for r in res["results"]) == ["memory/2026-02-03.md", "memory/2026-02-04.md"]
