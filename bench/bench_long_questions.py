@@ -65,7 +65,7 @@ def main() -> int:
         eng.search(questions[0], stale_check=False)  # warm: loads the matrix
         mat = eng._cached_matrix(eng.reader(), eng._vector_side(eng.reader())[0].model_id)[1]
         budgets = [int(b) for b in a.budgets.split(",")]
-        default = after.OR_POSTINGS
+        default, run_after = after.OR_POSTINGS, after.run  # searching.search_mod is `after`: keep its run
         timings: dict[str, list[float]] = {}
 
         def timed(label, fn):
@@ -79,7 +79,7 @@ def main() -> int:
             prov.vector = v / np.linalg.norm(v)
             searching.search_mod.run = before.run
             timed(f"whole search, before ({a.before})", lambda: eng.search(q, stale_check=False))
-            searching.search_mod.run = after.run
+            searching.search_mod.run = run_after
             for b in budgets:
                 after.OR_POSTINGS = b
                 timed(f"whole search, after (OR_POSTINGS {b})", lambda: eng.search(q, stale_check=False))
