@@ -16,7 +16,7 @@ the vectors mean). The queries are the data set's questions. Then, in one run:
 The query embedding is a fixed random vector (no model), and the freshness check is left
 out (bench_core.py measures it): what is timed is the search itself.
 
-    python bench/bench_vector.py                     # 10k and 100k chunks
+    python bench/bench_vector.py                     # 10k and 100k chunks, LongMemEval's long questions
     python bench/bench_vector.py --short             # short keyword queries instead of questions
     python bench/bench_vector.py --sizes 2000 --queries 20   # a quick check
 
@@ -130,7 +130,7 @@ def main() -> int:
             queries = real_queries()
         print(f"# text: {len(texts)} real chunks from {EVAL.name}, {len(queries)} queries")
         for n in (int(s) for s in args.sizes.split(",")):
-            run_size(tmp / f"n{n}", n, args.queries, texts, queries)
+            run_size(tmp / f"n{n}", n, args.queries, texts, queries, target=1.5 if args.short else 4.0)
         print(f"# load after {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -155,7 +155,7 @@ class FixedQuery:
         pass
 
 
-def run_size(tmp: Path, n: int, n_queries: int, chunk_texts: list[str], queries: list[str]) -> None:
+def run_size(tmp: Path, n: int, n_queries: int, chunk_texts: list[str], queries: list[str], target: float) -> None:
     from clawmem.engine import Engine, load_config
     from clawmem.engine import search as search_mod
     from clawmem.engine.store import Store
@@ -225,9 +225,11 @@ def run_size(tmp: Path, n: int, n_queries: int, chunk_texts: list[str], queries:
     floor = p95(timings["bare numpy product (mat @ q)"])
     for label in ("vector stage: numpy in memory", "vector stage: sqlite-vec KNN"):
         print(f"{label} p95 / bare product p95: {p95(timings[label]) / floor:.2f}x")
+    kind = "short queries" if target < 4 else f"long questions ({statistics.mean(len(t.split()) for t in texts):.0f} words on average)"
     for name in engines:
         ratio = p95(timings[f"whole search: {name}"]) / floor
-        print(f"whole search p95 / bare product p95, {name}: {ratio:.2f}x (target <= 1.5x)")
+        # issue 3 set 1.5x for short queries; issue 11 set 4x for long questions
+        print(f"whole search p95 / bare product p95, {name}, {kind}: {ratio:.2f}x (target <= {target}x)")
     st.close()
     st_novec.close()
     for eng in engines.values():

@@ -87,6 +87,7 @@ KEYS: dict[str, Key] = {
     "query.hybrid.temporalDecay.enabled": Key(False, "bool"),
     "query.hybrid.temporalDecay.halfLifeDays": Key(30, "int", _at_least(1), "an integer >= 1"),
     "query.dateFilter": Key(True, "bool", doc="turn time phrases in short queries into a date filter"),
+    "query.contextLines": Key(5, "int", _between(0, 50), "an integer from 0 to 50", doc="lines cited on each side of a result's matched lines"),
     "citations": Key("auto", "enum", choices=("auto", "on", "off")),
     "cache.enabled": Key(True, "bool"),
     "cache.maxEntries": Key(50000, "int", _at_least(1), "an integer >= 1"),

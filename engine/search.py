@@ -48,6 +48,7 @@ class Options:
     sources: tuple[str, ...] = ("memory",)
     merge_chars: int = 3200  # overlapping hits of one file merge up to two chunks' worth
     keyword_side: bool = True  # false: query.hybrid.enabled = false (vector-only when vectors exist)
+    context_lines: int = 5  # a citation is the matched lines and this many lines each side (query.contextLines)
 
 
 @dataclass
@@ -85,30 +86,53 @@ def _date_sql(opts: Options) -> tuple[str, list]:
     return sql, [lo.isoformat(), hi.isoformat(), lo_ts, hi_ts]
 
 
+OR_POSTINGS = 2000  # the relaxed pass scores about this many chunks at most (issue 11: long questions)
+
+
+def doc_freqs(store: Store, terms: list[str], cap: int | None = None) -> dict[str, int]:
+    """How many chunks hold each term, counted up to `cap` (reading a common word's whole
+    posting list is the cost being avoided). FTS5 itself matches each term, so its tokenizer
+    (diacritics folded) decides, as it does for the search."""
+    count = "select count(*) from (select 1 from chunks_fts where chunks_fts match ? limit ?)"
+    cap = cap or OR_POSTINGS + 1
+    return {t: store.conn.execute(count, (fts_query([t], "AND"), cap)).fetchone()[0] for t in terms}
+
+
+def selective_terms(terms: list[str], df: dict[str, int], budget: int | None = None) -> list[str]:
+    """The query's rarest keywords whose chunks add up to about `budget` (at least the rarest
+    one), in query order. An OR of every word of a long question makes FTS5 score most of a
+    big index; the common words it leaves out weigh little in BM25 anyway."""
+    budget = budget or OR_POSTINGS
+    keep: set[str] = set()
+    total = 0
+    for t in sorted((t for t in terms if df.get(t)), key=lambda t: df[t]):
+        if keep and total + df[t] > budget:
+            break
+        keep.add(t)
+        total += df[t]
+    return [t for t in terms if t in keep]
+
+
 def keyword_candidates(store: Store, query: str, opts: Options) -> tuple[list[Candidate], dict]:
     """Strict AND first; if it finds fewer than the pool needs, relaxed OR hits fill the rest below them."""
     info: dict[str, Any] = {"strict": 0, "relaxed": 0}
     terms = query_terms(query)
-    date_sql, date_args = _date_sql(opts)
-    src_sql = f" and c.source in ({','.join('?' * len(opts.sources))})"
-    sql = (
-        "select f.rowid, bm25(chunks_fts) as r from chunks_fts f join chunks c on c.id = f.rowid"
-        " left join files fl on fl.path = c.path"
-        f" where chunks_fts match ?{src_sql}{date_sql} order by r limit ?"
-    )
+    relaxed = relaxed_terms(query)
+    df = doc_freqs(store, relaxed)
+    info["df"] = df
     out: list[Candidate] = []
     seen: set[int] = set()
-    strict = fts_query(terms, "AND")
+    strict = fts_query(terms, "AND") if strict_can_match(store, terms, df) else None
     if strict:
-        for rowid, r in store.conn.execute(sql, (strict, *opts.sources, *date_args, opts.candidates)):
+        for rowid, r in ranked_matches(store, strict, opts):
             out.append(Candidate(rowid, kw_rank=len(out) + 1, kw_bm25=r, kw_strict=True))
             seen.add(rowid)
         info["strict"] = len(out)
     if len(out) < opts.candidates:
-        relaxed = relaxed_terms(query)
-        q = fts_query(relaxed, "OR")
+        chosen = selective_terms(relaxed, df)
+        q = fts_query(chosen, "OR")
         if q and not (strict and relaxed == terms and len(terms) <= 1):
-            for rowid, r in store.conn.execute(sql, (q, *opts.sources, *date_args, opts.candidates)):
+            for rowid, r in ranked_matches(store, q, opts):
                 if rowid in seen:
                     continue
                 out.append(Candidate(rowid, kw_rank=len(out) + 1, kw_bm25=r))
@@ -116,8 +140,51 @@ def keyword_candidates(store: Store, query: str, opts: Options) -> tuple[list[Ca
                 if len(out) >= opts.candidates:
                     break
             info["relaxed"] = len(out) - info["strict"]
+            info["orTerms"] = chosen
     info["terms"] = terms
     return out, info
+
+
+def ranked_matches(store: Store, match: str, opts: Options) -> list[tuple[int, float]]:
+    """The best `opts.candidates` chunks (id, bm25) for an FTS5 query, within the sources and
+    dates asked for. FTS5 ranks alone first and the few it returns are filtered after (joining
+    every match to its row doubled a long question's time); only when the filter leaves too
+    few of them is the whole join run, so the answer is the same either way."""
+    n = opts.candidates
+    conn = store.conn
+    top = conn.execute("select rowid, bm25(chunks_fts) as r from chunks_fts where chunks_fts match ? order by r limit ?", (match, 2 * n)).fetchall()
+    if not top:
+        return []
+    date_sql, date_args = _date_sql(opts)
+    src_sql = f" and c.source in ({','.join('?' * len(opts.sources))})"
+    ids = [i for i, _ in top]
+    ok = {r[0] for r in conn.execute(
+        f"select c.id from chunks c left join files fl on fl.path = c.path where c.id in ({','.join('?' * len(ids))}){src_sql}{date_sql}",
+        (*ids, *opts.sources, *date_args))}
+    kept = [(i, r) for i, r in top if i in ok]
+    if len(kept) >= n or len(top) < 2 * n:  # enough, or every match was looked at
+        return kept[:n]
+    sql = (
+        "select f.rowid, bm25(chunks_fts) as r from chunks_fts f join chunks c on c.id = f.rowid"
+        " left join files fl on fl.path = c.path"
+        f" where chunks_fts match ?{src_sql}{date_sql} order by r limit ?"
+    )
+    return conn.execute(sql, (match, *opts.sources, *date_args, n)).fetchall()
+
+
+def strict_can_match(store: Store, terms: list[str], df: dict[str, int]) -> bool:
+    """False when no chunk can hold every term, found cheaply: a keyword no chunk holds, or no
+    chunk holding all the keywords. The full AND also reads the posting lists of the question's
+    stop words ("what", "the", "i"), the slow part of a long question's strict pass."""
+    if not terms:
+        return False
+    keys = [t for t in terms if t in df]
+    if any(df[t] == 0 for t in keys):
+        return False
+    if len(keys) < 2 or len(keys) == len(terms):
+        return True
+    rarest_first = sorted(keys, key=lambda t: df[t])
+    return store.conn.execute("select 1 from chunks_fts where chunks_fts match ? limit 1", (fts_query(rarest_first, "AND"),)).fetchone() is not None
 
 
 def date_filtered_ids(store: Store, opts: Options) -> list[int]:
@@ -215,43 +282,107 @@ def line_tokens(line: str) -> list[str]:
     return index_tokens(line) if _CJK_CHAR.search(norm) else WORD_RE.findall(norm)
 
 
-def snippet_window(text: str, terms: list[str], limit: int = SNIPPET_CHARS) -> tuple[str, int, int]:
-    """The ≤ `limit`-char stretch of whole lines holding the most query terms.
+@dataclass
+class LineFocus:
+    """What finds the line a result matched on, and how much around it is cited (issue 11)."""
+
+    weights: dict[str, float]  # query keyword -> weight: a rarer word says more about where the match is
+    context: int = 5  # lines cited on each side of the matched lines
+
+
+def line_focus(store: Store, query: str, info: dict, context: int) -> LineFocus:
+    keys = relaxed_terms(query) or query_terms(query)
+    df = dict(info.get("df") or {})
+    df.update(doc_freqs(store, [t for t in keys if t not in df]))
+    n = store.conn.execute("select max(id) from chunks").fetchone()[0] or 1  # about the chunk count, without a scan
+    return LineFocus({t: math.log(1 + n / max(df[t], 1)) for t in keys}, context)
+
+
+def _related(a: str, b: str) -> bool:
+    """Two forms of one word, roughly: a shared start of 4+ letters covering most of the
+    shorter one (deploy/deploying, meet/meeting, tutor/tutoring)."""
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n >= 4 and n >= 0.75 * min(len(a), len(b))
+
+
+def line_scores(lines: list[str], weights: dict[str, float]) -> list[float]:
+    """Each line's weight of query keywords. When no line holds one as written (a hit only the
+    vectors found), related forms of the words count half."""
+    toks = [set(line_tokens(line)) for line in lines]
+    scores = [sum(w for t, w in weights.items() if t in tk) for tk in toks]
+    if any(scores):
+        return scores
+    by_start: dict[str, list[tuple[str, float]]] = {}
+    for t, w in weights.items():
+        if len(t) >= 4:
+            by_start.setdefault(t[:4], []).append((t, w))
+    for i, tk in enumerate(toks):
+        got = {t: w / 2 for x in tk for t, w in by_start.get(x[:4], ()) if _related(x, t)}
+        scores[i] = sum(got.values())
+    return scores
+
+
+def _is_heading(line: str) -> bool:
+    return line.lstrip().startswith("#")
+
+
+def match_line(lines: list[str], scores: list[float]) -> int:
+    """The best-scoring line (a body line before a heading that scores the same); with no
+    score at all, the first line of text under the headings, never the heading itself."""
+    if any(scores):
+        return max(range(len(lines)), key=lambda i: (scores[i], not _is_heading(lines[i]), -i))
+    return next((i for i, line in enumerate(lines) if line.strip() and not _is_heading(line)), 0)
+
+
+MATCHED_SHARE = 0.5  # a line scoring at least this share of the best one is a matched line too
+
+
+def cited_lines(lines: list[str], scores: list[float], best: int, context: int) -> tuple[int, int]:
+    """The matched lines (from the first to the last scoring near the best one) and `context`
+    lines each side, inside the chunk, blank edges trimmed."""
+    top = scores[best]
+    matched = [i for i, x in enumerate(scores) if top and x >= MATCHED_SHARE * top] or [best]
+    first, last = max(0, min(matched) - context), min(len(lines) - 1, max(matched) + context)
+    while first < best and not lines[first].strip():
+        first += 1
+    while last > best and not lines[last].strip():
+        last -= 1
+    return first, last
+
+
+def snippet_window(lines: list[str], best: int, first: int, last: int, weights: dict[str, float],
+                   limit: int = SNIPPET_CHARS) -> tuple[str, int, int]:
+    """The cited lines when they fit in `limit` chars, else the whole lines around `best` that
+    do (a line too long on its own is cut around its rarest query word).
 
     Returns (snippet, first line offset, last line offset) relative to the chunk.
     """
-    lines = text.split("\n")
-    if len(text) <= limit:
-        return text, 0, len(lines) - 1
-    wanted = set(terms)
-    hits = [len(wanted.intersection(line_tokens(line))) if wanted else 0 for line in lines]
-    best = (-1, 0, 0)
-    i = 0
-    total = 0
-    score = 0
-    for j, line in enumerate(lines):  # sliding window over lines
-        total += len(line) + (1 if j > i else 0)
-        score += hits[j]
-        while total > limit and i < j:
-            total -= len(lines[i]) + 1
-            score -= hits[i]
-            i += 1
-        if total <= limit and score > best[0]:
-            best = (score, i, j)
-    score, i, j = best
-    if score < 0 or (i == j and len(lines[i]) > limit):
-        # one very long line: cut a window around the first match
-        k = max(range(len(lines)), key=lambda n: hits[n])
-        line = lines[k]
-        pos = 0
+    size = sum(len(x) + 1 for x in lines[first : last + 1]) - 1
+    if size <= limit:
+        return "\n".join(lines[first : last + 1]), first, last
+    line = lines[best]
+    if len(line) > limit:
         low = line.lower()
-        for t in terms:
-            p = low.find(t)
-            if p >= 0:
-                pos = p
-                break
+        pos = next((p for t in sorted(weights, key=lambda t: -weights[t]) for p in [low.find(t)] if p >= 0), 0)
         start = max(0, min(pos - limit // 3, len(line) - limit))
-        return line[start : start + limit], k, k
+        return line[start : start + limit], best, best
+    i = j = best
+    size = len(line)
+    grew = True
+    while grew:  # add a line below, then one above, while they fit
+        grew = False
+        if j < last and size + len(lines[j + 1]) + 1 <= limit:
+            j += 1
+            size += len(lines[j]) + 1
+            grew = True
+        if i > first and size + len(lines[i - 1]) + 1 <= limit:
+            i -= 1
+            size += len(lines[i]) + 1
+            grew = True
     return "\n".join(lines[i : j + 1]), i, j
 
 
@@ -405,10 +536,8 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
     if opts.show_hidden:
         shown = cands
     shown = shown[: opts.max_results]
-    terms = info["terms"]
-    results = []
-    for c in shown:
-        results.append(render(c, terms, opts))
+    focus = line_focus(store, query, info, opts.context_lines)
+    results = [render(c, focus, opts) for c in shown]
     return {
         "results": results,
         "mode": mode,
@@ -510,15 +639,20 @@ def merge_overlapping(cands: list[Candidate], max_chars: int = 3200) -> list[Can
     return kept
 
 
-def render(c: Candidate, terms: list[str], opts: Options) -> dict:
+def render(c: Candidate, focus: LineFocus, opts: Options) -> dict:
     path, source, start, end, text = c.row[:5]
-    snippet, first, last = snippet_window(text, terms)
-    # the citation covers the passage that was scored; the snippet is its best ≤700-char window
-    s, e = line_span(c.row, 0, text.count("\n"))
+    lines = text.split("\n")
+    scores = line_scores(lines, focus.weights)
+    best = match_line(lines, scores)
+    first, last = cited_lines(lines, scores, best, focus.context)
+    # the snippet is the cited lines (or the ≤700-char part of them around the match)
+    snippet, _, _ = snippet_window(lines, best, first, last, focus.weights)
+    s, e = line_span(c.row, first, last)
     out: dict[str, Any] = {
         "path": path,
         "startLine": s,
         "endLine": e,
+        "matchLine": line_span(c.row, best, best)[0],
         "score": round(c.score, 4),
         "snippet": snippet,
         "source": source,

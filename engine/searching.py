@@ -156,6 +156,7 @@ class Searching(Core):
             sources=tuple(c["sources"]),
             keyword_side=c["query.hybrid.enabled"],
             merge_chars=2 * 4 * c["chunking.tokens"],
+            context_lines=c["query.contextLines"],
         )
 
     def search(self, query: str, *, max_results=None, min_score=None, now=None, after=None, before=None,

@@ -65,8 +65,10 @@ def test_a_91_line_file_is_cited_up_to_line_91(workspace, make_engine):
     write(workspace / "memory" / "2026-02-01.md", "".join(f"line {i} about owls\n" for i in range(1, 92)))
     eng = make_engine({"chunking.tokens": 100, "chunking.overlap": 20})
     list(eng.index())
-    ends = [r["endLine"] for r in eng.search("owls", max_results=50, min_score=0)["results"]]
-    assert max(ends) == 91
+    results = eng.search("owls", max_results=50, min_score=0, explain=True)["results"]
+    # the chunks reach the last line; a citation (the matched lines) stays inside its chunk
+    assert max(r["explain"]["chunk"]["endLine"] for r in results) == 91
+    assert all(r["explain"]["chunk"]["startLine"] <= r["startLine"] <= r["endLine"] <= r["explain"]["chunk"]["endLine"] for r in results)
 
 
 def test_an_index_made_before_the_fix_is_corrected_in_place(workspace, make_engine):
@@ -83,9 +85,9 @@ def test_an_index_made_before_the_fix_is_corrected_in_place(workspace, make_engi
         st.conn.execute("update chunks set end_line = end_line + 1, text = text || char(10) where id = ?", (cid,))
     st.conn.execute("delete from meta where key = 'lines'")
     st.close()
-    assert max(r["endLine"] for r in eng.search("owls", max_results=50, min_score=0)["results"]) == 92
+    assert max(r["explain"]["chunk"]["endLine"] for r in eng.search("owls", max_results=50, min_score=0, explain=True)["results"]) == 92
     list(eng.index())
     st = Store(eng.index_path)
     assert st.conn.execute("select id, end_line, text from chunks order by id").fetchall() == before
     st.close()
-    assert max(r["endLine"] for r in eng.search("owls", max_results=50, min_score=0)["results"]) == 91
+    assert max(r["explain"]["chunk"]["endLine"] for r in eng.search("owls", max_results=50, min_score=0, explain=True)["results"]) == 91

@@ -325,7 +325,9 @@ class SearchPane(Vertical):
             return
         _, s, e = msg.key
         lines = msg.text.split("\n")
-        match = first_match_line(lines, msg.first_line, s, e, self._terms)
+        match = r.get("matchLine")  # the engine's best line; a vector-only hit has no query word to scan for
+        if not (match and msg.first_line <= match < msg.first_line + len(lines)):
+            match = first_match_line(lines, msg.first_line, s, e, self._terms)
         width = len(str(msg.first_line + len(lines)))
         parts = []
         for n, line in enumerate(lines, start=msg.first_line):
