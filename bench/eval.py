@@ -12,8 +12,8 @@ category, beside the BM25 baseline the data set publishes.
     python bench/eval.py --configs rrf --abstain   # also: how often unanswerable queries come back empty
 
 Abstention (--abstain): each query is also run against a workspace that does not hold its answer
-(LongMemEval: the next workspace; MADial: a LongMemEval workspace, since the other language's
-archive holds the same memories translated), and each off-topic question in bench/offtopic.txt
+(LongMemEval: the next workspace; MADial: a LongMemEval workspace when that set runs too, since
+the other language's archive holds the same memories translated), and each off-topic question in bench/offtopic.txt
 against every workspace used. A query "comes back empty" when no result reaches query.minScore.
 """
 
@@ -244,7 +244,8 @@ def main() -> None:
         report[s] = run(s, queries, configs, use_vectors, shared)
         abstain = {}
         if a.abstain:
-            lme = sorted({q["workspace"] for q in load_queries("longmemeval_s30")}) if s != "longmemeval_s30" else []
+            # MADial's other workspace is a LongMemEval one: only when that set is indexed in this run
+            lme = sorted({q["workspace"] for q in load_queries("longmemeval_s30")}) if s != "longmemeval_s30" and "longmemeval_s30" in sets else []
             ensure_indexed("longmemeval_s30", lme, use_vectors)
             abstain = run_unanswerable(unanswerable(s, queries, lme), configs, use_vectors, shared)
         print(f"\n{s} ({len(queries)} queries, {time.perf_counter() - t0:.0f}s)   hit@1  hit@5  hit@10 MRR@10", flush=True)

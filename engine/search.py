@@ -618,9 +618,9 @@ def explain_parts(x: dict) -> list[tuple[str, str]]:
         out.append(("fusion", f"keyword-only, {'by rank' if f.get('scale') == 'rank' else 'the BM25 score alone'}"))
     if "confidence" in x:
         c = x["confidence"]
-        out.append(("confidence", f"{c['query']} for the query (its best hit's own evidence) × {c['relative']} this hit's fused "
-                    f"score relative to the first; own evidence {c['own']}: query terms {c['termCoverage']:.0%} covered "
-                    f"→ {c['keyword']}, vector → {c['vector']}"))
+        out.append(("confidence", f"query {c['query']} (its best hit's own evidence) × {c['relative']} (this hit's fused score "
+                    f"relative to the first) · own {c['own']}: query terms {c['termCoverage']:.0%} covered → {c['keyword']}, "
+                    f"vector → {c['vector']}"))
     if "decay" in x:
         d = x["decay"]
         when = f"{d['date']}, {d['basis']}" if d.get("date") else d["basis"]
