@@ -9,6 +9,12 @@ category, beside the BM25 baseline the data set publishes.
     python bench/eval.py --quick              # one set, a few queries
     python bench/eval.py --configs keyword,rrf+decay --sets madial_zh
     python bench/eval.py --no-vectors         # keyword-only configurations (no model needed)
+    python bench/eval.py --configs rrf --abstain   # also: how often unanswerable queries come back empty
+
+Abstention (--abstain): each query is also run against a workspace that does not hold its answer
+(LongMemEval: the next workspace; MADial: a LongMemEval workspace when that set runs too, since
+the other language's archive holds the same memories translated), and each off-topic question in bench/offtopic.txt
+against every workspace used. A query "comes back empty" when no result reaches query.minScore.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ ROOT = Path(__file__).resolve().parent
 SHARED = ROOT.parent.parent / "shared"
 EVAL = SHARED / "eval"
 MODEL = SHARED / "models" / "multilingual-e5-small-q4_0.gguf"
-CACHE = ROOT / ".cache"
+CACHE = Path(os.environ.get("CLAWMEM_BENCH_CACHE") or ROOT / ".cache")  # another cache: runs beside one that is indexing
 SETS = ["longmemeval_s30", "madial_zh", "madial_en"]
 BASELINE = {  # published in ../shared/eval/README.md: hit@1, hit@5, hit@10, MRR@10
     "longmemeval_s30": (0.500, 0.800, 0.867, 0.627),
@@ -110,6 +116,7 @@ def run(set_name: str, queries: list[dict], configs: dict[str, dict], use_vector
         per_cat: dict[str, list] = defaultdict(list)
         everything = []
         hidden_gold = 0
+        emptied = 0
         engines = {}
         for q in queries:
             ws = q["workspace"]
@@ -124,6 +131,7 @@ def run(set_name: str, queries: list[dict], configs: dict[str, dict], use_vector
             memo_query_embeddings(eng)
             hits = [covers(r, q["gold"]) for r in res["results"]]
             min_score = eng.cfg["query.minScore"]
+            emptied += max((r["score"] for r in res["results"]), default=0.0) < min_score
             if res["mode"] != "keyword":
                 hidden_gold += sum(1 for r, h in zip(res["results"][: eng.cfg["query.maxResults"]], hits) if h and r["score"] < min_score)
             per_cat[q["category"]].append(hits)
@@ -132,7 +140,53 @@ def run(set_name: str, queries: list[dict], configs: dict[str, dict], use_vector
             eng._providers.clear()
             eng.close()
         results[cname] = {"all": metrics(everything), "categories": {c: metrics(h) for c, h in per_cat.items()},
-                          "hiddenGold": hidden_gold, "n": len(everything)}
+                          "hiddenGold": hidden_gold, "n": len(everything), "emptied": emptied}
+    return results
+
+
+OFFTOPIC = ROOT / "offtopic.txt"
+
+
+def unanswerable(set_name: str, queries: list[dict], lme_workspaces: list[str]) -> list[tuple[str, str, str, str, str]]:
+    """(kind, set, workspace, query, now) for queries whose answer the workspace does not hold."""
+    out = []
+    own = sorted({q["workspace"] for q in queries})
+    for i, q in enumerate(queries):
+        now = q.get("now") or q.get("today")
+        if set_name == "longmemeval_s30":
+            ws = own[(own.index(q["workspace"]) + 1) % len(own)]
+            out.append(("other workspace", set_name, ws, q["query"], now))
+        elif lme_workspaces:
+            out.append(("other workspace", "longmemeval_s30", lme_workspaces[i % len(lme_workspaces)], q["query"], now))
+    now = queries[0].get("now") or queries[0].get("today")
+    questions = [x.strip() for x in OFFTOPIC.read_text(encoding="utf-8").splitlines() if x.strip() and not x.startswith("#")]
+    for i, text in enumerate(questions):
+        out.append(("off-topic", set_name, own[i % len(own)], text, now))
+    return out
+
+
+def run_unanswerable(items: list[tuple], configs: dict[str, dict], use_vectors: bool, shared_providers: dict) -> dict:
+    """Per configuration and kind: [queries, how many came back with nothing above minScore]."""
+    results: dict[str, dict] = {}
+    for cname, overrides in configs.items():
+        engines: dict = {}
+        counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for kind, set_name, ws, query, now in items:
+            key = (set_name, ws)
+            if key not in engines:
+                engines[key] = engine_for(set_name, ws, overrides, use_vectors)
+                engines[key]._providers.update(shared_providers)
+            eng = engines[key]
+            res = eng.search(query, max_results=10, now=now, show_hidden=True, stale_check=False)
+            shared_providers.update(eng._providers)
+            memo_query_embeddings(eng)
+            top = max((r["score"] for r in res["results"]), default=0.0)
+            counts[kind][0] += 1
+            counts[kind][1] += top < eng.cfg["query.minScore"]
+        for eng in engines.values():
+            eng._providers.clear()
+            eng.close()
+        results[cname] = dict(counts)
     return results
 
 
@@ -152,6 +206,7 @@ def main() -> None:
     ap.add_argument("--no-vectors", action="store_true", help="keyword-only configurations only")
     ap.add_argument("--categories", action="store_true", help="also print per-category rows")
     ap.add_argument("--json", type=Path, help="write all figures here")
+    ap.add_argument("--abstain", action="store_true", help="also run the unanswerable queries (see above)")
     ap.add_argument("--threads", type=int, default=0, help="local.threads (1 is steadier while other work runs)")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="apply a setting to every configuration, e.g. --set query.hybrid.rrfK=20")
@@ -187,10 +242,21 @@ def main() -> None:
         ensure_indexed(s, sorted({q["workspace"] for q in queries}), use_vectors)
         t0 = time.perf_counter()
         report[s] = run(s, queries, configs, use_vectors, shared)
+        abstain = {}
+        if a.abstain:
+            # MADial's other workspace is a LongMemEval one: only when that set is indexed in this run
+            lme = sorted({q["workspace"] for q in load_queries("longmemeval_s30")}) if s != "longmemeval_s30" and "longmemeval_s30" in sets else []
+            ensure_indexed("longmemeval_s30", lme, use_vectors)
+            abstain = run_unanswerable(unanswerable(s, queries, lme), configs, use_vectors, shared)
         print(f"\n{s} ({len(queries)} queries, {time.perf_counter() - t0:.0f}s)   hit@1  hit@5  hit@10 MRR@10", flush=True)
         print(fmt_row("BM25 baseline", dict(zip(("hit@1", "hit@5", "hit@10", "mrr@10"), BASELINE[s]))))
         for cname, r in report[s].items():
             print(fmt_row(cname, r["all"], BASELINE[s]) + (f"   gold hidden by minScore: {r['hiddenGold']}" if not cname.startswith("keyword") else ""))
+            if cname in abstain:
+                r["abstain"] = abstain[cname]
+                parts = [f"answerable emptied {r['emptied'] / max(r['n'], 1):.3f} ({r['emptied']}/{r['n']})"]
+                parts += [f"{kind} empty {k / max(n, 1):.3f} ({k}/{n})" for kind, (n, k) in abstain[cname].items()]
+                print("      abstention: " + " · ".join(parts))
             if a.categories:
                 for cat, m in sorted(r["categories"].items()):
                     print(fmt_row("    " + cat[:18], m))

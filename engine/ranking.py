@@ -92,3 +92,51 @@ def mmr_order(scores: Sequence[float], tokens: Sequence[frozenset], lam: float =
             if s > max_sim[i]:
                 max_sim[i] = s
     return chosen
+
+
+# ----------------------------------------------------------------------------- confidence
+#
+# A fused score says how a hit ranks against the other hits of this query, not whether any of
+# them answers it: the first of 24 unrelated chunks still ranks first. The confidence below is
+# built from evidence that does not depend on the other hits: how much of the query a chunk
+# holds (terms weighted by how rare they are in the index) and how far its cosine stands above
+# the best an unrelated chunk of an index this size reaches.
+
+
+def idf(df: int, n_docs: int) -> float:
+    """BM25's inverse document frequency; a term the index lacks weighs the most."""
+    return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+
+
+def term_coverage(weights: dict[str, float], present: set[str], enough: float = 3.0) -> float:
+    """The share of the query's term weight a chunk holds, 0..1. `weights` are idf scaled to
+    0..1 (1: a term no chunk has). A long question is covered once a chunk holds `enough`
+    weight (about three rare terms): no passage repeats a whole conversation."""
+    need = min(sum(weights.values()), enough)
+    if need <= 0:
+        return 0.0
+    return min(1.0, sum(w for t, w in weights.items() if t in present) / need)
+
+
+def keyword_confidence(coverage: float) -> float:
+    """Term coverage to 0..1 confidence: a third of the query's weight reaches the default
+    threshold (0.35), all of it is 1, 0.15 or less is 0."""
+    return min(1.0, max(0.0, (coverage - 0.15) / 0.85)) ** 0.7
+
+
+def expected_max_z(n: int) -> float:
+    """How many standard deviations the best of n unrelated items stands above their mean
+    (the expected maximum of n normal draws)."""
+    return math.sqrt(2.0 * math.log(max(n, 2)))
+
+
+def vector_confidence(cos: float, mean: float, std: float, n: int) -> float:
+    """Cosine to 0..1 confidence: standing above the query's background (`mean`, `std` over a
+    random sample of the index) by more than the best of `n` unrelated chunks would."""
+    z = (cos - mean) / max(std, 1e-4)
+    return 1.0 - math.exp(-max(0.0, z - expected_max_z(n)) / 1.5)
+
+
+def combine_confidence(keyword: float, vector: float) -> float:
+    """Either side alone can vouch for a hit; both agreeing is stronger than either."""
+    return 1.0 - (1.0 - keyword) * (1.0 - vector)

@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts 
 
 from . import ranking
 from .store import OperationalError, Store
-from .text import _CJK_RANGES, WORD_RE, index_tokens, mmr_tokens, normalize, query_terms, relaxed_terms
+from .text import _CJK_RANGES, STOPWORDS, WORD_RE, index_tokens, mmr_tokens, normalize, query_terms, relaxed_terms
 from .workspace import is_evergreen
 
 SNIPPET_CHARS = 700
@@ -60,7 +60,8 @@ class Candidate:
     vec_rank: int | None = None
     vec_cos: float | None = None
     vec_score: float | None = None
-    score: float = 0.0
+    score: float = 0.0  # the reported confidence, 0..1
+    rank: float = 0.0  # the order key: fused score relative to the best, after decay
     parts: dict = field(default_factory=dict)
     row: tuple | None = None  # path, source, start, end, text, ts, linemap, day, mtime_ns
 
@@ -216,19 +217,57 @@ def load_rows(store: Store, ids: list[int]) -> dict[int, tuple]:
 # ----------------------------------------------------------------------------- scoring
 
 
+def term_weights(store: Store, terms: list[str]) -> tuple[dict[str, float], int]:
+    """({term: idf over the index}, chunks in the index), from the FTS5 vocabulary."""
+    if not terms:
+        return {}, 0
+    try:
+        store.conn.execute("create virtual table if not exists temp.clawmem_vocab using fts5vocab(main, chunks_fts, row)")
+        n = store.conn.execute("select count(*) from chunks").fetchone()[0]
+        df = {t: 0 for t in terms}
+        for t in terms:
+            row = store.conn.execute("select doc from temp.clawmem_vocab where term = ?", (t,)).fetchone()
+            df[t] = row[0] if row else 0
+    except OperationalError:  # no fts5vocab: every term counts alike
+        return {t: 1.0 for t in terms}, 0
+    top = ranking.idf(0, n)
+    return {t: ranking.idf(d, n) / top for t, d in df.items()}, n
+
+
+def confidence(cands: list[Candidate], weights: dict[str, float], n_docs: int) -> None:
+    """Each candidate's own evidence that it answers the query (see ranking, "confidence")."""
+    total = sum(weights.values())
+    for c in cands:
+        present = set(line_tokens(c.row[4])) if weights else set()
+        cov = ranking.term_coverage(weights, present)
+        k = ranking.keyword_confidence(cov)
+        v = 0.0
+        if c.vec_cos is not None:
+            ref = c.parts.get("vectorReference") or {}
+            v = ranking.vector_confidence(c.vec_cos, ref.get("mean", 0.0), ref.get("std", 1.0), n_docs)
+        c.parts["confidence"] = {
+            "termWeight": round(sum(w for t, w in weights.items() if t in present), 3),
+            "queryWeight": round(total, 3),
+            "termCoverage": round(cov, 4),
+            "keyword": round(k, 4),
+            "vector": round(v, 4),
+            "own": round(ranking.combine_confidence(k, v), 4),
+        }
+
+
 def fuse(cands: list[Candidate], opts: Options, mode: str) -> None:
+    """Order by the fused score; report it scaled by the query's confidence (the best hit's
+    own evidence), so the first hit scores that confidence and the others their share of it."""
     if mode == "keyword":
         for c in cands:
             if opts.fusion == "rrf":
-                # the same scale as hybrid RRF: 1 = first of every list consulted (here, one)
                 c.score = ranking.rrf_score([c.kw_rank], opts.rrf_k) if c.kw_rank else 0.0
             else:
                 c.score = ranking.bm25_to_score(c.kw_bm25) if c.kw_bm25 is not None else 0.0
                 if not c.kw_strict:
                     c.score *= 0.5  # relaxed (OR) hits rank below strict ones
             c.parts["fusion"] = {"method": "keyword-only", "scale": "rank" if opts.fusion == "rrf" else "bm25"}
-        return
-    if opts.fusion == "weighted":
+    elif opts.fusion == "weighted":
         wv, wt = ranking.normalize_weights(opts.vector_weight, opts.text_weight)
         for c in cands:
             t = ranking.bm25_to_score(c.kw_bm25) if c.kw_bm25 is not None else 0.0
@@ -240,6 +279,13 @@ def fuse(cands: list[Candidate], opts: Options, mode: str) -> None:
             ranks = [c.vec_rank, c.kw_rank] if mode == "hybrid" else [c.vec_rank]
             c.score = ranking.rrf_score(ranks, opts.rrf_k)
             c.parts["fusion"] = {"method": "rrf", "k": opts.rrf_k, "vectorRank": c.vec_rank, "keywordRank": c.kw_rank}
+    best = max((c.score for c in cands), default=0.0)
+    query_conf = max((c.parts["confidence"]["own"] for c in cands), default=0.0)
+    for c in cands:
+        rel = c.score / best if best > 0 else 0.0
+        c.parts["confidence"].update({"query": round(query_conf, 4), "relative": round(rel, 4)})
+        c.rank = rel
+        c.score = query_conf * rel
 
 
 def chunk_date(row: tuple) -> tuple[dt.datetime | None, str]:
@@ -266,6 +312,7 @@ def apply_decay(cands: list[Candidate], opts: Options) -> None:
         age = (now - when).total_seconds() / 86400
         f = ranking.decay_factor(age, opts.half_life)
         c.score *= f
+        c.rank *= f
         c.parts["decay"] = {"factor": round(f, 5), "date": when.date().isoformat(), "ageDays": round(max(age, 0), 2), "basis": kind}
 
 
@@ -516,14 +563,17 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
             if c.vec_rank is None:
                 c.vec_cos = c.vec_score = None
         cands = [c for c in cands if c.vec_rank is not None or c.kw_rank is not None or c.id in exact]
+    # the query's content words (stop words say nothing about whether a passage answers it)
+    content = [t for t in info["terms"] if t not in STOPWORDS]
+    confidence(cands, *term_weights(store, content or info["terms"]))
     fuse(cands, opts, mode)
     if opts.decay:
         apply_decay(cands, opts)
     pin_exact_hits(cands, exact, opts.min_score)
-    cands.sort(key=lambda c: (-c.score, c.id))
+    cands.sort(key=lambda c: (-c.rank, c.id))
     cands = merge_overlapping(cands, opts.merge_chars)
     if opts.mmr and len(cands) > 1:
-        order = ranking.mmr_order([c.score for c in cands], [mmr_tokens(c.row[4]) for c in cands], opts.mmr_lambda)
+        order = ranking.mmr_order([c.rank for c in cands], [mmr_tokens(c.row[4]) for c in cands], opts.mmr_lambda)
         reordered = []
         for step, (i, sim) in enumerate(order, start=1):
             cands[i].parts["mmr"] = {"step": step, "maxSimilarity": round(sim, 4), "lambda": opts.mmr_lambda}
@@ -590,16 +640,19 @@ def exact_hits(store: Store, query: str, opts: Options) -> dict[int, dict]:
 
 
 def pin_exact_hits(cands: list[Candidate], hits: dict[int, dict], min_score: float) -> None:
-    """Lift the chunks naming a rare identifier to the best score of the others (at least the
-    threshold), so they come back in the top results whatever the vectors say."""
+    """Lift the chunks naming a rare identifier to the first place of the others, and their
+    score to at least the threshold, so they come back in the top results whatever the
+    vectors say (naming a rare identifier is evidence enough)."""
     if not hits:
         return
-    others = [c.score for c in cands if c.id not in hits]
-    floor = min(1.0, max([min_score, *others]) + 1e-6)
+    others = [c for c in cands if c.id not in hits]
+    rank_floor = max([c.rank for c in others], default=0.0) + 1e-6
+    score_floor = min(1.0, max([min_score, *(c.score for c in others)]) + 1e-6)
     for c in cands:
-        if c.id in hits and c.score < floor:
+        if c.id in hits and (c.rank < rank_floor or c.score < score_floor):
             c.parts["exact"] = {**hits[c.id], "scoreBefore": round(c.score, 4)}
-            c.score = floor
+            c.rank = max(c.rank, rank_floor)
+            c.score = max(c.score, score_floor)
 
 
 def merge_overlapping(cands: list[Candidate], max_chars: int = 3200) -> list[Candidate]:
@@ -697,6 +750,11 @@ def explain_parts(x: dict) -> list[tuple[str, str]]:
         out.append(("fusion", f"rrf k={f['k']} (vector #{f.get('vectorRank') or '-'}, keyword #{f.get('keywordRank') or '-'})"))
     elif f:
         out.append(("fusion", f"keyword-only, {'by rank' if f.get('scale') == 'rank' else 'the BM25 score alone'}"))
+    if "confidence" in x:
+        c = x["confidence"]
+        out.append(("confidence", f"query {c['query']} (its best hit's own evidence) × {c['relative']} (this hit's fused score "
+                    f"relative to the first) · own {c['own']}: query terms {c['termCoverage']:.0%} covered → {c['keyword']}, "
+                    f"vector → {c['vector']}"))
     if "decay" in x:
         d = x["decay"]
         when = f"{d['date']}, {d['basis']}" if d.get("date") else d["basis"]

@@ -8,7 +8,7 @@ from textual.geometry import Region
 from textual.widgets import Input, TextArea
 
 from helpers import write
-from tuikit import build_app, settle, until
+from tuikit import build_app, preview_on_screen, settle, until
 
 ANIMALS = "# Animals\n\n" + "".join(f"- note {n}: nothing special today\n" for n in range(3, 19)) + \
     "- Saw a quokka on Rottnest island\n" + "".join(f"- note {n}: more filler\n" for n in range(20, 25))
@@ -18,13 +18,6 @@ async def type_query(pilot, text: str) -> None:
     pilot.app.search_pane.query_one(Input).value = ""
     await pilot.press(*text)
     await settle(pilot)
-
-
-def preview_on_screen(app) -> str:
-    """The preview's lines a person sees now (after wrapping and scrolling)."""
-    side, preview = app.search_pane.query_one("#side"), app.search_pane.query_one("#preview")
-    top, height = round(side.scroll_offset.y), side.scrollable_content_region.height
-    return "\n".join(strip.text for strip in preview.render_lines(Region(0, top, preview.size.width, height)))
 
 
 def tree_on_screen(tree) -> str:

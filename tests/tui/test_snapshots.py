@@ -281,7 +281,14 @@ def test_search_preview_scrolls_to_the_match_in_a_short_file(ws, snap_compare):
 
     write(ws / "memory" / "animals.md", "# Animals\n\n" + "".join(f"- note {n}: nothing special today\n" for n in range(3, 19))
           + "- Saw a quokka on Rottnest island\n" + "".join(f"- note {n}: more filler\n" for n in range(20, 25)))
-    assert snap_compare(build_app(ws), run_before=run(*typed("quokka")), terminal_size=SIZE)
+    assert snap_compare(build_app(ws), run_before=run(*typed("quokka"), then=_preview_scrolled), terminal_size=SIZE)
+
+
+async def _preview_scrolled(pilot) -> None:
+    """The preview scrolls after its text is laid out, which a loaded machine delays."""
+    from tuikit import preview_on_screen, until
+
+    await until(pilot, lambda: "quokka" in preview_on_screen(pilot.app), what="the preview to show the match")
 
 
 async def _find(pilot) -> None:

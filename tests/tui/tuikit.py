@@ -104,6 +104,15 @@ async def until(pilot, check, limit: float = 20.0, what: str = "condition"):
     return got
 
 
+def preview_on_screen(app) -> str:
+    """The Search preview's lines a person sees now (after wrapping and scrolling)."""
+    from textual.geometry import Region
+
+    side, preview = app.search_pane.query_one("#side"), app.search_pane.query_one("#preview")
+    top, height = round(side.scroll_offset.y), side.scrollable_content_region.height
+    return "\n".join(strip.text for strip in preview.render_lines(Region(0, top, preview.size.width, height)))
+
+
 def screen_segments(app, system: str | None = None) -> list:
     """The screen as Rich segments, every colour put through Rich's own downgrade to 16
     ("standard") or 256 ("256") colours, as on the way to such a terminal (None: as is)."""

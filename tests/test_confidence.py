@@ -1,0 +1,126 @@
+"""The score is a calibrated confidence (issue 11): an off-topic query scores below the default
+minScore in every mode, an exact on-topic one above it, and explain says how it was made."""
+
+import pytest
+
+from clawmem.engine import ranking
+from clawmem.engine.search import explain_parts
+
+from helpers import write
+
+NOTES = [
+    "the server crash happened after the deploy, the server log shows an error",
+    "backup of the server database before the deploy to production",
+    "dark mode theme for the editor and the terminal",
+    "flight to tokyo on friday and a hotel near the station",
+    "lasagna recipe: cheese, tomato sauce, forty minutes in the oven",
+    "the cat likes fish and milk in the morning",
+    "dentist appointment moved to thursday at nine",
+    "gym plan: run on monday, swim on wednesday",
+    "the garden needs water, the roses are dry",
+    "invoice INV-2026-00417 paid to the landlord",
+]
+OFF_TOPIC = "quantum chromodynamics lattice gauge theory"
+# shares a word with one note, so keyword search finds a hit to score
+OFF_TOPIC_NEAR = "lattice gauge theory simulations on the morning shift"
+MIN_SCORE = 0.35  # the default query.minScore
+
+MODES = {
+    "keyword": {},
+    "rrf": {"query.hybrid.fusion": "rrf"},
+    "weighted": {"query.hybrid.fusion": "weighted"},
+}
+
+
+@pytest.fixture
+def notes(workspace):
+    for i, text in enumerate(NOTES):
+        write(workspace / "memory" / f"2026-03-{i + 1:02d}.md", f"# 2026-03-{i + 1:02d}\n\n- {text}\n")
+    return workspace
+
+
+@pytest.fixture(params=list(MODES))
+def engine(request, notes, make_engine, tiny_model):
+    over = dict(MODES[request.param])
+    if request.param != "keyword":
+        over.update({"provider": "local", "local.modelPath": str(tiny_model)})
+    eng = make_engine(over)
+    list(eng.index())
+    return request.param, eng
+
+
+def test_the_default_threshold_is_the_one_these_tests_use(make_engine):
+    assert make_engine().cfg["query.minScore"] == MIN_SCORE
+
+
+@pytest.mark.parametrize("query", [OFF_TOPIC, OFF_TOPIC_NEAR])
+def test_off_topic_query_scores_below_the_threshold(engine, query):
+    mode, eng = engine
+    everything = eng.search(query, show_hidden=True)
+    if query == OFF_TOPIC_NEAR:
+        assert everything["results"]
+    assert all(r["score"] < MIN_SCORE for r in everything["results"]), (mode, everything["results"])
+    shown = eng.search(query)
+    if mode != "keyword":  # keyword-only shows its best lexical hits even under the threshold (SPEC §5)
+        assert shown["results"] == []
+
+
+@pytest.mark.parametrize("query, path", [
+    ("lasagna recipe", "memory/2026-03-05.md"),
+    ("flight to tokyo", "memory/2026-03-04.md"),
+    ("when is the dentist appointment", "memory/2026-03-07.md"),
+])
+def test_exact_on_topic_query_scores_above_the_threshold(engine, query, path):
+    mode, eng = engine
+    res = eng.search(query)
+    assert res["results"], (mode, res)
+    assert res["results"][0]["path"] == path
+    assert res["results"][0]["score"] >= MIN_SCORE
+
+
+@pytest.mark.parametrize("query", ["server deploy", "cat", OFF_TOPIC, "tokyo lasagna gym", "a"])
+def test_scores_are_in_0_1_and_follow_the_order(engine, query):
+    _, eng = engine
+    scores = [r["score"] for r in eng.search(query, show_hidden=True)["results"]]
+    assert all(0 <= s <= 1 for s in scores)
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_explain_lists_the_confidence_parts(engine):
+    mode, eng = engine
+    top = eng.search("lasagna recipe", explain=True)["results"][0]
+    conf = top["explain"]["confidence"]
+    assert set(conf) >= {"termCoverage", "keyword", "vector", "own", "query", "relative"}
+    assert top["score"] == pytest.approx(conf["query"] * conf["relative"], abs=1e-3)
+    lines = dict(explain_parts(top["explain"]))
+    assert "confidence" in lines and "query terms" in lines["confidence"]
+    if mode != "keyword":
+        assert "vector" in lines["confidence"]
+
+
+def test_a_missing_rare_word_lowers_the_confidence(notes, make_engine):
+    eng = make_engine()
+    list(eng.index())
+    full = eng.search("lasagna recipe")["results"][0]["score"]
+    half = eng.search("lasagna zucchini risotto")["results"][0]["score"]
+    assert full >= MIN_SCORE > half
+
+
+def test_term_coverage_and_its_mapping():
+    w = {"lasagna": 0.9, "recipe": 0.8, "the": 0.05}
+    assert ranking.term_coverage(w, {"lasagna", "recipe", "the"}) == pytest.approx(1.0)
+    assert ranking.term_coverage(w, {"the"}) == pytest.approx(0.05 / 1.75)
+    assert ranking.term_coverage({}, {"x"}) == 0.0
+    # a long question is covered by `enough` weight, not by repeating all of it
+    many = {f"t{i}": 1.0 for i in range(40)}
+    assert ranking.term_coverage(many, {"t1", "t2", "t3"}, enough=3.0) == pytest.approx(1.0)
+    assert ranking.keyword_confidence(0.15) == 0.0 and ranking.keyword_confidence(1.0) == 1.0
+    assert ranking.keyword_confidence(0.34) == pytest.approx(MIN_SCORE, abs=0.01)
+
+
+def test_vector_confidence_needs_more_than_the_best_unrelated_chunk():
+    # the best of 10 000 unrelated chunks stands ~4.3 standard deviations above their mean
+    assert ranking.vector_confidence(0.80 + 4.0 * 0.02, 0.80, 0.02, 10_000) == 0.0
+    assert ranking.vector_confidence(0.80 + 4.0 * 0.02, 0.80, 0.02, 20) > 0.3
+    assert 0.5 < ranking.vector_confidence(0.80 + 8.0 * 0.02, 0.80, 0.02, 10_000) < 1.0
+    assert ranking.combine_confidence(0.5, 0.5) == pytest.approx(0.75)
