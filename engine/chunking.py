@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from .text import is_cjk
+from .text import cjk_count, is_cjk
 
 CHARS_PER_TOKEN = 4
 
@@ -32,7 +32,7 @@ def weight(text: str) -> int:
     """Budget length: a CJK/Hangul character counts as 4 (about one token)."""
     if text.isascii():
         return len(text)
-    return len(text) + 3 * sum(1 for ch in text if is_cjk(ch))
+    return len(text) + 3 * cjk_count(text)
 
 
 def _cut_line(line: str, max_chars: int) -> list[str]:

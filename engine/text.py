@@ -46,15 +46,23 @@ def normalize(text: str) -> str:
     return unicodedata.normalize("NFKC", text).casefold()
 
 
+# one character class for all the ranges: the tokeniser finds CJK runs in C, not per character
+_CJK_CLASS = "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _CJK_RANGES)
+_CJK_SPLIT = re.compile(f"([{_CJK_CLASS}]+)")
+_CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
+
+
+def cjk_count(text: str) -> int:
+    """How many characters of `text` are CJK/Hangul."""
+    return 0 if text.isascii() else sum(len(run) for run in _CJK_RUN.findall(text))
+
+
 def _segments(word: str) -> list[tuple[str, bool]]:
     """Split a word into maximal runs that are all-CJK or all-other."""
-    out: list[tuple[str, bool]] = []
-    start = 0
-    for i in range(1, len(word) + 1):
-        if i == len(word) or is_cjk(word[i]) != is_cjk(word[start]):
-            out.append((word[start:i], is_cjk(word[start])))
-            start = i
-    return out
+    if word.isascii():
+        return [(word, False)]
+    # split() with a group alternates other, CJK, other, ...; the empty pieces are dropped
+    return [(part, i % 2 == 1) for i, part in enumerate(_CJK_SPLIT.split(word)) if part]
 
 
 def _grams(run: str) -> list[str]:
@@ -67,8 +75,13 @@ def words(text: str) -> list[str]:
 
 def index_tokens(text: str) -> list[str]:
     """Tokens stored in the full-text index for a chunk of text."""
+    if text.isascii():  # most notes: NFKC changes no ASCII character and casefold is lower
+        return WORD_RE.findall(text.lower())
     out: list[str] = []
     for word in words(text):
+        if word.isascii():
+            out.append(word)
+            continue
         for seg, cjk in _segments(word):
             if cjk:
                 out.extend(_grams(seg))
