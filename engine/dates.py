@@ -95,11 +95,20 @@ def is_short(query: str) -> bool:
     return len(latin) <= MAX_WORDS and len(cjk) <= MAX_CJK
 
 
+# A word at least one rule needs (or a non-ASCII character, for the CJK and Hangul ones): most
+# queries have none, and then no rule's regex is compiled (that cost more than the search).
+_NEEDED = ("yesterday", "today", "week", "month", "year", "days", "since", "on ", *MONTHS)
+
+
+def _may_have_a_phrase(low: str) -> bool:
+    return not low.isascii() or any(word in low for word in _NEEDED)
+
+
 def extract(query: str, today: dt.date) -> tuple[str, DateRange | None]:
     """(query without the time phrase, range) for a short query with one time phrase."""
-    if not is_short(query):
-        return query, None
     low = query.lower()
+    if not _may_have_a_phrase(low) or not is_short(query):
+        return query, None
     for pattern, make in _rules(today):
         m = re.search(pattern, low)
         if not m:

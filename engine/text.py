@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_right
 
 WORD_RE = re.compile(r"\w+")
 
@@ -28,12 +29,12 @@ _CJK_RANGES = (
 )
 
 
+# the ranges as sorted boundaries: a code point is CJK when an odd number of them are <= it
+_CJK_BOUNDS = [edge for lo, hi in _CJK_RANGES for edge in (lo, hi + 1)]
+
+
 def is_cjk(ch: str) -> bool:
-    cp = ord(ch)
-    for lo, hi in _CJK_RANGES:
-        if lo <= cp <= hi:
-            return True
-    return False
+    return bisect_right(_CJK_BOUNDS, ord(ch)) % 2 == 1
 
 
 def is_hangul(ch: str) -> bool:
@@ -46,23 +47,24 @@ def normalize(text: str) -> str:
     return unicodedata.normalize("NFKC", text).casefold()
 
 
-# one character class for all the ranges: the tokeniser finds CJK runs in C, not per character
-_CJK_CLASS = "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _CJK_RANGES)
-_CJK_SPLIT = re.compile(f"([{_CJK_CLASS}]+)")
-_CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
-
-
 def cjk_count(text: str) -> int:
     """How many characters of `text` are CJK/Hangul."""
-    return 0 if text.isascii() else sum(len(run) for run in _CJK_RUN.findall(text))
+    return 0 if text.isascii() else sum(1 for ch in text if is_cjk(ch))
 
 
 def _segments(word: str) -> list[tuple[str, bool]]:
     """Split a word into maximal runs that are all-CJK or all-other."""
-    if word.isascii():
+    if word.isascii():  # most words: no character to look at
         return [(word, False)]
-    # split() with a group alternates other, CJK, other, ...; the empty pieces are dropped
-    return [(part, i % 2 == 1) for i, part in enumerate(_CJK_SPLIT.split(word)) if part]
+    out: list[tuple[str, bool]] = []
+    start, kind = 0, is_cjk(word[0])
+    for i in range(1, len(word)):
+        now = is_cjk(word[i])
+        if now != kind:
+            out.append((word[start:i], kind))
+            start, kind = i, now
+    out.append((word[start:], kind))
+    return out
 
 
 def _grams(run: str) -> list[str]:
