@@ -47,6 +47,8 @@ create table if not exists versions(
 );
 create index if not exists versions_path on versions(path, id);
 create index if not exists versions_ts on versions(ts);
+-- each file's newest hash from the index alone: every sync asks, and the rows hold the bytes
+create index if not exists versions_latest on versions(path, id, hash);
 """
 
 
@@ -143,8 +145,8 @@ class Journal:
 
     def latest_hashes(self) -> dict[str, str | None]:
         """path -> hash of its newest version (None: deleted)."""
-        rows = self.conn.execute("select path, hash from versions where id in (select max(id) from versions group by path)")
-        return dict(rows.fetchall())
+        # SQLite takes the bare column `hash` from the row holding max(id)
+        return {path: digest for path, digest, _ in self.conn.execute("select path, hash, max(id) from versions group by path")}
 
     def _realpath(self, abspath: str | Path) -> str:
         folder, name = os.path.split(str(abspath))
@@ -243,7 +245,9 @@ class Journal:
                 f"delete from versions where ts < ? and {keep}", (now - self.cfg["journal.maxAgeDays"] * 86400,)
             ).rowcount
             budget = int(self.cfg["journal.maxMB"] * 1024 * 1024)
-            total = self.conn.execute("select coalesce(sum(length(data)), 0) from versions").fetchone()[0]
+            # summing every version reads the whole journal: not while its files are below the budget
+            on_disk = sum(os.path.getsize(p) for p in (self.file, Path(f"{self.file}-wal")) if os.path.exists(p))
+            total = self.conn.execute("select coalesce(sum(length(data)), 0) from versions").fetchone()[0] if on_disk > budget else 0
             if total > budget:
                 for vid, size in self.conn.execute(f"select id, coalesce(length(data), 0) from versions where {keep} order by id").fetchall():
                     if total <= budget:

@@ -34,7 +34,7 @@ _CJK_BOUNDS = [edge for lo, hi in _CJK_RANGES for edge in (lo, hi + 1)]
 
 
 def is_cjk(ch: str) -> bool:
-    return bisect_right(_CJK_BOUNDS, ord(ch)) % 2 == 1
+    return ch >= "\u1100" and bisect_right(_CJK_BOUNDS, ord(ch)) % 2 == 1
 
 
 def is_hangul(ch: str) -> bool:
@@ -80,15 +80,19 @@ def index_tokens(text: str) -> list[str]:
     if text.isascii():  # most notes: NFKC changes no ASCII character and casefold is lower
         return WORD_RE.findall(text.lower())
     out: list[str] = []
-    for word in words(text):
-        if word.isascii():
-            out.append(word)
+    for line in text.split("\n"):  # no word spans a line, nor does NFKC compose across one
+        if line.isascii():
+            out += WORD_RE.findall(line.lower())
             continue
-        for seg, cjk in _segments(word):
-            if cjk:
-                out.extend(_grams(seg))
-            else:
-                out.append(seg)
+        for word in words(line):
+            if word.isascii():
+                out.append(word)
+                continue
+            for seg, cjk in _segments(word):
+                if cjk:
+                    out.extend(_grams(seg))
+                else:
+                    out.append(seg)
     return out
 
 

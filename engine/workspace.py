@@ -110,7 +110,7 @@ def _walk_rel(root: str, errors: list[str] | None, dirs: dict[str, int | None] |
         for e in entries:
             if e.is_symlink():
                 continue
-            if not _utf8_name(e.name):
+            if not e.name.isascii() and not _utf8_name(e.name):
                 # the index, its citations and the tools speak UTF-8: such a name cannot be stored
                 if errors is not None and (e.name.endswith(".md") or e.is_dir(follow_symlinks=False)):
                     shown = os.fsencode(e.path).decode("utf-8", "backslashreplace")
