@@ -12,15 +12,14 @@ import os
 import re
 import stat
 import time
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 IGNORED_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", ".pnpm-store", ".venv", "venv", ".tox", "__pycache__", ".mypy_cache"})
 DATED_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})")
 
 
-@dataclass(frozen=True, slots=True)
-class SourceFile:
+class SourceFile(NamedTuple):  # a tuple: a sync lists every file, and a frozen dataclass is slower to build
     path: str  # what users see and the index key: workspace-relative, "/" separators
     abspath: str  # a str, not a Path: building 20,000 Paths cost more than listing the files
     source: str  # "memory" or "sessions"
