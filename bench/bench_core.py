@@ -198,7 +198,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="clawmem-bench-") as tmp:
         for n in [int(x) for x in a.files.split(",")]:
             rows.append(run_size(n, a.repeat, Path(tmp)))
-            print(f"N={n} done", file=sys.stderr)
+            print(f"N={n} done: {json.dumps(rows[-1])}", file=sys.stderr, flush=True)  # kept if a bigger N is stopped
     report(rows)
     if a.json:
         a.json.write_text(json.dumps(rows, indent=2) + "\n")
