@@ -92,6 +92,7 @@ class Health(Core):
             same_settings = st.get_meta_json("index") == index_meta(self.cfg)
         except (IndexUnavailable, DatabaseError):
             return True
+
         def every_file() -> bool:
             return self.freshness(max_age=2.0 if self.persistent else 0.0)["dirty"]
 
