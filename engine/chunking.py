@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from .text import is_cjk
+from .text import cjk_count, is_cjk
 
 CHARS_PER_TOKEN = 4
 
@@ -32,12 +32,11 @@ def weight(text: str) -> int:
     """Budget length: a CJK/Hangul character counts as 4 (about one token)."""
     if text.isascii():
         return len(text)
-    return len(text) + 3 * sum(1 for ch in text if is_cjk(ch))
+    return len(text) + 3 * cjk_count(text)
 
 
 def _cut_line(line: str, max_chars: int) -> list[str]:
-    if weight(line) <= max_chars:
-        return [line]
+    """Pieces of a line over the budget (the caller knows it is over)."""
     pieces: list[str] = []
     start, acc = 0, 0
     for i, ch in enumerate(line):
@@ -69,8 +68,9 @@ def chunk_lines(lines: list[str], tokens: int = 400, overlap: int = 80, first_li
 
     for offset, line in enumerate(lines):
         lineno = first_line + offset
-        for seg in _cut_line(line, max_chars) if line else [""]:
-            size = weight(seg) + 1
+        w = weight(line)
+        for seg, w in [(line, w)] if w <= max_chars else [(s, weight(s)) for s in _cut_line(line, max_chars)]:
+            size = w + 1
             if buf and total + size > max_chars:
                 flush()
                 # carry the tail as overlap: at least `overlap_chars` if it fits in half the budget

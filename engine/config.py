@@ -12,7 +12,6 @@ import hashlib
 import json
 import os
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -178,6 +177,8 @@ def parse_text_value(key: str, text: str) -> Any:
         raise ValueError(f"unknown key {key!r}")
     text = text.strip()
     kind = KEYS[key].kind
+    import tomllib  # loads on use: most commands read no TOML and start faster without its regexes
+
     try:
         value: Any = tomllib.loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:
@@ -407,6 +408,8 @@ def read_toml_file(path: Path) -> dict:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read config ({exc.strerror}); check the path or permissions") from None
+    import tomllib
+
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -530,6 +533,8 @@ def write_value(file: Path, key: str, value: Any) -> None:
     table[parts[-1]] = value
     new_text = tomlkit.dumps(doc)
     # re-read what we are about to write through the normal loader: never save a file we cannot load
+    import tomllib
+
     check = tomllib.loads(new_text)
     check.pop("ui", None)
     for k, v in flatten(check).items():

@@ -91,15 +91,31 @@ def is_short(query: str) -> bool:
     if "\n" in query.strip():
         return False
     latin = re.findall(r"[A-Za-z0-9_]+", query)
-    cjk = re.findall(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]", query)
-    return len(latin) <= MAX_WORDS and len(cjk) <= MAX_CJK
+    cjk = 0 if query.isascii() else sum(1 for ch in query if _is_cjk_for_length(ch))  # a regex of these ranges compiles slowly
+    return len(latin) <= MAX_WORDS and cjk <= MAX_CJK
+
+
+# Words at least one rule needs (or a non-ASCII character, for the CJK and Hangul ones): most
+# queries have none, and then no rule's regex is compiled (that cost more than the search).
+_NEEDED = ("yesterday", "today", "week", "month", "year", "days", "since", "on ")
+
+
+def _may_have_a_phrase(low: str) -> bool:
+    if not low.isascii() or any(word in low for word in _NEEDED):
+        return True
+    # "in March", "during may 2025": a month name right after "in " or "during "
+    return ("in " in low or "during " in low) and any(name in low for name in MONTHS)
+
+
+def _is_cjk_for_length(ch: str) -> bool:
+    return "\u3040" <= ch <= "\u30ff" or "\u3400" <= ch <= "\u9fff" or "\uac00" <= ch <= "\ud7af"
 
 
 def extract(query: str, today: dt.date) -> tuple[str, DateRange | None]:
     """(query without the time phrase, range) for a short query with one time phrase."""
-    if not is_short(query):
-        return query, None
     low = query.lower()
+    if not _may_have_a_phrase(low) or not is_short(query):
+        return query, None
     for pattern, make in _rules(today):
         m = re.search(pattern, low)
         if not m:

@@ -10,20 +10,21 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from . import config as config_mod
-from . import events as ev
 from .core import Core, IndexUnavailable
 from .embeddings import ProviderError
 from .embeddings.batch import CLIENTS as BATCH_CLIENTS
-from .embeddings.cache import EmbeddingCache
-from .indexer import BATCH_ERROR, list_sources
+from .sources import LAYOUT_KEY, list_sources, source_roots
 from .lock import LockBusy, WriterLock, current_holder, describe_holder, read_holder
-from .store import DatabaseError, SCHEMA_VERSION, Store, rebuild_path
-from .workspace import normalize_extra_paths
+from .store import DatabaseError, SCHEMA_VERSION, Store, index_meta, rebuild_path
+from .workspace import display_path, normalize_extra_paths
+
+
+HOT_FILES = 32  # the files changed most recently, which a search stats for in-place edits
 
 
 class Health(Core):
     _vector_side: Callable[..., tuple]  # from searching.Searching: which model would serve a search
-    index: Callable[..., Iterator[ev.Event]]  # from jobs.IndexJobs: repair rebuilds an unusable index
+    index: Callable[..., Iterator]  # from jobs.IndexJobs: repair rebuilds an unusable index
 
     def freshness(self, *, max_age: float = 0.0, full: bool = False) -> dict:
         """Compare the files on disk with the index by (mtime, size); cheap (stat only).
@@ -67,6 +68,59 @@ class Health(Core):
         }
         self._fresh_cache = (now, out)
         return out if full else {**out, "behind": out["behind"][:20]}
+
+    def seen_behind(self) -> bool:
+        """Whether the index lags the files, as far as a look that costs the same at 100 or
+        100,000 files can tell; what searches report as `stale`. `status` still compares every file.
+
+        It sees: anything a running watcher heard of (its heartbeat says so), a created,
+        deleted or renamed file (its folder's mtime changed since the last complete index),
+        a changed or new root (MEMORY.md, extraPaths, the sessions folder), other index
+        settings, and in-place edits of the HOT_FILES files changed most recently. Whenever
+        a folder changed or cannot be trusted it compares every file, as freshness() does.
+        Not seen while no watcher runs: an in-place edit of an older file (say, appending
+        to last year's log); `status` and the next `index` or sync find it.
+        """
+        from .watch import watcher_says_dirty
+
+        if watcher_says_dirty(self.cfg):
+            return True
+        try:
+            st = self.reader()
+            if st is None or not st.has_schema():
+                return True
+            layout = st.get_meta_json(LAYOUT_KEY)
+            same_settings = st.get_meta_json("index") == index_meta(self.cfg)
+        except (IndexUnavailable, DatabaseError):
+            return True
+
+        def every_file() -> bool:
+            return self.freshness(max_age=2.0 if self.persistent else 0.0)["dirty"]
+
+        if not isinstance(layout, dict) or not same_settings or layout.get("roots") != source_roots(self.cfg):
+            return every_file()
+        for folder, stamp in layout.get("dirs", {}).items():
+            try:
+                if stamp is None or os.stat(folder).st_mtime_ns != stamp:
+                    return every_file()
+            except OSError:
+                return every_file()
+        try:
+            hot = st.conn.execute("select abspath, mtime_ns, size from files order by mtime_ns desc limit ?", (HOT_FILES,)).fetchall()
+            # MEMORY.md and file extraPaths: no folder of theirs is compared
+            roots = [display_path(self.workspace, Path(p)) for p, kind in layout["roots"].items() if kind == "file"]
+            if roots:
+                hot += st.conn.execute(f"select abspath, mtime_ns, size from files where path in ({','.join('?' * len(roots))})", roots).fetchall()
+        except DatabaseError:
+            return True
+        for abspath, mtime_ns, size in hot:
+            try:
+                s = os.stat(abspath)
+            except OSError:
+                return True
+            if s.st_mtime_ns != mtime_ns or s.st_size != size:
+                return True
+        return False
 
     def watcher_state(self) -> str:
         from .watch import read_heartbeat
@@ -119,6 +173,8 @@ class Health(Core):
         else:
             provider["reason"] = plan.keyword_reason()
         if cfg["remote.batch.enabled"] and cfg["provider"] in (*BATCH_CLIENTS, "auto"):
+            from .indexer import BATCH_ERROR  # the indexer loads only when asked: searches stay light
+
             why = store.get_meta(BATCH_ERROR) if store is not None and store.has_schema() else None
             provider["batch"] = {"enabled": True, "lastError": why or None}
         if deep:
@@ -161,6 +217,8 @@ class Health(Core):
             out["config"]["notHonoured"] = config_mod.not_honoured(cfg)
             out["issues"] = self.issues()
             try:
+                from .embeddings.cache import EmbeddingCache
+
                 cache = EmbeddingCache(max_entries=cfg["cache.maxEntries"])
                 out["cache"] = {"path": str(cache.path), "entries": cache.count(), "maxEntries": cfg["cache.maxEntries"]}
                 cache.close()
@@ -191,6 +249,8 @@ class Health(Core):
     def repair(self) -> list[str]:
         """`clawmem status --fix`: repair what needs no decision (a writer lock left by a killed
         process, an unfinished rebuild, an unusable index file) and say what was done, one line each."""
+        from . import events as ev
+
         holder = current_holder(self.index_path)
         if holder is not None:
             return [f"nothing repaired: the index is being written by {describe_holder(holder)}; try again when it finishes"]

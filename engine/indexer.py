@@ -31,21 +31,15 @@ from .config import Config
 from .embeddings import Plan, Provider, ProviderError
 from .embeddings.cache import EmbeddingCache
 from .journal import Journal
-from .sessions import list_session_files, parse_transcript
-from .store import ForeignIndex, Store, index_meta, move_aside
+from .sessions import parse_transcript
+from .store import ForeignIndex, Store, index_meta, known_intact, move_aside
 from .text import index_tokens
-from .workspace import SourceFile, day_of, list_memory_files
+from .sources import LAYOUT_KEY, list_sources
+from .workspace import SourceFile, day_of
 
 MAX_FILE_BYTES = 16 * 1024 * 1024  # bigger "notes" are refused with a reason: memory files are small
 EMBED_BATCH = 32
 MODEL_GRACE_DAYS = 30
-
-
-def list_sources(cfg: Config, errors: list[str] | None = None) -> list[SourceFile]:
-    files = list_memory_files(cfg.workspace, cfg["extraPaths"], errors) if "memory" in cfg["sources"] else []
-    if "sessions" in cfg["sources"]:
-        files += list_session_files(cfg.sessions_dir(), cfg["sessions.includeArchives"])
-    return files
 
 
 @dataclass
@@ -55,6 +49,7 @@ class Stats:
     unchanged: int = 0
     embedded: int = 0
     warnings: list[str] = field(default_factory=list)
+    journal_batch_started: float = 0.0
 
 
 class Skip(Exception):
@@ -66,7 +61,7 @@ def read_markdown(f: SourceFile, size: int) -> tuple[bytes, str, str | None]:
     if size > MAX_FILE_BYTES:
         raise Skip(f"file is {size / 1e6:.1f} MB, over the {MAX_FILE_BYTES // (1024 * 1024)} MB limit for a memory file; split it to index it")
     try:
-        data = f.abspath.read_bytes()
+        data = Path(f.abspath).read_bytes()
     except PermissionError:
         raise Skip("file is not readable (permission denied); fix its permissions") from None
     except IsADirectoryError:
@@ -172,7 +167,8 @@ def _session_below_delta(cfg: Config, row: tuple, st: os.stat_result, f: SourceF
 
 def text_phase(cfg: Config, store: Store, stats: Stats, *, backfill_sessions: bool, should_stop: Callable[[], bool]) -> Iterator[ev.Event]:
     errors: list[str] = []
-    files = list_sources(cfg, errors)
+    layout: dict = {}
+    files = list_sources(cfg, errors, layout)
     for e in errors:
         stats.warnings.append(e)
         yield ev.Warning(e)
@@ -183,8 +179,15 @@ def text_phase(cfg: Config, store: Store, stats: Stats, *, backfill_sessions: bo
         journal = None
     try:
         yield from _text_files(cfg, store, stats, files, known, journal, backfill_sessions, should_stop)
+        if not should_stop():
+            # every file listed is indexed now: a search compares the folders with this
+            store.set_meta(LAYOUT_KEY, json.dumps(layout))
     finally:
         if journal is not None:
+            try:
+                journal.commit_batch()
+            except sqlite3.Error as exc:
+                stats.warnings.append(f"journal: {exc}; the last versions seen were not kept")
             journal.close()
 
 
@@ -199,16 +202,30 @@ def _open_journal(cfg: Config, stats: Stats) -> Journal | None | bool:
         return False
 
 
-def _journal(journal: Journal, stats: Stats, path: str, abspath: Path, data: bytes | None) -> None:
-    """Keep this version in the journal; a journal that cannot be written never stops indexing."""
+JOURNAL_COMMIT_SECONDS = 0.5
+
+
+def _journal(journal: Journal, stats: Stats, path: str, abspath: str | Path, data: bytes | None) -> None:
+    """Keep this version in the journal; a journal that cannot be written never stops indexing.
+
+    Versions are committed together every JOURNAL_COMMIT_SECONDS (one commit per file cost a
+    third of a full index). A kill loses at most the open batch: the next run finds those
+    files' newest versions missing (the journal's hash is not the index's) and records them."""
     try:
+        if not journal.conn.in_transaction:
+            journal.begin_batch()
+            stats.journal_batch_started = time.monotonic()
         journal.observe(path, abspath, data)
+        if time.monotonic() - stats.journal_batch_started > JOURNAL_COMMIT_SECONDS:
+            journal.commit_batch()
     except sqlite3.Error as exc:
+        if journal.conn.in_transaction:
+            journal.conn.execute("rollback")
         stats.warnings.append(f"journal: {exc}; {path}: this version was not kept")
 
 
 def _text_files(cfg, store, stats, files, known, journal, backfill_sessions, should_stop) -> Iterator[ev.Event]:
-    journalled = set(journal.latest_hashes()) if journal is not None else set()
+    journalled = journal.latest_hashes() if journal is not None else {}
     yield ev.JobStarted("index", "sync", len(files))
     meter = ev.RateMeter(len(files))
     seen: set[str] = set()
@@ -222,10 +239,12 @@ def _text_files(cfg, store, stats, files, known, journal, backfill_sessions, sho
             st = os.stat(f.abspath)
             if row and row[2] == st.st_mtime_ns and row[3] == st.st_size:
                 stats.unchanged += 1
-                if journal is not None and f.source == "memory" and row[1] and f.path not in journalled:
-                    # indexed before the journal existed: keep this version as the base the next change is compared with
+                if journal is not None and f.source == "memory" and row[1] and journalled.get(f.path) != row[1]:
+                    # indexed before the journal existed, or its version was lost with a killed run's
+                    # open batch: keep this version as the base the next change is compared with
+                    # (the index hashes the text, the journal the bytes: the same for UTF-8)
                     try:
-                        _journal(journal, stats, f.path, f.abspath, f.abspath.read_bytes())
+                        _journal(journal, stats, f.path, f.abspath, Path(f.abspath).read_bytes())
                     except PermissionError:
                         pass  # the index already reports an unreadable file
             elif f.source == "sessions" and row and not backfill_sessions and _session_below_delta(cfg, row, st, f):
@@ -254,6 +273,7 @@ def _text_files(cfg, store, stats, files, known, journal, backfill_sessions, sho
             yield ev.FileIndexed(path, 0, "removed")
     if journal is not None:
         try:
+            journal.commit_batch()
             journal.prune()
         except sqlite3.Error as exc:
             stats.warnings.append(f"journal: {exc}")
@@ -263,7 +283,7 @@ def _index_one(cfg: Config, store: Store, f: SourceFile, st: os.stat_result, row
     note = None
     try:
         if f.source == "sessions":
-            data = f.abspath.read_bytes()
+            data = Path(f.abspath).read_bytes()
             digest = sha256(data.decode("utf-8", "replace"))
             text = None
             if b"\x00" in data:
@@ -553,7 +573,7 @@ def open_writer(path: Path, cfg: Config) -> tuple[Store, str | None]:
         if os.path.exists(path) and not os.access(path, os.R_OK | os.W_OK):
             raise PermissionError(errno.EACCES, "the index is not writable (permission denied)", str(path))
         store = Store(path, write=True, load_vec=cfg["store.vector.enabled"])
-        store.check()
+        store.check(quick=not known_intact(path))
         store.prepare_writer()
     except ForeignIndex as exc:
         if store is not None:

@@ -8,25 +8,15 @@ import datetime as dt
 import json
 import time
 from pathlib import Path
-from typing import Callable, Generator, Iterator
+from typing import TYPE_CHECKING, Callable, Generator, Iterator
 
-from . import events as ev
+if TYPE_CHECKING:  # the indexer and events load when a job runs: a search needs neither
+    from . import events as ev
+    from .indexer import Stats
+
 from .core import PROVIDER_FAILURES, Core
-from .embeddings.cache import EmbeddingCache
-from .indexer import (
-    MODEL_GRACE_DAYS,
-    ProviderChain,
-    Stats,
-    needs_rebuild,
-    open_writer,
-    prune_models,
-    rebuild_fits,
-    swap_in,
-    text_phase,
-    vector_phase,
-)
 from .lock import LockBusy, WriterLock, current_holder, describe_holder
-from .store import DatabaseError, ForeignIndex, Store, adopt_legacy_index, index_meta, move_aside, rebuild_path
+from .store import DatabaseError, ForeignIndex, Store, adopt_legacy_index, index_meta, move_aside, rebuild_path, remember_intact
 
 
 class IndexJobs(Core):
@@ -40,6 +30,9 @@ class IndexJobs(Core):
         lock_timeout: float = 60.0,
     ) -> Iterator[ev.Event]:
         """Bring the index up to date, yielding progress events. Holds the writer lock meanwhile."""
+        from . import events as ev
+        from .indexer import Stats, needs_rebuild, open_writer
+
         stop = should_stop or (lambda: False)
         started = time.monotonic()
         lock = WriterLock(self.index_path)
@@ -71,6 +64,7 @@ class IndexJobs(Core):
                 finally:
                     store.close()
             self._fresh_cache = None
+            remember_intact(self.index_path)  # closed cleanly: the next writer need not check it
             ok = not stop()
             finished = ev.JobFinished("rebuild" if why else "index", stats.indexed, stats.removed, stats.unchanged,
                                       stats.embedded, time.monotonic() - started, ok, "" if ok else "stopped before the end")
@@ -80,6 +74,9 @@ class IndexJobs(Core):
         yield finished
 
     def _update(self, store: Store, reason: str, stats: Stats, stop, backfill: bool) -> Iterator[ev.Event]:
+        from . import events as ev
+        from .indexer import MODEL_GRACE_DAYS, prune_models, text_phase
+
         if store.get_meta("index") is None:
             store.set_meta("index", json.dumps(index_meta(self.cfg)))
         for e in text_phase(self.cfg, store, stats, backfill_sessions=backfill, should_stop=stop):
@@ -106,6 +103,10 @@ class IndexJobs(Core):
         return fingerprints, unsure
 
     def _embed(self, store: Store, stats: Stats, stop) -> Iterator[ev.Event]:
+        from . import events as ev
+        from .embeddings.cache import EmbeddingCache
+        from .indexer import ProviderChain, vector_phase
+
         plan = self.plan()
         if not plan.usable():
             return
@@ -150,6 +151,9 @@ class IndexJobs(Core):
     def _leftover_rebuild(self) -> Generator[ev.Event, None, str | None]:
         """A rebuild stopped before its end (Ctrl-Q during F9, a kill) left its file: resume it when
         it was made for these settings, else clear it away. Returns why to rebuild, or None."""
+        from . import events as ev
+        from .indexer import rebuild_fits
+
         tmp = rebuild_path(self.index_path)
         try:
             st = Store(tmp, load_vec=False)
@@ -171,6 +175,9 @@ class IndexJobs(Core):
 
     def _rebuild(self, why: str, stats: Stats, stop, backfill: bool) -> Iterator[ev.Event]:
         """Build a complete new index beside the old one, then swap it in (SPEC §4)."""
+        from . import events as ev
+        from .indexer import open_writer, prune_models, rebuild_fits, swap_in, text_phase
+
         tmp = rebuild_path(self.index_path)
         yield ev.Warning(f"full rebuild: {why}")
         new, _ = open_writer(tmp, self.cfg)
@@ -193,6 +200,7 @@ class IndexJobs(Core):
             for dropped in prune_models(new, *self._configured_models(), force=True):
                 yield ev.Warning(f"dropped vectors of {dropped}: no longer configured")
             new.set_meta("last_sync", dt.datetime.now().astimezone().isoformat(timespec="seconds"))
+            new.conn.execute("PRAGMA synchronous = FULL")  # the job wrote without fsync: on disk before the swap
             new.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             new.conn.execute("PRAGMA journal_mode = DELETE")
         finally:
@@ -207,6 +215,8 @@ class IndexJobs(Core):
         self._per_model.clear()
 
     def run_index(self, *, force: bool = False, on_event: Callable[[ev.Event], None] | None = None, **kw) -> ev.JobFinished | None:
+        from . import events as ev
+
         last = None
         for e in self.index(force=force, **kw):
             if on_event:

@@ -47,6 +47,8 @@ create table if not exists versions(
 );
 create index if not exists versions_path on versions(path, id);
 create index if not exists versions_ts on versions(ts);
+-- each file's newest hash from the index alone: every sync asks, and the rows hold the bytes
+create index if not exists versions_latest on versions(path, id, hash);
 """
 
 
@@ -59,9 +61,9 @@ def journal_dir(cfg) -> Path:
     return paths.data_dir() / "journal" / cfg.agent_id / key
 
 
-def _note_file(abspath: Path) -> Path:
-    key = hashlib.sha256(os.path.realpath(abspath).encode()).hexdigest()[:24]
-    return paths.data_dir() / "journal" / "writers" / f"{key}.json"
+def _note_file(abspath: Path, notes: Path | None = None, real: str | None = None) -> Path:
+    key = hashlib.sha256((real or os.path.realpath(abspath)).encode()).hexdigest()[:24]
+    return (notes or paths.data_dir() / "journal" / "writers") / f"{key}.json"
 
 
 def note_write(abspath: Path, writer: str | None = None) -> None:
@@ -77,9 +79,9 @@ def note_write(abspath: Path, writer: str | None = None) -> None:
         pass
 
 
-def _writer_of(abspath: Path, digest: str | None) -> str:
+def _writer_of(abspath: Path, digest: str | None, notes: Path | None = None, real: str | None = None) -> str:
     try:
-        note = json.loads(_note_file(abspath).read_text(encoding="utf-8"))
+        note = json.loads(_note_file(abspath, notes, real).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return OUTSIDE
     return (note.get("writer") or OUTSIDE) if note.get("hash") == digest else OUTSIDE
@@ -113,6 +115,10 @@ class Journal:
         paths.private_dir(paths.data_dir() / "journal")  # the folders above are owner-only too
         folder = paths.private_dir(journal_dir(cfg))
         self.file = folder / "journal.sqlite"
+        # the indexer asks who wrote thousands of files: resolve the notes folder and each
+        # file's folder once (a file itself is never a symlink: the listing skips those)
+        self._notes = paths.data_dir() / "journal" / "writers"
+        self._real_dirs: dict[str, str] = {}
         self.conn = sqlite3.connect(self.file, timeout=30.0, isolation_level=None, check_same_thread=False)
         try:
             os.chmod(self.file, 0o600)
@@ -139,8 +145,26 @@ class Journal:
 
     def latest_hashes(self) -> dict[str, str | None]:
         """path -> hash of its newest version (None: deleted)."""
-        rows = self.conn.execute("select path, hash from versions where id in (select max(id) from versions group by path)")
-        return dict(rows.fetchall())
+        # SQLite takes the bare column `hash` from the row holding max(id)
+        return {path: digest for path, digest, _ in self.conn.execute("select path, hash, max(id) from versions group by path")}
+
+    def _realpath(self, abspath: str | Path) -> str:
+        folder, name = os.path.split(str(abspath))
+        real = self._real_dirs.get(folder)
+        if real is None:
+            real = self._real_dirs[folder] = os.path.realpath(folder)
+        full = os.path.join(real, name)
+        return full if not os.path.islink(full) else os.path.realpath(full)
+
+    def begin_batch(self) -> None:
+        """Let the next observe() calls share one transaction, until commit_batch(): the
+        indexer records thousands of files, and one commit each cost more than the versions."""
+        if not self.conn.in_transaction:
+            self.conn.execute("begin immediate")
+
+    def commit_batch(self) -> None:
+        if self.conn.in_transaction:
+            self.conn.execute("commit")
 
     def latest(self, path: str) -> Version | None:
         row = self.conn.execute(f"select {_COLS} from versions where path = ? order by id desc limit 1", (path,)).fetchone()
@@ -150,27 +174,33 @@ class Journal:
         """Record `data` (None: deleted) as `path`'s newest version unless it already is.
         Returns the new version, or None when nothing changed."""
         digest = bytes_hash(data) if data is not None else None
-        who = writer or _writer_of(abspath, digest)
-        self.conn.execute("begin immediate")
+        who = writer or _writer_of(abspath, digest, self._notes, self._realpath(abspath))
+        own = not self.conn.in_transaction  # else the indexer's batch is open and commits it
+        if own:
+            self.conn.execute("begin immediate")
         try:
             last = self.conn.execute("select id, hash, writer from versions where path = ? order by id desc limit 1", (path,)).fetchone()
             if last and last[1] == digest:
                 if who != OUTSIDE and last[2] == OUTSIDE:
                     # the writer's own record came after the indexer saw the same bytes
                     self.conn.execute("update versions set writer = ? where id = ?", (who, last[0]))
-                self.conn.execute("commit")
+                if own:
+                    self.conn.execute("commit")
                 return None
             if last is None and data is None:
-                self.conn.execute("commit")
+                if own:
+                    self.conn.execute("commit")
                 return None
             blob = zlib.compress(data, 6) if data is not None else None
             cur = self.conn.execute(
                 "insert into versions(path, abspath, ts, writer, hash, size, data) values (?,?,?,?,?,?,?)",
                 (path, str(abspath), time.time(), who, digest, len(data) if data is not None else 0, blob),
             )
-            self.conn.execute("commit")
+            if own:
+                self.conn.execute("commit")
         except BaseException:
-            self.conn.execute("rollback")
+            if own:
+                self.conn.execute("rollback")
             raise
         return self.version(cur.lastrowid)
 
@@ -191,7 +221,7 @@ class Journal:
         n = 0
         for f in files:
             try:
-                data = f.abspath.read_bytes()
+                data = Path(f.abspath).read_bytes()
             except OSError:
                 continue
             if latest.get(f.path, "") != bytes_hash(data):
@@ -215,7 +245,9 @@ class Journal:
                 f"delete from versions where ts < ? and {keep}", (now - self.cfg["journal.maxAgeDays"] * 86400,)
             ).rowcount
             budget = int(self.cfg["journal.maxMB"] * 1024 * 1024)
-            total = self.conn.execute("select coalesce(sum(length(data)), 0) from versions").fetchone()[0]
+            # summing every version reads the whole journal: not while its files are below the budget
+            on_disk = sum(os.path.getsize(p) for p in (self.file, Path(f"{self.file}-wal")) if os.path.exists(p))
+            total = self.conn.execute("select coalesce(sum(length(data)), 0) from versions").fetchone()[0] if on_disk > budget else 0
             if total > budget:
                 for vid, size in self.conn.execute(f"select id, coalesce(length(data), 0) from versions where {keep} order by id").fetchall():
                     if total <= budget:

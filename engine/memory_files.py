@@ -9,8 +9,7 @@ import stat
 from pathlib import Path
 
 from .core import Core
-from .indexer import list_sources
-from .sessions import parse_transcript, render_range
+from .sources import list_sources
 from .workspace import normalize_extra_paths
 
 
@@ -73,6 +72,8 @@ class MemoryFiles(Core):
                 data = f.read_bytes()
             except FileNotFoundError:
                 return {"path": raw, "text": ""}
+            from .sessions import parse_transcript, render_range
+
             return {"path": raw, "text": render_range(parse_transcript(data), start, count)}
         rel, abs_p = self.resolve_allowed(raw)
         try:

@@ -45,7 +45,7 @@ def _as_datetime(now: Any) -> dt.datetime | None:
 
 
 class Searching(Core):
-    freshness: Callable[..., dict]  # from health.Health: a search says whether the index lags the files
+    seen_behind: Callable[[], bool]  # from health.Health: a search says whether the index lags the files
 
     def _vector_side(self, store: Store, exclude: tuple[str, ...] = ()) -> tuple[search_mod.VectorSide | None, dict]:
         """Pick the model whose vectors cover the index best among the providers we can use
@@ -206,7 +206,7 @@ class Searching(Core):
             raise IndexUnavailable(f"{self.index_path}: the index cannot be read ({exc}); run `clawmem index` to rebuild it") from None
         if stale_check:
             try:
-                out["stale"] = self.freshness(max_age=2.0 if self.persistent else 0.0)["dirty"]
+                out["stale"] = self.seen_behind()
             except Exception:
                 out["stale"] = True
             if out["stale"]:

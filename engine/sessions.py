@@ -37,7 +37,7 @@ def list_session_files(sessions_dir: Path, include_archives: bool = False) -> li
         live = name.endswith(".jsonl")
         archive = bool(ARCHIVE_RE.search(name))
         if live or (include_archives and archive):
-            out.append(SourceFile(f"sessions/{name}", Path(e.path), "sessions"))
+            out.append(SourceFile(f"sessions/{name}", e.path, "sessions"))
     return out
 
 

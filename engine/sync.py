@@ -224,6 +224,7 @@ class Syncer:
         self._running = False
         self._stopping = False
         self._stop_event = threading.Event()  # wakes the heartbeat thread at stop
+        self._beat_lock = threading.Lock()
         self._worker: threading.Thread | None = None
         self._beater: threading.Thread | None = None
         self._watchers: list[_WatchThread] = []
@@ -263,7 +264,7 @@ class Syncer:
             logs.setup()
         except OSError:
             pass  # no log file is no reason not to sync
-        write_heartbeat(self.engine.cfg, "running")
+        write_heartbeat(self.engine.cfg, "running", True)  # the first sync has not run yet
         if self.engine.sync_hook is None:
             self.engine.sync_hook = self.request
         self._worker = threading.Thread(target=self._work, name="clawmem-sync", daemon=True)
@@ -350,11 +351,30 @@ class Syncer:
         """Called on a watcher thread: remember what changed; the worker syncs after the debounce."""
         with self._cond:
             now = time.monotonic()
-            if not self._changed:
+            first = not self._changed
+            if first:
                 self._first_change = now
             self._changed.update(paths_)
             self._last_change = now
             self._cond.notify_all()
+        if first:
+            self._write_beat()  # searches in other processes learn at once that the index lags
+
+    def _heard_dirty(self) -> bool | None:
+        """For the heartbeat: whether changes are waiting to be indexed, as far as the watcher
+        knows; None while it does not watch (off, restarting): then it cannot tell."""
+        with self._cond:
+            if self._watch_state != "running":
+                return None
+            return bool(self._changed or self._requests or self._job)
+
+    def _write_beat(self) -> None:
+        with self._beat_lock:  # the watcher, worker and heartbeat threads write it: the last state wins
+            worker = self._worker
+            try:
+                write_heartbeat(self.engine.cfg, "running" if worker is not None and worker.is_alive() else "stopped", self._heard_dirty())
+            except OSError as exc:
+                log.warning("cannot write the watcher heartbeat: %s", exc)
 
     def _supervise(self) -> None:
         """Restart a watch loop that died, with a growing delay, and say so."""
@@ -543,6 +563,8 @@ class Syncer:
             self._last_sync_mono = time.monotonic()
             self._last_result = finished.describe() if finished else None
         self._check_targets()
+        if not self._stopping:
+            self._write_beat()  # clean again, unless more changes came meanwhile
 
     def _lock_busy(self, who: str, reason: str) -> None:
         """Another process holds the writer lock: say who (once per holder) and retry later."""
@@ -608,11 +630,7 @@ class Syncer:
 
     def _beat(self) -> None:
         while not self._stop_event.wait(HEARTBEAT_SECONDS):
-            worker = self._worker
-            try:
-                write_heartbeat(self.engine.cfg, "running" if worker is not None and worker.is_alive() else "stopped")
-            except OSError as exc:
-                log.warning("cannot write the watcher heartbeat: %s", exc)
+            self._write_beat()
 
     def _emit(self, e: ev.Event) -> None:
         self._log(e)

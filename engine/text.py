@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_right
 
 WORD_RE = re.compile(r"\w+")
 
@@ -28,12 +29,12 @@ _CJK_RANGES = (
 )
 
 
+# the ranges as sorted boundaries: a code point is CJK when an odd number of them are <= it
+_CJK_BOUNDS = [edge for lo, hi in _CJK_RANGES for edge in (lo, hi + 1)]
+
+
 def is_cjk(ch: str) -> bool:
-    cp = ord(ch)
-    for lo, hi in _CJK_RANGES:
-        if lo <= cp <= hi:
-            return True
-    return False
+    return ch >= "\u1100" and bisect_right(_CJK_BOUNDS, ord(ch)) % 2 == 1
 
 
 def is_hangul(ch: str) -> bool:
@@ -46,14 +47,23 @@ def normalize(text: str) -> str:
     return unicodedata.normalize("NFKC", text).casefold()
 
 
+def cjk_count(text: str) -> int:
+    """How many characters of `text` are CJK/Hangul."""
+    return 0 if text.isascii() else sum(1 for ch in text if is_cjk(ch))
+
+
 def _segments(word: str) -> list[tuple[str, bool]]:
     """Split a word into maximal runs that are all-CJK or all-other."""
+    if word.isascii():  # most words: no character to look at
+        return [(word, False)]
     out: list[tuple[str, bool]] = []
-    start = 0
-    for i in range(1, len(word) + 1):
-        if i == len(word) or is_cjk(word[i]) != is_cjk(word[start]):
-            out.append((word[start:i], is_cjk(word[start])))
-            start = i
+    start, kind = 0, is_cjk(word[0])
+    for i in range(1, len(word)):
+        now = is_cjk(word[i])
+        if now != kind:
+            out.append((word[start:i], kind))
+            start, kind = i, now
+    out.append((word[start:], kind))
     return out
 
 
@@ -67,13 +77,22 @@ def words(text: str) -> list[str]:
 
 def index_tokens(text: str) -> list[str]:
     """Tokens stored in the full-text index for a chunk of text."""
+    if text.isascii():  # most notes: NFKC changes no ASCII character and casefold is lower
+        return WORD_RE.findall(text.lower())
     out: list[str] = []
-    for word in words(text):
-        for seg, cjk in _segments(word):
-            if cjk:
-                out.extend(_grams(seg))
-            else:
-                out.append(seg)
+    for line in text.split("\n"):  # no word spans a line, nor does NFKC compose across one
+        if line.isascii():
+            out += WORD_RE.findall(line.lower())
+            continue
+        for word in words(line):
+            if word.isascii():
+                out.append(word)
+                continue
+            for seg, cjk in _segments(word):
+                if cjk:
+                    out.extend(_grams(seg))
+                else:
+                    out.append(seg)
     return out
 
 

@@ -11,17 +11,17 @@ import datetime as dt
 import os
 import re
 import stat
-from dataclasses import dataclass
+import time
 from pathlib import Path
+from typing import NamedTuple
 
 IGNORED_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", ".pnpm-store", ".venv", "venv", ".tox", "__pycache__", ".mypy_cache"})
 DATED_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})")
 
 
-@dataclass(frozen=True, slots=True)
-class SourceFile:
+class SourceFile(NamedTuple):  # a tuple: a sync lists every file, and a frozen dataclass is slower to build
     path: str  # what users see and the index key: workspace-relative, "/" separators
-    abspath: Path
+    abspath: str  # a str, not a Path: building 20,000 Paths cost more than listing the files
     source: str  # "memory" or "sessions"
 
 
@@ -63,16 +63,41 @@ def _utf8_name(name: str) -> bool:
         return False
 
 
-def _walk_rel(root: str, errors: list[str] | None) -> list[tuple[str, str]]:
+def dir_stamp(path: str) -> int | None:
+    """A folder's mtime (ns), which every create, delete or rename inside it changes; None when
+    it is too recent to trust: a change within the same clock tick could leave it as it is.
+    (A whole-second mtime means a filesystem that keeps seconds only: then two seconds.)"""
+    now = time.time_ns()
+    mtime = os.stat(path).st_mtime_ns
+    tick = 2_000_000_000 if mtime % 1_000_000_000 == 0 else 20_000_000
+    return None if mtime >= now - tick else mtime
+
+
+def path_kind(path: str) -> str:
+    """file, dir, link, other or none: what a root of the listing is, without following links."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return "none"
+    return "link" if stat.S_ISLNK(mode) else "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other"
+
+
+def _walk_rel(root: str, errors: list[str] | None, dirs: dict[str, int | None] | None = None) -> list[tuple[str, str]]:
     """(absolute path, path relative to root with "/") of the `.md` files under root.
 
     Relative paths are built while walking: no per-file relpath/realpath, which made a
     listing of 5000 files cost ~80 ms (the reconciliation scan and `status` run it often).
+    `dirs` collects each folder's dir_stamp, taken before it is read.
     """
     found: list[tuple[str, str]] = []
     stack = [(root, "")]
     while stack:
         d, rel = stack.pop()
+        if dirs is not None:
+            try:
+                dirs[d] = dir_stamp(d)
+            except OSError:
+                dirs[d] = None
         try:
             with os.scandir(d) as it:
                 entries = sorted(it, key=lambda e: e.name)
@@ -84,7 +109,7 @@ def _walk_rel(root: str, errors: list[str] | None) -> list[tuple[str, str]]:
         for e in entries:
             if e.is_symlink():
                 continue
-            if not _utf8_name(e.name):
+            if not e.name.isascii() and not _utf8_name(e.name):
                 # the index, its citations and the tools speak UTF-8: such a name cannot be stored
                 if errors is not None and (e.name.endswith(".md") or e.is_dir(follow_symlinks=False)):
                     shown = os.fsencode(e.path).decode("utf-8", "backslashreplace")
@@ -102,7 +127,9 @@ def _walk_rel(root: str, errors: list[str] | None) -> list[tuple[str, str]]:
     return found
 
 
-def list_memory_files(workspace: Path, extra_paths: list[str], errors: list[str] | None = None) -> list[SourceFile]:
+def list_memory_files(workspace: Path, extra_paths: list[str], errors: list[str] | None = None,
+                      dirs: dict[str, int | None] | None = None) -> list[SourceFile]:
+    """The memory files; `dirs`, when given, gets the dir_stamp of every folder read."""
     workspace = Path(workspace)
     # (absolute path, real path: the duplicate key, display path)
     candidates: list[tuple[str, str, str]] = []
@@ -118,7 +145,7 @@ def list_memory_files(workspace: Path, extra_paths: list[str], errors: list[str]
         # the walk never follows a symlink, so a file's real path is its root's plus the relative part
         real, shown = os.path.realpath(root), display_path(workspace, root)
         prefix = "" if shown == "." else shown + "/"
-        for abs_p, rel in _walk_rel(str(root), errors):
+        for abs_p, rel in _walk_rel(str(root), errors, dirs):
             candidates.append((abs_p, real + "/" + rel, prefix + rel))
 
     for name in ("MEMORY.md", "memory.md"):
@@ -140,7 +167,7 @@ def list_memory_files(workspace: Path, extra_paths: list[str], errors: list[str]
         if key in seen:
             continue
         seen.add(key)
-        out.append(SourceFile(shown, Path(abs_p), "memory"))
+        out.append(SourceFile(shown, abs_p, "memory"))
     return out
 
 

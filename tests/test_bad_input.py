@@ -72,8 +72,8 @@ def test_file_vanishing_mid_index(workspace, make_engine, monkeypatch):
     ghost = write(workspace / "memory" / "ghost.md", "ghost note\n")
     real_list = indexer.list_sources
 
-    def listing_then_vanish(cfg, errors=None):
-        files = real_list(cfg, errors)
+    def listing_then_vanish(cfg, errors=None, layout=None):
+        files = real_list(cfg, errors, layout)
         ghost.unlink()  # the race: listed, then gone before it is read
         return files
 

@@ -536,10 +536,15 @@ def cmd_search(args) -> int:
     if not query:
         raise CommandError("Missing search query. Provide a positional query or use --query <text>.", EXIT_USAGE)
     eng = _engine(args)
-    # a stale index is brought up to date by a detached `clawmem index`; this search does not wait
-    from clawmem.engine.sync import spawn_background_index
 
-    eng.sync_hook = lambda _reason: spawn_background_index(eng)
+    def spawn(_reason):
+        # a stale index is brought up to date by a detached `clawmem index`; this search does not
+        # wait (sync.py loads only then: most searches find the index fresh)
+        from clawmem.engine.sync import spawn_background_index
+
+        return spawn_background_index(eng)
+
+    eng.sync_hook = spawn
     try:
         res = eng.search(query, max_results=args.max_results, min_score=args.min_score, now=args.now, after=args.after,
                          before=args.before, explain=args.explain, show_hidden=args.show_hidden,

@@ -1,0 +1,227 @@
+"""Costs that do not grow with the workspace (issue 14), and that the shortcuts stay honest.
+
+A search's freshness check looks at folders, roots and the files changed last, not at every
+file; whatever it cannot see, `status` still reports. The tokeniser's fast paths give the
+same tokens; the journal's batched commits lose nothing a later run cannot restore.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import time
+
+from clawmem.engine import dates, events as ev
+from clawmem.engine import text as T
+from clawmem.engine.chunking import weight
+from clawmem.engine.journal import Journal
+from clawmem.engine.store import known_intact
+from clawmem.engine.sync import Syncer
+from clawmem.engine.workspace import dir_stamp
+from helpers import run_cli, wait_for, write
+
+
+def notes(workspace, n: int) -> None:
+    """n dated notes with mtimes in the past, oldest first."""
+    for i in range(n):
+        p = write(workspace / "memory" / f"2025-{1 + i // 28:02d}-{1 + i % 28:02d}.md", f"# day {i}\n- note {i} about item{i}\n")
+        t = time.time_ns() - (n - i) * 60 * 10**9
+        os.utime(p, ns=(t, t))
+
+
+def finished(events) -> ev.JobFinished:
+    return [e for e in events if isinstance(e, ev.JobFinished)][-1]
+
+
+# ------------------------------------------------------------------ the tokeniser
+
+
+def _segments_by_character(word: str) -> list[tuple[str, bool]]:
+    """The rule the index was built with: maximal runs, each character tested on its own."""
+    out, start = [], 0
+    for i in range(1, len(word) + 1):
+        if i == len(word) or T.is_cjk(word[i]) != T.is_cjk(word[start]):
+            out.append((word[start:i], T.is_cjk(word[start])))
+            start = i
+    return out
+
+
+def test_fast_tokeniser_gives_the_tokens_of_the_character_rule():
+    rng = random.Random(14)
+    edges = [chr(c) for lo, hi in T._CJK_RANGES for c in (lo, hi, lo - 1, hi + 1)]
+    pool = edges + list("abcXYZ_ 09ßÄéİﬁＡ１\n-.,") + ["서버에서", "成语", "Zahnarzt", "カタカナ"]
+    for _ in range(5000):
+        text = "".join(rng.choice(pool) for _ in range(rng.randrange(0, 30)))
+        expected = []
+        for word in T.words(text):
+            for seg, cjk in _segments_by_character(word):
+                expected.extend(T._grams(seg) if cjk else [seg])
+            assert T._segments(word) == _segments_by_character(word), word
+        assert T.index_tokens(text) == expected, text
+        assert weight(text) == len(text) + 3 * sum(1 for ch in text if T.is_cjk(ch))
+
+
+def test_date_phrases_are_found_without_compiling_every_rule(monkeypatch):
+    today = dates.dt.date(2026, 11, 23)
+    queries = ["billing decision", "the day before yesterday", "yesterday", "what happened today", "this week",
+               "last week billing", "previous week", "this month", "last month", "previous month", "this year",
+               "last year", "past 3 days", "in the last seven days", "two days ago", "10 days ago",
+               "since 2026-05", "since 2026-05-03", "since March", "since may 2025", "in March", "during feb 2026",
+               "on 2026-02-10", "what did we plan in june", "notes in berlin", "billing decision in dec", "上周的会议", "昨天", "3月份", "最近7天", "지난주 회의", "어제", "lasagna recipe", "on call"]
+    found = {q: dates.extract(q, today) for q in queries}
+    monkeypatch.setattr(dates, "_may_have_a_phrase", lambda low: True)  # every rule, every time
+    assert found == {q: dates.extract(q, today) for q in queries}
+    assert sum(r is not None for _, r in found.values()) >= 25
+
+
+# ------------------------------------------------------------------ the freshness a search reports
+
+
+class StatCounter:
+    """Counts os.stat calls (each one still the real call)."""
+
+    def __init__(self, monkeypatch):
+        self.calls = 0
+        real = os.stat
+
+        def counting(*a, **kw):
+            self.calls += 1
+            return real(*a, **kw)
+
+        monkeypatch.setattr(os, "stat", counting)
+
+
+def test_a_search_does_not_stat_every_file(workspace, make_engine, monkeypatch):
+    notes(workspace, 600)
+    eng = make_engine()
+    list(eng.index())
+    eng.search("item5")  # opens the index
+    counter = StatCounter(monkeypatch)
+    res = eng.search("item5")
+    assert res["stale"] is False and res["results"]
+    assert counter.calls < 60, counter.calls  # the 600 files are not looked at one by one
+
+
+def test_what_a_search_sees_without_a_watcher_and_status_sees_the_rest(workspace, make_engine):
+    notes(workspace, 200)
+    write(workspace / "MEMORY.md", "facts\n")
+    eng = make_engine()
+    list(eng.index())
+    assert eng.search("note")["stale"] is False
+    # a new file: its folder changed
+    write(workspace / "memory" / "2026-01-01.md", "a new day\n")
+    assert eng.search("note")["stale"] is True and eng.status()["freshness"]["dirty"] is True
+    list(eng.index())
+    # an in-place edit of a file changed lately (the newest log, MEMORY.md)
+    with open(workspace / "memory" / "2026-01-01.md", "a") as fh:
+        fh.write("- more\n")
+    assert eng.search("note")["stale"] is True
+    list(eng.index())
+    with open(workspace / "MEMORY.md", "a") as fh:
+        fh.write("- more facts\n")
+    assert eng.search("note")["stale"] is True
+    list(eng.index())
+    # an in-place edit of an old file while nothing watches: a search cannot see it, status does
+    old = workspace / "memory" / "2025-01-01.md"
+    st = os.stat(old)
+    with open(old, "a") as fh:
+        fh.write("- appended a year later\n")
+    assert eng.search("note")["stale"] is False  # the documented limit (README, Health.seen_behind)
+    fr = eng.status()["freshness"]
+    assert fr["dirty"] is True and fr["behind"] == ["memory/2025-01-01.md"]
+    assert finished(eng.index()).files_indexed == 1  # and the next sync takes it
+    assert os.stat(old).st_size > st.st_size and eng.search("note")["stale"] is False
+
+
+def test_a_folder_changed_in_the_same_clock_tick_is_not_trusted(tmp_path):
+    d = tmp_path / "d"
+    d.mkdir()
+    old = time.time_ns() - 3 * 10**9 + 1234  # not a whole second: a nanosecond filesystem
+    os.utime(d, ns=(old, old))
+    assert dir_stamp(str(d)) == old
+    soon = time.time_ns() + 10**9
+    os.utime(d, ns=(soon, soon))
+    assert dir_stamp(str(d)) is None
+    whole = (time.time_ns() // 10**9 - 1) * 10**9  # a whole second, 1 s ago: a coarse filesystem's tick is 2 s
+    os.utime(d, ns=(whole, whole))
+    assert dir_stamp(str(d)) is None
+
+
+def test_an_edit_while_nothing_watched_is_found_by_the_next_search_sync(workspace):
+    notes(workspace, 50)
+    ws = ["--workspace", str(workspace)]
+    assert run_cli(*ws, "index").returncode == 0
+    with open(workspace / "memory" / "2025-02-22.md", "a") as fh:  # the newest note, edited in place
+        fh.write("- a waxwing in the rowan\n")
+    status = json.loads(run_cli(*ws, "status", "--json").stdout)["freshness"]
+    assert status["dirty"] is True and status["behind"] == ["memory/2025-02-22.md"]
+    res = json.loads(run_cli(*ws, "search", "waxwing", "--json").stdout)
+    assert res["stale"] is True and res["results"] == []
+    wait_for(lambda: json.loads(run_cli(*ws, "status", "--json").stdout)["freshness"]["dirty"] is False,
+             what="the background index the search started")
+    res = json.loads(run_cli(*ws, "search", "waxwing", "--json").stdout)
+    assert res["stale"] is False and res["results"][0]["path"] == "memory/2025-02-22.md"
+
+
+def test_a_running_watcher_tells_searches_elsewhere_about_edits_they_cannot_see(workspace, make_engine):
+    notes(workspace, 100)
+    eng = make_engine({"sync.watchDebounceMs": 3000}, persistent=True)
+    other = make_engine()  # another process's engine: it learns only from the heartbeat
+    syncer = Syncer(eng)
+    syncer.start()
+    try:
+        wait_for(lambda: syncer.state.last_sync and other.search("note")["stale"] is False, what="the start sync")
+        with open(workspace / "memory" / "2025-01-01.md", "a") as fh:  # old: no search would stat it
+            fh.write("- a late entry about a nuthatch\n")
+        wait_for(lambda: other.search("note")["stale"] is True, what="the watcher's dirty heartbeat")
+        wait_for(lambda: "memory/2025-01-01.md" in [r["path"] for r in other.search("nuthatch", stale_check=False)["results"]],
+                 what="the watcher's sync")
+        wait_for(lambda: other.search("note")["stale"] is False, what="a clean heartbeat after the sync")
+    finally:
+        syncer.stop()
+
+
+# ------------------------------------------------------------------ indexing
+
+
+def test_one_edited_file_is_the_only_one_read_again(workspace, make_engine):
+    notes(workspace, 300)
+    eng = make_engine()
+    first = finished(eng.index())
+    assert first.files_indexed == 300
+    assert known_intact(eng.index_path)  # the next writer may skip the whole-file integrity check
+    with open(workspace / "memory" / "2025-03-03.md", "a") as fh:
+        fh.write("- edited\n")
+    done = finished(eng.index())
+    assert (done.files_indexed, done.files_unchanged) == (1, 299)
+    with open(eng.index_path, "r+b") as fh:  # anyone else writing the file: checked again
+        fh.seek(0, 2)
+        fh.write(b"\0")
+    assert not known_intact(eng.index_path)
+
+
+def test_a_journal_version_lost_with_a_killed_batch_is_recorded_again(workspace, make_engine):
+    notes(workspace, 20)
+    eng = make_engine()
+    list(eng.index())
+    target = workspace / "memory" / "2025-01-05.md"
+    with open(target, "a") as fh:
+        fh.write("- second version\n")
+    list(eng.index())
+    j = Journal(eng.cfg)
+    try:
+        newest = j.latest("memory/2025-01-05.md")
+        assert newest is not None and newest.hash is not None
+        # what a kill before the batch's commit leaves: the index has the file, the journal only its older version
+        j.conn.execute("delete from versions where id = ?", (newest.id,))
+        assert j.latest("memory/2025-01-05.md").id < newest.id
+    finally:
+        j.close()
+    list(eng.index())
+    j = Journal(eng.cfg)
+    try:
+        again = j.latest("memory/2025-01-05.md")
+        assert again.hash == newest.hash and j.data(again.id) == target.read_bytes()
+    finally:
+        j.close()
