@@ -342,12 +342,19 @@ class SearchPane(Vertical):
         self.query_one("#side").border_title = f"{msg.path}:{s}-{e}"
         self.call_after_refresh(self._scroll_preview_to, parts[: match - msg.first_line])
 
-    def _scroll_preview_to(self, above: list[Content]) -> None:
-        """Bring the matched line to the middle of the preview (rows counted as they wrap)."""
+    def _scroll_preview_to(self, above: list[Content], tries: int = 5) -> None:
+        """Bring the matched line to the middle of the preview (rows counted as they wrap).
+
+        The new text may not be laid out yet (the scroll range still the old one's): then the
+        scroll would be cut short, so it is tried again after the next refresh."""
         side = self.query_one("#side")
         width = max(1, side.scrollable_content_region.width)
         row = sum(len(part.wrap(width)) or 1 for part in above)
-        side.scroll_to(y=max(0, row - side.scrollable_content_region.height // 2), animate=False)
+        target = max(0, row - side.scrollable_content_region.height // 2)
+        if target > side.max_scroll_y and tries > 1:
+            self.call_after_refresh(self._scroll_preview_to, above, tries - 1)
+            return
+        side.scroll_to(y=target, animate=False)
 
     # ------------------------------------------------------------------ actions
 
