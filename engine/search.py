@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts 
 
 from . import ranking
 from .store import OperationalError, Store
-from .text import _CJK_RANGES, STOPWORDS, WORD_RE, index_tokens, mmr_tokens, normalize, query_terms, relaxed_terms
+from .text import STOPWORDS, WORD_RE, index_tokens, is_cjk, mmr_tokens, normalize, query_terms, relaxed_terms
 from .workspace import is_evergreen
 
 SNIPPET_CHARS = 700
@@ -319,14 +319,13 @@ def apply_decay(cands: list[Candidate], opts: Options) -> None:
 # ----------------------------------------------------------------------------- snippets
 
 
-_CJK_CHAR = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _CJK_RANGES) + "]")
-
-
 def line_tokens(line: str) -> list[str]:
     """index_tokens(line), fast: a line without CJK characters has its words as tokens (the
     full tokenizer checks every character and was most of a search's time at 10k chunks)."""
     norm = normalize(line)
-    return index_tokens(line) if _CJK_CHAR.search(norm) else WORD_RE.findall(norm)
+    if norm.isascii() or not any(is_cjk(ch) for ch in norm):
+        return WORD_RE.findall(norm)
+    return index_tokens(line)
 
 
 @dataclass
