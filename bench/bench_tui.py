@@ -144,6 +144,15 @@ def main() -> int:
     ap.add_argument("--starts", type=int, default=5)
     ap.add_argument("--queries", type=int, default=20)
     args = ap.parse_args()
+    # pip byte-compiles an installed clawmem; an editable checkout under PYTHONDONTWRITEBYTECODE
+    # (set on the build machines and by app_env) would compile every module at every start
+    import compileall
+
+    import clawmem.engine
+    import clawmem.tui
+
+    for folder in [*clawmem.engine.__path__, *clawmem.tui.__path__]:
+        compileall.compile_dir(folder, quiet=1)
     if not have_tmux():
         print("tmux is required (apt-get install tmux)", file=sys.stderr)
         return 2
