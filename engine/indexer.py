@@ -32,7 +32,7 @@ from .embeddings import Plan, Provider, ProviderError
 from .embeddings.cache import EmbeddingCache
 from .journal import Journal
 from .sessions import parse_transcript
-from .store import ForeignIndex, Store, index_meta, known_intact, move_aside
+from .store import ForeignIndex, Store, index_meta, known_intact, move_aside, remove_index_files
 from .text import index_tokens
 from .sources import LAYOUT_KEY, list_sources
 from .workspace import SourceFile, day_of
@@ -652,8 +652,5 @@ def prune_models(store: Store, fingerprints: set[str], unsure: set[str], *, forc
 
 def swap_in(rebuilt: Path, target: Path) -> None:
     """Replace the index file by the rebuilt one (caller holds the writer lock)."""
-    for suffix in ("-wal", "-shm"):
-        p = Path(str(target) + suffix)
-        if p.exists():
-            p.unlink()
+    remove_index_files(target, main=False)
     os.replace(rebuilt, target)

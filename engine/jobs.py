@@ -7,7 +7,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Generator, Iterator
 
 if TYPE_CHECKING:  # the indexer and events load when a job runs: a search needs neither
@@ -16,7 +15,7 @@ if TYPE_CHECKING:  # the indexer and events load when a job runs: a search needs
 
 from .core import PROVIDER_FAILURES, Core
 from .lock import LockBusy, WriterLock, current_holder, describe_holder
-from .store import DatabaseError, ForeignIndex, Store, adopt_legacy_index, index_meta, move_aside, rebuild_path, remember_intact
+from .store import DatabaseError, ForeignIndex, Store, adopt_legacy_index, index_meta, move_aside, rebuild_path, remember_intact, remove_index_files
 
 
 class IndexJobs(Core):
@@ -75,20 +74,25 @@ class IndexJobs(Core):
 
     def _update(self, store: Store, reason: str, stats: Stats, stop, backfill: bool) -> Iterator[ev.Event]:
         from . import events as ev
-        from .indexer import MODEL_GRACE_DAYS, prune_models, text_phase
+        from .indexer import MODEL_GRACE_DAYS, prune_models
 
         if store.get_meta("index") is None:
             store.set_meta("index", json.dumps(index_meta(self.cfg)))
-        for e in text_phase(self.cfg, store, stats, backfill_sessions=backfill, should_stop=stop):
-            if isinstance(e, ev.JobStarted):
-                e = ev.JobStarted("index", reason, e.files_total)
-            yield e
+        yield from self._text_phase(store, "index", reason, stats, stop, backfill)
         if stop():
             return
         yield from self._embed(store, stats, stop)
         store.set_meta("last_sync", dt.datetime.now().astimezone().isoformat(timespec="seconds"))
         for dropped in prune_models(store, *self._configured_models(), force=False):
             yield ev.Warning(f"dropped vectors of {dropped}: no longer configured for {MODEL_GRACE_DAYS} days")
+
+    def _text_phase(self, store: Store, kind: str, reason: str, stats: Stats, stop, backfill: bool) -> Iterator[ev.Event]:
+        """The indexer's text phase, its start event saying which job this is and why."""
+        from . import events as ev
+        from .indexer import text_phase
+
+        for e in text_phase(self.cfg, store, stats, backfill_sessions=backfill, should_stop=stop):
+            yield ev.JobStarted(kind, reason, e.files_total) if isinstance(e, ev.JobStarted) else e
 
     def _configured_models(self) -> tuple[set[str], set[str]]:
         """(fingerprints of the configured providers, the configured providers that cannot be
@@ -168,15 +172,14 @@ class IndexJobs(Core):
             return None
         if fits:
             return f"resuming the rebuild left unfinished in {tmp}"
-        for suffix in ("", "-wal", "-shm"):
-            Path(str(tmp) + suffix).unlink(missing_ok=True)
+        remove_index_files(tmp)
         yield ev.Warning(f"removed {tmp}: an unfinished rebuild made for other settings")
         return None
 
     def _rebuild(self, why: str, stats: Stats, stop, backfill: bool) -> Iterator[ev.Event]:
         """Build a complete new index beside the old one, then swap it in (SPEC §4)."""
         from . import events as ev
-        from .indexer import open_writer, prune_models, rebuild_fits, swap_in, text_phase
+        from .indexer import open_writer, prune_models, rebuild_fits, swap_in
 
         tmp = rebuild_path(self.index_path)
         yield ev.Warning(f"full rebuild: {why}")
@@ -184,14 +187,10 @@ class IndexJobs(Core):
         try:
             if not rebuild_fits(new, self.cfg):
                 new.close()
-                for suffix in ("", "-wal", "-shm"):
-                    Path(str(tmp) + suffix).unlink(missing_ok=True)
+                remove_index_files(tmp)
                 new, _ = open_writer(tmp, self.cfg)
             new.set_meta("index", json.dumps(index_meta(self.cfg)))
-            for e in text_phase(self.cfg, new, stats, backfill_sessions=True, should_stop=stop):
-                if isinstance(e, ev.JobStarted):
-                    e = ev.JobStarted("rebuild", why, e.files_total)
-                yield e
+            yield from self._text_phase(new, "rebuild", why, stats, stop, True)
             if stop():
                 return
             yield from self._embed(new, stats, stop)

@@ -422,6 +422,12 @@ class Store:
         return [(r[0], 1.0 - r[1]) for r in rows]
 
 
+def remove_index_files(path: Path, main: bool = True) -> None:
+    """Delete an index file's WAL and shared-memory files, and the file itself unless main=False."""
+    for suffix in ("-wal", "-shm", "") if main else ("-wal", "-shm"):
+        Path(str(path) + suffix).unlink(missing_ok=True)
+
+
 def move_aside(path: Path, why: str) -> Path:
     """Move a bad index (and its WAL files) out of the way; never delete it."""
     stamp = time.strftime("%Y%m%d-%H%M%S")

@@ -14,11 +14,9 @@ from __future__ import annotations
 
 import datetime as dt
 import hmac
-import ipaddress
 import json
 import logging
 import os
-import socket
 import time
 from typing import Any, Callable
 
@@ -29,6 +27,7 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from clawmem.engine import files, tools
+from clawmem.engine.net import cannot_listen, is_loopback
 from clawmem.engine.context import session_context
 
 log = logging.getLogger("clawmem.mcp")
@@ -233,15 +232,6 @@ def build_server(engine, first_sync_over: Callable[[], bool] = lambda: True) -> 
 # ---------------------------------------------------------------------------- HTTP bearer token
 
 
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
 def require_bearer(app, token: str):
     """ASGI middleware: HTTP requests without `Authorization: Bearer <token>` get 401."""
     expected = f"Bearer {token}".encode()
@@ -275,13 +265,9 @@ def parse_http(http: str, host: str | None) -> tuple[str, int]:
 
 def check_can_listen(bind: str, port: int) -> None:
     """Say plainly when the address is taken or not ours, before the engine starts."""
-    family = socket.AF_INET6 if ":" in bind else socket.AF_INET
-    try:
-        with socket.create_server((bind, port), family=family):
-            pass
-    except OSError as exc:
-        why = os.strerror(exc.errno) if exc.errno else str(exc)
-        raise ServeError(f"--http {bind}:{port}: cannot listen there ({why}); pick another port or address") from None
+    why = cannot_listen(bind, port)
+    if why:
+        raise ServeError(f"--http {bind}:{port}: cannot listen there ({why}); pick another port or address")
 
 
 # ---------------------------------------------------------------------------- run

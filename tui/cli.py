@@ -782,7 +782,7 @@ def cmd_history(args) -> int:
         for c in changes:
             print("\n".join(format_change(c, path is not None, color)))
         if path is None:
-            print(f"(clawmem history PATH shows the diffs; clawmem restore PATH --to VERSION puts a version back)")
+            print("(clawmem history PATH shows the diffs; clawmem restore PATH --to VERSION puts a version back)")
     return EXIT_OK
 
 

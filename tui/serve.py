@@ -20,7 +20,7 @@ import sys
 from aiohttp import web
 from textual_serve.server import Server
 
-from clawmem.mcp.server import is_loopback
+from clawmem.engine.net import cannot_listen, is_loopback
 
 
 class ServeError(Exception):
@@ -58,13 +58,9 @@ def _url_host(host: str) -> str:
 
 
 def check_can_listen(host: str, port: int) -> None:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    try:
-        with socket.create_server((host, port), family=family):
-            pass
-    except OSError as exc:
-        why = os.strerror(exc.errno) if exc.errno else str(exc)
-        raise ServeError(f"--host {host} --port {port}: cannot listen there ({why}); pick another port or address") from None
+    why = cannot_listen(host, port)
+    if why:
+        raise ServeError(f"--host {host} --port {port}: cannot listen there ({why}); pick another port or address")
 
 
 def app_command(args) -> str:

@@ -10,7 +10,7 @@ from textual.widgets import OptionList, Static
 
 from clawmem.engine import journal
 from clawmem.engine.journal import Journal
-from tuikit import DAY_10, build_app, settle
+from tuikit import DAY_10, settle
 
 
 def outside_write(path, text: str) -> None:
@@ -87,7 +87,6 @@ async def test_a_hunk_changed_again_since_is_refused(ws, make_app):
         outside_write(log, DAY_10.replace("lasagna with extra cheese", "TODO"))
         await show_history(pilot)
         outside_write(log, DAY_10.replace("lasagna with extra cheese", "soup"))
-        pane = app.history_pane
         await pilot.press("u")
         await settle(pilot)
         assert "soup" in log.read_text()  # nothing written

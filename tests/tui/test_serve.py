@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import run_cli, wait_for, write
+from helpers import run_cli, write
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ANSI = re.compile(r"\x1b\[[0-9;?<>=]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[PX^_][^\x1b]*\x1b\\|\x1b[()][A-Za-z0-9]|\x1b[=>78]")
