@@ -582,11 +582,8 @@ def open_writer(path: Path, cfg: Config) -> tuple[Store, str | None]:
         moved = f"not a usable clawmem index ({exc}); moved it to {dest} and rebuilt it from the Markdown"
         store = Store(path, write=True, load_vec=cfg["store.vector.enabled"])
         store.prepare_writer()
-    store.ensure_schema()
-    if store.get_meta("workspace") is None:
-        store.set_meta("workspace", str(cfg.workspace))
-    if store.get_meta("agentId") is None:  # `--all-agents` finds agents by their indexes
-        store.set_meta("agentId", cfg.agent_id)
+    # agentId: `--all-agents` finds agents by their indexes
+    store.ensure_schema(workspace=str(cfg.workspace), agentId=cfg.agent_id)
     if store.get_meta("lines") is None:
         fix_last_lines(store)
     return store, moved

@@ -238,11 +238,23 @@ class Store:
                 raise
             raise ForeignIndex(str(exc)) from None
 
-    def ensure_schema(self) -> None:
-        self.conn.executescript(SCHEMA)
-        self.set_meta("app", APP_MARKER)
-        if self.get_meta("schema") is None:
-            self.set_meta("schema", str(SCHEMA_VERSION))
+    def ensure_schema(self, **defaults: str) -> None:
+        """Create the tables and the meta record in one transaction: a reader that opens a new
+        index while it is being created sees either an empty file or a whole clawmem index,
+        never tables without the marker (which it would call foreign). `defaults` are meta
+        values written only where none is set yet."""
+        self.conn.execute("begin immediate")
+        try:
+            for statement in SCHEMA.split(";"):
+                if statement.strip():
+                    self.conn.execute(statement)
+            self.set_meta("app", APP_MARKER)
+            for key, value in {"schema": str(SCHEMA_VERSION), **defaults}.items():
+                self.conn.execute("insert into meta(key, value) values (?, ?) on conflict(key) do nothing", (key, value))
+            self.conn.execute("commit")
+        except BaseException:
+            self.rollback()
+            raise
 
     def has_schema(self) -> bool:
         try:

@@ -147,3 +147,33 @@ def test_an_unreadable_index_is_not_called_corrupt(indexed):
         assert not [p for p in path.parent.iterdir() if ".corrupt-" in p.name]  # not moved: fixing permissions is enough
     finally:
         path.chmod(0o600)
+
+
+def test_a_reader_never_sees_a_half_created_index(make_engine, workspace):
+    """The first index of a workspace is created while the watcher's searches already read it
+    (CI caught a search calling the new index foreign: it had tables but not yet its marker).
+    Probe with a fresh reader before every statement the writer runs: each sees an empty index
+    or a whole one, never an error."""
+    from clawmem.engine.store import Store
+
+    write(workspace / "memory" / "2026-01-02.md", "# herons\nthe herons came back\n")
+    eng = make_engine()
+    writer = Store(eng.index_path, write=True, load_vec=False)
+    writer.prepare_writer()
+    seen: list[str] = []
+
+    def probe(statement: str) -> None:  # SQLite swallows a callback's exceptions: keep them
+        eng.close()  # drop the cached reader: open the file afresh
+        try:
+            out = eng.search("herons", stale_check=False)
+            seen.append("ok" if out["results"] == [] else f"hits {out['results']}")
+        except Exception as exc:
+            seen.append(f"{statement[:30]!r}: {exc}")
+
+    writer.conn.set_trace_callback(probe)
+    writer.ensure_schema(workspace=str(workspace), agentId="main")
+    writer.conn.set_trace_callback(None)
+    writer.close()
+    assert len(seen) >= 8, seen  # every table, the marker and the defaults were probed
+    assert set(seen) == {"ok"}, seen
+    assert eng.search("herons", stale_check=False)["results"] == []
