@@ -8,13 +8,11 @@ there are ignored and listed.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from . import paths
 
@@ -26,8 +24,7 @@ class ConfigError(Exception):
     """A configuration problem, already phrased as one line for the user."""
 
 
-@dataclass(frozen=True)
-class Key:
+class Key(NamedTuple):
     default: Any
     kind: str  # str, int, float, bool, strlist, providers, headers, enum
     check: Callable[[Any], bool] | None = None
@@ -202,17 +199,22 @@ def flatten(table: dict, prefix: str = "") -> dict[str, Any]:
     return out
 
 
-@dataclass
 class Config:
-    values: dict[str, Any]
-    sources: dict[str, str]
-    file: Path | None = None  # our TOML file (may not exist yet)
-    openclaw_file: Path | None = None
-    openclaw_ignored: list[str] = field(default_factory=list)  # "key: what clawmem does instead"
-    openclaw_data: dict = field(default_factory=dict)  # the whole openclaw.json (models.providers, env, secrets)
-    key_sources: dict[str, str] = field(default_factory=dict)  # secret key -> where its value came from
-    warnings: list[str] = field(default_factory=list)
-    ui: dict = field(default_factory=dict)
+    # a plain class, as the engine's other records on the search path: importing dataclasses
+    # (and the inspect module it needs) was a fifth of a `clawmem search`'s imports
+    def __init__(self, values: dict[str, Any], sources: dict[str, str], file: Path | None = None,
+                 openclaw_file: Path | None = None, openclaw_ignored: list[str] | None = None,
+                 openclaw_data: dict | None = None, key_sources: dict[str, str] | None = None,
+                 warnings: list[str] | None = None, ui: dict | None = None):
+        self.values = values
+        self.sources = sources
+        self.file = file  # our TOML file (may not exist yet)
+        self.openclaw_file = openclaw_file
+        self.openclaw_ignored = openclaw_ignored if openclaw_ignored is not None else []  # "key: what clawmem does instead"
+        self.openclaw_data = openclaw_data if openclaw_data is not None else {}  # the whole openclaw.json
+        self.key_sources = key_sources if key_sources is not None else {}  # secret key -> where its value came from
+        self.warnings = warnings if warnings is not None else []
+        self.ui = ui if ui is not None else {}
 
     def __getitem__(self, key: str) -> Any:
         return self.values[key]
@@ -279,9 +281,22 @@ def not_honoured(cfg: Config) -> list[str]:
     return out
 
 
+def sha256(data: bytes):
+    """hashlib.sha256 without importing hashlib: its OpenSSL binding costs every `clawmem search`
+    3 ms to name the index file. The builtin module is the one hashlib itself falls back to."""
+    try:
+        from _sha256 import sha256  # Python 3.11
+    except ImportError:
+        try:
+            from _sha2 import sha256  # Python 3.12+
+        except ImportError:
+            from hashlib import sha256
+    return sha256(data)
+
+
 def workspace_key(workspace: Path) -> str:
     """A short name for a workspace's real path, for file names."""
-    return hashlib.sha256(str(workspace).encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    return sha256(str(workspace).encode("utf-8", "surrogateescape")).hexdigest()[:12]
 
 
 def mask_secret(value: str) -> str:

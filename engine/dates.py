@@ -11,7 +11,7 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
 MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
@@ -23,8 +23,7 @@ MAX_WORDS = 12  # longer queries are conversation, not a question with a time qu
 MAX_CJK = 30
 
 
-@dataclass(frozen=True)
-class DateRange:
+class DateRange(NamedTuple):
     after: dt.date | None
     before: dt.date | None  # exclusive
     phrase: str

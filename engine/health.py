@@ -12,7 +12,6 @@ from typing import Any, Callable, Iterator
 from . import config as config_mod
 from .core import Core, IndexUnavailable
 from .embeddings import ProviderError
-from .embeddings.batch import CLIENTS as BATCH_CLIENTS
 from .sources import LAYOUT_KEY, list_sources, source_roots
 from .lock import LockBusy, WriterLock, current_holder, describe_holder, read_holder
 from .store import DatabaseError, SCHEMA_VERSION, Store, index_meta, rebuild_path
@@ -172,11 +171,14 @@ class Health(Core):
                 provider["fallback"] = {"from": plan.candidates[0].name, "reason": plan.reasons[0]} if plan.candidates[0].factory is None else None
         else:
             provider["reason"] = plan.keyword_reason()
-        if cfg["remote.batch.enabled"] and cfg["provider"] in (*BATCH_CLIENTS, "auto"):
-            from .indexer import BATCH_ERROR  # the indexer loads only when asked: searches stay light
+        if cfg["remote.batch.enabled"]:
+            from .embeddings.batch import CLIENTS  # loaded only when asked: searches stay light
 
-            why = store.get_meta(BATCH_ERROR) if store is not None and store.has_schema() else None
-            provider["batch"] = {"enabled": True, "lastError": why or None}
+            if cfg["provider"] in (*CLIENTS, "auto"):
+                from .indexer import BATCH_ERROR
+
+                why = store.get_meta(BATCH_ERROR) if store is not None and store.has_schema() else None
+                provider["batch"] = {"enabled": True, "lastError": why or None}
         if deep:
             # where each candidate's key came from (never the key itself)
             provider["candidates"] = [{"name": c.name, "model": c.model or None, "usable": c.factory is not None,

@@ -11,9 +11,8 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts faster without it
     import numpy as np
@@ -25,21 +24,16 @@ BUSY_TIMEOUT_MS = 10_000
 
 
 def _pick_driver():
-    """The stdlib sqlite3 where it can load extensions, else sqlean.py (same DB-API)."""
-    import sqlite3
-
+    """sqlean.py (a dependency: FTS5 and extension loading on every platform), else the stdlib
+    sqlite3. sqlean first: probing the stdlib module costs a keyword search ~3 ms of imports."""
     try:
-        probe = sqlite3.connect(":memory:")
-        probe.enable_load_extension(True)
-        probe.close()
-        return sqlite3
-    except (AttributeError, sqlite3.Error):
-        try:
-            import sqlean
+        import sqlean
 
-            return sqlean
-        except ImportError:
-            return sqlite3
+        return sqlean
+    except ImportError:
+        import sqlite3
+
+        return sqlite3
 
 
 db = _pick_driver()
@@ -48,8 +42,7 @@ DatabaseError = db.DatabaseError
 OperationalError = db.OperationalError
 
 
-@dataclass(frozen=True)
-class VecState:
+class VecState(NamedTuple):
     loaded: bool
     version: str | None
     reason: str | None
@@ -102,7 +95,7 @@ CREATE TABLE IF NOT EXISTS models (
 
 def index_meta(cfg) -> dict:
     """What the index depends on: a change means a full rebuild (SPEC §4)."""
-    import hashlib
+    from .config import sha256
 
     extra = sorted(os.path.expanduser(p) for p in cfg["extraPaths"])
     return {
@@ -111,7 +104,7 @@ def index_meta(cfg) -> dict:
         "chunkTokens": cfg["chunking.tokens"],
         "chunkOverlap": cfg["chunking.overlap"],
         "sources": sorted(cfg["sources"]),
-        "scope": hashlib.sha256(json.dumps({"extraPaths": extra}).encode()).hexdigest()[:16],
+        "scope": sha256(json.dumps({"extraPaths": extra}).encode()).hexdigest()[:16],
     }
 
 

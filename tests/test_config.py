@@ -143,3 +143,23 @@ def test_parse_text_value():
     assert config.parse_text_value("workspace", "~/x y") == "~/x y"
     with pytest.raises(ValueError):
         config.parse_text_value("query.minScore", "lots")
+
+
+@pytest.mark.parametrize("kind", ["config", "data", "cache", "state"])
+@pytest.mark.parametrize("xdg", [None, "", "  ", "custom"])
+def test_our_folders_are_where_platformdirs_puts_them(kind, xdg, tmp_path, monkeypatch):
+    """engine.paths reads the XDG variables itself (platformdirs cost every search 5 ms of
+    imports); it must name the same folders platformdirs does, set, unset, empty or blank."""
+    import platformdirs
+
+    from clawmem.engine import paths
+
+    var = {"config": "XDG_CONFIG_HOME", "data": "XDG_DATA_HOME", "cache": "XDG_CACHE_HOME", "state": "XDG_STATE_HOME"}[kind]
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    if xdg is None:
+        monkeypatch.delenv(var, raising=False)
+    else:
+        monkeypatch.setenv(var, str(tmp_path / xdg) if xdg == "custom" else xdg)
+    ours = getattr(paths, f"{kind}_dir")()
+    assert ours == getattr(platformdirs, f"user_{kind}_path")("clawmem")
+    assert ours.is_relative_to(tmp_path)

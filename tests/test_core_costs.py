@@ -229,3 +229,27 @@ def test_a_journal_version_lost_with_a_killed_batch_is_recorded_again(workspace,
         assert again.hash == newest.hash and j.data(again.id) == target.read_bytes()
     finally:
         j.close()
+
+
+def test_a_keyword_search_imports_only_what_it_needs(workspace):
+    """`clawmem search` keyword-only is paid per question by an agent calling the CLI: numpy,
+    the embedding clients, dataclasses (and inspect), hashlib's OpenSSL binding and platformdirs
+    each cost milliseconds it does not need (issue 14). The search must still answer."""
+    import subprocess
+    import sys
+
+    write(workspace / "memory" / "2026-01-02.md", "# herons\nthe herons came back\n")
+    config = workspace.parent / "kw.toml"
+    write(config, 'provider = "none"\n')
+    run_cli("--workspace", str(workspace), "--config", str(config), "index", "--quiet")
+    probe = (
+        "import sys, io, contextlib\n"
+        "from clawmem.tui.cli import main\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out):\n"
+        f"    code = main(['--workspace', {str(workspace)!r}, '--config', {str(config)!r}, 'search', 'herons', '--json'])\n"
+        "heavy = {'numpy', 'httpx', 'llama_cpp', 'dataclasses', 'inspect', 'hashlib', 'platformdirs', 'textual', 'sqlite_vec'}\n"
+        "print(code, sorted(heavy & set(sys.modules)), 'memory/2026-01-02.md' in out.getvalue())\n"
+    )
+    res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert res.stdout.split("\n")[0] == "0 [] True", res.stdout + res.stderr

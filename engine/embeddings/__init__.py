@@ -11,12 +11,10 @@ status and search results can say why.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple
 
 if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts faster without it
     import numpy as np
@@ -68,6 +66,8 @@ class Provider:
 
 
 def fingerprint(provider: str, model: str, endpoint: str) -> str:
+    import hashlib  # here: a keyword-only search never needs it (3 ms of imports)
+
     raw = json.dumps([provider, model, endpoint], separators=(",", ":"))
     return hashlib.sha256(raw.encode()).hexdigest()[:24]
 
@@ -88,20 +88,21 @@ def check_vector(vec, dims: int | None) -> np.ndarray | None:
     return arr / norm
 
 
-@dataclass
 class Candidate:
-    name: str
-    factory: Callable[[], Provider] | None  # None: not usable, see reason
-    reason: str | None = None  # why it is not usable (or was skipped)
-    model: str = ""
-    key_source: str | None = None  # where a remote provider's API key came from (never the key)
+    def __init__(self, name: str, factory: Callable[[], Provider] | None, reason: str | None = None,
+                 model: str = "", key_source: str | None = None):
+        self.name = name
+        self.factory = factory  # None: not usable, see reason
+        self.reason = reason  # why it is not usable (or was skipped)
+        self.model = model
+        self.key_source = key_source  # where a remote provider's API key came from (never the key)
 
 
-@dataclass
 class Plan:
-    configured: str  # "auto", "none", or a provider id
-    candidates: list[Candidate] = field(default_factory=list)
-    reasons: list[str] = field(default_factory=list)  # why earlier candidates were skipped
+    def __init__(self, configured: str):
+        self.configured = configured  # "auto", "none", or a provider id
+        self.candidates: list[Candidate] = []
+        self.reasons: list[str] = []  # why earlier candidates were skipped
 
     def usable(self) -> list[Candidate]:
         return [c for c in self.candidates if c.factory is not None]
@@ -138,8 +139,7 @@ DEFAULT_MODELS = {
 AUTO_ORDER = ("local", "openai", "gemini", "voyage", "mistral")  # OpenClaw's auto priorities; ollama only when named
 
 
-@dataclass
-class Key:
+class Key(NamedTuple):
     value: str
     source: str  # where it came from; never the value
 

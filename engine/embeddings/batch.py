@@ -21,8 +21,7 @@ import hashlib
 import json
 import re
 import time
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import ProviderError
 
@@ -44,8 +43,7 @@ class BatchUnavailable(BatchError):
     """The provider has no batch API for this model or base URL: stop trying for this process."""
 
 
-@dataclass(frozen=True)
-class BatchSettings:
+class BatchSettings(NamedTuple):
     wait: bool = True
     concurrency: int = 2  # jobs submitted and polled at once
     poll_interval: float = 2.0  # seconds
