@@ -140,7 +140,8 @@ class ClawmemApp(App):
             self.action_create_workspace()
             self.load_status()
         else:
-            self._start()
+            # after the first frame: the workers' Python would share the GIL with it (cold start)
+            self.call_after_refresh(self._start)
         self._started_up = True
 
     def action_create_workspace(self) -> None:

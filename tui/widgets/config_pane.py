@@ -81,7 +81,7 @@ class ConfigPane(Vertical):
 
     def on_mount(self) -> None:
         self.query_one("#config-filter", Input).cursor_blink = self.host.settings.blinkingCursor
-        self.reload()
+        self.call_after_refresh(self.reload)  # a hidden tab's ~150 rows wait for the first frame
 
     def rows(self) -> list[tuple[str, str, str]]:
         """(setting, shown value, where it came from) for every engine key, then the app's own."""

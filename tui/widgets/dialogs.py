@@ -11,7 +11,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, Markdown, Static
+from textual.widgets import Button, Input, Label, Static
 
 
 def diff_content(diff: list[str]) -> Content:
@@ -302,6 +302,8 @@ class HelpScreen(ModalScreen):
         self.text = text
 
     def compose(self) -> ComposeResult:
+        from textual.widgets import Markdown  # markdown-it loads with the first help screen, not at start
+
         with VerticalScroll():
             yield Markdown(self.text)
 

@@ -15,7 +15,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.binding import Binding
-from textual.widgets import Button, ContentSwitcher, Input, Markdown, Static, TextArea, Tree
+from textual.widgets import Button, ContentSwitcher, Input, Static, TextArea, Tree
 from textual.widgets.tree import TreeNode
 
 from clawmem.engine import editing, files as fileops
@@ -167,8 +167,7 @@ class FilePane(Horizontal):
                     "", id="editor", language="markdown", soft_wrap=True, show_line_numbers=True, tab_behavior="focus",
                     read_only=True, on_text=self._text_changed,
                 )
-                with VerticalScroll(id="md-view"):
-                    yield Markdown("", id="markdown")
+                yield VerticalScroll(id="md-view")  # the Markdown view mounts on first use: _show_markdown
             yield FileBar(id="file-bar")
 
     def on_mount(self) -> None:
@@ -287,7 +286,7 @@ class FilePane(Horizontal):
         self._move_tree_to(opened.path)
         switcher = self.query_one("#file-switcher", ContentSwitcher)
         if switcher.current == "md-view":
-            self.query_one("#markdown", Markdown).update(text)
+            self._show_markdown(text)
         self._goto(start, end, focus_editor, terms)
         if opened.session is not None:
             self._offer_recovery(opened)
@@ -563,10 +562,20 @@ class FilePane(Horizontal):
     def action_save(self) -> None:
         self.save()
 
+    def _show_markdown(self, text: str) -> None:
+        view = self.query_one("#md-view", VerticalScroll)
+        shown = view.query("#markdown")
+        if shown:
+            shown.first().update(text)
+            return
+        from textual.widgets import Markdown  # markdown-it loads when the view is first used, not at every start
+
+        view.mount(Markdown(text, id="markdown"))
+
     def action_toggle_view(self) -> None:
         switcher = self.query_one("#file-switcher", ContentSwitcher)
         if switcher.current == "editor":
-            self.query_one("#markdown", Markdown).update(self.query_one("#editor", TextArea).text)
+            self._show_markdown(self.query_one("#editor", TextArea).text)
             switcher.current = "md-view"
             self.query_one("#md-view").focus()
         else:
