@@ -245,12 +245,35 @@ def term_weights(store: Store, terms: list[str]) -> tuple[dict[str, float], int]
     return {t: ranking.idf(d, n) / top for t, d in df.items()}, n
 
 
+PASSAGE_CHARS = 200  # the query's words must stand together: within a line, or lines this long together
+
+
+def passage_coverage(weights: dict[str, float], text: str) -> tuple[float, set[str]]:
+    """The best term coverage of one passage of the chunk (a line, or consecutive lines of at
+    most PASSAGE_CHARS), and that passage's terms. Measured on other people's chat histories,
+    a question's rare words turn up somewhere in some chunk far more often than side by side:
+    over the whole chunk, 10 % of LongMemEval questions asked of the wrong history came back
+    empty; over a passage, 47 %, with no answerable question emptied that was not before."""
+    lines = text.split("\n")
+    tokens = [set(line_tokens(line)) for line in lines]
+    best, best_terms = -1.0, set()
+    for i in range(len(lines)):
+        terms, size, j = set(tokens[i]), len(lines[i]), i + 1
+        while j < len(lines) and size + 1 + len(lines[j]) <= PASSAGE_CHARS:
+            terms |= tokens[j]
+            size += 1 + len(lines[j])
+            j += 1
+        cov = ranking.term_coverage(weights, terms)
+        if cov > best:
+            best, best_terms = cov, terms
+    return max(best, 0.0), best_terms
+
+
 def confidence(cands: list[Candidate], weights: dict[str, float], n_docs: int) -> None:
     """Each candidate's own evidence that it answers the query (see ranking, "confidence")."""
     total = sum(weights.values())
     for c in cands:
-        present = set(line_tokens(c.row[4])) if weights else set()
-        cov = ranking.term_coverage(weights, present)
+        cov, present = passage_coverage(weights, c.row[4]) if weights else (0.0, set())
         k = ranking.keyword_confidence(cov)
         v = 0.0
         if c.vec_cos is not None:

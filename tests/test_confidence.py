@@ -124,3 +124,32 @@ def test_vector_confidence_needs_more_than_the_best_unrelated_chunk():
     assert ranking.vector_confidence(0.80 + 4.0 * 0.02, 0.80, 0.02, 20) > 0.3
     assert 0.5 < ranking.vector_confidence(0.80 + 8.0 * 0.02, 0.80, 0.02, 10_000) < 1.0
     assert ranking.combine_confidence(0.5, 0.5) == pytest.approx(0.75)
+
+
+def test_the_query_words_must_stand_together(workspace, make_engine):
+    """A question's rare words scattered over a chunk (each in its own long chat message) are
+    not evidence that the chunk answers it; the same words side by side in one message are.
+    The scattered chunk scores below the threshold, the passage above it, in keyword-only mode
+    where the words alone decide."""
+    filler = " ".join(["we talked about the weather and the weekend plans at length"] * 4)
+    scattered = (f"User: my sister called yesterday, {filler}\n"
+                 f"Assistant: {filler}\n"
+                 f"User: the new restaurant downtown was loud, {filler}\n")
+    together = f"User: {filler}\nUser: my sister named her restaurant Saffron Lane\n"
+    for i, text in enumerate([scattered, together]):
+        write(workspace / "memory" / f"2026-04-{i + 1:02d}.md", f"# chat\n\n{text}")
+    more = ["the printer jammed again", "a walk in the park", "the car needs new tyres"] * 4
+    for i, text in enumerate(more):  # enough other chunks that sister/restaurant are rare words
+        write(workspace / "memory" / f"2026-05-{i + 1:02d}.md", f"# note\n\n- {text}\n")
+    eng = make_engine()
+    list(eng.index())
+    query = "what did my sister call her restaurant"
+    by_path = {r["path"]: r for r in eng.search(query, show_hidden=True)["results"]}
+    assert by_path["memory/2026-04-02.md"]["score"] >= MIN_SCORE
+    words_apart = make_engine(ws=workspace)
+    (workspace / "memory" / "2026-04-02.md").unlink()
+    list(words_apart.index())
+    out = words_apart.search(query, show_hidden=True)
+    assert [r["path"] for r in out["results"]] == ["memory/2026-04-01.md"]  # found, but not vouched for
+    assert out["results"][0]["score"] < MIN_SCORE
+    assert not words_apart.search(query, min_score=MIN_SCORE)["results"]  # keyword-only hides only when asked
