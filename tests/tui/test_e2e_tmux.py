@@ -162,12 +162,11 @@ def test_unsaved_text_survives_a_dropped_connection(ws, home_dirs, how):
 
 def test_daily_log_editing_keys_in_a_real_terminal(ws, home_dirs):
     """Over a real terminal: ctrl+n leaves the cursor at the end of the new entry (typing goes
-    on there), ctrl+home / ctrl+end, ctrl+g to a line and ctrl+f find reach the editor."""
+    on there), ctrl+home / ctrl+end (with the text typed right behind them, in order), ctrl+g
+    to a line and ctrl+f find reach the editor."""
     config = home_dirs / ".config" / "clawmem" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text('provider = "none"\n\n[ui]\nwatch = false\n')
-    import time
-
     from helpers import wait_for
 
     today = ws / "memory" / f"{dt.date.today().isoformat()}.md"
@@ -181,10 +180,8 @@ def test_daily_log_editing_keys_in_a_real_terminal(ws, home_dirs):
         term.wait_for(lambda s: f"memory/{today.name} · lines" in s)
         term.type(" at noon")
         term.wait_for(lambda s: "Fed the cat at noon" in s)
-        # pace like a person: an escape-sequence key (Up, Home, ctrl+home) sent within ~0.3 s of
-        # here is lost by the app's input (also on main before this branch; not yet explained);
-        # under load (load average 3) 0.5 s was once not enough
-        time.sleep(1.0)
+        # no pause: typing ahead (keys arriving together over SSH) must keep their order; ctrl+home
+        # used to act only after the "top " typed behind it had gone in at the old cursor
         term.send("C-Home")
         term.type("top ")
         term.wait_for(lambda s: "top # " in s)

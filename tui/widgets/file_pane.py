@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from textual import on
@@ -128,7 +128,11 @@ def group_files(entries: list[dict]) -> tuple[list[str], dict[str, list[str]], l
 
 
 class FilePane(Horizontal):
-    BINDINGS = keys.bindings(keys.FILE_KEYS)
+    # priority: checked by the app as each key arrives, before the next key reaches the editor.
+    # A plain binding acts only once the key has bubbled up from the editor, by which time keys
+    # typed right after it (typing ahead over SSH) are already in: ctrl+home then "top" wrote
+    # "top" at the old cursor and only then moved to the start.
+    BINDINGS = [replace(b, priority=True) for b in keys.bindings(keys.FILE_KEYS)]
     HELP = "Pick a file in the tree (Enter). ctrl+s saves, ctrl+l switches to the Markdown view."
 
     def __init__(self, **kw) -> None:
