@@ -7,6 +7,7 @@ one 0..1 scale; what the threshold hides is counted and reported, never silently
 from __future__ import annotations
 
 import datetime as dt
+from bisect import bisect_right
 import json
 import math
 import os
@@ -248,32 +249,66 @@ def term_weights(store: Store, terms: list[str]) -> tuple[dict[str, float], int]
 PASSAGE_CHARS = 200  # the query's words must stand together: within a line, or lines this long together
 
 
-def passage_coverage(weights: dict[str, float], text: str) -> tuple[float, set[str]]:
+def passage_coverage(weights: dict[str, float], text: str, words: re.Pattern | None = None) -> tuple[float, set[str]]:
     """The best term coverage of one passage of the chunk (a line, or consecutive lines of at
-    most PASSAGE_CHARS), and that passage's terms. Measured on other people's chat histories,
-    a question's rare words turn up somewhere in some chunk far more often than side by side:
-    over the whole chunk, 10 % of LongMemEval questions asked of the wrong history came back
-    empty; over a passage, 47 %, with no answerable question emptied that was not before."""
-    lines = text.split("\n")
-    tokens = [set(line_tokens(line)) for line in lines]
-    best, best_terms = -1.0, set()
-    for i in range(len(lines)):
-        terms, size, j = set(tokens[i]), len(lines[i]), i + 1
+    most PASSAGE_CHARS), and the query terms that passage holds. Measured on other people's
+    chat histories, a question's rare words turn up somewhere in some chunk far more often than
+    side by side: over the whole chunk, 10 % of LongMemEval questions asked of the wrong history
+    came back empty; over a passage, 47 %, with no answerable question emptied that was not before.
+    `words`: query_words(weights), compiled once per query."""
+    norm = normalize(text)
+    if norm.isascii():
+        # one regex pass over the chunk finds the query's words; only their lines are looked at
+        found = [(m.start(), m.group()) for m in (words or query_words(weights)).finditer(norm)]
+        if not found:
+            return 0.0, set()
+        lines = norm.split("\n")
+        starts = [0]
+        for line in lines[:-1]:
+            starts.append(starts[-1] + len(line) + 1)
+        held: list[set[str]] = [set() for _ in lines]
+        for at, word in found:
+            held[bisect_right(starts, at) - 1].add(word)
+    else:
+        keys = set(weights)
+        lines = norm.split("\n")
+        held = [_normalized_tokens(line) & keys if any(k in line for k in keys) else set() for line in lines]
+    best, best_terms = 0.0, set()
+    for i, first in enumerate(held):
+        if not first:
+            continue  # the passage starting at the next line holding a term covers at least as much
+        terms, size, j = first, len(lines[i]), i + 1
         while j < len(lines) and size + 1 + len(lines[j]) <= PASSAGE_CHARS:
-            terms |= tokens[j]
+            if held[j]:
+                terms = terms | held[j]
             size += 1 + len(lines[j])
             j += 1
-        cov = ranking.term_coverage(weights, terms)
-        if cov > best:
-            best, best_terms = cov, terms
-    return max(best, 0.0), best_terms
+        if terms is not best_terms:
+            cov = ranking.term_coverage(weights, terms)
+            if cov > best:
+                best, best_terms = cov, terms
+    return best, best_terms
+
+
+def query_words(weights: dict[str, float]) -> re.Pattern:
+    """The query's terms as whole words (the tokens WORD_RE cuts), in one pattern."""
+    alternatives = "|".join(re.escape(k) for k in sorted(weights, key=len, reverse=True))
+    return re.compile(rf"\b(?:{alternatives})\b") if alternatives else re.compile(r"(?!)")
+
+
+def _normalized_tokens(norm: str) -> set[str]:
+    """line_tokens of a line that is normalized already."""
+    if norm.isascii() or not any(is_cjk(ch) for ch in norm):
+        return set(WORD_RE.findall(norm))
+    return set(index_tokens(norm))
 
 
 def confidence(cands: list[Candidate], weights: dict[str, float], n_docs: int) -> None:
     """Each candidate's own evidence that it answers the query (see ranking, "confidence")."""
     total = sum(weights.values())
+    words = query_words(weights)
     for c in cands:
-        cov, present = passage_coverage(weights, c.row[4]) if weights else (0.0, set())
+        cov, present = passage_coverage(weights, c.row[4], words) if weights else (0.0, set())
         k = ranking.keyword_confidence(cov)
         v = 0.0
         if c.vec_cos is not None:

@@ -2,6 +2,7 @@
 minScore in every mode, an exact on-topic one above it, and explain says how it was made."""
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from clawmem.engine import ranking
 from clawmem.engine.search import explain_parts
@@ -153,3 +154,38 @@ def test_the_query_words_must_stand_together(workspace, make_engine):
     assert [r["path"] for r in out["results"]] == ["memory/2026-04-01.md"]  # found, but not vouched for
     assert out["results"][0]["score"] < MIN_SCORE
     assert not words_apart.search(query, min_score=MIN_SCORE)["results"]  # keyword-only hides only when asked
+
+
+def _passages_by_hand(weights: dict, text: str, limit: int) -> float:
+    """The definition, slowly: every line starts a passage that takes the following lines while
+    they fit in `limit` characters; a passage's coverage is that of its lines' tokens."""
+    from clawmem.engine.search import line_tokens
+    from clawmem.engine.text import normalize
+
+    lines = normalize(text).split("\n")
+    best = 0.0
+    for i in range(len(lines)):
+        terms, size, j = set(line_tokens(lines[i])), len(lines[i]), i + 1
+        while j < len(lines) and size + 1 + len(lines[j]) <= limit:
+            terms |= set(line_tokens(lines[j]))
+            size += 1 + len(lines[j])
+            j += 1
+        best = max(best, ranking.term_coverage(weights, terms))
+    return best
+
+
+WORDS = ["sister", "restaurant", "Sister,", "RESTAURANT.", "sisters", "café", "cafe", "saffron", "lane",
+         "the", "a", "dog_1", "x2", "服务器", "服务", "Straße", "strasse", "", "  "]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(WORDS), max_size=40), min_size=1, max_size=10))
+def test_passage_coverage_is_its_definition(lines):
+    """The fast path (one regex pass for ASCII chunks, substring-filtered lines otherwise) gives
+    exactly what the definition gives, on random chunks of mixed scripts and cases."""
+    from clawmem.engine.search import PASSAGE_CHARS, passage_coverage, query_words
+
+    weights = {"sister": 0.8, "restaurant": 0.7, "saffron": 1.0, "dog_1": 0.5, "cafe": 0.3, "café": 0.3, "服务": 0.9, "strasse": 0.6}
+    text = "\n".join(" ".join(words) for words in lines)
+    got, _ = passage_coverage(weights, text, query_words(weights))
+    assert got == pytest.approx(_passages_by_hand(weights, text, PASSAGE_CHARS))
