@@ -229,17 +229,21 @@ def load_rows(store: Store, ids: list[int]) -> dict[int, tuple]:
 # ----------------------------------------------------------------------------- scoring
 
 
-def term_weights(store: Store, terms: list[str]) -> tuple[dict[str, float], int]:
-    """({term: idf over the index}, chunks in the index), from the FTS5 vocabulary."""
+def term_weights(store: Store, terms: list[str], counted: dict[str, int] | None = None) -> tuple[dict[str, float], int]:
+    """({term: idf over the index}, chunks in the index). `counted`: the keyword pass's
+    document counts (doc_freqs, exact below its cap); the FTS5 vocabulary gives the others."""
     if not terms:
         return {}, 0
+    counted = counted or {}
     try:
-        store.conn.execute("create virtual table if not exists temp.clawmem_vocab using fts5vocab(main, chunks_fts, row)")
-        n = store.conn.execute("select count(*) from chunks").fetchone()[0]
-        df = {t: 0 for t in terms}
-        for t in terms:
-            row = store.conn.execute("select doc from temp.clawmem_vocab where term = ?", (t,)).fetchone()
-            df[t] = row[0] if row else 0
+        n = store.chunk_count()
+        df = {t: counted[t] for t in terms if counted.get(t, OR_POSTINGS + 1) <= OR_POSTINGS}
+        missing = [t for t in terms if t not in df]
+        if missing:
+            store.conn.execute("create virtual table if not exists temp.clawmem_vocab using fts5vocab(main, chunks_fts, row)")
+            for t in missing:
+                row = store.conn.execute("select doc from temp.clawmem_vocab where term = ?", (t,)).fetchone()
+                df[t] = row[0] if row else 0
     except OperationalError:  # no fts5vocab: every term counts alike
         return {t: 1.0 for t in terms}, 0
     top = ranking.idf(0, n)
@@ -632,7 +636,7 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
         cands = [c for c in cands if c.vec_rank is not None or c.kw_rank is not None or c.id in exact]
     # the query's content words (stop words say nothing about whether a passage answers it)
     content = [t for t in info["terms"] if t not in STOPWORDS]
-    confidence(cands, *term_weights(store, content or info["terms"]))
+    confidence(cands, *term_weights(store, content or info["terms"], info.get("df")))
     fuse(cands, opts, mode)
     if opts.decay:
         apply_decay(cands, opts)

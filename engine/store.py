@@ -157,6 +157,7 @@ class Store:
         self.inode = os.stat(self.path).st_ino
         self._load_vec = load_vec
         self._vec: VecState | None = None
+        self._chunk_count: tuple[int, int] | None = None  # (generation, count)
 
     @property
     def vec(self) -> VecState:
@@ -283,6 +284,14 @@ class Store:
 
     def generation(self) -> int:
         return int(self.get_meta("generation") or 0)
+
+    def chunk_count(self) -> int:
+        """Chunks in the index, counted again only after a change (a count reads the whole
+        table: 2.5 ms of every search at 100k chunks)."""
+        gen = self.generation()
+        if self._chunk_count is None or self._chunk_count[0] != gen:
+            self._chunk_count = (gen, self.conn.execute("select count(*) from chunks").fetchone()[0])
+        return self._chunk_count[1]
 
     # -- counts --------------------------------------------------------------------
 

@@ -253,3 +253,19 @@ def test_a_keyword_search_imports_only_what_it_needs(workspace):
     )
     res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert res.stdout.split("\n")[0] == "0 [] True", res.stdout + res.stderr
+
+
+def test_the_chunk_count_a_search_weighs_words_by_follows_the_index(workspace, make_engine):
+    """Searches weigh words by how many chunks hold them out of all chunks; the total is counted
+    once per index change (a count reads the whole table), and must follow every change."""
+    write(workspace / "memory" / "2026-01-01.md", "# one\n\nthe first note\n")
+    eng = make_engine()
+    list(eng.index())
+    reader = eng.reader()
+    assert reader.chunk_count() == 1
+    write(workspace / "memory" / "2026-01-02.md", "# two\n\nthe second note\n")
+    list(eng.index())
+    assert eng.reader().chunk_count() == 2 == eng.reader().conn.execute("select count(*) from chunks").fetchone()[0]
+    (workspace / "memory" / "2026-01-01.md").unlink()
+    list(eng.index())
+    assert eng.reader().chunk_count() == 1
