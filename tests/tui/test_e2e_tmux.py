@@ -182,6 +182,7 @@ def test_daily_log_editing_keys_in_a_real_terminal(ws, home_dirs):
         term.wait_for(lambda s: "Fed the cat at noon" in s)
         # no pause: typing ahead (keys arriving together over SSH) must keep their order; ctrl+home
         # used to act only after the "top " typed behind it had gone in at the old cursor
+        term.type(" then")
         term.send("C-Home")
         term.type("top ")
         term.wait_for(lambda s: "top # " in s)
@@ -204,7 +205,7 @@ def test_daily_log_editing_keys_in_a_real_terminal(ws, home_dirs):
         wait_for(lambda: today.read_text().endswith("bottom"), 10, "the save")
         lines = today.read_text().split("\n")
         assert lines[0].startswith("top # ") and lines[2].startswith("third ## ") and lines[-1] == "bottom", lines
-        assert "Fed the cat at noon" in lines, lines
+        assert "Fed the cat at noon then" in lines, lines
         term.send("C-q")
         term.wait_for(lambda s: term.dead(), timeout=10)
     finally:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Callable
 
 from textual import on
@@ -45,9 +45,24 @@ class MemoryEditor(TextArea):
     message, which may come after several edits): the edit session must see every text the
     undo history can bring back to know which disk version it derives from."""
 
-    def __init__(self, *args, on_text: Callable[[str], None], **kw) -> None:
+    def __init__(self, *args, on_text: Callable[[str], None], edge_keys: Callable[[], dict[str, str]] | None = None, **kw) -> None:
         super().__init__(*args, **kw)
         self._on_text = on_text
+        self._edge_keys = edge_keys
+
+    async def _on_key(self, event) -> None:
+        # ctrl+home / ctrl+end (file.top / file.bottom, as the keymap has them) act here, in turn
+        # with the typed characters: as bindings they acted only once the key had bubbled up to the
+        # app, after the text typed right behind them (typing ahead over SSH) had gone in at the
+        # old cursor
+        where = self._edge_keys().get(event.key) if self._edge_keys else None
+        if where:
+            event.stop()
+            event.prevent_default()
+            self.move_cursor((0, 0) if where == "top" else self.document.end)
+            self.call_after_refresh(self.scroll_cursor_visible, animate=False)
+            return
+        await super()._on_key(event)
 
     def edit(self, edit):
         result = super().edit(edit)
@@ -61,6 +76,9 @@ class MemoryEditor(TextArea):
     def redo(self) -> None:
         super().redo()
         self._on_text(self.text)
+
+
+EDGE_KEYS = {k.id: k for k in keys.FILE_KEYS if k.id in ("file.top", "file.bottom")}
 
 
 class FileBar(Input):
@@ -128,11 +146,7 @@ def group_files(entries: list[dict]) -> tuple[list[str], dict[str, list[str]], l
 
 
 class FilePane(Horizontal):
-    # priority: checked by the app as each key arrives, before the next key reaches the editor.
-    # A plain binding acts only once the key has bubbled up from the editor, by which time keys
-    # typed right after it (typing ahead over SSH) are already in: ctrl+home then "top" wrote
-    # "top" at the old cursor and only then moved to the start.
-    BINDINGS = [replace(b, priority=True) for b in keys.bindings(keys.FILE_KEYS)]
+    BINDINGS = keys.bindings(keys.FILE_KEYS)
     HELP = "Pick a file in the tree (Enter). ctrl+s saves, ctrl+l switches to the Markdown view."
 
     def __init__(self, **kw) -> None:
@@ -169,7 +183,7 @@ class FilePane(Horizontal):
             with ContentSwitcher(initial="editor", id="file-switcher"):
                 yield MemoryEditor(
                     "", id="editor", language="markdown", soft_wrap=True, show_line_numbers=True, tab_behavior="focus",
-                    read_only=True, on_text=self._text_changed,
+                    read_only=True, on_text=self._text_changed, edge_keys=self._edge_keys,
                 )
                 yield VerticalScroll(id="md-view")  # the Markdown view mounts on first use: _show_markdown
             yield FileBar(id="file-bar")
@@ -622,6 +636,12 @@ class FilePane(Horizontal):
         editor = self._editor_ready()
         if editor is not None:
             self._open_bar("line", f"Go to line (1-{editor.document.line_count}), Enter", "")
+
+    def _edge_keys(self) -> dict[str, str]:
+        """key -> "top" / "bottom" for the editor, from the keymap in use."""
+        keymap = self.host.settings.keymap
+        return {key: where for k, where in ((EDGE_KEYS["file.top"], "top"), (EDGE_KEYS["file.bottom"], "bottom"))
+                for key in keys.keys_of(k, keymap)}
 
     def action_edge(self, where: str) -> None:
         editor = self.query_one("#editor", TextArea)
