@@ -43,7 +43,7 @@ BASELINE = {  # published in ../shared/eval/README.md: hit@1, hit@5, hit@10, MRR
 
 def config_space() -> dict[str, dict]:
     out = {}
-    for base, fusion in (("keyword", None), ("weighted", "weighted"), ("rrf", "rrf")):
+    for base, fusion in (("keyword", None), ("weighted", "weighted"), ("rrf", "rrf"), ("relative", "relative")):
         for decay in (False, True):
             for mmr in (False, True):
                 name = base + ("+decay" if decay else "") + ("+mmr" if mmr else "")
@@ -200,7 +200,7 @@ def fmt_row(label: str, m: dict, base: tuple | None = None) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sets", default=",".join(SETS))
-    ap.add_argument("--configs", help="comma-separated names (default: all twelve)")
+    ap.add_argument("--configs", help="comma-separated names (default: all sixteen)")
     ap.add_argument("--quick", action="store_true", help="madial_zh, 30 queries")
     ap.add_argument("--limit", type=int, help="queries per set")
     ap.add_argument("--no-vectors", action="store_true", help="keyword-only configurations only")
