@@ -203,7 +203,7 @@ def main() -> None:
     ap.add_argument("--configs", help="comma-separated names (default: all sixteen)")
     ap.add_argument("--quick", action="store_true", help="madial_zh, 30 queries")
     ap.add_argument("--limit", type=int, help="queries per set")
-    ap.add_argument("--workspaces", help="only the queries of these workspaces (comma-separated), e.g. the ones already embedded")
+    ap.add_argument("--workspaces", help="only the queries of these workspaces (comma-separated), e.g. the ones already embedded; sets holding none of them run whole")
     ap.add_argument("--no-vectors", action="store_true", help="keyword-only configurations only")
     ap.add_argument("--categories", action="store_true", help="also print per-category rows")
     ap.add_argument("--json", type=Path, help="write all figures here")
@@ -238,7 +238,7 @@ def main() -> None:
     shared: dict = {}
     for s in sets:
         queries = load_queries(s)
-        if a.workspaces:
+        if a.workspaces and any(q["workspace"] in a.workspaces.split(",") for q in queries):
             queries = [q for q in queries if q["workspace"] in a.workspaces.split(",")]
         if limit:
             queries = queries[:limit]
