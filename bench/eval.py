@@ -249,6 +249,8 @@ def main() -> None:
         if a.abstain:
             # MADial's other workspace is a LongMemEval one: only when that set is indexed in this run
             lme = sorted({q["workspace"] for q in load_queries("longmemeval_s30")}) if s != "longmemeval_s30" and "longmemeval_s30" in sets else []
+            if a.workspaces:
+                lme = [w for w in lme if w in a.workspaces.split(",")]
             ensure_indexed("longmemeval_s30", lme, use_vectors)
             abstain = run_unanswerable(unanswerable(s, queries, lme), configs, use_vectors, shared)
         print(f"\n{s} ({len(queries)} queries, {time.perf_counter() - t0:.0f}s)   hit@1  hit@5  hit@10 MRR@10", flush=True)
