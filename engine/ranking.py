@@ -42,8 +42,9 @@ def rrf_score(ranks: Sequence[int | None], k: int = 60) -> float:
     return sum(1.0 / (k + r) for r in ranks if r is not None) / best
 
 
-def relative_score(text: float | None, text_top: float, z: float | None, z_top: float) -> float:
-    """Relative fusion, 0..1: each list's evidence as a share of its own best, averaged.
+def relative_shares(text: float | None, text_top: float, z: float | None, z_top: float) -> tuple[float, float]:
+    """Relative fusion: each list's evidence as a share of its own best, 0..1 (the fused score
+    is their mean).
 
     `text` is a BM25 magnitude (0: no query word), `z` how many standard deviations a cosine
     stands above the query's background. Anchored at no evidence rather than at the list's
@@ -54,7 +55,7 @@ def relative_score(text: float | None, text_top: float, z: float | None, z_top: 
     """
     t = min(1.0, max(0.0, text or 0.0) / text_top) if text_top > 0 else 0.0
     v = min(1.0, max(0.0, z or 0.0) / z_top) if z_top > 0 else 0.0
-    return (t + v) / 2
+    return t, v
 
 
 def decay_factor(age_days: float, half_life_days: float) -> float:

@@ -276,16 +276,15 @@ def fuse(cands: list[Candidate], opts: Options, mode: str) -> None:
             c.score = wv * v + wt * t
             c.parts["fusion"] = {"method": "weighted", "vectorWeight": round(wv, 4), "textWeight": round(wt, 4), "textScore": round(t, 4)}
     elif opts.fusion == "relative":
-        text = [-c.kw_bm25 for c in cands if c.kw_bm25 is not None and mode == "hybrid"]
+        text = [-c.kw_bm25 for c in cands if c.kw_bm25 is not None]  # none in vector-only mode
         text_top = max(text, default=0.0)
         # outside the keyword pool: no query word when the pool holds every match, else at most its last one's
         text_floor = min(text, default=0.0) if len(text) >= opts.candidates else 0.0
         z_top = max((c.vec_z for c in cands if c.vec_z is not None), default=0.0)
         for c in cands:
-            t = -c.kw_bm25 if c.kw_bm25 is not None else text_floor
-            c.score = ranking.relative_score(t if mode == "hybrid" else 0.0, text_top, c.vec_z, z_top)
-            c.parts["fusion"] = {"method": "relative", "textShare": round(min(1.0, t / text_top), 4) if text_top > 0 else 0.0,
-                                 "vectorShare": round(min(1.0, max(0.0, c.vec_z or 0.0) / z_top), 4) if z_top > 0 else 0.0}
+            t, v = ranking.relative_shares(-c.kw_bm25 if c.kw_bm25 is not None else text_floor, text_top, c.vec_z, z_top)
+            c.score = (t + v) / 2
+            c.parts["fusion"] = {"method": "relative", "textShare": round(t, 4), "vectorShare": round(v, 4)}
     else:
         for c in cands:
             ranks = [c.vec_rank, c.kw_rank] if mode == "hybrid" else [c.vec_rank]

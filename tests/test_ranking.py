@@ -34,6 +34,14 @@ def test_rrf_is_normalised_to_one():
     assert 0 < ranking.rrf_score([24, None]) < ranking.rrf_score([2, None])
 
 
+def test_relative_shares_are_anchored_at_no_evidence():
+    assert ranking.relative_shares(8.0, 8.0, 3.0, 3.0) == (1.0, 1.0)
+    assert ranking.relative_shares(2.0, 8.0, -1.0, 3.0) == (0.25, 0.0)  # below the background counts nothing
+    assert ranking.relative_shares(None, 0.0, None, 0.0) == (0.0, 0.0)  # a side with no hit at all
+    # a flat list (its 10th nearly as good as its best) barely separates what it holds
+    assert ranking.relative_shares(7.6, 8.0, 0.3, 3.0)[0] == pytest.approx(0.95)
+
+
 def test_calibration_is_relative_to_what_is_unrelated_to_the_query():
     # e5-like: the query sits at 0.80 ± 0.02 from a random sample of the index
     assert ranking.calibrate_cosine(0.80, 0.80, 0.02) == 0.0
