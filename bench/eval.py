@@ -43,7 +43,7 @@ BASELINE = {  # published in ../shared/eval/README.md: hit@1, hit@5, hit@10, MRR
 
 def config_space() -> dict[str, dict]:
     out = {}
-    for base, fusion in (("keyword", None), ("weighted", "weighted"), ("rrf", "rrf")):
+    for base, fusion in (("keyword", None), ("weighted", "weighted"), ("rrf", "rrf"), ("relative", "relative")):
         for decay in (False, True):
             for mmr in (False, True):
                 name = base + ("+decay" if decay else "") + ("+mmr" if mmr else "")
@@ -200,9 +200,10 @@ def fmt_row(label: str, m: dict, base: tuple | None = None) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sets", default=",".join(SETS))
-    ap.add_argument("--configs", help="comma-separated names (default: all twelve)")
+    ap.add_argument("--configs", help="comma-separated names (default: all sixteen)")
     ap.add_argument("--quick", action="store_true", help="madial_zh, 30 queries")
     ap.add_argument("--limit", type=int, help="queries per set")
+    ap.add_argument("--workspaces", help="only the queries of these workspaces (comma-separated), e.g. the ones already embedded; sets holding none of them run whole")
     ap.add_argument("--no-vectors", action="store_true", help="keyword-only configurations only")
     ap.add_argument("--categories", action="store_true", help="also print per-category rows")
     ap.add_argument("--json", type=Path, help="write all figures here")
@@ -237,6 +238,8 @@ def main() -> None:
     shared: dict = {}
     for s in sets:
         queries = load_queries(s)
+        if a.workspaces and any(q["workspace"] in a.workspaces.split(",") for q in queries):
+            queries = [q for q in queries if q["workspace"] in a.workspaces.split(",")]
         if limit:
             queries = queries[:limit]
         ensure_indexed(s, sorted({q["workspace"] for q in queries}), use_vectors)
@@ -246,6 +249,8 @@ def main() -> None:
         if a.abstain:
             # MADial's other workspace is a LongMemEval one: only when that set is indexed in this run
             lme = sorted({q["workspace"] for q in load_queries("longmemeval_s30")}) if s != "longmemeval_s30" and "longmemeval_s30" in sets else []
+            if a.workspaces:
+                lme = [w for w in lme if w in a.workspaces.split(",")]
             ensure_indexed("longmemeval_s30", lme, use_vectors)
             abstain = run_unanswerable(unanswerable(s, queries, lme), configs, use_vectors, shared)
         print(f"\n{s} ({len(queries)} queries, {time.perf_counter() - t0:.0f}s)   hit@1  hit@5  hit@10 MRR@10", flush=True)

@@ -73,7 +73,7 @@ KEYS: dict[str, Key] = {
     "query.maxResults": Key(6, "int", _between(1, 200), "an integer from 1 to 200"),
     "query.minScore": Key(0.35, "float", _between(0, 1), "a number from 0 to 1"),
     "query.hybrid.enabled": Key(True, "bool"),
-    "query.hybrid.fusion": Key("rrf", "enum", choices=("weighted", "rrf")),
+    "query.hybrid.fusion": Key("relative", "enum", choices=("relative", "weighted", "rrf")),
     "query.hybrid.vectorWeight": Key(0.7, "float", _between(0, 1), "a number from 0 to 1"),
     "query.hybrid.textWeight": Key(0.3, "float", _between(0, 1), "a number from 0 to 1"),
     "query.hybrid.rrfK": Key(20, "int", _at_least(1), "an integer >= 1"),

@@ -42,6 +42,22 @@ def rrf_score(ranks: Sequence[int | None], k: int = 60) -> float:
     return sum(1.0 / (k + r) for r in ranks if r is not None) / best
 
 
+def relative_shares(text: float | None, text_top: float, z: float | None, z_top: float) -> tuple[float, float]:
+    """Relative fusion: each list's evidence as a share of its own best, 0..1 (the fused score
+    is their mean).
+
+    `text` is a BM25 magnitude (0: no query word), `z` how many standard deviations a cosine
+    stands above the query's background. Anchored at no evidence rather than at the list's
+    worst, a flat list (every candidate nearly as good as its best, as when the words of a
+    long dialogue are spread everywhere or the vectors see nothing particular) gives every
+    candidate about the same share and leaves the order to the other list, while a list whose
+    best stands out keeps it ahead: each side weighs in by how sure it is of this query.
+    """
+    t = min(1.0, max(0.0, text or 0.0) / text_top) if text_top > 0 else 0.0
+    v = min(1.0, max(0.0, z or 0.0) / z_top) if z_top > 0 else 0.0
+    return t, v
+
+
 def decay_factor(age_days: float, half_life_days: float) -> float:
     """exp(-ln2/halfLife * age); future dates (negative age) are not boosted."""
     return math.exp(-math.log(2) / max(half_life_days, 1e-9) * max(0.0, age_days))

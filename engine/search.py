@@ -31,7 +31,7 @@ class Options:
     inspect module it needs) was a fifth of a `clawmem search`'s imports (issue 14)."""
 
     def __init__(self, max_results: int, min_score: float, *, min_score_explicit: bool = False,
-                 candidates: int = 24, fusion: str = "rrf", vector_weight: float = 0.7, text_weight: float = 0.3,
+                 candidates: int = 24, fusion: str = "relative", vector_weight: float = 0.7, text_weight: float = 0.3,
                  rrf_k: int = 60, decay: bool = False, half_life: float = 30.0, mmr: bool = False,
                  mmr_lambda: float = 0.7, now: dt.datetime | None = None, after: dt.date | None = None,
                  before: dt.date | None = None, explain: bool = False, show_hidden: bool = False,
@@ -61,7 +61,7 @@ class Options:
 
 
 class Candidate:
-    __slots__ = ("id", "kw_rank", "kw_bm25", "kw_strict", "vec_rank", "vec_cos", "vec_score", "score", "rank", "parts", "row")
+    __slots__ = ("id", "kw_rank", "kw_bm25", "kw_strict", "vec_rank", "vec_cos", "vec_score", "vec_z", "score", "rank", "parts", "row")
 
     def __init__(self, id: int, *, kw_rank: int | None = None, kw_bm25: float | None = None, kw_strict: bool = False,
                  vec_rank: int | None = None, vec_cos: float | None = None, vec_score: float | None = None):
@@ -72,6 +72,7 @@ class Candidate:
         self.vec_rank = vec_rank
         self.vec_cos = vec_cos
         self.vec_score = vec_score
+        self.vec_z: float | None = None  # the cosine's standing above the query's background, for every candidate (relative fusion)
         self.score = 0.0  # the reported confidence, 0..1
         self.rank = 0.0  # the order key: fused score relative to the best, after decay
         self.parts: dict = {}
@@ -333,13 +334,13 @@ def fuse(cands: list[Candidate], opts: Options, mode: str) -> None:
     own evidence), so the first hit scores that confidence and the others their share of it."""
     if mode == "keyword":
         for c in cands:
-            if opts.fusion == "rrf":
+            if opts.fusion != "weighted":  # by rank, as the keyword list has it
                 c.score = ranking.rrf_score([c.kw_rank], opts.rrf_k) if c.kw_rank else 0.0
             else:
                 c.score = ranking.bm25_to_score(c.kw_bm25) if c.kw_bm25 is not None else 0.0
                 if not c.kw_strict:
                     c.score *= 0.5  # relaxed (OR) hits rank below strict ones
-            c.parts["fusion"] = {"method": "keyword-only", "scale": "rank" if opts.fusion == "rrf" else "bm25"}
+            c.parts["fusion"] = {"method": "keyword-only", "scale": "bm25" if opts.fusion == "weighted" else "rank"}
     elif opts.fusion == "weighted":
         wv, wt = ranking.normalize_weights(opts.vector_weight, opts.text_weight)
         for c in cands:
@@ -347,6 +348,16 @@ def fuse(cands: list[Candidate], opts: Options, mode: str) -> None:
             v = c.vec_score or 0.0
             c.score = wv * v + wt * t
             c.parts["fusion"] = {"method": "weighted", "vectorWeight": round(wv, 4), "textWeight": round(wt, 4), "textScore": round(t, 4)}
+    elif opts.fusion == "relative":
+        text = [-c.kw_bm25 for c in cands if c.kw_bm25 is not None]  # none in vector-only mode
+        text_top = max(text, default=0.0)
+        # outside the keyword pool: no query word when the pool holds every match, else at most its last one's
+        text_floor = min(text, default=0.0) if len(text) >= opts.candidates else 0.0
+        z_top = max((c.vec_z for c in cands if c.vec_z is not None), default=0.0)
+        for c in cands:
+            t, v = ranking.relative_shares(-c.kw_bm25 if c.kw_bm25 is not None else text_floor, text_top, c.vec_z, z_top)
+            c.score = (t + v) / 2
+            c.parts["fusion"] = {"method": "relative", "textShare": round(t, 4), "vectorShare": round(v, 4)}
     else:
         for c in cands:
             ranks = [c.vec_rank, c.kw_rank] if mode == "hybrid" else [c.vec_rank]
@@ -523,6 +534,23 @@ class VectorSide:
         self.matrix: tuple[np.ndarray, np.ndarray] | None = None  # (ids, matrix) when searched in memory
 
 
+def vector_standing(store: Store, side: VectorSide, qvec: np.ndarray, cands: list[Candidate]) -> None:
+    """Every candidate's z (cosine above the query's background, in standard deviations), the
+    keyword side's too: fused against a guessed "outside the vector pool" value, a lexical hit
+    the vectors merely ranked 41st would lose to any chunk both lists hold."""
+    ref = next((c.parts["vectorReference"] for c in cands if "vectorReference" in c.parts), None)
+    if ref is None:
+        return
+    cos = {c.id: c.vec_cos for c in cands if c.vec_cos is not None}
+    missing = [c.id for c in cands if c.vec_cos is None]
+    if missing:
+        ids, mat = store.load_matrix(side.model_id, missing)
+        cos.update(zip(ids.tolist(), matvec(mat, qvec).tolist()))
+    for c in cands:
+        if c.id in cos:
+            c.vec_z = (cos[c.id] - ref["mean"]) / max(ref["std"], 1e-4)
+
+
 def vector_candidates(store: Store, side: VectorSide, qvec: np.ndarray, opts: Options, filtered: list[int] | None) -> list[Candidate]:
 
 
@@ -634,6 +662,8 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
             if c.vec_rank is None:
                 c.vec_cos = c.vec_score = None
         cands = [c for c in cands if c.vec_rank is not None or c.kw_rank is not None or c.id in exact]
+        if opts.fusion == "relative":
+            vector_standing(store, vector, query_vector, cands)
     # the query's content words (stop words say nothing about whether a passage answers it)
     content = [t for t in info["terms"] if t not in STOPWORDS]
     confidence(cands, *term_weights(store, content or info["terms"], info.get("df")))
@@ -817,6 +847,8 @@ def explain_parts(x: dict) -> list[tuple[str, str]]:
     f = x.get("fusion") or {}
     if f.get("method") == "weighted":
         out.append(("fusion", f"weighted {f['vectorWeight']} vector / {f['textWeight']} text"))
+    elif f.get("method") == "relative":
+        out.append(("fusion", f"relative: {f['textShare']} of the best keyword hit's BM25, {f['vectorShare']} of the best vector standing"))
     elif f.get("method") == "rrf":
         out.append(("fusion", f"rrf k={f['k']} (vector #{f.get('vectorRank') or '-'}, keyword #{f.get('keywordRank') or '-'})"))
     elif f:

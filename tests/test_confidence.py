@@ -28,6 +28,7 @@ MIN_SCORE = 0.35  # the default query.minScore
 
 MODES = {
     "keyword": {},
+    "relative": {"query.hybrid.fusion": "relative"},
     "rrf": {"query.hybrid.fusion": "rrf"},
     "weighted": {"query.hybrid.fusion": "weighted"},
 }

@@ -58,7 +58,7 @@ def test_cli_index_then_hybrid_search_json(corpus, tiny_model, tmp_path):
     assert st["vector"]["models"] == [{"provider": "local", "model": "tiny-bert", "dims": 64, "vectors": 11}]
 
 
-@pytest.mark.parametrize("fusion", ["weighted", "rrf"])
+@pytest.mark.parametrize("fusion", ["relative", "weighted", "rrf"])
 @pytest.mark.parametrize("query", ["a828e60", "server crash a828e60", "what broke the server in a828e60"])
 def test_rare_exact_token_is_in_the_top_3(corpus, make_engine, tiny_model, fusion, query):
     eng = make_engine(local_cfg(tiny_model, **{"query.hybrid.fusion": fusion}))
@@ -69,7 +69,7 @@ def test_rare_exact_token_is_in_the_top_3(corpus, make_engine, tiny_model, fusio
     assert "memory/2026-02-01.md" in top3, res["results"]
 
 
-@pytest.mark.parametrize("fusion", ["weighted", "rrf"])
+@pytest.mark.parametrize("fusion", ["relative", "weighted", "rrf"])
 def test_scores_are_on_one_scale(corpus, make_engine, tiny_model, fusion):
     eng = make_engine(local_cfg(tiny_model, **{"query.hybrid.fusion": fusion}))
     list(eng.index())

@@ -34,6 +34,14 @@ def test_rrf_is_normalised_to_one():
     assert 0 < ranking.rrf_score([24, None]) < ranking.rrf_score([2, None])
 
 
+def test_relative_shares_are_anchored_at_no_evidence():
+    assert ranking.relative_shares(8.0, 8.0, 3.0, 3.0) == (1.0, 1.0)
+    assert ranking.relative_shares(2.0, 8.0, -1.0, 3.0) == (0.25, 0.0)  # below the background counts nothing
+    assert ranking.relative_shares(None, 0.0, None, 0.0) == (0.0, 0.0)  # a side with no hit at all
+    # a flat list (its 10th nearly as good as its best) barely separates what it holds
+    assert ranking.relative_shares(7.6, 8.0, 0.3, 3.0)[0] == pytest.approx(0.95)
+
+
 def test_calibration_is_relative_to_what_is_unrelated_to_the_query():
     # e5-like: the query sits at 0.80 ± 0.02 from a random sample of the index
     assert ranking.calibrate_cosine(0.80, 0.80, 0.02) == 0.0
@@ -160,3 +168,73 @@ def test_explicit_after_before(workspace, make_engine):
     eng.run_index()
     res = eng.search("otter", after="2026-01-10", before="2026-01-20")
     assert [r["path"] for r in res["results"]] == ["memory/2026-01-15.md"]
+
+
+# ----------------------------------------------------------------------------- fusion (issue 11, part 4)
+# The tiny model knows only a few hundred common words: the rare words that pin a note down
+# (heron, millbrook) are nothing to it, so its vectors follow the query's common words. That
+# is the weak vector side of a real model facing names and rare terms.
+
+HERON = "the grey heron nests by the millbrook pond"
+DECOYS = [
+    "where to walk in the morning: the garden, the city, the river",
+    "morning coffee in the kitchen, then the train to the city",
+    "a walk in the morning rain with the dog",
+    "the morning meeting moved to friday",
+    "where is the hotel? near the train station in the city",
+    "the garden needs water every morning",
+    "where does the dog walk in the morning",
+    "the morning walk: where the trees are",
+    "a walk with the team in the morning",
+]
+
+
+@pytest.fixture
+def heron_notes(workspace):
+    for i, text in enumerate([HERON, *DECOYS]):
+        write(workspace / "memory" / f"2026-04-{i + 1:02d}.md", f"# 2026-04-{i + 1:02d}\n\n- {text}\n")
+    return workspace
+
+
+def hybrid(make_engine, tiny_model, **more):
+    eng = make_engine({"provider": "local", "local.modelPath": str(tiny_model), **more})
+    list(eng.index())
+    return eng
+
+
+HERON_QUERY = "where does the heron of millbrook walk in the morning"
+
+
+def test_a_weak_vector_side_does_not_pull_the_lexical_hit_down(heron_notes, make_engine, tiny_model):
+    res = hybrid(make_engine, tiny_model).search(HERON_QUERY, explain=True, show_hidden=True)
+    assert res["mode"] == "hybrid"
+    first = res["results"][0]
+    assert first["path"] == "memory/2026-04-01.md", [(r["path"], r["explain"]["fusion"]) for r in res["results"]]
+    # the vectors alone put a decoy first: the fusion, not the vector side, kept the heron on top
+    assert first["explain"]["vector"]["rank"] > 3 and first["explain"]["keyword"]["rank"] == 1
+
+
+def test_reciprocal_rank_fusion_lets_it_fall(heron_notes, make_engine, tiny_model):
+    """The same workspace under RRF: what the default fixes (this is the case LongMemEval showed)."""
+    res = hybrid(make_engine, tiny_model, **{"query.hybrid.fusion": "rrf"}).search(HERON_QUERY, show_hidden=True)
+    assert res["results"][0]["path"] != "memory/2026-04-01.md"
+
+
+# A model that knows what words mean: the test server's hashed bag of words over concepts.
+CONCEPTS = {"flight": "travel", "plane": "travel", "trip": "travel", "journey": "travel", "ticket": "travel",
+            "heron": "bird", "nests": "bird"}
+
+
+def test_a_paraphrase_the_keywords_miss_is_found_by_the_vectors(heron_notes, make_engine, embed_server):
+    from embed_server import bag_vector
+
+    embed_server.vector_for = lambda text: bag_vector(" ".join(CONCEPTS.get(w, w) for w in text.lower().split()), embed_server.dims)
+    write(heron_notes / "memory" / "2026-04-20.md", "# 2026-04-20\n\n- plane ticket booked for the journey\n")
+    eng = make_engine({"provider": "openai", "remote.baseUrl": embed_server.url + "/v1", "remote.apiKey": embed_server.api_key})
+    list(eng.index())
+    # no word of the query is in the note; the meaning is
+    res = eng.search("trip flight", explain=True, show_hidden=True)
+    assert res["mode"] == "hybrid"
+    first = res["results"][0]
+    assert first["path"] == "memory/2026-04-20.md", [(r["path"], r["explain"].get("fusion")) for r in res["results"]]
+    assert "keyword" not in first["explain"] and first["explain"]["vector"]["rank"] == 1
