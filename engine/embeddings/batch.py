@@ -21,7 +21,7 @@ import hashlib
 import json
 import re
 import time
-from typing import Any, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 from . import ProviderError
 
@@ -99,23 +99,15 @@ class OpenAIBatch:
         if not isinstance(out_id, str):
             raise BatchError(f"job {job['id']} completed without a results file{self._first_error(job)}")
         text = self._call("GET", f"/files/{out_id}/content", raw=True)
-        vecs: list[Any] = [None] * n
-        for line in text.splitlines():
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-                i = int(item["custom_id"])
-                resp = item.get("response") or {}
-                if item.get("error") or int(resp.get("status_code", 0)) >= 400:
-                    raise BatchError(f"job {job['id']}: request {i} failed: {_message(item.get('error') or resp.get('body'))}")
-                vecs[i] = resp["body"]["data"][0]["embedding"]
-            except (ValueError, KeyError, IndexError, TypeError):
-                raise BatchError(f"job {job['id']}: malformed line in the results file") from None
-        missing = sum(v is None for v in vecs)
-        if missing:
-            raise BatchError(f"job {job['id']}: {missing} of {n} results missing")
-        return vecs
+
+        def read(item: dict) -> tuple[int, Any]:
+            i = int(item["custom_id"])
+            resp = item.get("response") or {}
+            if item.get("error") or int(resp.get("status_code", 0)) >= 400:
+                raise BatchError(f"job {job['id']}: request {i} failed: {_message(item.get('error') or resp.get('body'))}")
+            return i, resp["body"]["data"][0]["embedding"]
+
+        return vectors_by_line(text, n, read, f"job {job['id']}", "results file")
 
     def cancel(self, job_id: str) -> None:
         try:
@@ -232,27 +224,16 @@ class GeminiBatch(OpenAIBatch):
             raise BatchError(f"{job['id']} completed without a responses file")
         file = out if out.startswith("files/") else f"files/{out}"
         text = self._call("GET", f"/{file}:download", params={"alt": "media"}, raw=True)
-        vecs: list[Any] = [None] * n
-        for line in text.splitlines():
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-                key = next(item[k] for k in ("key", "custom_id", "request_id") if item.get(k) is not None)
-                i = int(key)
-                if not 0 <= i < n:
-                    raise IndexError(i)
-                resp = item.get("response") or {}
-                error = item.get("error") or resp.get("error")
-                if error:
-                    raise BatchError(f"{job['id']}: request {i} failed: {_message(error)}")
-                vecs[i] = (item.get("embedding") or resp.get("embedding"))["values"]  # normalised by the provider's check
-            except (ValueError, KeyError, IndexError, TypeError, StopIteration, AttributeError):
-                raise BatchError(f"{job['id']}: malformed line in the responses file") from None
-        missing = sum(v is None for v in vecs)
-        if missing:
-            raise BatchError(f"{job['id']}: {missing} of {n} results missing")
-        return vecs
+
+        def read(item: dict) -> tuple[int, Any]:
+            i = int(next(item[k] for k in ("key", "custom_id", "request_id") if item.get(k) is not None))
+            resp = item.get("response") or {}
+            error = item.get("error") or resp.get("error")
+            if error:
+                raise BatchError(f"{job['id']}: request {i} failed: {_message(error)}")
+            return i, (item.get("embedding") or resp.get("embedding"))["values"]  # normalised by the provider's check
+
+        return vectors_by_line(text, n, read, job["id"], "responses file")
 
     def cancel(self, job_id: str) -> None:
         name = job_id if job_id.startswith("batches/") else f"batches/{job_id}"
@@ -277,6 +258,26 @@ def _dig(obj, *keys):
             return None
         obj = obj.get(k)
     return obj
+
+
+def vectors_by_line(text: str, n: int, read: Callable[[dict], tuple[int, Any]], label: str, file_name: str) -> list[Any]:
+    """Vectors 0..n-1 from a JSONL results file, one request per line: `read` gives a line's
+    (index, vector), or raises BatchError for a request that failed."""
+    vecs: list[Any] = [None] * n
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        try:
+            i, vec = read(json.loads(line))
+            if not 0 <= i < n:
+                raise IndexError(i)
+            vecs[i] = vec
+        except (ValueError, KeyError, IndexError, TypeError, StopIteration, AttributeError):
+            raise BatchError(f"{label}: malformed line in the {file_name}") from None
+    missing = sum(v is None for v in vecs)
+    if missing:
+        raise BatchError(f"{label}: {missing} of {n} results missing")
+    return vecs
 
 
 def _message(body) -> str:
