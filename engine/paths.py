@@ -7,9 +7,8 @@ downloaded models in the cache dir, logs and watcher state in the state dir.
 from __future__ import annotations
 
 import os
-from pathlib import Path
-
 import sys
+from pathlib import Path
 
 APP = "clawmem"
 

@@ -85,6 +85,12 @@ def fts_query(terms: list[str], joiner: str) -> str | None:
     return f" {joiner} ".join('"' + t.replace('"', '""') + '"' for t in terms)
 
 
+def _filter_sql(opts: Options) -> tuple[str, list]:
+    """The sources and dates asked for, as " and ..." SQL over chunks c / files fl, and its arguments."""
+    date_sql, date_args = _date_sql(opts)
+    return f" and c.source in ({','.join('?' * len(opts.sources))}){date_sql}", [*opts.sources, *date_args]
+
+
 def _date_sql(opts: Options) -> tuple[str, list]:
     """Restrict to dated chunks in [after, before): daily logs by their name, sessions by time."""
     if not (opts.after or opts.before):
@@ -169,21 +175,20 @@ def ranked_matches(store: Store, match: str, opts: Options) -> list[tuple[int, f
     top = conn.execute("select rowid, bm25(chunks_fts) as r from chunks_fts where chunks_fts match ? order by r limit ?", (match, 2 * n)).fetchall()
     if not top:
         return []
-    date_sql, date_args = _date_sql(opts)
-    src_sql = f" and c.source in ({','.join('?' * len(opts.sources))})"
+    filter_sql, filter_args = _filter_sql(opts)
     ids = [i for i, _ in top]
     ok = {r[0] for r in conn.execute(
-        f"select c.id from chunks c left join files fl on fl.path = c.path where c.id in ({','.join('?' * len(ids))}){src_sql}{date_sql}",
-        (*ids, *opts.sources, *date_args))}
+        f"select c.id from chunks c left join files fl on fl.path = c.path where c.id in ({','.join('?' * len(ids))}){filter_sql}",
+        (*ids, *filter_args))}
     kept = [(i, r) for i, r in top if i in ok]
     if len(kept) >= n or len(top) < 2 * n:  # enough, or every match was looked at
         return kept[:n]
     sql = (
         "select f.rowid, bm25(chunks_fts) as r from chunks_fts f join chunks c on c.id = f.rowid"
         " left join files fl on fl.path = c.path"
-        f" where chunks_fts match ?{src_sql}{date_sql} order by r limit ?"
+        f" where chunks_fts match ?{filter_sql} order by r limit ?"
     )
-    return conn.execute(sql, (match, *opts.sources, *date_args, n)).fetchall()
+    return conn.execute(sql, (match, *filter_args, n)).fetchall()
 
 
 def strict_can_match(store: Store, terms: list[str], df: dict[str, int]) -> bool:
@@ -202,13 +207,12 @@ def strict_can_match(store: Store, terms: list[str], df: dict[str, int]) -> bool
 
 
 def date_filtered_ids(store: Store, opts: Options) -> list[int]:
-    date_sql, date_args = _date_sql(opts)
-    src_sql = f" and c.source in ({','.join('?' * len(opts.sources))})"
+    filter_sql, filter_args = _filter_sql(opts)
     return [
         r[0]
         for r in store.conn.execute(
-            f"select c.id from chunks c left join files fl on fl.path = c.path where 1=1{src_sql}{date_sql}",
-            (*opts.sources, *date_args),
+            f"select c.id from chunks c left join files fl on fl.path = c.path where 1=1{filter_sql}",
+            filter_args,
         )
     ]
 
@@ -277,7 +281,7 @@ def passage_coverage(weights: dict[str, float], text: str, words: re.Pattern | N
     else:
         keys = set(weights)
         lines = norm.split("\n")
-        held = [_normalized_tokens(line) & keys if any(k in line for k in keys) else set() for line in lines]
+        held = [set(normalized_tokens(line)) & keys if any(k in line for k in keys) else set() for line in lines]
     best, best_terms = 0.0, set()
     for i, first in enumerate(held):
         if not first:
@@ -299,13 +303,6 @@ def query_words(weights: dict[str, float]) -> re.Pattern:
     """The query's terms as whole words (the tokens WORD_RE cuts), in one pattern."""
     alternatives = "|".join(re.escape(k) for k in sorted(weights, key=len, reverse=True))
     return re.compile(rf"\b(?:{alternatives})\b") if alternatives else re.compile(r"(?!)")
-
-
-def _normalized_tokens(norm: str) -> set[str]:
-    """line_tokens of a line that is normalized already."""
-    if norm.isascii() or not any(is_cjk(ch) for ch in norm):
-        return set(WORD_RE.findall(norm))
-    return set(index_tokens(norm))
 
 
 def confidence(cands: list[Candidate], weights: dict[str, float], n_docs: int) -> None:
@@ -406,10 +403,14 @@ def apply_decay(cands: list[Candidate], opts: Options) -> None:
 def line_tokens(line: str) -> list[str]:
     """index_tokens(line), fast: a line without CJK characters has its words as tokens (the
     full tokenizer checks every character and was most of a search's time at 10k chunks)."""
-    norm = normalize(line)
+    return normalized_tokens(normalize(line))
+
+
+def normalized_tokens(norm: str) -> list[str]:
+    """line_tokens of a line that is normalized already."""
     if norm.isascii() or not any(is_cjk(ch) for ch in norm):
         return WORD_RE.findall(norm)
-    return index_tokens(line)
+    return index_tokens(norm)
 
 
 class LineFocus(NamedTuple):
@@ -423,7 +424,7 @@ def line_focus(store: Store, query: str, info: dict, context: int) -> LineFocus:
     keys = relaxed_terms(query) or query_terms(query)
     df = dict(info.get("df") or {})
     df.update(doc_freqs(store, [t for t in keys if t not in df]))
-    n = store.conn.execute("select max(id) from chunks").fetchone()[0] or 1  # about the chunk count, without a scan
+    n = max(store.chunk_count(), 1)
     return LineFocus({t: math.log(1 + n / max(df[t], 1)) for t in keys}, context)
 
 
@@ -723,14 +724,13 @@ def exact_hits(store: Store, query: str, opts: Options) -> dict[int, dict]:
     one chunk that names them (SPEC §3); the caller pins these near the top.
     """
     hits: dict[int, dict] = {}
-    date_sql, date_args = _date_sql(opts)
-    src_sql = f" and c.source in ({','.join('?' * len(opts.sources))})"
+    filter_sql, filter_args = _filter_sql(opts)
     for tok in exact_tokens(query):
         try:
             ids = [r[0] for r in store.conn.execute(
                 "select f.rowid from chunks_fts f join chunks c on c.id = f.rowid left join files fl on fl.path = c.path"
-                f" where chunks_fts match ?{src_sql}{date_sql} limit ?",
-                (fts_query([tok], "AND"), *opts.sources, *date_args, EXACT_MAX_CHUNKS + 1),
+                f" where chunks_fts match ?{filter_sql} limit ?",
+                (fts_query([tok], "AND"), *filter_args, EXACT_MAX_CHUNKS + 1),
             )]
         except OperationalError:
             continue
