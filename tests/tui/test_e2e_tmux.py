@@ -12,10 +12,24 @@ from tmuxkit import Terminal, app_argv, app_env, have_tmux
 pytestmark = pytest.mark.skipif(not have_tmux(), reason="tmux is not installed")
 
 
-def test_open_search_open_file_append_and_quit(ws, home_dirs):
+def keyword_only(home_dirs):
+    """The app's config file: keyword-only, no watcher, so only what a test does runs."""
     config = home_dirs / ".config" / "clawmem" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text('provider = "none"\n\n[ui]\nwatch = false\n')
+    return config
+
+
+def fake_editor(tmp_path, body: str):
+    """An executable $EDITOR: a shell script whose `$f` is the file it was given (the last argument)."""
+    script = tmp_path / "fake-editor.sh"
+    script.write_text(f"#!/bin/sh\nfor f; do :; done\n{body}\n")
+    script.chmod(0o755)
+    return script
+
+
+def test_open_search_open_file_append_and_quit(ws, home_dirs):
+    keyword_only(home_dirs)
     term = Terminal(app_argv(ws), app_env(home_dirs))
     try:
         term.wait_for(lambda s: "Search F2" in s and "Type to search 5 files" in s)
@@ -47,13 +61,9 @@ def test_open_search_open_file_append_and_quit(ws, home_dirs):
 def test_external_editor_through_suspend(ws, home_dirs, tmp_path):
     """ctrl+o runs $EDITOR +LINE FILE with the app suspended, at the editor's line; the edit
     shows and is indexed on return."""
-    script = tmp_path / "fake-editor.sh"
     argv = tmp_path / "editor-argv"
-    script.write_text(f'#!/bin/sh\necho "$@" > {argv}\nfor f; do :; done\nprintf -- "- added by the outside editor\\n" >> "$f"\n')
-    script.chmod(0o755)
-    config = home_dirs / ".config" / "clawmem" / "config.toml"
-    config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text('provider = "none"\n\n[ui]\nwatch = false\n')
+    script = fake_editor(tmp_path, f'echo "$@" > {argv}\nprintf -- "- added by the outside editor\\n" >> "$f"')
+    keyword_only(home_dirs)
     term = Terminal(app_argv(ws), {**app_env(home_dirs), "EDITOR": str(script)})
     try:
         term.wait_for(lambda s: "Type to search 5 files" in s)
@@ -79,12 +89,8 @@ def test_external_editor_through_suspend(ws, home_dirs, tmp_path):
 def test_config_file_edited_in_editor_is_reloaded(ws, home_dirs, tmp_path):
     """Config tab, ctrl+o: $EDITOR edits the config file; on return the app loads it again and
     applies it (the tab asks the app with a message)."""
-    script = tmp_path / "fake-editor.sh"
-    script.write_text('#!/bin/sh\nfor f; do :; done\nprintf -- "\\n[query]\\nmaxResults = 9\\n" >> "$f"\n')
-    script.chmod(0o755)
-    config = home_dirs / ".config" / "clawmem" / "config.toml"
-    config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text('provider = "none"\n\n[ui]\nwatch = false\n')
+    script = fake_editor(tmp_path, 'printf -- "\\n[query]\\nmaxResults = 9\\n" >> "$f"')
+    config = keyword_only(home_dirs)
     term = Terminal(app_argv(ws), {**app_env(home_dirs), "EDITOR": str(script)})
     try:
         term.wait_for(lambda s: "Type to search 5 files" in s)
@@ -109,9 +115,7 @@ def test_unsaved_text_survives_a_dropped_connection(ws, home_dirs, how):
 
     from helpers import wait_for
 
-    config = home_dirs / ".config" / "clawmem" / "config.toml"
-    config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text('provider = "none"\n\n[ui]\nwatch = false\n')
+    keyword_only(home_dirs)
     log = ws / "memory" / "2026-02-11.md"
     before = log.read_bytes()
     recovery = home_dirs / ".local/share" / "clawmem" / "recovery" / "main"
@@ -164,9 +168,7 @@ def test_daily_log_editing_keys_in_a_real_terminal(ws, home_dirs):
     """Over a real terminal: ctrl+n leaves the cursor at the end of the new entry (typing goes
     on there), ctrl+home / ctrl+end (with the text typed right behind them, in order), ctrl+g
     to a line and ctrl+f find reach the editor."""
-    config = home_dirs / ".config" / "clawmem" / "config.toml"
-    config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text('provider = "none"\n\n[ui]\nwatch = false\n')
+    keyword_only(home_dirs)
     from helpers import wait_for
 
     today = ws / "memory" / f"{dt.date.today().isoformat()}.md"
