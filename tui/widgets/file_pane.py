@@ -59,10 +59,14 @@ class MemoryEditor(TextArea):
         if where:
             event.stop()
             event.prevent_default()
-            self.move_cursor((0, 0) if where == "top" else self.document.end)
-            self.call_after_refresh(self.scroll_cursor_visible, animate=False)
+            self.go_to_edge(where)
             return
         await super()._on_key(event)
+
+    def go_to_edge(self, where: str) -> None:
+        """The cursor to the start ("top") or the end ("bottom") of the text, in view."""
+        self.move_cursor((0, 0) if where == "top" else self.document.end)
+        self.call_after_refresh(self.scroll_cursor_visible, animate=False)
 
     def edit(self, edit):
         result = super().edit(edit)
@@ -78,7 +82,7 @@ class MemoryEditor(TextArea):
         self._on_text(self.text)
 
 
-EDGE_KEYS = {k.id: k for k in keys.FILE_KEYS if k.id in ("file.top", "file.bottom")}
+EDGES = {"file.top": "top", "file.bottom": "bottom"}  # binding id -> MemoryEditor.go_to_edge's argument
 
 
 class FileBar(Input):
@@ -640,13 +644,10 @@ class FilePane(Horizontal):
     def _edge_keys(self) -> dict[str, str]:
         """key -> "top" / "bottom" for the editor, from the keymap in use."""
         keymap = self.host.settings.keymap
-        return {key: where for k, where in ((EDGE_KEYS["file.top"], "top"), (EDGE_KEYS["file.bottom"], "bottom"))
-                for key in keys.keys_of(k, keymap)}
+        return {key: EDGES[k.id] for k in keys.FILE_KEYS if k.id in EDGES for key in keys.keys_of(k, keymap)}
 
     def action_edge(self, where: str) -> None:
-        editor = self.query_one("#editor", TextArea)
-        editor.move_cursor((0, 0) if where == "top" else editor.document.end)
-        editor.call_after_refresh(editor.scroll_cursor_visible, animate=False)
+        self.query_one("#editor", MemoryEditor).go_to_edge(where)
 
     def _find(self, start: int) -> bool:
         editor = self.query_one("#editor", TextArea)
