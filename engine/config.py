@@ -270,10 +270,13 @@ class Config:
         return [(k, self.masked(k), self.sources.get(k, "default")) for k in KEYS]
 
 
+BATCH_PROVIDERS = ("openai", "voyage", "gemini")  # the providers with a batch API (embeddings/batch.py CLIENTS)
+
+
 def not_honoured(cfg: Config) -> list[str]:
     """Every setting read but not acted on, as "key: what clawmem does instead" (status --deep, Config tab)."""
     out = list(cfg.openclaw_ignored)
-    if cfg["remote.batch.enabled"] and cfg["provider"] not in ("openai", "voyage", "gemini", "auto"):
+    if cfg["remote.batch.enabled"] and cfg["provider"] not in (*BATCH_PROVIDERS, "auto"):
         out.append(f"remote.batch.enabled: clawmem runs batch jobs for openai, voyage and gemini; {cfg['provider']} embeds with normal requests")
     if cfg["outputDimensionality"] and cfg["provider"] not in ("gemini", "auto"):
         out.append(f"outputDimensionality = {cfg['outputDimensionality']}: only Gemini takes a vector size; "

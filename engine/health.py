@@ -171,14 +171,11 @@ class Health(Core):
                 provider["fallback"] = {"from": plan.candidates[0].name, "reason": plan.reasons[0]} if plan.candidates[0].factory is None else None
         else:
             provider["reason"] = plan.keyword_reason()
-        if cfg["remote.batch.enabled"]:
-            from .embeddings.batch import CLIENTS  # loaded only when asked: searches stay light
+        if cfg["remote.batch.enabled"] and cfg["provider"] in (*config_mod.BATCH_PROVIDERS, "auto"):
+            from .indexer import BATCH_ERROR
 
-            if cfg["provider"] in (*CLIENTS, "auto"):
-                from .indexer import BATCH_ERROR
-
-                why = store.get_meta(BATCH_ERROR) if store is not None and store.has_schema() else None
-                provider["batch"] = {"enabled": True, "lastError": why or None}
+            why = store.get_meta(BATCH_ERROR) if store is not None and store.has_schema() else None
+            provider["batch"] = {"enabled": True, "lastError": why or None}
         if deep:
             # where each candidate's key came from (never the key itself)
             provider["candidates"] = [{"name": c.name, "model": c.model or None, "usable": c.factory is not None,

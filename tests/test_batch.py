@@ -249,3 +249,12 @@ def test_a_restart_collects_the_submitted_gemini_job(notes, embed_server, make_e
     assert len(creates) == 1 and embed_server.batches["batches/1"]["state"] == "BATCH_STATE_SUCCEEDED"
     assert gemini_calls(embed_server) == [] and saved_jobs(second) == []
     assert second.search("cat number 5 fish")["mode"] == "hybrid"
+
+
+def test_every_batch_provider_named_in_the_config_has_a_client():
+    """status, the config's "not honoured" list and the provider plan read config.BATCH_PROVIDERS;
+    the batch clients must be exactly those."""
+    from clawmem.engine.config import BATCH_PROVIDERS
+    from clawmem.engine.embeddings.batch import CLIENTS
+
+    assert set(CLIENTS) == set(BATCH_PROVIDERS)

@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts 
     import numpy as np
 
 from .. import paths
-from ..config import DEFAULT_LOCAL_MODEL, Config
+from ..config import BATCH_PROVIDERS, DEFAULT_LOCAL_MODEL, Config
 
 
 class ProviderError(Exception):
@@ -218,7 +218,7 @@ def _remote_candidate(cfg: Config, name: str, primary: bool) -> Candidate:
     dims = cfg["outputDimensionality"] if name == "gemini" and (primary or cfg["provider"] == "auto") else 0
     api_key = key.value if key else ""
 
-    use_batch = name in ("openai", "voyage", "gemini") and owns_remote and cfg["remote.batch.enabled"]
+    use_batch = name in BATCH_PROVIDERS and owns_remote and cfg["remote.batch.enabled"]
 
     def make() -> Provider:
         from .remote import make_remote
