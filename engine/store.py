@@ -239,7 +239,7 @@ class Store:
         values written only where none is set yet."""
         self.conn.execute("begin immediate")
         try:
-            for statement in SCHEMA.split(";"):
+            for statement in SCHEMA.split(";"):  # no ";" inside a statement of SCHEMA
                 if statement.strip():
                     self.conn.execute(statement)
             self.set_meta("app", APP_MARKER)
