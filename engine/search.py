@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 from bisect import bisect_right
+from itertools import accumulate
 import json
 import math
 import os
@@ -20,7 +21,7 @@ if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts 
 
 from . import ranking
 from .store import OperationalError, Store
-from .text import STOPWORDS, WORD_RE, index_tokens, is_cjk, mmr_tokens, normalize, query_terms, relaxed_terms
+from .text import CJK_RE, STOPWORDS, WORD_RE, index_tokens, is_cjk, mmr_tokens, normalize, query_terms, relaxed_terms
 from .workspace import is_evergreen
 
 SNIPPET_CHARS = 700
@@ -258,57 +259,73 @@ def term_weights(store: Store, terms: list[str], counted: dict[str, int] | None 
 PASSAGE_CHARS = 200  # the query's words must stand together: within a line, or lines this long together
 
 
-def passage_coverage(weights: dict[str, float], text: str, words: re.Pattern | None = None) -> tuple[float, set[str]]:
+def passage_coverage(weights: dict[str, float], text: str, words: QueryWords | None = None) -> tuple[float, set[str]]:
     """The best term coverage of one passage of the chunk (a line, or consecutive lines of at
     most PASSAGE_CHARS), and the query terms that passage holds. Measured on other people's
     chat histories, a question's rare words turn up somewhere in some chunk far more often than
     side by side: over the whole chunk, 10 % of LongMemEval questions asked of the wrong history
     came back empty; over a passage, 47 %, with no answerable question emptied that was not before.
-    `words`: query_words(weights), compiled once per query."""
+    `words`: QueryWords(weights), compiled once per query."""
     norm = normalize(text)
-    if norm.isascii():
-        # one regex pass over the chunk finds the query's words; only their lines are looked at
-        found = [(m.start(), m.group()) for m in (words or query_words(weights)).finditer(norm)]
-        if not found:
-            return 0.0, set()
-        lines = norm.split("\n")
-        starts = [0]
-        for line in lines[:-1]:
-            starts.append(starts[-1] + len(line) + 1)
-        held: list[set[str]] = [set() for _ in lines]
-        for at, word in found:
-            held[bisect_right(starts, at) - 1].add(word)
-    else:
-        keys = set(weights)
-        lines = norm.split("\n")
-        held = [set(normalized_tokens(line)) & keys if any(k in line for k in keys) else set() for line in lines]
+    found = (words or QueryWords(weights)).find(norm)
+    if not found:
+        return 0.0, set()
+    lines = norm.split("\n")
+    ends = list(accumulate(len(line) + 1 for line in lines))  # each line's end, past its newline
+    held: dict[int, set[str]] = {}
+    for at, word in found:
+        held.setdefault(bisect_right(ends, at), set()).add(word)
+    hit = sorted(held)
     best, best_terms = 0.0, set()
-    for i, first in enumerate(held):
-        if not first:
-            continue  # the passage starting at the next line holding a term covers at least as much
-        terms, size, j = first, len(lines[i]), i + 1
-        while j < len(lines) and size + 1 + len(lines[j]) <= PASSAGE_CHARS:
-            if held[j]:
-                terms = terms | held[j]
-            size += 1 + len(lines[j])
-            j += 1
-        if terms is not best_terms:
-            cov = ranking.term_coverage(weights, terms)
-            if cov > best:
-                best, best_terms = cov, terms
+    # only a passage starting on a line with a term can be best: starting later reaches further
+    for a, i in enumerate(hit):
+        start = ends[i - 1] if i else 0
+        last = max(i, bisect_right(ends, start + PASSAGE_CHARS + 1) - 1)  # lines i..last fit
+        terms = held[i]
+        for j in hit[a + 1 :]:
+            if j > last:
+                break
+            terms = terms | held[j]
+        cov = ranking.term_coverage(weights, terms)
+        if cov > best:
+            best, best_terms = cov, terms
     return best, best_terms
 
 
-def query_words(weights: dict[str, float]) -> re.Pattern:
-    """The query's terms as whole words (the tokens WORD_RE cuts), in one pattern."""
-    alternatives = "|".join(re.escape(k) for k in sorted(weights, key=len, reverse=True))
-    return re.compile(rf"\b(?:{alternatives})\b") if alternatives else re.compile(r"(?!)")
+class QueryWords:
+    """Finds the query's terms in normalized text exactly where its tokenizer would cut them:
+    a CJK unigram or bigram wherever it stands, any other term as a whole run of word
+    characters, bounded by a non-word or a CJK character (mysql服务器 holds the token mysql).
+    str.find per term: four times faster than one regex of alternatives on chat text."""
+
+    def __init__(self, weights: dict[str, float]):
+        self.terms = [(t, all(is_cjk(ch) for ch in t)) for t in weights if t]
+
+    def find(self, norm: str) -> list[tuple[int, str]]:
+        """(offset, term) of every occurrence."""
+        has_cjk = not norm.isascii() and CJK_RE.search(norm) is not None
+        out = []
+        for term, cjk in self.terms:
+            i = norm.find(term)
+            while i >= 0:
+                if cjk or not (_glued(norm, i - 1, has_cjk) or _glued(norm, i + len(term), has_cjk)):
+                    out.append((i, term))
+                i = norm.find(term, i + 1)
+        return out
+
+
+def _glued(text: str, at: int, has_cjk: bool) -> bool:
+    """Whether the character at `at` would join a word there (a \\w character that is not CJK)."""
+    if at < 0 or at >= len(text):
+        return False
+    ch = text[at]
+    return (ch.isalnum() or ch == "_") and not (has_cjk and is_cjk(ch))
 
 
 def confidence(cands: list[Candidate], weights: dict[str, float], n_docs: int) -> None:
     """Each candidate's own evidence that it answers the query (see ranking, "confidence")."""
     total = sum(weights.values())
-    words = query_words(weights)
+    words = QueryWords(weights)
     for c in cands:
         cov, present = passage_coverage(weights, c.row[4], words) if weights else (0.0, set())
         k = ranking.keyword_confidence(cov)
@@ -408,7 +425,7 @@ def line_tokens(line: str) -> list[str]:
 
 def normalized_tokens(norm: str) -> list[str]:
     """line_tokens of a line that is normalized already."""
-    if norm.isascii() or not any(is_cjk(ch) for ch in norm):
+    if norm.isascii() or not CJK_RE.search(norm):
         return WORD_RE.findall(norm)
     return index_tokens(norm)
 
@@ -552,12 +569,15 @@ def vector_standing(store: Store, side: VectorSide, qvec: np.ndarray, cands: lis
             c.vec_z = (cos[c.id] - ref["mean"]) / max(ref["std"], 1e-4)
 
 
-def vector_candidates(store: Store, side: VectorSide, qvec: np.ndarray, opts: Options, filtered: list[int] | None) -> list[Candidate]:
-
-
+def vector_candidates(store: Store, side: VectorSide, qvec: np.ndarray, opts: Options, filtered: list[int] | None,
+                      pairs: list[tuple[int, float]] | None = None) -> list[Candidate]:
+    """The `opts.candidates` nearest chunks; `pairs`: their (id, cosine), when computed already."""
     import numpy as np
+
     n = opts.candidates
-    if filtered is not None:
+    if pairs is not None:
+        pass
+    elif filtered is not None:
         ids, mat = store.load_matrix(side.model_id, filtered)
         pairs = _top(ids, mat, qvec, n)
     elif side.matrix is not None:
@@ -584,40 +604,48 @@ SPLIT_ROWS = 50_000  # above this, two threads share the product
 _helper: Any = None
 
 
-def matvec(mat: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """mat @ q without numpy's threaded BLAS, which spin-waits at its barriers and stalls
-    whenever other work keeps the cores busy (8 ms for 10k x 384 instead of 0.3 ms on this
-    2-core box: bench/bench_vector.py). einsum runs on the calling thread; a big matrix is
-    split with one helper thread, which simply waits its turn on a busy box."""
-
-
-    import numpy as np
+def _helper_thread() -> Any:
     global _helper
-    q = q.astype(np.float32, copy=False)
-    n = len(mat)
-    if n < SPLIT_ROWS or (os.cpu_count() or 1) < 2:
-        return np.einsum("ij,j->i", mat, q)
     if _helper is None:
         from concurrent.futures import ThreadPoolExecutor
 
         _helper = ThreadPoolExecutor(1, thread_name_prefix="clawmem-matvec")
+    return _helper
+
+
+def two_cores(rows: int) -> bool:
+    """Whether a product over this many rows is worth a second thread."""
+    return rows >= SPLIT_ROWS and (os.cpu_count() or 1) >= 2
+
+
+def matvec(mat: np.ndarray, q: np.ndarray, split: bool = True) -> np.ndarray:
+    """mat @ q without numpy's threaded BLAS, which spin-waits at its barriers and stalls
+    whenever other work keeps the cores busy (8 ms for 10k x 384 instead of 0.3 ms on this
+    2-core box: bench/bench_vector.py). einsum runs on the calling thread; a big matrix is
+    split with one helper thread (unless `split` is off: the caller is that thread, or has
+    other work for the second core), which simply waits its turn on a busy box."""
+    import numpy as np
+
+    q = q.astype(np.float32, copy=False)
+    n = len(mat)
+    if not split or not two_cores(n):
+        return np.einsum("ij,j->i", mat, q)
     out = np.empty(n, dtype=np.float32)
     half = n // 2
-    fut = _helper.submit(np.einsum, "ij,j->i", mat[half:], q, out=out[half:])
+    fut = _helper_thread().submit(np.einsum, "ij,j->i", mat[half:], q, out=out[half:])
     np.einsum("ij,j->i", mat[:half], q, out=out[:half])
     fut.result()
     return out
 
 
-def _top(ids: np.ndarray, mat: np.ndarray, q: np.ndarray, n: int) -> list[tuple[int, float]]:
-
-
+def _top(ids: np.ndarray, mat: np.ndarray, q: np.ndarray, n: int, split: bool = True) -> list[tuple[int, float]]:
     import numpy as np
+
     if len(ids) == 0:
         return []
-    sims = matvec(mat, q)
+    sims = matvec(mat, q, split)
     k = min(n, len(ids))
-    idx = np.argpartition(-sims, k - 1)[:k]
+    idx = np.argpartition(sims, len(sims) - k)[-k:]
     idx = idx[np.argsort(-sims[idx])]
     return [(int(ids[i]), float(sims[i])) for i in idx]
 
@@ -626,15 +654,26 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
     """The ranked result set (without mode/provider bookkeeping, which the facade adds)."""
     t0 = time.perf_counter()
     has_vec = vector is not None and query_vector is not None
+    product = None
+    if has_vec and not (opts.after or opts.before) and vector.matrix is not None and two_cores(len(vector.matrix[0])):
+        # the product runs whole on the helper thread while this one asks FTS5 (both release the GIL)
+        product = _helper_thread().submit(_top, *vector.matrix, query_vector, opts.candidates, False)
     if opts.keyword_side or not has_vec:
         kw, info = keyword_candidates(store, query, opts)
     else:
         kw, info = [], {"strict": 0, "relaxed": 0, "terms": query_terms(query)}
+    mode = ("hybrid" if opts.keyword_side else "vector") if has_vec else "keyword"
+    # what needs only the query is read now, while the helper may still be busy with the product:
+    # the weights of the query's content words (stop words say nothing about whether a passage
+    # answers it), rare identifiers, the words that place a result's citation
+    content = [t for t in info["terms"] if t not in STOPWORDS]
+    weights, n_docs = term_weights(store, content or info["terms"], info.get("df"))
+    exact = exact_hits(store, query, opts) if mode == "hybrid" else {}
+    focus = line_focus(store, query, info, opts.context_lines)
     vec: list[Candidate] = []
     if has_vec:
         filtered = date_filtered_ids(store, opts) if (opts.after or opts.before) else None
-        vec = vector_candidates(store, vector, query_vector, opts, filtered)
-    mode = ("hybrid" if opts.keyword_side else "vector") if has_vec else "keyword"
+        vec = vector_candidates(store, vector, query_vector, opts, filtered, product.result() if product else None)
     by_id: dict[int, Candidate] = {}
     for c in vec:
         by_id[c.id] = c
@@ -644,7 +683,6 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
             b.kw_rank, b.kw_bm25, b.kw_strict = c.kw_rank, c.kw_bm25, c.kw_strict
         else:
             by_id[c.id] = c
-    exact = exact_hits(store, query, opts) if mode == "hybrid" else {}
     for cid in exact:
         by_id.setdefault(cid, Candidate(cid))
     rows = load_rows(store, list(by_id))
@@ -665,9 +703,7 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
         cands = [c for c in cands if c.vec_rank is not None or c.kw_rank is not None or c.id in exact]
         if opts.fusion == "relative":
             vector_standing(store, vector, query_vector, cands)
-    # the query's content words (stop words say nothing about whether a passage answers it)
-    content = [t for t in info["terms"] if t not in STOPWORDS]
-    confidence(cands, *term_weights(store, content or info["terms"], info.get("df")))
+    confidence(cands, weights, n_docs)
     fuse(cands, opts, mode)
     if opts.decay:
         apply_decay(cands, opts)
@@ -688,7 +724,6 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
     if opts.show_hidden:
         shown = cands
     shown = shown[: opts.max_results]
-    focus = line_focus(store, query, info, opts.context_lines)
     results = [render(c, focus, opts) for c in shown]
     return {
         "results": results,

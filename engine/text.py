@@ -31,6 +31,8 @@ _CJK_RANGES = (
 
 # the ranges as sorted boundaries: a code point is CJK when an odd number of them are <= it
 _CJK_BOUNDS = [edge for lo, hi in _CJK_RANGES for edge in (lo, hi + 1)]
+# the same ranges as a regex character class (no range holds ], \\, ^ or -): finds one in C
+CJK_RE = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _CJK_RANGES) + "]")
 
 
 def is_cjk(ch: str) -> bool:

@@ -176,17 +176,19 @@ def _passages_by_hand(weights: dict, text: str, limit: int) -> float:
 
 
 WORDS = ["sister", "restaurant", "Sister,", "RESTAURANT.", "sisters", "café", "cafe", "saffron", "lane",
-         "the", "a", "dog_1", "x2", "服务器", "服务", "Straße", "strasse", "", "  "]
+         "the", "a", "dog_1", "x2", "服务器", "服务", "Straße", "strasse", "", "  ", "mysql服务器", "服务器MySQL",
+         "mysql_服务", "服务mysqls", "서버에서", "x서버", "🙂sister", "sister的", "café服", "ｓｉｓｔｅｒ", "・服务・", "服 务"]
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.lists(st.sampled_from(WORDS), max_size=40), min_size=1, max_size=10))
 def test_passage_coverage_is_its_definition(lines):
-    """The fast path (one regex pass for ASCII chunks, substring-filtered lines otherwise) gives
-    exactly what the definition gives, on random chunks of mixed scripts and cases."""
-    from clawmem.engine.search import PASSAGE_CHARS, passage_coverage, query_words
+    """The fast path (regex passes over the whole chunk) gives exactly what the definition (each
+    line's tokens) gives, on random chunks of mixed scripts and cases, words glued to CJK runs."""
+    from clawmem.engine.search import PASSAGE_CHARS, QueryWords, passage_coverage
 
-    weights = {"sister": 0.8, "restaurant": 0.7, "saffron": 1.0, "dog_1": 0.5, "cafe": 0.3, "café": 0.3, "服务": 0.9, "strasse": 0.6}
+    weights = {"sister": 0.8, "restaurant": 0.7, "saffron": 1.0, "dog_1": 0.5, "cafe": 0.3, "café": 0.3, "服务": 0.9,
+               "务器": 0.4, "服": 0.2, "strasse": 0.6, "mysql": 0.7, "서버": 0.5}
     text = "\n".join(" ".join(words) for words in lines)
-    got, _ = passage_coverage(weights, text, query_words(weights))
+    got, _ = passage_coverage(weights, text, QueryWords(weights))
     assert got == pytest.approx(_passages_by_hand(weights, text, PASSAGE_CHARS))

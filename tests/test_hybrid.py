@@ -125,6 +125,22 @@ def test_persistent_engine_searches_in_memory(corpus, make_engine, tiny_model):
     assert "memory/2026-03-01.md" in [r["path"] for r in two["results"][:2]]
 
 
+def test_product_beside_the_keyword_pass_changes_nothing(corpus, make_engine, tiny_model, monkeypatch):
+    """A big in-memory matrix has its product computed on the helper thread while FTS5 runs:
+    the results (order, scores, lines) are those of the one-thread search."""
+    from clawmem.engine import search
+
+    eng = make_engine(local_cfg(tiny_model), persistent=True)
+    list(eng.index())
+    alone = [eng.search(q, explain=True)["results"] for q in ("tokyo flight", "server crash deploy", "a828e60")]
+    calls = []
+    real_top = search._top
+    monkeypatch.setattr(search, "_top", lambda *a, **k: calls.append(a[4:]) or real_top(*a, **k))
+    monkeypatch.setattr(search, "SPLIT_ROWS", 2)  # "big": every matrix here
+    beside = [eng.search(q, explain=True)["results"] for q in ("tokyo flight", "server crash deploy", "a828e60")]
+    assert calls == [(False,)] * 3  # one whole product per search, not split (it runs on the helper)
+    assert beside == alone
+
 def test_exact_tokens_look_like_identifiers():
     from clawmem.engine.search import exact_tokens
 
