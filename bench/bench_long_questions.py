@@ -3,8 +3,9 @@
 The index is bench_vector.py's (real LongMemEval text in FTS5, random 384-d vectors, a fixed
 random query vector); the questions are LongMemEval's. Each round times, interleaved so that
 load from other work hits every line alike: the whole search (persistent engine, numpy in
-memory) with this tree's engine/search.py at several OR_POSTINGS budgets, the same with
-engine/search.py as it was at `--before` (read from git), and the bare numpy product.
+memory) with this tree's engine/search.py at several OR_POSTINGS budgets and the same with
+engine/search.py as it was at `--before` (read from git); then the bare numpy product for the
+same query vectors.
 
     python bench/bench_long_questions.py                          # before = b33bcc0, budgets 2000,3000
     python bench/bench_long_questions.py --size 20000 --rounds 30 # a quick check
@@ -73,10 +74,11 @@ def main() -> int:
             fn()
             timings.setdefault(label, []).append((time.perf_counter() - t) * 1000)
 
+        vectors = rng.standard_normal((a.rounds, bv.DIMS)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
         for i in range(a.rounds):
             q = questions[i % len(questions)]
-            v = rng.standard_normal(bv.DIMS).astype(np.float32)
-            prov.vector = v / np.linalg.norm(v)
+            prov.vector = vectors[i]
             searching.search_mod.run = before.run
             timed(f"whole search, before ({a.before})", lambda: eng.search(q, stale_check=False))
             searching.search_mod.run = run_after
@@ -84,7 +86,11 @@ def main() -> int:
                 after.OR_POSTINGS = b
                 timed(f"whole search, after (OR_POSTINGS {b})", lambda: eng.search(q, stale_check=False))
             after.OR_POSTINGS = default
-            timed("bare numpy product (mat @ q)", lambda: mat @ prov.vector)
+        # numpy's BLAS after all the searches, as in bench_vector.py: its threads spin for a while
+        # after each product and take a core from whatever runs next (a search timed right after
+        # one took ~40 % longer at the median on this 2-core box)
+        for i in range(a.rounds):
+            timed("bare numpy product (mat @ q)", lambda: mat @ vectors[i])
         floor = bv.p95(timings["bare numpy product (mat @ q)"])
         print(f"## {a.size} chunks, {a.rounds} long questions ({np.mean([len(q.split()) for q in questions]):.0f} words on average)")
         for label, ms in timings.items():

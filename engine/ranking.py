@@ -131,7 +131,7 @@ def term_coverage(weights: dict[str, float], present: set[str], enough: float = 
     need = min(sum(weights.values()), enough)
     if need <= 0:
         return 0.0
-    return min(1.0, sum(w for t, w in weights.items() if t in present) / need)
+    return min(1.0, sum(weights.get(t, 0.0) for t in present) / need)
 
 
 def keyword_confidence(coverage: float) -> float:

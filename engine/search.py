@@ -7,8 +7,6 @@ one 0..1 scale; what the threshold hides is counted and reported, never silently
 from __future__ import annotations
 
 import datetime as dt
-from bisect import bisect_right
-from itertools import accumulate
 import json
 import math
 import os
@@ -204,7 +202,13 @@ def strict_can_match(store: Store, terms: list[str], df: dict[str, int]) -> bool
     if len(keys) < 2 or len(keys) == len(terms):
         return True
     rarest_first = sorted(keys, key=lambda t: df[t])
-    return store.conn.execute("select 1 from chunks_fts where chunks_fts match ? limit 1", (fts_query(rarest_first, "AND"),)).fetchone() is not None
+    # the four rarest first: their short posting lists answer in ~0.1 ms, and a long question's
+    # rare words seldom share a chunk; the common ones' long lists make the whole AND cost ms
+    for n in sorted({min(4, len(keys)), len(keys)}):
+        q = fts_query(rarest_first[:n], "AND")
+        if store.conn.execute("select 1 from chunks_fts where chunks_fts match ? limit 1", (q,)).fetchone() is None:
+            return False
+    return True
 
 
 def date_filtered_ids(store: Store, opts: Options) -> list[int]:
@@ -270,22 +274,23 @@ def passage_coverage(weights: dict[str, float], text: str, words: QueryWords | N
     found = (words or QueryWords(weights)).find(norm)
     if not found:
         return 0.0, set()
-    lines = norm.split("\n")
-    ends = list(accumulate(len(line) + 1 for line in lines))  # each line's end, past its newline
-    held: dict[int, set[str]] = {}
+    held: dict[int, tuple[int, set[str]]] = {}  # start of a line with a term -> (its end, its terms)
     for at, word in found:
-        held.setdefault(bisect_right(ends, at), set()).add(word)
-    hit = sorted(held)
+        start = norm.rfind("\n", 0, at) + 1
+        if start not in held:
+            end = norm.find("\n", at)
+            held[start] = (len(norm) if end < 0 else end, set())
+        held[start][1].add(word)
+    starts = sorted(held)
     best, best_terms = 0.0, set()
     # only a passage starting on a line with a term can be best: starting later reaches further
-    for a, i in enumerate(hit):
-        start = ends[i - 1] if i else 0
-        last = max(i, bisect_right(ends, start + PASSAGE_CHARS + 1) - 1)  # lines i..last fit
-        terms = held[i]
-        for j in hit[a + 1 :]:
-            if j > last:
+    for a, start in enumerate(starts):
+        terms = held[start][1]
+        for later in starts[a + 1 :]:
+            end, more = held[later]
+            if end - start > PASSAGE_CHARS:  # lines start..end do not fit in one passage
                 break
-            terms = terms | held[j]
+            terms = terms | more
         cov = ranking.term_coverage(weights, terms)
         if cov > best:
             best, best_terms = cov, terms
