@@ -164,8 +164,7 @@ STOPWORDS = frozenset(
     hey hi hello oh ok okay yeah yes yep wow haha hmm um uh please thanks thank really actually maybe
     something anything everything someone anyone everyone thing things stuff
     remember recall mentioned mention discussed discuss talked told
-    s t m d ll ve re
-    """  # the last line: what is left of a contraction (I'm, it's, we'll) once the apostrophe splits it
+    """
     # Spanish / Portuguese
     """el la los las un una unos unas de del al y o que en es por para con sin sobre como pero
     mas más muy se su sus lo le les qué cuál cuando cuándo donde dónde quien quién
