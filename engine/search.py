@@ -584,13 +584,14 @@ def vector_candidates(store: Store, side: VectorSide, qvec: np.ndarray, opts: Op
         pass
     elif filtered is not None:
         ids, mat = store.load_matrix(side.model_id, filtered)
-        pairs = _top(ids, mat, qvec, n)
+        pairs = _top(ids, matvec(mat, qvec), n)
     elif side.matrix is not None:
-        pairs = _top(*side.matrix, qvec, n)
+        pairs = _top(side.matrix[0], matvec(side.matrix[1], qvec), n)
     elif store.has_vec_table(side.model_id):
         pairs = store.knn(side.model_id, qvec, n * 2)  # over-fetch: other sources are filtered below
     else:
-        pairs = _top(*store.load_matrix(side.model_id), qvec, n)
+        ids, mat = store.load_matrix(side.model_id)
+        pairs = _top(ids, matvec(mat, qvec), n)
     if side.reference is not None:
         ref = matvec(side.reference, qvec)
         mean, std = float(ref.mean()), float(ref.std())
@@ -623,32 +624,54 @@ def two_cores(rows: int) -> bool:
     return rows >= SPLIT_ROWS and (os.cpu_count() or 1) >= 2
 
 
-def matvec(mat: np.ndarray, q: np.ndarray, split: bool = True) -> np.ndarray:
+class Product:
+    """mat @ q in blocks, taken by whichever thread is free: the helper thread starts at once,
+    the caller joins in when it asks for the result. A search starts it before its keyword
+    pass, so a short query's product is shared by both cores while a long question's runs
+    beside FTS5. The helper never waits on anything, so a busy helper only means the caller
+    does more blocks itself."""
+
+    BLOCK = 8192  # rows: ~1 ms of work at 384 dims, fine enough for the two threads to even out
+
+    def __init__(self, mat: np.ndarray, q: np.ndarray):
+        import numpy as np
+
+        self.mat, self.q = mat, q.astype(np.float32, copy=False)
+        self.out = np.empty(len(mat), dtype=np.float32)
+        self.blocks = iter(range(0, len(mat), self.BLOCK))  # next() on it is atomic: each block is done once
+        self.helper = _helper_thread().submit(self._work)
+
+    def _work(self) -> None:
+        import numpy as np
+
+        for start in self.blocks:
+            stop = start + self.BLOCK
+            np.einsum("ij,j->i", self.mat[start:stop], self.q, out=self.out[start:stop])
+
+    def result(self) -> np.ndarray:
+        self._work()
+        self.helper.result()
+        return self.out
+
+
+def matvec(mat: np.ndarray, q: np.ndarray) -> np.ndarray:
     """mat @ q without numpy's threaded BLAS, which spin-waits at its barriers and stalls
     whenever other work keeps the cores busy (8 ms for 10k x 384 instead of 0.3 ms on this
     2-core box: bench/bench_vector.py). einsum runs on the calling thread; a big matrix is
-    split with one helper thread (unless `split` is off: the caller is that thread, or has
-    other work for the second core), which simply waits its turn on a busy box."""
+    shared with one helper thread, which simply waits its turn on a busy box."""
     import numpy as np
 
-    q = q.astype(np.float32, copy=False)
-    n = len(mat)
-    if not split or not two_cores(n):
-        return np.einsum("ij,j->i", mat, q)
-    out = np.empty(n, dtype=np.float32)
-    half = n // 2
-    fut = _helper_thread().submit(np.einsum, "ij,j->i", mat[half:], q, out=out[half:])
-    np.einsum("ij,j->i", mat[:half], q, out=out[:half])
-    fut.result()
-    return out
+    if two_cores(len(mat)):
+        return Product(mat, q).result()
+    return np.einsum("ij,j->i", mat, q.astype(np.float32, copy=False))
 
 
-def _top(ids: np.ndarray, mat: np.ndarray, q: np.ndarray, n: int, split: bool = True) -> list[tuple[int, float]]:
+def _top(ids: np.ndarray, sims: np.ndarray, n: int) -> list[tuple[int, float]]:
+    """The n best (id, similarity) pairs, best first."""
     import numpy as np
 
     if len(ids) == 0:
         return []
-    sims = matvec(mat, q, split)
     k = min(n, len(ids))
     idx = np.argpartition(sims, len(sims) - k)[-k:]
     idx = idx[np.argsort(-sims[idx])]
@@ -661,8 +684,8 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
     has_vec = vector is not None and query_vector is not None
     product = None
     if has_vec and not (opts.after or opts.before) and vector.matrix is not None and two_cores(len(vector.matrix[0])):
-        # the product runs whole on the helper thread while this one asks FTS5 (both release the GIL)
-        product = _helper_thread().submit(_top, *vector.matrix, query_vector, opts.candidates, False)
+        # the helper starts on the product while this thread asks FTS5 (both release the GIL)
+        product = Product(vector.matrix[1], query_vector)
     if opts.keyword_side or not has_vec:
         kw, info = keyword_candidates(store, query, opts)
     else:
@@ -678,7 +701,8 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
     vec: list[Candidate] = []
     if has_vec:
         filtered = date_filtered_ids(store, opts) if (opts.after or opts.before) else None
-        vec = vector_candidates(store, vector, query_vector, opts, filtered, product.result() if product else None)
+        pairs = _top(vector.matrix[0], product.result(), opts.candidates) if product else None
+        vec = vector_candidates(store, vector, query_vector, opts, filtered, pairs)
     by_id: dict[int, Candidate] = {}
     for c in vec:
         by_id[c.id] = c

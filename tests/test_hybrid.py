@@ -126,20 +126,48 @@ def test_persistent_engine_searches_in_memory(corpus, make_engine, tiny_model):
 
 
 def test_product_beside_the_keyword_pass_changes_nothing(corpus, make_engine, tiny_model, monkeypatch):
-    """A big in-memory matrix has its product computed on the helper thread while FTS5 runs:
+    """A big in-memory matrix has its product started on the helper thread before FTS5 runs:
     the results (order, scores, lines) are those of the one-thread search."""
     from clawmem.engine import search
 
     eng = make_engine(local_cfg(tiny_model), persistent=True)
     list(eng.index())
-    alone = [eng.search(q, explain=True)["results"] for q in ("tokyo flight", "server crash deploy", "a828e60")]
-    calls = []
-    real_top = search._top
-    monkeypatch.setattr(search, "_top", lambda *a, **k: calls.append(a[4:]) or real_top(*a, **k))
+    queries = ("tokyo flight", "server crash deploy", "a828e60")
+    alone = [eng.search(q, explain=True)["results"] for q in queries]
+    started = []
+    real = search.Product
+    monkeypatch.setattr(real, "BLOCK", 3)  # several blocks for the two threads to share
+    monkeypatch.setattr(search, "Product", lambda mat, q: started.append(len(mat)) or real(mat, q))
     monkeypatch.setattr(search, "SPLIT_ROWS", 2)  # "big": every matrix here
-    beside = [eng.search(q, explain=True)["results"] for q in ("tokyo flight", "server crash deploy", "a828e60")]
-    assert calls == [(False,)] * 3  # one whole product per search, not split (it runs on the helper)
+    beside = [eng.search(q, explain=True)["results"] for q in queries]
+    assert started[0] == 11 and len(started) >= 3  # the whole matrix, once per search (then small ones)
     assert beside == alone
+
+
+def test_a_busy_helper_leaves_the_product_to_the_caller():
+    """When the helper thread is taken (another search's product), the caller computes every
+    block itself and gets the right answer instead of waiting."""
+    import threading
+
+    import numpy as np
+
+    from clawmem.engine import search
+
+    rng = np.random.default_rng(5)
+    mat = rng.standard_normal((60_001, 16)).astype(np.float32)
+    q = rng.standard_normal(16).astype(np.float32)
+    release = threading.Event()
+    blocker = search._helper_thread().submit(release.wait, 30)
+    try:
+        product = search.Product(mat, q)
+        out = product._work() or product.out  # the caller's share, with the helper still blocked
+        assert np.allclose(out, mat @ q, atol=1e-4)
+        assert not product.helper.done()
+    finally:
+        release.set()
+    blocker.result()
+    assert np.allclose(product.result(), mat @ q, atol=1e-4)  # the helper then finds nothing left
+
 
 def test_exact_tokens_look_like_identifiers():
     from clawmem.engine.search import exact_tokens
