@@ -75,6 +75,7 @@ class ClawmemApp(App):
         self._poll_timer = None
         self._status_timer = None
         self._started_up = False
+        self.startup_requested = False  # the start-up index, file list and status have been asked for
         themes, self.theme_problems = load_themes()
         for theme in themes:
             self.register_theme(theme)
@@ -169,6 +170,7 @@ class ClawmemApp(App):
             self.request_index("start")
         self.load_files()
         self.load_status()
+        self.startup_requested = True
 
     def shorten(self, path: str) -> str:
         """Paths as people read them: the home folder as ~."""

@@ -8,10 +8,21 @@ accepting a change with --snapshot-update.
 
 from __future__ import annotations
 
+import pytest
+
 from textual.widgets import Input, TextArea
 
 from clawmem.engine import events as ev
+from clawmem.tui.widgets import sync_pane
 from tuikit import build_app, settle
+
+
+@pytest.fixture(autouse=True)
+def steady_durations(monkeypatch):
+    """The real start-up index of these few notes is logged as "finished in <1s"; on a loaded
+    machine it can take a second or two, which is not what these pictures are about."""
+    real = sync_pane.duration
+    monkeypatch.setattr(sync_pane, "duration", lambda seconds: real(0.0) if seconds < 5 else real(seconds))
 
 SIZE = (100, 30)
 

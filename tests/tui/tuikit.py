@@ -83,6 +83,10 @@ async def settle(pilot, rounds: int = 2, timeout: float = 30.0) -> None:
     from textual.worker import WorkerState
 
     busy = (WorkerState.PENDING, WorkerState.RUNNING)
+    # the start-up work begins after the first frame, which a loaded machine delays
+    deadline = time.monotonic() + timeout
+    while not getattr(pilot.app, "startup_requested", True) and pilot.app.engine.workspace.is_dir() and time.monotonic() < deadline:
+        await pilot.pause(0.02)
     for _ in range(rounds):
         await pilot.pause(0.05)
         deadline = time.monotonic() + timeout
