@@ -269,7 +269,7 @@ def passage_coverage(weights: dict[str, float], text: str, words: QueryWords | N
     chat histories, a question's rare words turn up somewhere in some chunk far more often than
     side by side: over the whole chunk, 10 % of LongMemEval questions asked of the wrong history
     came back empty; over a passage, 47 %, with no answerable question emptied that was not before.
-    `words`: QueryWords(weights), compiled once per query."""
+    `words`: QueryWords(weights), made once per query."""
     norm = normalize(text)
     found = (words or QueryWords(weights)).find(norm)
     if not found:
@@ -575,18 +575,17 @@ def vector_standing(store: Store, side: VectorSide, qvec: np.ndarray, cands: lis
 
 
 def vector_candidates(store: Store, side: VectorSide, qvec: np.ndarray, opts: Options, filtered: list[int] | None,
-                      pairs: list[tuple[int, float]] | None = None) -> list[Candidate]:
-    """The `opts.candidates` nearest chunks; `pairs`: their (id, cosine), when computed already."""
+                      product: Product | None = None) -> list[Candidate]:
+    """The `opts.candidates` nearest chunks. `product`: the in-memory matrix's product with
+    `qvec`, started earlier by the caller."""
     import numpy as np
 
     n = opts.candidates
-    if pairs is not None:
-        pass
-    elif filtered is not None:
+    if filtered is not None:
         ids, mat = store.load_matrix(side.model_id, filtered)
         pairs = _top(ids, matvec(mat, qvec), n)
     elif side.matrix is not None:
-        pairs = _top(side.matrix[0], matvec(side.matrix[1], qvec), n)
+        pairs = _top(side.matrix[0], product.result() if product else matvec(side.matrix[1], qvec), n)
     elif store.has_vec_table(side.model_id):
         pairs = store.knn(side.model_id, qvec, n * 2)  # over-fetch: other sources are filtered below
     else:
@@ -701,8 +700,7 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
     vec: list[Candidate] = []
     if has_vec:
         filtered = date_filtered_ids(store, opts) if (opts.after or opts.before) else None
-        pairs = _top(vector.matrix[0], product.result(), opts.candidates) if product else None
-        vec = vector_candidates(store, vector, query_vector, opts, filtered, pairs)
+        vec = vector_candidates(store, vector, query_vector, opts, filtered, product)
     by_id: dict[int, Candidate] = {}
     for c in vec:
         by_id[c.id] = c
