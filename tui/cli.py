@@ -324,6 +324,8 @@ def format_status(st: dict, verbose: bool = False) -> str:
     if pv.get("probe"):
         pr = pv["probe"]
         lines.append(f"           probe: {'ok, ' + str(pr['dims']) + ' dims, ' + str(pr['ms']) + ' ms' if pr['ok'] else 'failed: ' + pr['error']}")
+        if pr.get("build"):
+            lines.append(f"           llama.cpp build: {pr['build']}")
     backend = f"{vec['backend']} {vec['version'] or ''}".strip()
     lines.append(f"Vectors:   {backend}" + (f" ({vec['reason']})" if vec.get("reason") else ""))
     for m in vec.get("models", []):

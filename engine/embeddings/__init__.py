@@ -65,6 +65,12 @@ class Provider:
         pass
 
 
+def one_line(exc: BaseException) -> str:
+    """An exception as one short line for a provider's error message."""
+    text = " ".join(str(exc).split())
+    return text[:200] or type(exc).__name__
+
+
 def fingerprint(provider: str, model: str, endpoint: str) -> str:
     import hashlib  # here: a keyword-only search never needs it (3 ms of imports)
 
