@@ -8,7 +8,6 @@ import sys
 import time
 
 import anyio
-import numpy as np
 import pytest
 
 from clawmem.engine import events as ev
