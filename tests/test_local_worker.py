@@ -212,3 +212,28 @@ def _descendants(pid: int) -> list[int]:
             out.append(c)
             todo.append(c)
     return out
+
+
+def test_a_query_does_not_wait_for_a_whole_batch(kernel_models):
+    """A search typed while indexing embeds between two slices of the batch: it comes back
+    while the batch is still running, not after it."""
+    import threading
+
+    p = LocalProvider(kernel_models["Q8_0"], threads=1)
+    p.embed_query("warm up")
+    done = {}
+
+    def batch():
+        p.embed_passages([LONG] * 48)
+        done["batch"] = time.monotonic()
+
+    t = threading.Thread(target=batch)
+    t.start()
+    time.sleep(0.2)
+    assert t.is_alive()
+    q = p.embed_query("where does the dog sleep")
+    done["query"] = time.monotonic()
+    t.join()
+    assert q.size == 384
+    assert done["query"] < done["batch"]
+    p.close()

@@ -212,7 +212,7 @@ class LocalProvider(Provider):
         auto = self.threads <= 0 and not for_queries
         n = self.threads if self.threads > 0 else QUERY_THREADS if for_queries else self.chooser.pick()
         t0 = time.perf_counter()
-        vectors, tokens = host.embed([prefix + t.strip() for t in texts], n)
+        vectors, tokens = host.embed([prefix + t.strip() for t in texts], n, urgent=for_queries)
         self.dims = host.info.get("dims")
         self._threads_now = (n, n)
         if auto:

@@ -30,6 +30,7 @@ import sys
 import threading
 import time
 from collections import deque
+from contextlib import contextmanager
 from pathlib import Path
 
 from . import ProviderError
@@ -38,6 +39,7 @@ TROUBLESHOOT = "see README → Troubleshooting"
 LOAD_TIMEOUT = 120.0  # seconds to load a model (a cold disk, a busy box)
 BASE_TIMEOUT = 60.0  # seconds any request may take, plus PER_CHAR below
 PER_CHAR = 0.01  # ~100x the time e5-small needs per character on 2 busy cores
+PASSAGES_PER_REQUEST = 4  # a query waits for at most this many passages (~0.3 s with e5-small)
 RETRY_AFTER = (60, 300, 1800, 3600)  # seconds before trying a failed model again, by failures so far
 
 _HEADER = struct.Struct(">I")
@@ -243,7 +245,9 @@ class ModelHost:
         self.users = 0
         self.proc: subprocess.Popen | None = None
         self.info: dict = {}  # the load reply: dims, limit, system
-        self._lock = threading.Lock()
+        self._cond = threading.Condition()
+        self._busy = False
+        self._urgent = 0  # queries waiting for their turn
         self._stderr: deque[str] = deque(maxlen=40)
         self._load_error: str | None = None
 
@@ -307,22 +311,50 @@ class ModelHost:
         self.failures.record(self.key, reason)
         raise ProviderError(reason)
 
-    def embed(self, texts: list[str], threads: int) -> tuple[list, list[int]]:
-        """(vectors or None per text, tokens per text)."""
-        import numpy as np
+    @contextmanager
+    def _turn(self, urgent: bool):
+        """The worker serves one request at a time, and a query (urgent) goes before the next
+        slice of passages: a search typed while indexing waits for a few chunks, not a batch."""
+        with self._cond:
+            self._urgent += urgent
+            try:
+                while self._busy or (not urgent and self._urgent):
+                    self._cond.wait()
+            finally:
+                self._urgent -= urgent
+            self._busy = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._busy = False
+                self._cond.notify_all()
 
+    def embed(self, texts: list[str], threads: int, urgent: bool = False) -> tuple[list, list[int]]:
+        """(vectors or None per text, tokens per text); passages go PASSAGES_PER_REQUEST at a time."""
         if self._load_error:
             raise ProviderError(self._load_error)
-        with self._lock:
-            if self.proc is not None and self.proc.poll() is not None:  # died between two requests
-                self._fail(describe_exit(self.proc.returncode, "".join(self._stderr)), kill=True)
-            if self.proc is None:
-                self._start(threads)
-            timeout = BASE_TIMEOUT + PER_CHAR * sum(len(t) for t in texts)
-            reply, body = self._ask({"op": "embed", "texts": texts, "threads": threads}, timeout, with_body=True)
-            if not reply.get("ok"):
-                raise ProviderError(f"local: {self.path.stem} failed to embed: {reply.get('error')}")
-            self.failures.clear(self.key)
+        vectors: list = []
+        tokens: list[int] = []
+        for i in range(0, len(texts), PASSAGES_PER_REQUEST):
+            with self._turn(urgent):
+                v, t = self._embed_now(texts[i : i + PASSAGES_PER_REQUEST], threads)
+            vectors += v
+            tokens += t
+        return vectors, tokens
+
+    def _embed_now(self, texts: list[str], threads: int) -> tuple[list, list[int]]:
+        import numpy as np
+
+        if self.proc is not None and self.proc.poll() is not None:  # died between two requests
+            self._fail(describe_exit(self.proc.returncode, "".join(self._stderr)), kill=True)
+        if self.proc is None:
+            self._start(threads)
+        timeout = BASE_TIMEOUT + PER_CHAR * sum(len(t) for t in texts)
+        reply, body = self._ask({"op": "embed", "texts": texts, "threads": threads}, timeout, with_body=True)
+        if not reply.get("ok"):
+            raise ProviderError(f"local: {self.path.stem} failed to embed: {reply.get('error')}")
+        self.failures.clear(self.key)
         dims = self.info["dims"]
         flat = np.frombuffer(body, dtype=np.float32).reshape(-1, dims) if body else np.zeros((0, dims), np.float32)
         it = iter(flat)
@@ -372,7 +404,7 @@ def release(host: ModelHost) -> None:
         for k, v in list(_HOSTS.items()):
             if v is host:
                 del _HOSTS[k]
-    with host._lock:
+    with host._turn(urgent=True):
         host.stop()
 
 
