@@ -141,18 +141,36 @@ def test_a_crash_is_retried_later_not_in_a_loop(workspace, make_engine, tiny_mod
     other.close()
 
 
-def test_a_hang_is_stopped_after_the_timeout(tiny_model, monkeypatch):
-    monkeypatch.setattr(worker, "BASE_TIMEOUT", 2.0)
-    monkeypatch.setattr(worker, "PER_CHAR", 0.0)
+def test_a_hang_is_stopped_but_a_slow_model_is_not(tiny_model, kernel_models, monkeypatch):
+    monkeypatch.setattr(worker, "STALL_TIMEOUT", 2.0)
+    # slow but working: a batch that takes longer than the stall time is left to finish
+    slow = LocalProvider(kernel_models["F32"], threads=1)
+    slow.embed_query("warm up")
+    monkeypatch.setattr(worker, "PASSAGES_PER_REQUEST", 1000)
+    t0 = time.monotonic()
+    assert len(slow.embed_passages([LONG] * 120)) == 120
+    assert time.monotonic() - t0 > 2.0, "the batch was too quick to show anything; make it longer"
+    slow.close()
+    # hung: alive, using no CPU, never answering
     p = LocalProvider(tiny_model)
     p.embed_query("cat")
     pid = p._model_host.pid
-    os.kill(pid, signal.SIGSTOP)  # alive but never answering, like a wedged native call
+    os.kill(pid, signal.SIGSTOP)
     t0 = time.monotonic()
-    with pytest.raises(ProviderError, match=r"did not answer within 2 s and was stopped"):
+    with pytest.raises(ProviderError, match=r"local model stopped working \(no CPU time for 2 s\) and was stopped"):
         p.embed_query("fish")
     assert time.monotonic() - t0 < 10
     assert p._model_host.pid is None and pid not in children(os.getpid())
+    p.close()
+
+
+def test_a_busy_model_is_stopped_after_the_request_limit(tiny_model, monkeypatch):
+    monkeypatch.setattr(worker, "REQUEST_TIMEOUT", 1.0)
+    p = LocalProvider(tiny_model, threads=1)
+    p.embed_query("cat")
+    monkeypatch.setattr(worker, "PASSAGES_PER_REQUEST", 100000)
+    with pytest.raises(ProviderError, match=r"did not answer within 1 s and was stopped"):
+        p.embed_passages(["cat fish tokyo " * 150] * 20000)
     p.close()
 
 

@@ -32,13 +32,16 @@ import time
 from collections import deque
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Callable
 
 from . import ProviderError
 
 TROUBLESHOOT = "see README → Troubleshooting"
-LOAD_TIMEOUT = 120.0  # seconds to load a model (a cold disk, a busy box)
-BASE_TIMEOUT = 60.0  # seconds any request may take, plus PER_CHAR below
-PER_CHAR = 0.01  # ~100x the time e5-small needs per character on 2 busy cores
+# A slow worker on a starved machine is not a hung one: a request is given up when the worker
+# has used no CPU for STALL_TIMEOUT (stopped, deadlocked, waiting on something that never comes)
+# or, busy or not, after REQUEST_TIMEOUT ("5 min for local work"; 4 passages take ~0.3 s idle).
+STALL_TIMEOUT = 60.0
+REQUEST_TIMEOUT = 300.0
 PASSAGES_PER_REQUEST = 4  # a query waits for at most this many passages (~0.3 s with e5-small)
 RETRY_AFTER = (60, 300, 1800, 3600)  # seconds before trying a failed model again, by failures so far
 
@@ -64,14 +67,14 @@ def _recv_blocking(fd: int) -> bytes | None:
     return _read_n(fd, n, None)
 
 
-def _read_n(fd: int, n: int, deadline: float | None) -> bytes | None:
-    """n bytes from fd, None at end of file; TimeoutError past the deadline."""
+def _read_n(fd: int, n: int, watch: "Callable[[], None] | None") -> bytes | None:
+    """n bytes from fd, None at end of file; `watch` is called every second while nothing
+    comes and raises TimeoutError to give up."""
     chunks, got = [], 0
     while got < n:
-        if deadline is not None:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
-                raise TimeoutError
+        if watch is not None:
+            while not select.select([fd], [], [], 1.0)[0]:
+                watch()
         chunk = os.read(fd, min(n - got, 1 << 20))
         if not chunk:
             return None
@@ -266,7 +269,7 @@ class ModelHost:
         )
         self._stderr.clear()
         threading.Thread(target=self._drain, args=(self.proc,), name="clawmem-model-stderr", daemon=True).start()
-        reply, _ = self._ask({"op": "load", "path": str(self.path), "threads": threads}, LOAD_TIMEOUT, with_body=False)
+        reply, _ = self._ask({"op": "load", "path": str(self.path), "threads": threads}, REQUEST_TIMEOUT, with_body=False)
         if not reply.get("ok"):
             self._load_error = f"local: {reply.get('error')}"
             self.stop()
@@ -277,23 +280,49 @@ class ModelHost:
         for line in iter(proc.stderr.readline, b""):
             self._stderr.append(line.decode("utf-8", "replace"))
 
+    def _cpu_seconds(self) -> float | None:
+        """CPU time the worker has used so far (Linux), None where it cannot be read."""
+        try:
+            with open(f"/proc/{self.proc.pid}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError, IndexError, AttributeError):
+            return None
+
+    def _watchdog(self, limit: float) -> Callable[[], None]:
+        start = last_progress = time.monotonic()
+        last_cpu = self._cpu_seconds()
+
+        def watch() -> None:
+            nonlocal last_progress, last_cpu
+            now = time.monotonic()
+            cpu = self._cpu_seconds()
+            if cpu is None or cpu != last_cpu:
+                last_cpu, last_progress = cpu, now
+            if now - last_progress > STALL_TIMEOUT:
+                raise TimeoutError(f"local model stopped working (no CPU time for {STALL_TIMEOUT:.0f} s) and was stopped")
+            if now - start > limit:
+                raise TimeoutError(f"local model did not answer within {limit:.0f} s and was stopped")
+
+        return watch
+
     def _ask(self, req: dict, timeout: float, with_body: bool) -> tuple[dict, bytes]:
         proc = self.proc
         assert proc is not None
-        deadline = time.monotonic() + timeout
+        watch = self._watchdog(timeout)
         try:
             _send(proc.stdin.fileno(), json.dumps(req).encode())
-            head = _read_n(proc.stdout.fileno(), _HEADER.size, deadline)
-            payload = head and _read_n(proc.stdout.fileno(), _HEADER.unpack(head)[0], deadline)
+            head = _read_n(proc.stdout.fileno(), _HEADER.size, watch)
+            payload = head and _read_n(proc.stdout.fileno(), _HEADER.unpack(head)[0], watch)
             reply = json.loads(payload) if payload is not None else None
             body = b""
             if reply is not None and with_body and reply.get("ok"):
-                h2 = _read_n(proc.stdout.fileno(), _HEADER.size, deadline)
-                body = h2 and _read_n(proc.stdout.fileno(), _HEADER.unpack(h2)[0], deadline)
+                h2 = _read_n(proc.stdout.fileno(), _HEADER.size, watch)
+                body = h2 and _read_n(proc.stdout.fileno(), _HEADER.unpack(h2)[0], watch)
                 if body is None:
                     reply = None
-        except TimeoutError:
-            self._fail(f"local model did not answer within {timeout:.0f} s and was stopped; {TROUBLESHOOT}", kill=True)
+        except TimeoutError as exc:
+            self._fail(f"{exc}; {TROUBLESHOOT}", kill=True)
         except (BrokenPipeError, ValueError, OSError):
             reply = None
         if reply is None:
@@ -350,8 +379,7 @@ class ModelHost:
             self._fail(describe_exit(self.proc.returncode, "".join(self._stderr)), kill=True)
         if self.proc is None:
             self._start(threads)
-        timeout = BASE_TIMEOUT + PER_CHAR * sum(len(t) for t in texts)
-        reply, body = self._ask({"op": "embed", "texts": texts, "threads": threads}, timeout, with_body=True)
+        reply, body = self._ask({"op": "embed", "texts": texts, "threads": threads}, REQUEST_TIMEOUT, with_body=True)
         if not reply.get("ok"):
             raise ProviderError(f"local: {self.path.stem} failed to embed: {reply.get('error')}")
         self.failures.clear(self.key)
