@@ -113,6 +113,7 @@ class SearchPane(Vertical):
         self._timer: Timer | None = None
         self._inflight = False
         self._pending: tuple[int, str] | None = None
+        self._quiet_seq = -1  # the search re-run after a sync, which must not ask for another
         self._terms: list[str] = []
 
     @property
@@ -160,20 +161,23 @@ class SearchPane(Vertical):
             self._pending = (seq, query)
             return
         self._inflight = True
-        self._search(seq, query, self.show_hidden)
+        self._search(seq, query, self.show_hidden, seq != self._quiet_seq)
 
-    def refresh_search(self) -> None:
-        """Run the current query again (after an index run or a save)."""
+    def refresh_search(self, after_sync: bool = False) -> None:
+        """Run the current query again (after an index run or a save). After a sync the
+        search never asks for another one: what that sync left behind it left on purpose
+        (or a newer change has its own sync coming), and asking would loop sync, search, sync."""
         query = self.query_one(Input).value.strip()
         if query:
             self.seq += 1
+            self._quiet_seq = self.seq if after_sync else -1
             self._submit(self.seq, query)
 
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
-    def _search(self, seq: int, query: str, show_hidden: bool) -> None:
+    def _search(self, seq: int, query: str, show_hidden: bool, may_sync: bool) -> None:
         worker = get_current_worker()
         try:
-            res = self.host.engine.search(query, explain=True, show_hidden=show_hidden)
+            res = self.host.engine.search(query, explain=True, show_hidden=show_hidden, sync_on_stale=may_sync)
         except Exception as exc:  # an unreadable index: say so in place of results
             if not worker.is_cancelled:
                 self.post_message(SearchDone(seq, query, None, str(exc)))
@@ -198,7 +202,9 @@ class SearchPane(Vertical):
         self.result = msg.result
         self._terms = query_terms(msg.query)
         self._render_results()
-        if msg.result and msg.result.get("stale"):
+        # with the watcher running the engine has already asked it (which skips what it left
+        # behind on purpose); without, the app indexes, unless this search came after a sync
+        if msg.result and msg.result.get("stale") and msg.seq != self._quiet_seq and self.host.engine.sync_hook is None:
             self.post_message(IndexRequested("search found the index behind the files"))
 
     def set_status(self, status: dict) -> None:
