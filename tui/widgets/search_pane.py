@@ -14,7 +14,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from clawmem.engine.text import query_terms
+from clawmem.engine.text import printable, query_terms
 
 from .. import keys
 from ..host import PaneHost
@@ -33,7 +33,9 @@ def keyword_line(why: str) -> str:
 
 
 def highlight(text: str, terms: list[str], style: str = "bold $text-accent underline") -> Content:
-    """`text` with every occurrence of the query terms in `style` (case-insensitive)."""
+    """`text` with every occurrence of the query terms in `style` (case-insensitive); control
+    characters shown visibly, never passed to the terminal."""
+    text = printable(text)
     content = Content(text)
     low = text.lower()
     for term in sorted({t for t in terms if t}, key=len, reverse=True):
@@ -238,7 +240,7 @@ class SearchPane(Vertical):
             return
         for i, r in enumerate(res["results"]):
             head = Content.assemble(
-                (f"{r['path']}:{r['startLine']}-{r['endLine']}", "bold"),
+                (printable(f"{r['path']}:{r['startLine']}-{r['endLine']}"), "bold"),
                 "  ",
                 (r["source"], "$text-muted"),
                 "  ",
@@ -330,7 +332,7 @@ class SearchPane(Vertical):
             self._set_preview(Content(f"Cannot show {msg.path}: {msg.error}"))
             return
         _, s, e = msg.key
-        lines = msg.text.split("\n")
+        lines = printable(msg.text).split("\n")
         match = r.get("matchLine")  # the engine's best line; a vector-only hit has no query word to scan for
         if not (match and msg.first_line <= match < msg.first_line + len(lines)):
             match = first_match_line(lines, msg.first_line, s, e, self._terms)
