@@ -291,6 +291,10 @@ def _guarded_protocol():
                 self._header_timer.cancel()
                 self._arm_header_deadline()
 
+        def handle_websocket_upgrade(self, event) -> None:
+            self._header_timer.cancel()  # its headers came; the connection is another protocol's now
+            super().handle_websocket_upgrade(event)
+
         def connection_lost(self, exc) -> None:
             timer = getattr(self, "_header_timer", None)
             if timer is not None:
