@@ -160,7 +160,8 @@ class Searching(Core):
         )
 
     def search(self, query: str, *, max_results=None, min_score=None, now=None, after=None, before=None,
-               explain=False, show_hidden=False, date_filter: bool | None = None, stale_check: bool = True) -> dict:
+               explain=False, show_hidden=False, date_filter: bool | None = None, stale_check: bool = True,
+               sync_on_stale: bool = True) -> dict:
         """memory_search (SPEC §7). Raises SearchDisabled when `enabled = false`."""
         why_off = disabled_reason(self.cfg)
         if why_off:
@@ -209,7 +210,7 @@ class Searching(Core):
                 out["stale"] = self.seen_behind()
             except Exception:
                 out["stale"] = True
-            if out["stale"]:
+            if out["stale"] and sync_on_stale:
                 self._stale_found()
         return out
 

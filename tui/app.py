@@ -294,7 +294,7 @@ class ClawmemApp(App):
         if isinstance(msg.event, ev.JobFinished):
             self.load_status()
             self.load_files()
-            self.search_pane.refresh_search()
+            self.search_pane.refresh_search(after_sync=True)
             if self.query_one("#tabs", TabbedContent).active == "history":
                 self.history_pane.reload()  # a sync may have journalled a change
 

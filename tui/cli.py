@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 
@@ -149,15 +150,32 @@ def _engine(args, persistent: bool = False):
     return Engine.open(config_path=args.config, workspace=args.workspace, agent=args.agent, persistent=persistent)
 
 
+def dump_json(obj, indent: int | None = None) -> str:
+    """JSON as clawmem prints it: non-ASCII text as is, every control character escaped.
+    json.dumps escapes only C0; DEL and the C1 codes (U+009B is a one-byte CSI to some
+    terminals) are escaped too, so `--json` printed to a terminal is as safe as the text."""
+    return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(obj, indent=indent, ensure_ascii=False))
+
+
+_C1 = re.compile("[\x7f-\x9f]")  # only inside JSON strings: the rest of JSON is ASCII
+
+
+def printable(raw: str) -> str:
+    """Memory text is never printed raw: control sequences are shown visibly (engine.text)."""
+    from clawmem.engine.text import printable as visible  # here: the engine loads only once a command runs
+
+    return visible(raw)
+
+
 def _err(msg: str) -> None:
-    print(f"clawmem: {msg}", file=sys.stderr)
+    print(printable(f"clawmem: {msg}"), file=sys.stderr)
 
 
 def _fail(line: str, code: int, as_json: bool) -> int:
     """Report a failure: the line on stderr and, for `--json`, the JSON error on stdout."""
-    print(line, file=sys.stderr)
+    print(printable(line), file=sys.stderr)
     if as_json:
-        print(json.dumps({"error": line, "exitCode": code}, ensure_ascii=False))
+        print(dump_json({"error": line, "exitCode": code}))
     return code
 
 
@@ -266,7 +284,7 @@ def cmd_status(args) -> int:
         reports.append(st)
     if args.json:
         out = reports if many else reports[0]
-        print(json.dumps(out, indent=2, ensure_ascii=False))
+        print(dump_json(out, indent=2))
     else:
         print("\n\n".join(format_status(st, verbose=args.verbose) if "index" in st else f"Agent {st['agentId']}: {st['error']}"
                           for st in reports))
@@ -559,14 +577,14 @@ def cmd_search(args) -> int:
         # the agent tool's shape, so a script gets what an agent gets
         from clawmem.engine.tools import disabled_payload
 
-        print(f"clawmem: {exc}", file=sys.stderr)
+        _err(str(exc))
         if args.json:
-            print(json.dumps(disabled_payload(str(exc)), indent=2, ensure_ascii=False))
+            print(dump_json(disabled_payload(str(exc)), indent=2))
         return EXIT_FAILED
     if args.json:
-        print(json.dumps(res, indent=2, ensure_ascii=False))
+        print(dump_json(res, indent=2))
         return EXIT_OK
-    print(format_results(res, explain=args.explain))
+    print(printable(format_results(res, explain=args.explain)))
     return EXIT_OK
 
 
@@ -620,9 +638,9 @@ def cmd_get(args) -> int:
     except AccessDenied as exc:
         raise CommandError(str(exc), EXIT_USAGE) from None
     if args.json:
-        print(json.dumps(res, ensure_ascii=False))
+        print(dump_json(res))
     else:
-        sys.stdout.write(res["text"] + ("" if res["text"].endswith("\n") or not res["text"] else "\n"))
+        sys.stdout.write(printable(res["text"]) + ("" if res["text"].endswith("\n") or not res["text"] else "\n"))
     return EXIT_OK
 
 
@@ -633,7 +651,7 @@ def cmd_watch(args) -> int:
     from clawmem.engine.sync import run_daemon
 
     eng = _engine(args, persistent=True)
-    return run_daemon(eng, once=args.once, printer=lambda line: print(line, flush=True))
+    return run_daemon(eng, once=args.once, printer=lambda line: print(printable(line), flush=True))
 
 
 # ---------------------------------------------------------------------------- writing helpers
@@ -659,7 +677,7 @@ def cmd_flush_prompt(args) -> int:
     for w in plan.warnings:
         _err(f"warning: {w}")
     if args.json:
-        print(json.dumps(plan.as_json(), indent=2, ensure_ascii=False))
+        print(dump_json(plan.as_json(), indent=2))
         return EXIT_OK
     print(f"# memory flush for {plan.target} ({'default prompts' if plan.source == 'default' else 'from ' + plan.source})")
     if not plan.enabled:
@@ -687,7 +705,7 @@ def cmd_archive(args) -> int:
     if index_error:
         _err(f"warning: {made.path} written but not indexed yet: {index_error}")
     if args.json:
-        print(json.dumps({**made.as_json(), "indexed": index_error is None}, ensure_ascii=False))
+        print(dump_json({**made.as_json(), "indexed": index_error is None}))
     else:
         print(f"wrote {made.path} ({made.messages} messages){'' if index_error is None else '; not indexed yet'}")
     return EXIT_OK
@@ -704,9 +722,9 @@ def cmd_context(args) -> int:
     except ValueError as exc:
         raise CommandError(str(exc), EXIT_USAGE) from None
     if args.json:
-        print(json.dumps(ctx, indent=2, ensure_ascii=False))
+        print(dump_json(ctx, indent=2))
     else:
-        sys.stdout.write(ctx["text"])
+        sys.stdout.write(printable(ctx["text"]))
     return EXIT_OK
 
 
@@ -747,9 +765,9 @@ def format_change(ch, with_diff: bool, color: bool) -> list[str]:
     v = ch.after
     when = dt.datetime.fromtimestamp(v.ts).strftime("%Y-%m-%d %H:%M")
     what = "deleted" if v.deleted else f"+{plus} -{minus} lines, {v.size} bytes"
-    out = [f"v{v.id}  {when}  {v.path}  {what}  by {v.writer}  (was v{ch.before.id})"]
+    out = [printable(f"v{v.id}  {when}  {v.path}  {what}  by {v.writer}  (was v{ch.before.id})")]
     if with_diff:
-        for ln in ch.diff()[2:]:
+        for ln in map(printable, ch.diff()[2:]):  # escaped before our own colour codes go in
             if color and ln.startswith("+"):
                 ln = f"\x1b[32m{ln}\x1b[0m"
             elif color and ln.startswith("-"):
@@ -772,7 +790,7 @@ def cmd_history(args) -> int:
     with _open_journal(eng) as jr:
         changes = jr.changes(path, since)
         if args.json:
-            print(json.dumps([c.as_json() for c in changes], ensure_ascii=False, indent=1))
+            print(dump_json([c.as_json() for c in changes], indent=1))
             return EXIT_OK
         if not changes:
             kept = jr.versions(path)
@@ -856,7 +874,7 @@ def cmd_model(args) -> int:
         return model_pull(args.uri or (configured if configured.lower().startswith("hf:") else DEFAULT_LOCAL_MODEL), cache, args.json)
     models = cached_models(cache)
     if args.json:
-        print(json.dumps({"cacheDir": str(cache), "configured": configured, "models": models}, indent=2, ensure_ascii=False))
+        print(dump_json({"cacheDir": str(cache), "configured": configured, "models": models}, indent=2))
         return EXIT_OK
     if not models:
         print(f"No models in {cache}; `clawmem model pull` downloads {configured if configured.lower().startswith('hf:') else DEFAULT_LOCAL_MODEL}")

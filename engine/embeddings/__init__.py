@@ -223,6 +223,12 @@ def _remote_candidate(cfg: Config, name: str, primary: bool) -> Candidate:
         headers.update(cfg["remote.headers"])
     dims = cfg["outputDimensionality"] if name == "gemini" and (primary or cfg["provider"] == "auto") else 0
     api_key = key.value if key else ""
+    from ..redaction import CREDENTIAL_HEADER, remember
+
+    remember(api_key, f"{name} API key")  # masked wherever it shows up: logs, indexed transcripts
+    for h, v in headers.items():
+        if CREDENTIAL_HEADER.search(h):
+            remember(v, f"{h} header")
 
     use_batch = name in BATCH_PROVIDERS and owns_remote and cfg["remote.batch.enabled"]
 
