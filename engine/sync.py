@@ -563,8 +563,22 @@ class Syncer:
             self._last_sync_mono = time.monotonic()
             self._last_result = finished.describe() if finished else None
         self._check_targets()
+        self._publish()
         if not self._stopping:
             self._write_beat()  # clean again, unless more changes came meanwhile
+
+    def _publish(self) -> None:
+        """With `[fleet] publish = true`, push to the fleet after a sync. A fleet that is down
+        only leaves the push behind (status says how far): the next sync tries again."""
+        cfg = self.engine.cfg
+        if not (cfg["fleet.publish"] and cfg["fleet.url"]) or self._stopping:
+            return
+        from .fleet import push_quietly
+
+        error = push_quietly(self.engine)
+        if error:
+            log.warning("%s", error)
+            self._emit(ev.Warning(f"{error}; local work goes on, the next sync pushes again"))
 
     def _lock_busy(self, who: str, reason: str) -> None:
         """Another process holds the writer lock: say who (once per holder) and retry later."""
