@@ -245,7 +245,13 @@ def _local_model(engine, store) -> tuple[str | None, int | None, int | None]:
     side, info = engine._vector_side(store)
     if side is None:
         return None, None, None
-    return f"{info['provider']}/{info['model']}", info["dims"], side.model_id
+    return model_key(info), info["dims"], side.model_id
+
+
+def model_key(info: dict) -> str:
+    """How the fleet names an embedding model: vectors compare only under the same key (the
+    dimensions are part of it: one model can give vectors of several sizes)."""
+    return f"{info['provider']}/{info['model']}@{info['dims']}"
 
 
 def _local_chunks(cfg, store) -> dict[tuple, int]:
@@ -549,8 +555,8 @@ def _search(engine, conn, query: str, agents: list[str] | None, opts, t0: float)
     # vector side: only the agents whose vectors come from this agent's model
     store = engine.reader()
     side, info = engine._vector_side(store) if store is not None and store.has_schema() else (None, {})
-    model = f"{info['provider']}/{info['model']}" if side is not None else None
-    same = [a for a in names if model and seen[a][1] == model and seen[a][2] == info["dims"]]
+    model = model_key(info) if side is not None else None
+    same = [a for a in names if model and seen[a][1] == model]
     other = sorted(a for a in names if a not in same)
     vec: dict[int, float] = {}  # the vector pool: id -> cosine
     standing: dict[int, float] = {}  # cosines of keyword hits outside the pool

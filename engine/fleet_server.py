@@ -64,6 +64,8 @@ def _free_port() -> int:
 
 def _port_free(port: int) -> bool:
     with socket.socket() as s:
+        # as PostgreSQL binds: a port the last run left in TIME_WAIT is free to it
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind(("127.0.0.1", port))
             return True
