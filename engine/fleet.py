@@ -499,22 +499,53 @@ def search(engine, query: str, *, agents: list[str] | None = None, max_results=N
     opts = engine.options(max_results=max_results, min_score=min_score, explain=explain, show_hidden=show_hidden)
     query = (query or "").strip()
     t0 = time.perf_counter()
+    notes: list[str] = []
+    qv = query_vector(engine, query, notes) if query else None
     conn = connect(url, autocommit=True)
     try:
         if not _has_schema(conn):
             raise FleetError("the fleet database has no clawmem tables yet: push first (`clawmem fleet push`)")
-        return _search(engine, conn, query, agents, opts, t0)
+        out = search_with(conn, query, opts, agents, qv)
     except psycopg.Error as exc:
         raise FleetError(f"fleet search on {mask_url(url)} failed: {_one_line(exc, url)}") from None
     finally:
         conn.close()
+    out["notes"][:0] = notes
+    out["ms"] = round((time.perf_counter() - t0) * 1000, 2)
+    return out
 
 
-def _search(engine, conn, query: str, agents: list[str] | None, opts, t0: float) -> dict:
+class QueryVector:
+    """The query embedded by this agent's model, and that model's reference sample (the
+    similarities that count as unrelated, which calibrate a cosine)."""
+
+    def __init__(self, model: str, dims: int, vector, reference=None, provider: str | None = None, name: str | None = None):
+        self.model, self.dims, self.vector, self.reference = model, dims, vector, reference
+        self.provider, self.name = provider, name
+
+
+def query_vector(engine, query: str, notes: list[str]) -> QueryVector | None:
+    from .embeddings import ProviderError
+
+    store = engine.reader()
+    if store is None or not store.has_schema():
+        return None
+    side, info = engine._vector_side(store)
+    if side is None:
+        return None
+    try:
+        vec = engine._embed_query(side.provider, query, info["dims"])
+    except ProviderError as exc:
+        notes.append(f"query embedding failed ({exc}): keyword results only")
+        return None
+    return QueryVector(model_key(info), info["dims"], vec, side.reference, info["provider"], info["model"])
+
+
+def search_with(conn, query: str, opts, agents: list[str] | None, qv: QueryVector | None) -> dict:
+    """The fleet search on an open connection, the query's vector given (None: keywords only)."""
     import numpy as np
 
     from . import ranking, search as s
-    from .embeddings import ProviderError
     from .text import STOPWORDS, mmr_tokens, query_terms, relaxed_terms
 
     seen = {r[0]: r[1:] for r in conn.execute("select agent, host, model, dims, chunks from clawmem_agents")}
@@ -552,24 +583,17 @@ def _search(engine, conn, query: str, agents: list[str] | None, opts, t0: float)
         if chosen:
             keyword_pass(tsquery_literal(chosen, "|"), False)
 
-    # vector side: only the agents whose vectors come from this agent's model
-    store = engine.reader()
-    side, info = engine._vector_side(store) if store is not None and store.has_schema() else (None, {})
-    model = model_key(info) if side is not None else None
+    # vector side: only the agents whose vectors come from the query's model
+    model = qv.model if qv is not None else None
     same = [a for a in names if model and seen[a][1] == model]
     other = sorted(a for a in names if a not in same)
     vec: dict[int, float] = {}  # the vector pool: id -> cosine
     standing: dict[int, float] = {}  # cosines of keyword hits outside the pool
-    qvec = None
-    if same:
-        try:
-            qvec = engine._embed_query(side.provider, query, info["dims"])
-        except ProviderError as exc:
-            base["notes"].append(f"query embedding failed ({exc}): keyword results only")
+    qvec = qv.vector if qv is not None and same else None
     if qvec is not None:
         from psycopg import sql
 
-        dims = int(info["dims"])
+        dims = int(qv.dims)
         conn.execute(sql.SQL("set hnsw.ef_search = {}").format(sql.Literal(max(40, 2 * n))))
         q = np.asarray(qvec, dtype=np.float32)
         # the model as a literal, as in the partial index's predicate, so the planner can use it
@@ -588,7 +612,7 @@ def _search(engine, conn, query: str, agents: list[str] | None, opts, t0: float)
 
     by_id: dict[int, s.Candidate] = dict(kw)
     if vec:
-        ref = side.reference
+        ref = qv.reference
         if ref is not None:
             sims = s.matvec(ref, np.asarray(qvec, dtype=np.float32))
             mean, std = float(sims.mean()), float(sims.std())
@@ -605,7 +629,6 @@ def _search(engine, conn, query: str, agents: list[str] | None, opts, t0: float)
             if cos is not None and opts.fusion == "relative":
                 c.vec_z = (cos - mean) / max(std, 1e-4)
     if not by_id:
-        base["ms"] = round((time.perf_counter() - t0) * 1000, 2)
         return base
     rows = {r[0]: r[1:] for r in conn.execute(
         "select id, agent, host, path, source, start_line, end_line, text, ts, linemap, day, mtime_ns from clawmem_chunks"
@@ -648,8 +671,7 @@ def _search(engine, conn, query: str, agents: list[str] | None, opts, t0: float)
     base["hidden"] = {"count": len(hidden), "bestScore": round(max(h.score for h in hidden), 4) if hidden else None}
     base["mode"] = mode
     if mode != "keyword":
-        base["provider"], base["model"] = info["provider"], info["model"]
-    base["ms"] = round((time.perf_counter() - t0) * 1000, 2)
+        base["provider"], base["model"] = qv.provider, qv.name
     return base
 
 
