@@ -122,11 +122,12 @@ create extension if not exists vector;
 create table if not exists clawmem_agents (
     agent text primary key, host text not null, model text, dims int,
     chunks int not null default 0, pushed_at timestamptz);
+-- every key starts with the agent: Citus can distribute the tables by agent
 create table if not exists clawmem_chunks (
-    id bigserial primary key, agent text not null, host text not null, path text not null,
+    id bigserial, agent text not null, host text not null, path text not null,
     source text not null, start_line int not null, end_line int not null, hash text not null,
     model text, text text not null, tokens tsvector not null, embedding vector,
-    day text, ts double precision, mtime_ns bigint, linemap text);
+    day text, ts double precision, mtime_ns bigint, linemap text, primary key (agent, id));
 create unique index if not exists clawmem_chunks_key on clawmem_chunks (agent, path, start_line, end_line, hash, coalesce(model, ''));
 create index if not exists clawmem_chunks_tokens on clawmem_chunks using gin (tokens);
 create table if not exists clawmem_roles (role name primary key, agent text not null unique, reads text[] not null default '{}');

