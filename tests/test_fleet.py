@@ -273,6 +273,8 @@ def test_cli_fleet_search_get_and_grant(db, agent, uid, tmp_path):
     assert "password unchanged" in again.stdout and f"postgresql://clawmem_r{uid}:<its current password>@" in again.stdout
     usage = run_cli("search", "--agents", "a", "heron", *base)
     assert usage.returncode == 2 and "--fleet" in usage.stderr
+    usage = run_cli("search", "--fleet", "--after", "2026-01-01", "heron", *base)
+    assert usage.returncode == 2 and "--after" in usage.stderr
     password = db.split(":")[2].split("@")[0]
     shown = run_cli("status", "--json", *base)
     assert password not in shown.stdout and json.loads(shown.stdout)["fleet"]["url"].count("***") == 1
@@ -313,3 +315,27 @@ def test_share_globs():
     assert not fleet.is_shared(cfg, "MEMORY.md") and fleet.is_shared(cfg, "memory/2026-01-01.md")
     cfg = load_config(None, overrides={"fleet.share": ["memory/projects/*"]})
     assert fleet.is_shared(cfg, "memory/projects/a/b.md") and not fleet.is_shared(cfg, "memory/2026-01-01.md")
+
+
+def test_the_watcher_pushes_after_each_sync(db, make_engine, workspace, uid):
+    """A running watcher (the one `clawmem watch`, the app and `clawmem mcp` run) with publish on:
+    a new note reaches the fleet without anyone running `fleet push`."""
+    from clawmem.engine.sync import Syncer
+
+    write(workspace / "memory" / "2026-04-01.md", "# 2026-04-01\n\nThe auk survey starts in May.\n")
+    eng = make_engine({"agentId": f"w{uid}", "fleet.url": db, "fleet.publish": True, "sync.watchDebounceMs": 100}, persistent=True)
+    syncer = Syncer(eng)
+    syncer.start()
+    try:
+        wait_for(lambda: any("auk survey" in t for *_, t in rows_or_none(db)), limit=60, what="the first push")
+        write(workspace / "memory" / "2026-04-02.md", "# 2026-04-02\n\nThe gannet colony counted 412 nests.\n")
+        wait_for(lambda: any("gannet colony" in t for *_, t in rows_or_none(db)), limit=60, what="the push after the edit")
+    finally:
+        syncer.stop()
+
+
+def rows_or_none(url: str) -> list:
+    try:
+        return rows(url)
+    except psycopg.Error:  # the tables are not there before the first push
+        return []

@@ -567,6 +567,8 @@ def cmd_search(args) -> int:
         raise CommandError("Missing search query. Provide a positional query or use --query <text>.", EXIT_USAGE)
     if args.agents and not args.fleet:
         raise CommandError("--agents picks agents of the fleet: add --fleet", EXIT_USAGE)
+    if args.fleet and (args.after or args.before or args.now):
+        raise CommandError("--after, --before and --now apply to this agent's memory only: drop them with --fleet", EXIT_USAGE)
     eng = _engine(args)
     if args.fleet:
         return fleet_search(eng, query, args)
