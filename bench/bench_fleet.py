@@ -122,9 +122,7 @@ def big_size(args, owner: str, eng) -> dict:
     url = base + "/bigfleet"
     conn = fleet.connect(url)
     fleet.ensure_schema(conn, url)
-    from pgvector.psycopg import register_vector
-
-    register_vector(conn)
+    fleet.register_vector(conn)
     rng = random.Random(5)
     nrng = np.random.default_rng(5)
     agents = [f"agent{i}" for i in range(10)]

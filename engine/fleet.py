@@ -100,16 +100,21 @@ def connect(url: str, *, autocommit: bool = False):
         raise FleetError(f"cannot reach the fleet database {mask_url(url)}: {_one_line(exc, url)}") from None
     except Exception as exc:  # a malformed URL: psycopg's own message, masked
         raise FleetError(f"fleet url {mask_url(url)} is not usable: {_one_line(exc, url)}") from None
-    if conn.execute("select 1 from pg_type where typname = 'vector'").fetchone():
-        from pgvector.psycopg import register_vector
-
-        register_vector(conn)
+    register_vector(conn)
     if autocommit:
         try:  # pgvector >= 0.8: a filtered HNSW scan keeps looking until it has enough rows
             conn.execute("set hnsw.iterative_scan = relaxed_order")
         except psycopg.Error:
             pass
     return conn
+
+
+def register_vector(conn) -> None:
+    """Vectors as numpy arrays, once the database has the type (the first push may create it)."""
+    if conn.execute("select 1 from pg_type where typname = 'vector'").fetchone():
+        from pgvector.psycopg import register_vector as register
+
+        register(conn)
 
 
 def _one_line(exc: BaseException, url: str = "") -> str:
@@ -140,6 +145,27 @@ create or replace function clawmem_readable() returns text[] language sql stable
 create or replace function clawmem_own_agent() returns text language sql stable security definer
     set search_path = pg_catalog, public
     as $$ select agent from clawmem_roles where role = session_user $$;
+-- the agents of `wanted` the login role may read: all of them for the tables' owner (and
+-- superusers), else its own and those it was granted
+create or replace function clawmem_allowed(wanted text[]) returns text[] language sql stable security definer
+    set search_path = pg_catalog, public as $$
+    select case when pg_has_role(session_user, (select relowner from pg_class where oid = 'public.clawmem_chunks'::regclass), 'USAGE')
+                then wanted
+                else array(select unnest(wanted) intersect select unnest(clawmem_readable())) end $$;
+-- keyword matches, as functions that apply the same access rule themselves: under row-level
+-- security PostgreSQL cannot use the GIN index for @@ (the operator is not leakproof), and a
+-- scan of every row per query is what the index is there to avoid. At most `pool` matches are
+-- ranked: a word in more chunks than that says little about any of them (as the local search's
+-- relaxed pass, which leaves such words out)
+create or replace function clawmem_keyword(q tsquery, wanted text[], n int, pool int) returns table (id bigint, rank real)
+    language sql stable security definer set search_path = pg_catalog, public as $$
+    with ok as (select clawmem_allowed(wanted) as agents),
+         hit as (select c.id, c.tokens from clawmem_chunks c, ok where c.tokens @@ q and c.agent = any(ok.agents) limit pool)
+    select hit.id, ts_rank(hit.tokens, q, 1) from hit order by 2 desc, 1 limit n $$;
+create or replace function clawmem_doc_count(q tsquery, wanted text[], cap int) returns bigint
+    language sql stable security definer set search_path = pg_catalog, public as $$
+    with ok as (select clawmem_allowed(wanted) as agents)
+    select count(*) from (select 1 from clawmem_chunks c, ok where c.tokens @@ q and c.agent = any(ok.agents) limit cap) x $$;
 -- an HNSW index per embedding model (vectors of different models are never compared): agents
 -- are not the tables' owner, so the owner's function builds it the first time a model is pushed
 create or replace function clawmem_vector_index(model_key text, dims int) returns void language plpgsql
@@ -344,6 +370,11 @@ def _push(engine, url: str, state: PushState, progress, batch: int) -> dict:
     try:
         if not _has_schema(conn):
             ensure_schema(conn, url)
+            register_vector(conn)
+        own = conn.execute("select clawmem_own_agent()").fetchone()[0]
+        if own is not None and own != agent:  # row-level security would refuse every row: say why instead
+            raise FleetError(f"{mask_url(url)} is agent {own}'s role, not {agent}'s: "
+                             f"use the URL `clawmem fleet grant {agent}` printed, or agentId = \"{own}\"")
         if model:
             conn.execute("select clawmem_vector_index(%s, %s)", (model, dims))
         conn.execute(
@@ -564,15 +595,12 @@ def search_with(conn, query: str, opts, agents: list[str] | None, qv: QueryVecto
     # keyword side: clawmem's tokens against the stored tsvectors, all words first, then some
     terms, relaxed = query_terms(query), relaxed_terms(query)
     cap = s.OR_POSTINGS + 1
-    df = {t: conn.execute("select count(*) from (select 1 from clawmem_chunks where tokens @@ %s::tsquery"
-                          " and agent = any(%s) limit %s) x", (tsquery_literal([t], "&"), names, cap)).fetchone()[0]
+    df = {t: conn.execute("select clawmem_doc_count(%s::tsquery, %s, %s)", (tsquery_literal([t], "&"), names, cap)).fetchone()[0]
           for t in dict.fromkeys(relaxed + terms)}
     kw: dict[int, s.Candidate] = {}
 
     def keyword_pass(q: str, strict: bool) -> None:
-        for rid, r in conn.execute(
-                "select id, ts_rank(tokens, q, 1) r from clawmem_chunks, cast(%s as tsquery) q where tokens @@ q"
-                " and agent = any(%s) order by r desc, id limit %s", (q, names, n)):
+        for rid, r in conn.execute("select id, rank from clawmem_keyword(%s::tsquery, %s, %s, %s)", (q, names, n, s.OR_POSTINGS)):
             if rid not in kw and len(kw) < n:
                 # ts_rank is about a tenth of FTS5's bm25 magnitude; negative as bm25 is, better first
                 kw[rid] = s.Candidate(rid, kw_rank=len(kw) + 1, kw_bm25=-float(r) * 10, kw_strict=strict)

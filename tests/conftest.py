@@ -112,15 +112,14 @@ def pg():
 
 @pytest.fixture
 def db(pg):
-    """A fresh database on the session's server: the owner's URL."""
+    """A fresh, empty database on the session's server (the first push or grant creates the
+    extension and the tables): the owner's URL."""
     import psycopg
 
     name = "t" + uuid.uuid4().hex[:12]
     with psycopg.connect(pg.url, autocommit=True) as conn:
         conn.execute(f"create database {name}")
     url = pg.url.rsplit("/", 1)[0] + "/" + name
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("create extension vector")
     yield url
     with psycopg.connect(pg.url, autocommit=True) as conn:
         conn.execute(f"drop database {name} with (force)")

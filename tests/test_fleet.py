@@ -161,11 +161,20 @@ def test_private_files_and_ungranted_agents_are_out_of_reach_even_by_sql(db, age
     with psycopg.connect(grants[b]["url"]) as conn:
         assert conn.execute("delete from clawmem_chunks where agent = %s", (a,)).rowcount == 0
     assert {r[0] for r in rows(grants[c]["url"])} == {c}  # c was granted nothing
+    # the keyword functions (they apply the access rule themselves, to use the full-text index)
+    assert rows(grants[b]["url"], "select count(*) from clawmem_keyword('osprey'::tsquery, %s, 10, 100)", ([c],))[0][0] == 0
+    assert rows(grants[b]["url"], "select clawmem_doc_count('osprey'::tsquery, %s, 100)", ([c],))[0][0] == 0
+    assert rows(grants[c]["url"], "select count(*) from clawmem_keyword('osprey'::tsquery, %s, 10, 100)", ([c],))[0][0] == 1
+    assert rows(grants[c]["url"], "select count(*) from clawmem_keyword('billing'::tsquery, %s, 10, 100)", ([a],))[0][0] == 0
+    assert {r[0] for r in rows(grants[b]["url"], "select agent from clawmem_agents")} == {a}  # b has not pushed yet
 
     owner = rows(db)
     assert {r[0] for r in owner} == {a, c}  # the owner sees every shared row
     assert not any("zebracrossing" in r[2] for r in owner)  # a private file never left its host
 
+    impostor = agent(f"x{uid}", {"memory/x.md": "# X\n\nForged.\n"}, grants[a]["url"], vectors=False)
+    with pytest.raises(fleet.FleetError, match=f"is agent {a}'s role, not x{uid}'s"):
+        fleet.push(impostor)
     eb = agent(b, {"memory/b.md": "# B\n\nNothing about birds.\n"}, grants[b]["url"])
     res = fleet.search(eb, "billing Postgres")
     assert res["results"] and res["results"][0]["agent"] == a and res["results"][0]["host"] == f"host-{a}"

@@ -136,15 +136,12 @@ def build_parser() -> Parser:
     s = sub.add_parser("fleet", help="share memory with other agents through one PostgreSQL + pgvector database")
     _globals(s, True)
     fsub = s.add_subparsers(dest="fleet_command", parser_class=Parser, metavar="{up,down,push,grant}")
-    f = fsub.add_parser("up", help="start a local PostgreSQL with pgvector (data under clawmem's data folder) and print its URL")
-    _globals(f, True)
-    f.add_argument("--json", action="store_true")
-    f = fsub.add_parser("down", help="stop the local PostgreSQL that `fleet up` started")
-    _globals(f, True)
-    f.add_argument("--json", action="store_true")
-    f = fsub.add_parser("push", help="publish this agent's shared chunks (incremental; deletions included)")
-    _globals(f, True)
-    f.add_argument("--json", action="store_true")
+    for name, what in (("up", "start a local PostgreSQL with pgvector (data under clawmem's data folder) and print its URL"),
+                       ("down", "stop the local PostgreSQL that `fleet up` started"),
+                       ("push", "publish this agent's shared chunks (incremental; deletions included)")):
+        f = fsub.add_parser(name, help=what)
+        _globals(f, True)
+        f.add_argument("--json", action="store_true")
     f = fsub.add_parser("grant", help="create or update an agent's role (run with the owner's URL); prints its config")
     _globals(f, True)
     f.add_argument("fleet_agent", metavar="AGENT", help="the agent id the role is for")
