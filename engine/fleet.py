@@ -60,8 +60,10 @@ def _masked(text: str, url: str) -> str:
 def fleet_url(cfg) -> str:
     url = cfg["fleet.url"]
     if not url:
-        raise FleetError("no fleet database: set [fleet] url in the clawmem config or CLAWMEM_FLEET_URL "
-                         "(`clawmem fleet up` starts a local one)")
+        from .config import ConfigError
+
+        raise ConfigError("no fleet database: set [fleet] url in the clawmem config or CLAWMEM_FLEET_URL "
+                          "(`clawmem fleet up` starts a local one)")
     return url
 
 
@@ -296,21 +298,34 @@ def _vector_ids(store, mid: int | None) -> set[int]:
     return {r[0] for r in store.conn.execute(f"select chunk_id from vectors_{int(mid)}")}
 
 
+def _wanted(engine, store) -> tuple[str | None, int | None, int | None, dict[tuple, int]]:
+    """(model key, dims, local model id, {fleet key: local chunk id}) of what the fleet should
+    hold of this agent: its shared chunks, each keyed with the model of its vector (None
+    until it has one, so a vector that arrives later is pushed then)."""
+    model, dims, mid = _local_model(engine, store)
+    with_vec = _vector_ids(store, mid)
+    want = {(*k, model if cid in with_vec else None): cid for k, cid in _local_chunks(engine.cfg, store).items()}
+    return model, dims, mid, want
+
+
 def fleet_status(engine) -> dict | None:
     """The fleet line of `status`, read locally (no network): None when no fleet is set."""
     cfg = engine.cfg
     if not cfg["fleet.url"]:
         return None
-    state = PushState(cfg)
-    try:
-        pushed = {k[:4] for k in state.keys()}
-        out = {"url": mask_url(cfg["fleet.url"]), "publish": cfg["fleet.publish"], "host": fleet_host(cfg),
-               "lastPush": state.get("last_push"), "lastError": state.get("last_error")}
-    finally:
-        state.close()
+    out = {"url": mask_url(cfg["fleet.url"]), "publish": cfg["fleet.publish"], "host": fleet_host(cfg),
+           "lastPush": None, "lastError": None}
+    pushed: set[tuple] = set()
+    if state_path(cfg).exists():
+        state = PushState(cfg)
+        try:
+            pushed = state.keys()
+            out.update(lastPush=state.get("last_push"), lastError=state.get("last_error"))
+        finally:
+            state.close()
     store = engine.reader()
-    local = set(_local_chunks(cfg, store)) if store is not None and store.has_schema() else set()
-    out["behind"] = len(local - pushed) + len(pushed - local)
+    want = set(_wanted(engine, store)[3]) if store is not None and store.has_schema() else set()
+    out["behind"] = len(want - pushed) + len(pushed - want)
     return out
 
 
@@ -361,10 +376,7 @@ def _push(engine, url: str, state: PushState, progress, batch: int) -> dict:
     store = engine.reader()
     if store is None or not store.has_schema():
         raise FleetError("nothing to push: the local index is empty (run `clawmem index`)")
-    model, dims, mid = _local_model(engine, store)
-    local = _local_chunks(cfg, store)
-    with_vec = _vector_ids(store, mid)
-    want = {(*k, model if cid in with_vec else None): cid for k, cid in local.items()}
+    model, dims, mid, want = _wanted(engine, store)
     t0 = time.perf_counter()
     conn = connect(url)
     try:
@@ -657,6 +669,16 @@ def search_with(conn, query: str, opts, agents: list[str] | None, qv: QueryVecto
             cos = c.vec_cos if c.vec_cos is not None else standing.get(c.id)
             if cos is not None and opts.fusion == "relative":
                 c.vec_z = (cos - mean) / max(std, 1e-4)
+    # chunks naming a rare identifier of the query (an id, an env var, an error code) are lifted
+    # as in the local search: vectors say little about such words
+    exact: dict[int, dict] = {}
+    for tok in s.exact_tokens(query) if vec else ():
+        ids = [r[0] for r in conn.execute("select id from clawmem_keyword(%s::tsquery, %s, %s, %s)",
+                                          (tsquery_literal([tok], "&"), names, s.EXACT_MAX_CHUNKS + 1, s.EXACT_MAX_CHUNKS + 1))]
+        if 0 < len(ids) <= s.EXACT_MAX_CHUNKS:
+            for rid in ids:
+                exact.setdefault(rid, {"token": tok, "chunks": len(ids)})
+                by_id.setdefault(rid, s.Candidate(rid))
     if not by_id:
         return base
     rows = {r[0]: r[1:] for r in conn.execute(
@@ -677,6 +699,7 @@ def search_with(conn, query: str, opts, agents: list[str] | None, qv: QueryVecto
     _rank(cands, weights, n_docs, opts, mode)
     if opts.decay:
         s.apply_decay(cands, opts)
+    s.pin_exact_hits(cands, exact, opts.min_score)
     cands.sort(key=lambda c: (-c.rank, c.id))
     # overlapping hits fold together within one agent's file only
     by_agent: dict[str, list] = {}

@@ -28,6 +28,7 @@ from typing import Any
 
 from . import files, journal, paths
 from .api import AccessDenied, IndexUnavailable, SearchDisabled, disabled_reason
+from .config import ConfigError
 from .lock import LockBusy
 from .store import DatabaseError
 
@@ -203,7 +204,7 @@ def memory_get(engine, path: Any, from_: Any = None, lines: Any = None) -> dict:
 
             try:
                 return fleet.get_stored(engine.cfg, raw, start, count)
-            except fleet.FleetError as exc:
+            except (fleet.FleetError, ConfigError) as exc:
                 return {"path": raw, "text": "", "disabled": True, "error": str(exc)}
         return engine.get(raw, start, count)
     except (AccessDenied, ValueError) as exc:

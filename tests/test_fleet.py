@@ -317,6 +317,11 @@ def test_fleet_url_password_is_masked_in_config_and_unreachable_errors(make_engi
     assert "s3cretpass" not in str(err.value)
 
 
+def test_no_fleet_url_is_a_usage_error(workspace, tmp_path):
+    pushed = run_cli("fleet", "push", "--workspace", str(workspace), "--json")
+    assert pushed.returncode == 2 and "[fleet] url" in pushed.stderr and json.loads(pushed.stdout)["exitCode"] == 2
+
+
 def test_share_globs():
     from clawmem.engine import fleet, load_config
 

@@ -674,15 +674,14 @@ def cmd_get(args) -> int:
         if args.path.startswith("fleet:"):  # a fleet hit's ref: its stored text, the file being on another host
             from clawmem.engine import fleet
 
-            res = fleet.get_stored(eng.cfg, args.path, args.from_line, args.lines)
+            try:
+                res = fleet.get_stored(eng.cfg, args.path, args.from_line, args.lines)
+            except fleet.FleetError as exc:
+                raise CommandError(str(exc)) from None
         else:
             res = eng.get(args.path, args.from_line, args.lines)
     except AccessDenied as exc:
         raise CommandError(str(exc), EXIT_USAGE) from None
-    except Exception as exc:
-        if type(exc).__name__ != "FleetError":
-            raise
-        raise CommandError(str(exc)) from None
     if args.json:
         print(json.dumps(res, ensure_ascii=False))
     else:
