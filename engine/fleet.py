@@ -173,6 +173,11 @@ create or replace function clawmem_doc_count(q tsquery, wanted text[], cap int) 
 create or replace function clawmem_vector_index(model_key text, dims int) returns void language plpgsql
     security definer set search_path = pg_catalog, public as $$
 begin
+    -- an agent builds the index of its own recorded model only
+    if clawmem_own_agent() is not null and not exists (
+            select 1 from clawmem_agents a where a.agent = clawmem_own_agent() and a.model = model_key and a.dims = $2) then
+        raise exception 'model % is not the one recorded for this agent', model_key;
+    end if;
     execute format('create index if not exists %I on clawmem_chunks using hnsw ((embedding::vector(%s)) vector_cosine_ops) where model = %L',
                    'clawmem_vec_' || substr(md5(model_key), 1, 16), dims, model_key);
 exception when unique_violation or duplicate_table then
@@ -387,11 +392,11 @@ def _push(engine, url: str, state: PushState, progress, batch: int) -> dict:
         if own is not None and own != agent:  # row-level security would refuse every row: say why instead
             raise FleetError(f"{mask_url(url)} is agent {own}'s role, not {agent}'s: "
                              f"use the URL `clawmem fleet grant {agent}` printed, or agentId = \"{own}\"")
-        if model:
-            conn.execute("select clawmem_vector_index(%s, %s)", (model, dims))
         conn.execute(
             "insert into clawmem_agents (agent, host, model, dims) values (%s, %s, %s, %s) on conflict (agent) do update"
             " set host = excluded.host, model = excluded.model, dims = excluded.dims", (agent, host, model, dims))
+        if model:
+            conn.execute("select clawmem_vector_index(%s, %s)", (model, dims))
         conn.commit()
         server = {tuple(r[1:]): r[0] for r in conn.execute(
             "select id, path, start_line, end_line, hash, model from clawmem_chunks where agent = %s", (agent,))}

@@ -160,6 +160,8 @@ def test_private_files_and_ungranted_agents_are_out_of_reach_even_by_sql(db, age
                          " values (%s, 'h', 'x.md', 'memory', 1, 1, 'h', 'forged', ''::tsvector)", (a,))
     with psycopg.connect(grants[b]["url"]) as conn:
         assert conn.execute("delete from clawmem_chunks where agent = %s", (a,)).rowcount == 0
+    with psycopg.connect(grants[b]["url"]) as conn, pytest.raises(psycopg.errors.RaiseException):
+        conn.execute("select clawmem_vector_index('not/its-model@3', 3)")  # no indexes for models it does not push
     assert {r[0] for r in rows(grants[c]["url"])} == {c}  # c was granted nothing
     # the keyword functions (they apply the access rule themselves, to use the full-text index)
     assert rows(grants[b]["url"], "select count(*) from clawmem_keyword('osprey'::tsquery, %s, 10, 100)", ([c],))[0][0] == 0
