@@ -612,8 +612,10 @@ def search_with(conn, query: str, opts, agents: list[str] | None, qv: QueryVecto
     # keyword side: clawmem's tokens against the stored tsvectors, all words first, then some
     terms, relaxed = query_terms(query), relaxed_terms(query)
     cap = s.OR_POSTINGS + 1
-    df = {t: conn.execute("select clawmem_doc_count(%s::tsquery, %s, %s)", (tsquery_literal([t], "&"), names, cap)).fetchone()[0]
-          for t in dict.fromkeys(relaxed + terms)}
+    words = list(dict.fromkeys(relaxed + terms))
+    counts = conn.execute("select clawmem_doc_count(q::tsquery, %s, %s) from unnest(%s::text[]) with ordinality as u(q, i) order by i",
+                          (names, cap, [tsquery_literal([t], "&") for t in words])).fetchall()
+    df = {t: n for t, (n,) in zip(words, counts)}
     kw: dict[int, s.Candidate] = {}
 
     def keyword_pass(q: str, strict: bool) -> None:
