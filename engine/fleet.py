@@ -615,7 +615,7 @@ def search_with(conn, query: str, opts, agents: list[str] | None, qv: QueryVecto
     words = list(dict.fromkeys(relaxed + terms))
     counts = conn.execute("select clawmem_doc_count(q::tsquery, %s, %s) from unnest(%s::text[]) with ordinality as u(q, i) order by i",
                           (names, cap, [tsquery_literal([t], "&") for t in words])).fetchall()
-    df = {t: n for t, (n,) in zip(words, counts)}
+    df = {t: count for t, (count,) in zip(words, counts)}
     kw: dict[int, s.Candidate] = {}
 
     def keyword_pass(q: str, strict: bool) -> None:
