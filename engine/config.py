@@ -99,6 +99,11 @@ KEYS: dict[str, Key] = {
     "journal.maxAgeDays": Key(30, "int", _at_least(1), "an integer >= 1", doc="drop journal versions older than this (each file's newest stays)"),
     "journal.maxMB": Key(64, "float", _at_least(0.1), "a number >= 0.1", doc="size limit of the journal's older versions, compressed"),
     "mcp.write": Key(True, "bool", doc="let agents write memory through memory_append and memory_remember"),
+    "fleet.url": Key("", "str", secret=True, doc="the fleet's PostgreSQL (postgresql://role:password@host/db; also CLAWMEM_FLEET_URL)"),
+    "fleet.publish": Key(False, "bool", doc="the watcher pushes this agent's shared chunks to the fleet after each sync"),
+    "fleet.share": Key(["*", "!MEMORY.md", "!memory.md"], "strlist",
+                       doc="files other agents may see (globs; a leading ! keeps a file private); the others never leave this host"),
+    "fleet.host": Key("", "str", doc="this host's name in the fleet (empty: the host name)"),
     "mcp.token": Key("", "str", secret=True, doc="bearer token the MCP server's HTTP transport requires (needed off loopback)"),
 }
 
@@ -259,6 +264,10 @@ class Config:
 
     def masked(self, key: str) -> Any:
         v = self.values[key]
+        if key == "fleet.url" and v:  # the server stays readable, the password does not
+            from .fleet import mask_url
+
+            return mask_url(v)
         if KEYS[key].secret and v:
             return mask_secret(v)
         if key == "remote.headers":
@@ -494,7 +503,7 @@ def load(
                 raise ConfigError(f"{file}: {key}: {exc}") from None
             sources[key] = f"file ({file})"
 
-    for env, key in (("CLAWMEM_WORKSPACE", "workspace"), ("CLAWMEM_AGENT", "agentId")):
+    for env, key in (("CLAWMEM_WORKSPACE", "workspace"), ("CLAWMEM_AGENT", "agentId"), ("CLAWMEM_FLEET_URL", "fleet.url")):
         if os.environ.get(env):
             try:
                 values[key] = coerce(key, os.environ[env])

@@ -211,6 +211,13 @@ class Health(Core):
                        "openclaw": str(cfg.openclaw_file) if cfg.openclaw_file else None, "warnings": cfg.warnings},
             "log": str(log_path()),
         }
+        if cfg["fleet.url"]:
+            from .fleet import fleet_status  # psycopg is not needed for this: it reads local state only
+
+            try:
+                out["fleet"] = fleet_status(self)
+            except Exception as exc:  # status must show, whatever the fleet's state file holds
+                out["fleet"] = {"error": f"{type(exc).__name__}: {exc}"}
         if deep:
             out["config"]["openclawIgnored"] = cfg.openclaw_ignored
             out["config"]["notHonoured"] = config_mod.not_honoured(cfg)

@@ -563,8 +563,16 @@ class Syncer:
             self._last_sync_mono = time.monotonic()
             self._last_result = finished.describe() if finished else None
         self._check_targets()
+        self._publish()
         if not self._stopping:
             self._write_beat()  # clean again, unless more changes came meanwhile
+
+    def _publish(self) -> None:
+        if self._stopping:
+            return
+        warning = publish_after_sync(self.engine)
+        if warning:
+            self._emit(ev.Warning(warning))
 
     def _lock_busy(self, who: str, reason: str) -> None:
         """Another process holds the writer lock: say who (once per holder) and retry later."""
@@ -662,6 +670,21 @@ def _one_line(exc: BaseException) -> str:
 
 
 SPAWN_QUIET_SECONDS = 3.0  # long enough for a spawned indexer to start and take the lock
+
+
+def publish_after_sync(engine) -> str | None:
+    """With `[fleet] publish = true`, push to the fleet after a sync. A fleet that is down only
+    leaves the push behind (status says how far): the next sync tries again. Returns the warning."""
+    cfg = engine.cfg
+    if not (cfg["fleet.publish"] and cfg["fleet.url"]):
+        return None
+    from .fleet import push_quietly
+
+    error = push_quietly(engine)
+    if error is None:
+        return None
+    log.warning("%s", error)
+    return f"{error}; local work goes on, the next sync pushes again"
 
 
 def spawn_background_index(engine) -> str:
@@ -774,7 +797,12 @@ def run_daemon(engine, once: bool = False, printer: Callable[[str], None] = prin
             log.error("watch --once failed: %s\n%s", exc, traceback.format_exc())
             out.line(f"error: {_one_line(exc)}; details in {log_file}")
             return 3
-        return 0 if finished is not None and finished.ok else 3
+        if finished is None or not finished.ok:
+            return 3
+        warning = publish_after_sync(engine)
+        if warning:
+            out.event(ev.Warning(warning))
+        return 0
 
     syncer = Syncer(engine, out.event)
     stop = threading.Event()

@@ -28,6 +28,7 @@ from typing import Any
 
 from . import files, journal, paths
 from .api import AccessDenied, IndexUnavailable, SearchDisabled, disabled_reason
+from .config import ConfigError
 from .lock import LockBusy
 from .store import DatabaseError
 
@@ -85,7 +86,7 @@ def disabled_payload(error: str) -> dict:
 
 
 def memory_search(engine, query: Any, maxResults: Any = None, minScore: Any = None, *,
-                  max_results: Any = None, min_score: Any = None, **options: Any) -> dict:
+                  max_results: Any = None, min_score: Any = None, corpus: Any = None, **options: Any) -> dict:
     """memory_search: OpenClaw's payload (study §10.1) plus ours; never raises.
 
     `options` go to Engine.search (after, before, now, explain, show_hidden, date_filter).
@@ -108,6 +109,11 @@ def memory_search(engine, query: Any, maxResults: Any = None, minScore: Any = No
             raise ValueError(f"minScore: expected a number from 0 to 1, got {ms}")
     except ValueError as exc:
         return {"results": [], "error": str(exc)}
+    # OpenClaw's wiki and all corpora add a compiled wiki, which clawmem has not: its memory is all there is
+    if corpus not in (None, "memory", "wiki", "all"):
+        if corpus != "fleet":
+            return {"results": [], "error": f"corpus: expected \"memory\" or \"fleet\", got {corpus!r}"}
+        return _fleet_search(engine, text, mr, ms, started)
     try:
         store = engine.reader()
         if store is None or not store.has_schema():
@@ -157,6 +163,34 @@ def memory_search(engine, query: Any, maxResults: Any = None, minScore: Any = No
     return out
 
 
+def _fleet_search(engine, text: str, mr: int | None, ms: float | None, started: float) -> dict:
+    """memory_search over the fleet: every agent this one may read, each hit naming its agent and host."""
+    from . import fleet
+
+    try:
+        res = fleet.search(engine, text, max_results=mr, min_score=ms)
+    except fleet.FleetError as exc:
+        return _unavailable(str(exc))
+    except Exception as exc:  # an agent gets data, never a traceback
+        return _unavailable(f"{type(exc).__name__}: {exc}")
+    decorate = engine.cfg["citations"] != "off"
+    results = []
+    for r in res["results"]:
+        item = {"path": r["ref"], "startLine": r["startLine"], "endLine": r["endLine"], "score": r["score"],
+                "snippet": r["snippet"], "source": r["source"], "agent": r["agent"], "host": r["host"], "file": r["path"]}
+        if decorate:
+            item["citation"] = citation_of(r["ref"], r["startLine"], r["endLine"])
+            item["snippet"] = r["snippet"].strip() + "\n\nSource: " + item["citation"]
+        item["corpus"] = "fleet"
+        results.append(item)
+    out = {"results": results, "provider": res["provider"], "model": res["model"], "mode": res["mode"],
+           "hidden": res["hidden"], "agents": res["agents"], "corpus": "fleet"}
+    if res["notes"]:
+        out["notes"] = res["notes"]
+    out["debug"] = {"backend": "clawmem-fleet", "searchMs": round((time.perf_counter() - started) * 1000), "hits": len(results)}
+    return out
+
+
 def memory_get(engine, path: Any, from_: Any = None, lines: Any = None) -> dict:
     """memory_get (study §10.2): `{path, text}`; `from` 1-based, `lines` a count (0 = absent);
     a missing allowed file is `{path, text: ""}`; refusals and failures come back as
@@ -165,6 +199,13 @@ def memory_get(engine, path: Any, from_: Any = None, lines: Any = None) -> dict:
     try:
         start = _number("from", from_, integer=True)
         count = _number("lines", lines, integer=True)
+        if raw.startswith("fleet:"):  # a fleet hit: its stored text (the file is on another host)
+            from . import fleet
+
+            try:
+                return fleet.get_stored(engine.cfg, raw, start, count)
+            except (fleet.FleetError, ConfigError) as exc:
+                return {"path": raw, "text": "", "disabled": True, "error": str(exc)}
         return engine.get(raw, start, count)
     except (AccessDenied, ValueError) as exc:
         return {"path": raw, "text": "", "disabled": True, "error": str(exc)}

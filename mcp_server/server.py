@@ -65,7 +65,9 @@ REMEMBER_DESCRIPTION = (
 
 SEARCH_SCHEMA = {
     "type": "object",
-    "properties": {"query": {"type": "string"}, "maxResults": {"type": "number"}, "minScore": {"type": "number"}},
+    "properties": {"query": {"type": "string"}, "maxResults": {"type": "number"}, "minScore": {"type": "number"},
+                   "corpus": {"type": "string", "enum": ["memory", "fleet"],
+                              "description": "memory (default): this agent's files; fleet: the shared memory of every agent it may read"}},
     "required": ["query"],
 }
 GET_SCHEMA = {
@@ -95,6 +97,7 @@ class SearchArgs(ArgModelBase):
     minScore: Any = None
     max_results: Any = None  # OpenClaw accepts snake_case too
     min_score: Any = None
+    corpus: Any = None
 
 
 class GetArgs(ArgModelBase):

@@ -3,6 +3,10 @@ its own HOME, so nothing reads or writes the developer's real files (or ../share
 
 from __future__ import annotations
 
+import json
+import shutil
+import tempfile
+import uuid
 from pathlib import Path
 
 import pytest
@@ -71,3 +75,57 @@ def embed_server():
     server = EmbedServer()
     yield server
     server.close()
+
+
+# ----------------------------------------------------------------------------- the fleet's PostgreSQL
+
+
+class FleetServer:
+    """The session's PostgreSQL: the owner's URL, and `clawmem fleet` run where it keeps its data."""
+
+    def __init__(self, url: str, env: dict):
+        self.url, self.env = url, env
+
+    def cli(self, *args: str):
+        from helpers import run_cli
+
+        return run_cli(*args, env=self.env)
+
+
+@pytest.fixture(scope="session")
+def pg():
+    """One PostgreSQL for the session, started and stopped with the real `clawmem fleet` commands.
+    Its data is not under pytest's folder: as root, the server runs as another user, and every
+    pytest session (another's too) makes /tmp/pytest-of-root owner-only again."""
+    root = Path(tempfile.mkdtemp(prefix="clawmem-fleet-test-"))
+    env = {"HOME": str(root), **{var: str(root / sub) for var, sub in (("XDG_DATA_HOME", "data"), ("XDG_STATE_HOME", "state"),
+                                                                       ("XDG_CONFIG_HOME", "config"), ("XDG_CACHE_HOME", "cache"))}}
+    server = FleetServer("", env)
+    up = server.cli("fleet", "up", "--json")
+    assert up.returncode == 0, up.stderr
+    server.url = json.loads(up.stdout)["url"]
+    yield server
+    down = server.cli("fleet", "down")
+    shutil.rmtree(root, ignore_errors=True)
+    assert down.returncode == 0, down.stderr
+
+
+@pytest.fixture
+def db(pg):
+    """A fresh, empty database on the session's server (the first push or grant creates the
+    extension and the tables): the owner's URL."""
+    import psycopg
+
+    name = "t" + uuid.uuid4().hex[:12]
+    with psycopg.connect(pg.url, autocommit=True) as conn:
+        conn.execute(f"create database {name}")
+    url = pg.url.rsplit("/", 1)[0] + "/" + name
+    yield url
+    with psycopg.connect(pg.url, autocommit=True) as conn:
+        conn.execute(f"drop database {name} with (force)")
+
+
+@pytest.fixture
+def uid():
+    """A suffix for agent names: roles are shared by every database of the server."""
+    return uuid.uuid4().hex[:6]

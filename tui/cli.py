@@ -1,5 +1,5 @@
 """The `clawmem` command: status, index, search, get, watch, context, mcp, model, history, restore,
-serve, flush-prompt, archive;
+serve, flush-prompt, archive, fleet;
 no subcommand opens the app.
 
 Imports Textual only when it opens the app, so `clawmem search` starts fast.
@@ -79,6 +79,8 @@ def build_parser() -> Parser:
     s.add_argument("--explain", action="store_true", help="show how each score was made")
     s.add_argument("--show-hidden", action="store_true", help="include results below the score threshold")
     s.add_argument("--no-date-filter", action="store_true", help="do not read time phrases in the query as a date filter")
+    s.add_argument("--fleet", action="store_true", help="search the fleet database (every agent this one may read) instead")
+    s.add_argument("--agents", metavar="A,B", help="with --fleet: only these agents")
     s.add_argument("--json", action="store_true")
 
     s = sub.add_parser("get", help="read lines of a memory file (or a session hit)")
@@ -131,6 +133,22 @@ def build_parser() -> Parser:
     s.add_argument("path", help="the memory file")
     s.add_argument("--to", dest="version", required=True, type=int, metavar="VERSION", help="the version number history shows (vN)")
     s.add_argument("--json", action="store_true")
+
+    s = sub.add_parser("fleet", help="share memory with other agents through one PostgreSQL + pgvector database")
+    _globals(s, True)
+    fsub = s.add_subparsers(dest="fleet_command", parser_class=Parser, metavar="{up,down,push,grant}")
+    for name, what in (("up", "start a local PostgreSQL with pgvector (data under clawmem's data folder) and print its URL"),
+                       ("down", "stop the local PostgreSQL that `fleet up` started"),
+                       ("push", "publish this agent's shared chunks (incremental; deletions included)")):
+        f = fsub.add_parser(name, help=what)
+        _globals(f, True)
+        f.add_argument("--json", action="store_true")
+    f = fsub.add_parser("grant", help="create or update an agent's role (run with the owner's URL); prints its config")
+    _globals(f, True)
+    f.add_argument("fleet_agent", metavar="AGENT", help="the agent id the role is for")
+    f.add_argument("--read", nargs="*", default=[], metavar="OTHER", help="agents whose shared memory it may read (replaces the list)")
+    f.add_argument("--new-password", action="store_true", help="give an existing role a new password (the old one stops working)")
+    f.add_argument("--json", action="store_true")
 
     s = sub.add_parser("serve", help="serve the app to a web browser (textual-serve; loopback unless --host)")
     _globals(s, True)
@@ -367,6 +385,15 @@ def format_status(st: dict, verbose: bool = False) -> str:
     if "cache" in st:
         c = st["cache"]
         lines.append(f"Cache:     {c.get('entries', '?')} / {c.get('maxEntries', '?')} embeddings ({c.get('path', c.get('error'))})")
+    fl = st.get("fleet")
+    if fl:
+        if fl.get("error"):
+            lines.append(f"Fleet:     unreadable push state: {fl['error']}")
+        else:
+            behind = "up to date" if not fl["behind"] else f"{fl['behind']} chunks behind"
+            error = f", last error: {fl['lastError']}" if fl.get("lastError") else ""
+            lines.append(f"Fleet:     {behind}{error}")
+            lines.append(f"           {fl['url']} as {fl['host']}, publish {'on' if fl['publish'] else 'off'}, last push {fl['lastPush'] or 'never'}")
     lines.append(f"Log:       {st['log']}")
     for issue in st.get("issues") or []:
         lines.append(f"Issue:     {issue}")
@@ -555,7 +582,13 @@ def cmd_search(args) -> int:
     query = (args.query_option if args.query_option is not None else " ".join(args.query)).strip()
     if not query:
         raise CommandError("Missing search query. Provide a positional query or use --query <text>.", EXIT_USAGE)
+    if args.agents and not args.fleet:
+        raise CommandError("--agents picks agents of the fleet: add --fleet", EXIT_USAGE)
+    if args.fleet and (args.after or args.before or args.now):
+        raise CommandError("--after, --before and --now apply to this agent's memory only: drop them with --fleet", EXIT_USAGE)
     eng = _engine(args)
+    if args.fleet:
+        return fleet_search(eng, query, args)
 
     def spawn(_reason):
         # a stale index is brought up to date by a detached `clawmem index`; this search does not
@@ -588,6 +621,26 @@ def cmd_search(args) -> int:
     return EXIT_OK
 
 
+def fleet_search(eng, query: str, args) -> int:
+    from clawmem.engine import fleet
+
+    agents = [a.strip() for a in args.agents.split(",") if a.strip()] if args.agents else None
+    try:
+        res = fleet.search(eng, query, agents=agents, max_results=args.max_results, min_score=args.min_score,
+                           explain=args.explain, show_hidden=args.show_hidden)
+    except ValueError as exc:
+        raise CommandError(str(exc), EXIT_USAGE) from None
+    except fleet.FleetError as exc:
+        raise CommandError(str(exc)) from None
+    finally:
+        eng.close()
+    if args.json:
+        print(json.dumps(res, indent=2, ensure_ascii=False))
+    else:
+        print(format_results(res, explain=args.explain))
+    return EXIT_OK
+
+
 def describe_mode(res: dict) -> str:
     if res["mode"] == "keyword":
         why = res.get("reason") or ""
@@ -600,6 +653,9 @@ def describe_mode(res: dict) -> str:
 
 def format_results(res: dict, explain: bool = False) -> str:
     lines = [f"# {describe_mode(res)}"]
+    if res.get("corpus") == "fleet":
+        lines.append(f"# fleet: {', '.join(res['agents']) or 'no agent readable'}")
+        lines += [f"# {note}" for note in res["notes"]]
     if res.get("dateRange"):
         d = res["dateRange"]
         span = f"{d['after'] or '…'} to {d['before'] or '…'} (before)"
@@ -612,7 +668,8 @@ def format_results(res: dict, explain: bool = False) -> str:
     if not res["results"]:
         lines.append("No matches.")
     for r in res["results"]:
-        lines.append(f"{r['score']:.3f} {r['path']}:{r['startLine']}-{r['endLine']}" + (f"  [{r['source']}]" if r["source"] != "memory" else ""))
+        where = f"{r['agent']}@{r['host']} " if "agent" in r else ""
+        lines.append(f"{r['score']:.3f} {where}{r['path']}:{r['startLine']}-{r['endLine']}" + (f"  [{r['source']}]" if r["source"] != "memory" else ""))
         for sl in r["snippet"].splitlines() or [""]:
             lines.append("    " + sl)
         if explain and r.get("explain"):
@@ -634,7 +691,15 @@ def cmd_get(args) -> int:
 
     eng = _engine(args)
     try:
-        res = eng.get(args.path, args.from_line, args.lines)
+        if args.path.startswith("fleet:"):  # a fleet hit's ref: its stored text, the file being on another host
+            from clawmem.engine import fleet
+
+            try:
+                res = fleet.get_stored(eng.cfg, args.path, args.from_line, args.lines)
+            except fleet.FleetError as exc:
+                raise CommandError(str(exc)) from None
+        else:
+            res = eng.get(args.path, args.from_line, args.lines)
     except AccessDenied as exc:
         raise CommandError(str(exc), EXIT_USAGE) from None
     if args.json:
@@ -908,9 +973,55 @@ def model_pull(uri: str, cache, as_json: bool) -> int:
     return EXIT_OK
 
 
+def cmd_fleet(args) -> int:
+    from clawmem.engine import fleet
+
+    if args.fleet_command is None:
+        raise CommandError("fleet: say `clawmem fleet up`, `down`, `push` or `grant AGENT`", EXIT_USAGE)
+    try:
+        if args.fleet_command in ("up", "down"):
+            from clawmem.engine.fleet_server import LocalServer
+
+            server = LocalServer()
+            if args.fleet_command == "up":
+                url = server.up()
+                out = {"url": url, "dataDir": str(server.pgdata)}
+                text = (f"PostgreSQL with pgvector runs at {fleet.mask_url(url)} (data in {server.pgdata}).\n"
+                        f"The owner's URL, with its password (put it in [fleet] url or CLAWMEM_FLEET_URL; it sees every agent):\n{url}")
+            else:
+                stopped = server.down()
+                out = {"stopped": stopped}
+                text = "stopped" if stopped else "not running"
+        elif args.fleet_command == "push":
+            eng = _engine(args)
+            try:
+                progress = ProgressLine(quiet=args.json)
+                out = fleet.push(eng, lambda done, total: progress.show(f"fleet push {bar(done, total)} {done}/{total} chunks",
+                                                                        force=done == total))
+                if progress.tty and progress.width:
+                    sys.stderr.write("\n")
+            finally:
+                eng.close()
+            text = (f"pushed {out['added']} chunks, deleted {out['deleted']} ({out['chunks']} shared chunks of {out['agent']}@{out['host']}, "
+                    f"model {out['model'] or 'none: keyword only'}) in {out['seconds']} s")
+        else:
+            from clawmem.engine import load_config
+
+            cfg = load_config(args.config, workspace=args.workspace, agent=args.agent)
+            out = fleet.grant(fleet.fleet_url(cfg), args.fleet_agent, args.read, new_password=args.new_password)
+            reads = ", ".join(out["reads"]) or "no other agent"
+            note = "" if out["newPassword"] else "  (password unchanged: --new-password sets a new one)"
+            text = (f"role {out['role']} reads its own and {reads}'s shared memory.\n"
+                    f"Put this in agent {out['agent']}'s clawmem config{note}:\n\n{out['config']}")
+    except fleet.FleetError as exc:
+        raise CommandError(str(exc)) from None
+    print(json.dumps(out, indent=2, ensure_ascii=False) if args.json else text.rstrip())
+    return EXIT_OK
+
+
 COMMANDS = {"status": cmd_status, "index": cmd_index, "search": cmd_search, "get": cmd_get, "watch": cmd_watch,
             "context": cmd_context, "mcp": cmd_mcp, "model": cmd_model, "history": cmd_history, "restore": cmd_restore,
-            "serve": cmd_serve, "flush-prompt": cmd_flush_prompt, "archive": cmd_archive}
+            "serve": cmd_serve, "flush-prompt": cmd_flush_prompt, "archive": cmd_archive, "fleet": cmd_fleet}
 
 
 if __name__ == "__main__":

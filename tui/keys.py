@@ -43,6 +43,8 @@ SEARCH_KEYS = [
     Key("search.hidden", "f6", "toggle_hidden", "Hidden", "Show or hide the results below the score threshold"),
     Key("search.explain", "f7", "toggle_explain", "Why", "Explain the selected result's score"),
     Key("search.copy", "ctrl+y", "copy_citation", "Copy", "Copy the selected result's citation (OSC 52)"),
+    Key("search.fleet", "f10", "toggle_fleet", "Fleet", "Search the fleet (every agent this one may read) or this agent's memory",
+        show=False),
 ]
 
 FILE_KEYS = [

@@ -56,6 +56,9 @@ def describe_mode(res: dict | None, status: dict | None) -> tuple[str, bool]:
         else:
             line = f"{res['mode'].capitalize()}: {res['provider']} / {res['model']}"
             keyword = False
+        if res.get("corpus") == "fleet":
+            line = f"Fleet ({', '.join(res['agents']) or 'no agent readable'}) · {line}"
+            line += "".join(f" · {note}" for note in res["notes"])
         if res.get("fallback"):
             line += f" · fallback from {res['fallback']['from']}: {res['fallback']['reason']}"
         d = res.get("dateRange")
@@ -112,6 +115,7 @@ class SearchPane(Vertical):
         self.status: dict | None = None
         self.show_hidden = False
         self.show_explain = False
+        self.fleet = False  # F10: search the fleet database instead of this agent's index
         self._timer: Timer | None = None
         self._inflight = False
         self._pending: tuple[int, str] | None = None
@@ -179,8 +183,13 @@ class SearchPane(Vertical):
     def _search(self, seq: int, query: str, show_hidden: bool, may_sync: bool) -> None:
         worker = get_current_worker()
         try:
-            res = self.host.engine.search(query, explain=True, show_hidden=show_hidden, sync_on_stale=may_sync)
-        except Exception as exc:  # an unreadable index: say so in place of results
+            if self.fleet:
+                from clawmem.engine import fleet
+
+                res = fleet.search(self.host.engine, query, explain=True, show_hidden=show_hidden)
+            else:
+                res = self.host.engine.search(query, explain=True, show_hidden=show_hidden, sync_on_stale=may_sync)
+        except Exception as exc:  # an unreadable index, a fleet database down: say so in place of results
             if not worker.is_cancelled:
                 self.post_message(SearchDone(seq, query, None, str(exc)))
             return
@@ -239,8 +248,9 @@ class SearchPane(Vertical):
             self._show_empty_hint()
             return
         for i, r in enumerate(res["results"]):
+            where = f"{r['agent']}@{r['host']} " if "agent" in r else ""
             head = Content.assemble(
-                (printable(f"{r['path']}:{r['startLine']}-{r['endLine']}"), "bold"),
+                (printable(f"{where}{r['path']}:{r['startLine']}-{r['endLine']}"), "bold"),
                 "  ",
                 (r["source"], "$text-muted"),
                 "  ",
@@ -311,12 +321,18 @@ class SearchPane(Vertical):
             return
         start = max(1, r["startLine"] - PREVIEW_CONTEXT)
         count = r["endLine"] - start + 1 + PREVIEW_CONTEXT
-        self._load_preview((r["path"], r["startLine"], r["endLine"]), r["path"], start, count)
+        # a fleet hit's file is on another host: the preview is the text the fleet stores of it
+        self._load_preview((r["path"], r["startLine"], r["endLine"]), r.get("ref") or r["path"], start, count)
 
     @work(thread=True, exclusive=True, group="preview", exit_on_error=False)
     def _load_preview(self, key, path: str, start: int, count: int) -> None:
         try:
-            text = self.host.engine.get(path, start, count)["text"]
+            if path.startswith("fleet:"):
+                from clawmem.engine import fleet
+
+                text = fleet.get_stored(self.host.engine.cfg, path, start, count)["text"]
+            else:
+                text = self.host.engine.get(path, start, count)["text"]
         except Exception as exc:
             self.post_message(PreviewLoaded(key, path, start, "", str(exc)))
             return
@@ -376,8 +392,22 @@ class SearchPane(Vertical):
 
     def action_open_result(self) -> None:
         r = self.selected()
-        if r is not None:
+        if r is not None and "agent" in r:
+            self.app.notify(f"{r['path']} is {r['agent']}'s, on {r['host']}: the preview shows the text the fleet stores of it.")
+        elif r is not None:
             self.post_message(OpenFile(r["path"], r["startLine"], r["endLine"], tuple(self._terms)))
+
+    def action_toggle_fleet(self) -> None:
+        if not self.fleet and not self.host.engine.cfg["fleet.url"]:
+            self.app.notify("No fleet database: set [fleet] url in the config (clawmem fleet up starts a local one).", severity="warning")
+            return
+        self.fleet = not self.fleet
+        self.app.notify("Searching the fleet: every agent this one may read (F10: back to this agent's memory)."
+                        if self.fleet else "Searching this agent's memory.")
+        self.result = None
+        self.refresh_search()
+        if not self.query_one(Input).value.strip():
+            self._render_results()
 
     def action_focus_results(self) -> None:
         results = self.query_one("#results", OptionList)
