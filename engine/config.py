@@ -100,6 +100,9 @@ KEYS: dict[str, Key] = {
     "journal.maxMB": Key(64, "float", _at_least(0.1), "a number >= 0.1", doc="size limit of the journal's older versions, compressed"),
     "mcp.write": Key(True, "bool", doc="let agents write memory through memory_append and memory_remember"),
     "mcp.token": Key("", "str", secret=True, doc="bearer token the MCP server's HTTP transport requires (needed off loopback)"),
+    "recall.enabled": Key(True, "bool", doc="record which daily-log passages searches return (clawmem promote ranks them); false records nothing"),
+    "promote.sweep": Key("off", "enum", choices=("off", "preview", "apply"),
+                         doc="clawmem watch, once a day: preview counts the candidates (the app's header shows them); apply also writes the ones passing 0.8 / 3 / 3"),
 }
 
 # OpenClaw keys we read from its file but that are not ours to set (silently accepted there).
