@@ -63,7 +63,7 @@ async def search_when_indexed(client: Client, query: str) -> dict:
 async def exercise(client: Client, workspace) -> None:
     """Everything an agent does, on any transport."""
     tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert sorted(tools) == ["memory_append", "memory_get", "memory_remember", "memory_search"]
+    assert sorted(tools) == ["memory_append", "memory_get", "memory_promote", "memory_remember", "memory_search"]
     assert tools["memory_search"].input_schema == OPENCLAW_SEARCH_SCHEMA
     assert tools["memory_get"].input_schema == OPENCLAW_GET_SCHEMA
     assert tools["memory_search"].description.startswith("Mandatory recall step")
@@ -86,7 +86,7 @@ async def exercise(client: Client, workspace) -> None:
     assert (await call(client, "memory_search", {"query": "hazelnuts"}))["results"][0]["path"] == "MEMORY.md"
 
     uris = sorted(str(r.uri) for r in (await client.list_resources()).resources)
-    assert uris == ["memory://MEMORY.md", "memory://context", "memory://today", "memory://yesterday"]
+    assert uris == ["memory://MEMORY.md", "memory://context", "memory://promote", "memory://today", "memory://yesterday"]
 
     async def read(uri):
         return (await client.read_resource(uri)).contents[0].text

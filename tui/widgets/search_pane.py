@@ -107,6 +107,8 @@ class SearchPane(Vertical):
         super().__init__(**kw)
         self.seq = 0
         self.result: dict | None = None
+        self.result_query = ""
+        self._recorded = ""  # the query whose hits were last recorded as recalls
         self.status: dict | None = None
         self.show_hidden = False
         self.show_explain = False
@@ -173,7 +175,8 @@ class SearchPane(Vertical):
     def _search(self, seq: int, query: str, show_hidden: bool) -> None:
         worker = get_current_worker()
         try:
-            res = self.host.engine.search(query, explain=True, show_hidden=show_hidden)
+            # search-as-you-type: half-typed words are not recalls; opening a result records one
+            res = self.host.engine.search(query, explain=True, show_hidden=show_hidden, private=True)
         except Exception as exc:  # an unreadable index: say so in place of results
             if not worker.is_cancelled:
                 self.post_message(SearchDone(seq, query, None, str(exc)))
@@ -196,6 +199,7 @@ class SearchPane(Vertical):
             self._render_results(error=msg.error)
             return
         self.result = msg.result
+        self.result_query = msg.query
         self._terms = query_terms(msg.query)
         self._render_results()
         if msg.result and msg.result.get("stale"):
@@ -369,7 +373,16 @@ class SearchPane(Vertical):
     def action_open_result(self) -> None:
         r = self.selected()
         if r is not None:
+            if self.result and self.result_query != self._recorded:
+                self._recorded = self.result_query
+                self._record_recall(self.result_query, self.result["results"])
             self.post_message(OpenFile(r["path"], r["startLine"], r["endLine"], tuple(self._terms)))
+
+    @work(thread=True, group="recall", exit_on_error=False)
+    def _record_recall(self, query: str, results: list[dict]) -> None:
+        from clawmem.engine import recall
+
+        recall.record(self.host.engine.cfg, query, results)
 
     def action_focus_results(self) -> None:
         results = self.query_one("#results", OptionList)
