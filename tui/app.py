@@ -235,7 +235,7 @@ class ClawmemApp(App):
         from clawmem.engine import promote
 
         try:
-            found, _ = promote.preview(self.engine, promote.COMMAND)
+            found, _ = promote.preview(self.engine, promote.COMMAND, now=self.clock().timestamp())
         except Exception:
             return  # an unreadable recall store: the Promote screen says why when opened
         if not get_current_worker().is_cancelled:

@@ -124,7 +124,8 @@ class PromoteScreen(Screen):
         from clawmem.engine import promote
 
         try:
-            found, notes = promote.preview(self.app.engine, promote.COMMAND)  # type: ignore[attr-defined]
+            app = self.app
+            found, notes = promote.preview(app.engine, promote.COMMAND, now=app.clock().timestamp())  # type: ignore[attr-defined]
             self.post_message(Loaded(found, notes))
         except Exception as exc:  # an unreadable recall store is shown, never fatal
             self.post_message(Loaded([], [], f"{type(exc).__name__}: {exc}"))
@@ -196,7 +197,8 @@ class PromoteScreen(Screen):
                 promote.reject(engine, c)
                 self.post_message(Decided(c.key, f"Rejected {c.citation}: it will not be offered again", False, True))
                 return
-            [outcome] = promote.apply(engine, [c], edits={c.key: text} if text else None)
+            today = self.app.clock().date()  # type: ignore[attr-defined]
+            [outcome] = promote.apply(engine, [c], edits={c.key: text} if text else None, today=today)
             if outcome.promoted:
                 version = f" as v{outcome.version}; the History tab shows it and r there undoes it" if outcome.version else ""
                 self.post_message(Decided(c.key, f"Promoted {c.citation} to MEMORY.md{version}", False, True, written=True))
