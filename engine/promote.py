@@ -76,6 +76,7 @@ class Candidate:
     promoted: bool = False
     status: str = "ok"  # ok | changed (edited since recalled) | deleted
     lines: list[str] = field(default_factory=list)  # the live lines start..end
+    match: int | None = None  # the line the queries matched best, when known
 
     @property
     def key(self) -> str:
@@ -85,9 +86,32 @@ class Candidate:
     def citation(self) -> str:
         return f"{self.path}#L{self.start}" if self.start == self.end else f"{self.path}#L{self.start}-L{self.end}"
 
+    def entry_span(self) -> tuple[int, int]:
+        """The cited lines of the log entry (between two headings) holding the matched line:
+        searches cite context lines around a match, which in a daily log reach neighbouring entries."""
+        if self.match is None or not self.start <= self.match <= self.end or not self.lines:
+            return self.start, self.end
+        at = self.match - self.start
+        top = next((i for i in range(at, -1, -1) if self.lines[i].lstrip().startswith("#")), -1)
+        if top == at:
+            return self.start, self.end
+        bottom = next((i for i in range(at + 1, len(self.lines)) if self.lines[i].lstrip().startswith("#")), len(self.lines))
+        while bottom - 1 > at and not self.lines[bottom - 1].strip():
+            bottom -= 1
+        return self.start + top + 1, self.start + bottom - 1
+
+    def entry(self) -> list[str]:
+        s, e = self.entry_span()
+        return self.lines[s - self.start : e - self.start + 1]
+
+    @property
+    def entry_citation(self) -> str:
+        s, e = self.entry_span()
+        return f"{self.path}#L{s}" if s == e else f"{self.path}#L{s}-L{e}"
+
     def text(self) -> str:
-        """The bullet's default text: the live lines as one paragraph, headings left out."""
-        parts = [re.sub(r"^\s*(?:[-*+]\s+|\d+[.)]\s+)", "", ln).strip() for ln in self.lines if not ln.lstrip().startswith("#")]
+        """The bullet's default text: the entry's lines as one paragraph, headings left out."""
+        parts = [re.sub(r"^\s*(?:[-*+]\s+|\d+[.)]\s+)", "", ln).strip() for ln in self.entry() if not ln.lstrip().startswith("#")]
         joined = " ".join(p for p in parts if p)
         if len(joined) <= PROMOTED_CHARS:
             return joined
@@ -96,7 +120,8 @@ class Candidate:
 
     def as_json(self) -> dict:
         out = asdict(self)
-        out.update(key=self.key, citation=self.citation, text=self.text(), startLine=self.start, endLine=self.end)
+        out.update(key=self.key, citation=self.citation, text=self.text(), entryCitation=self.entry_citation,
+                   startLine=self.start, endLine=self.end)
         del out["start"], out["end"]
         return out
 
@@ -121,6 +146,19 @@ class _Bundle:
     snippet_ts: float
     origin: set[str]
     promoted: bool = False
+    match: int | None = None
+    # (start, end) -> [recalls, newest time, snippet, matched line]
+    spans: dict[tuple[int, int], list] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.spans:
+            self.spans = {(self.start, self.end): [self.count, self.snippet_ts, self.snippet, self.match]}
+
+    def best_span(self) -> tuple[int, int, str, int | None]:
+        """The lines most recalls cited (the newest on a tie): the passage, without every
+        neighbouring line some other query's citation reached."""
+        (start, end), (_, _, snippet, match) = max(self.spans.items(), key=lambda kv: (kv[1][0], kv[1][1]))
+        return start, end, snippet, match
 
     def merge(self, other: "_Bundle") -> None:
         self.start, self.end = min(self.start, other.start), max(self.end, other.end)
@@ -135,6 +173,11 @@ class _Bundle:
             self.snippet, self.snippet_ts = other.snippet, other.snippet_ts
         self.origin |= other.origin
         self.promoted = self.promoted or other.promoted
+        for span, (n, ts, snippet, match) in other.spans.items():
+            mine = self.spans.setdefault(span, [0, 0.0, snippet, match])
+            mine[0] += n
+            if ts >= mine[1]:
+                mine[1], mine[2], mine[3] = ts, snippet, match
 
 
 def _iso_ts(value) -> float | None:
@@ -189,8 +232,8 @@ def _clusters(bundles: list[_Bundle]) -> list[_Bundle]:
             if current is not None and b.start <= current.end:
                 current.merge(b)
             else:
-                current = _Bundle(**{**b.__dict__, "hashes": set(b.hashes), "queries": dict(b.queries),
-                                     "days": set(b.days), "origin": set(b.origin)})
+                current = _Bundle(**{**b.__dict__, "hashes": set(b.hashes), "queries": dict(b.queries), "days": set(b.days),
+                                     "origin": set(b.origin), "spans": {k: list(v) for k, v in b.spans.items()}})
                 out.append(current)
     return out
 
@@ -271,7 +314,7 @@ def preview(engine, gates: Gates = COMMAND, *, limit: int | None = None, include
     cfg, ws = engine.cfg, engine.workspace
     now = time.time() if now is None else now
     bundles = [_Bundle(r.path, r.start, r.end, 1, r.score, {r.query_hash}, {r.query: r.ts}, {r.day}, r.ts, r.snippet,
-                       r.ts, {"clawmem"}) for r in recall.recalls(cfg)]
+                       r.ts, {"clawmem"}, match=r.match_line) for r in recall.recalls(cfg)]
     theirs, note = read_openclaw(ws)
     notes = [note] if note else []
     decided = recall.decisions(cfg)
@@ -289,15 +332,16 @@ def preview(engine, gates: Gates = COMMAND, *, limit: int | None = None, include
         score = _clamp(sum(WEIGHTS[k] * v for k, v in sig.items()))
         if score < gates.min_score:
             continue
-        key = f"memory:{b.path}:{b.start}:{b.end}"
-        done = b.promoted or key in marked or _overlaps(b.path, b.start, b.end, promoted)
+        start, end, snippet, match = b.best_span()
+        keys = {f"memory:{b.path}:{s}:{e}" for s, e in b.spans}
+        done = b.promoted or bool(keys & marked) or _overlaps(b.path, b.start, b.end, promoted)
         if done and not include_promoted:
             continue
         queries = [q for q, _ in sorted(b.queries.items(), key=lambda kv: -kv[1])]
-        out.append(Candidate(b.path, b.start, b.end, round(score, 4), {k: round(v, 4) for k, v in sig.items()},
+        out.append(Candidate(b.path, start, end, round(score, 4), {k: round(v, 4) for k, v in sig.items()},
                              b.count, queries, len(b.hashes), sorted(b.days), round(b.total / b.count, 4),
                              dt.datetime.fromtimestamp(b.last).astimezone().isoformat(timespec="seconds"),
-                             b.snippet, "both" if len(b.origin) > 1 else next(iter(b.origin)), promoted=done))
+                             snippet, "both" if len(b.origin) > 1 else next(iter(b.origin)), promoted=done, match=match))
     out.sort(key=lambda c: (-c.score, -c.recalls, c.path, c.start))
     kept: list[Candidate] = []
     for c in out:
@@ -394,7 +438,7 @@ def apply(engine, candidates: list[Candidate], *, edits: dict[str, str] | None =
             if not body:
                 outcomes.append(Outcome(c.key, c.citation, False, "empty text"))
                 continue
-            fact = f"{body} ({c.citation})\n<!-- openclaw-memory-promotion:{c.key} -->"
+            fact = f"{body} ({c.entry_citation})\n<!-- openclaw-memory-promotion:{c.key} -->"
             if jr is not None:
                 jr.observe_file(rel, target)  # what is there now, so the promotion is its own version
             try:

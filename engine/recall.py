@@ -44,7 +44,8 @@ create table if not exists recalls(
     start_line integer not null,
     end_line integer not null,
     score real not null,
-    snippet text not null
+    snippet text not null,
+    match_line integer          -- the line the query matched best (null: not known)
 );
 create index if not exists recalls_path on recalls(path, start_line);
 create table if not exists decisions(
@@ -125,12 +126,12 @@ def record(cfg, query: str, results: list[dict], now: float | None = None) -> in
     day = time.strftime("%Y-%m-%d", time.localtime(ts))
     qh = query_hash(text)
     rows = [(ts, day, text, qh, r["path"], int(r["startLine"]), int(r["endLine"]), float(r["score"]),
-             (r.get("snippet") or "")[:SNIPPET_CHARS]) for r in hits]
+             (r.get("snippet") or "")[:SNIPPET_CHARS], r.get("matchLine")) for r in hits]
     try:
         conn = connect(cfg)
         with _write_lock:  # one connection shared by the app's threads: one transaction at a time
-            conn.executemany("insert into recalls(ts, day, query, query_hash, path, start_line, end_line, score, snippet)"
-                             " values (?,?,?,?,?,?,?,?,?)", rows)
+            conn.executemany("insert into recalls(ts, day, query, query_hash, path, start_line, end_line, score, snippet, match_line)"
+                             " values (?,?,?,?,?,?,?,?,?,?)", rows)
     except (OSError, sqlite3.Error):
         return 0  # tracking is best effort: the search already has its answer
     return len(rows)
@@ -147,6 +148,7 @@ class Recall:
     end: int
     score: float
     snippet: str
+    match_line: int | None
 
 
 def recalls(cfg) -> list[Recall]:
@@ -155,7 +157,7 @@ def recalls(cfg) -> list[Recall]:
         return []
     conn = connect(cfg)
     return [Recall(*row) for row in conn.execute(
-        "select ts, day, query, query_hash, path, start_line, end_line, score, snippet from recalls order by id")]
+        "select ts, day, query, query_hash, path, start_line, end_line, score, snippet, match_line from recalls order by id")]
 
 
 def decisions(cfg) -> list[tuple[str, int, int, str]]:

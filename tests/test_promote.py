@@ -103,7 +103,7 @@ WRITER = textwrap.dedent("""
     cfg = load_config(None, workspace=sys.argv[1], overrides={"provider": "none"})
     me = sys.argv[2]
     for i in range(int(sys.argv[3])):
-        hits = [{"path": "memory/2026-03-01.md", "startLine": 1, "endLine": 4, "score": 0.5, "snippet": f"{me} {i} a"},
+        hits = [{"path": "memory/2026-03-01.md", "startLine": 1, "endLine": 4, "score": 0.5, "snippet": f"{me} {i} a", "matchLine": 2},
                 {"path": "memory/2026-03-02.md", "startLine": 2, "endLine": 3, "score": 0.25, "snippet": f"{me} {i} b"}]
         assert recall.record(cfg, f"query {me} {i}", hits) == 2
 """)
@@ -175,7 +175,7 @@ def test_apply_writes_memory_md_journal_and_dreams_then_restore_undoes_it(notes,
     text = (workspace / "MEMORY.md").read_text()
     assert text.startswith(before.decode())  # nothing that was there changed
     assert "## Promoted From Short-Term Memory (2026-03-10)\n- Decided: the database migration runs on Fridays" in text
-    assert f"<!-- openclaw-memory-promotion:{found[0].key} -->" in text and f"({found[0].citation})" in text
+    assert f"<!-- openclaw-memory-promotion:{found[0].key} -->" in text and f"({found[0].entry_citation})" in text
     dreams = (workspace / "DREAMS.md").read_text()
     assert "1 of 1 promoted to MEMORY.md" in dreams and found[0].citation in dreams
     # offered no more, except with include_promoted

@@ -38,8 +38,8 @@ class Decided(Message):
 
 
 def detail(c) -> Content:
-    """One candidate: why it ranks (score, counts, the six signals), the queries, the live
-    source lines and the text that would go to MEMORY.md."""
+    """One candidate: why it ranks (score, counts, the six signals), the queries, the text
+    that would go to MEMORY.md and the live source lines."""
     parts = [
         Content.styled(f"{c.path}:{c.start}-{c.end}   score {c.score:.3f}", "bold"),
         Content(f"{c.recalls} recalls · {c.unique_queries} distinct queries · {len(c.days)} day{'s' * (len(c.days) != 1)}"
@@ -51,9 +51,9 @@ def detail(c) -> Content:
         parts.append(Content.styled("queries: " + ", ".join(f'"{q}"' for q in c.queries[:4]), "$text-muted"))
     if c.status != "ok":
         parts.append(Content.styled(STATUS_WORDS[c.status], "$text-warning"))
-    parts += [Content(""), Content.styled("Source lines", "bold")]
+    parts += [Content(""), Content.styled("Goes to MEMORY.md as", "bold"), Content(f"- {c.text()} ({c.entry_citation})")]
+    parts += [Content(""), Content.styled("Source lines (as the daily log has them now)", "bold")]
     parts += [Content.assemble((f"{n:>4} │ ", "$text-muted"), ln) for n, ln in enumerate(c.lines, c.start)]
-    parts += [Content(""), Content.styled("Goes to MEMORY.md as", "bold"), Content(f"- {c.text()} ({c.citation})")]
     return Content("\n").join(parts)
 
 
@@ -78,7 +78,9 @@ class EditScreen(ModalScreen):
             yield TextArea(self.text, id="edit-text", soft_wrap=True)
 
     def on_mount(self) -> None:
-        self.query_one(TextArea).focus()
+        area = self.query_one(TextArea)
+        area.move_cursor(area.document.end)  # ready to add a word of context at the end
+        area.focus()
 
     def action_accept(self) -> None:
         self.dismiss(self.query_one(TextArea).text)
@@ -112,7 +114,7 @@ class PromoteScreen(Screen):
         self.query_one("#promote-list").border_title = "Candidates"
         self.query_one("#promote-side").border_title = "Why, and the source lines"
         self.query_one("#promote-list").focus()
-        self.load()
+        self.load_candidates()
 
     @property
     def selected(self):
@@ -120,7 +122,7 @@ class PromoteScreen(Screen):
         return self.candidates[idx] if idx is not None and 0 <= idx < len(self.candidates) else None
 
     @work(thread=True, exclusive=True, group="promote", exit_on_error=False)
-    def load(self) -> None:
+    def load_candidates(self) -> None:
         from clawmem.engine import promote
 
         try:
@@ -133,9 +135,9 @@ class PromoteScreen(Screen):
     @on(Loaded)
     def _loaded(self, msg: Loaded) -> None:
         self.candidates = msg.candidates
-        self._render(msg.error or (msg.notes[0] if msg.notes else None))
+        self._render_list(msg.error or (msg.notes[0] if msg.notes else None))
 
-    def _render(self, note: str | None = None, keep: int = 0) -> None:
+    def _render_list(self, note: str | None = None, keep: int = 0) -> None:
         olist = self.query_one("#promote-list", OptionList)
         olist.clear_options()
         for c in self.candidates:
@@ -215,4 +217,4 @@ class PromoteScreen(Screen):
             self.candidates = [c for c in self.candidates if c.key != msg.key]
         if msg.written:
             self.post_message(IndexRequested("promoted to MEMORY.md"))
-        self._render(keep=at)
+        self._render_list(keep=at)
