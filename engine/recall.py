@@ -17,16 +17,16 @@ A failure here never fails the search it follows: tracking is best effort.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import sqlite3
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from . import paths
+from .config import sha256
 
 # a dated daily log anywhere under memory/ (OpenClaw's short-term memory paths), with an
 # optional slug as `clawmem archive` writes them
@@ -65,11 +65,15 @@ def is_daily(path: str) -> bool:
 
 def query_hash(query: str) -> str:
     """OpenClaw's query hash, so its recall store and ours count distinct queries alike."""
-    return hashlib.sha1(query.strip().lower().encode("utf-8")).hexdigest()[:12]
+    try:
+        from _sha1 import sha1  # the builtin hashlib falls back to: its OpenSSL binding would cost every search
+    except ImportError:
+        from hashlib import sha1
+    return sha1(query.strip().lower().encode("utf-8")).hexdigest()[:12]
 
 
 def store_dir(cfg) -> Path:
-    key = hashlib.sha256(os.path.realpath(cfg.workspace).encode()).hexdigest()[:16]
+    key = sha256(os.path.realpath(cfg.workspace).encode()).hexdigest()[:16]
     return paths.data_dir() / "recall" / cfg.agent_id / key
 
 
@@ -137,8 +141,7 @@ def record(cfg, query: str, results: list[dict], now: float | None = None) -> in
     return len(rows)
 
 
-@dataclass(frozen=True)
-class Recall:
+class Recall(NamedTuple):
     ts: float
     day: str
     query: str
