@@ -245,3 +245,36 @@ def test_provider_down(notes, tmp_path):
             assert got["action"] == "Check embedding provider configuration and retry memory_search."
 
     anyio.run(main)
+
+
+# ----------------------------------------------------------------------------- consolidation
+
+
+def test_promotion_over_mcp_and_private_searches(notes, make_engine):
+    """An agent's searches are recalls unless marked private; memory://promote lists the
+    candidates and memory_promote writes the ones it names to MEMORY.md."""
+    from clawmem.engine import recall
+
+    log = f"memory/{YESTERDAY}.md"
+
+    async def main():
+        async with stdio(notes) as client:
+            await search_when_indexed(client, "Postgres billing")
+            eng = make_engine()
+            assert [r.path for r in recall.recalls(eng.cfg)] == [log]
+            await call(client, "memory_search", {"query": "billing database choice", "private": True})
+            assert len(recall.recalls(eng.cfg)) == 1
+            for q in ("chose postgres", "billing", "postgres", "chose billing"):
+                await call(client, "memory_search", {"query": q})
+            preview = json.loads((await client.read_resource("memory://promote")).contents[0].text)
+            [c] = preview["candidates"]
+            assert c["path"] == log and c["recalls"] == 5 and c["unique_queries"] == 5 and preview["gates"]["minScore"] == 0.75
+            bad = await call(client, "memory_promote", {"keys": ["memory:nope:1:2"]})
+            assert bad["error"].startswith("not a current candidate: memory:nope:1:2")
+            done = await call(client, "memory_promote", {"keys": [c["key"]]})
+            assert [p["key"] for p in done["promoted"]] == [c["key"]] and done["skipped"] == [] and done["indexed"] is True
+            assert "Chose Postgres for billing." in (notes / "MEMORY.md").read_text()
+            again = json.loads((await client.read_resource("memory://promote")).contents[0].text)
+            assert again["candidates"] == []
+
+    anyio.run(main)
