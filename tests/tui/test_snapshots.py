@@ -253,7 +253,8 @@ def test_light_theme_file_tab(ws, snap_compare):
 
 
 def test_help_screen(ws, snap_compare):
-    """F1: the help over the app, listing what each tab does and the key table with ids."""
+    """F1: the help over the app, listing what each tab and the Promote screen (F10) do, and the
+    key table with ids."""
     assert snap_compare(build_app(ws), run_before=run("f1"), terminal_size=SIZE)
 
 
