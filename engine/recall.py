@@ -115,7 +115,7 @@ def close_all() -> None:
         _conns.clear()
 
 
-_write_lock = threading.Lock()
+_use_lock = threading.Lock()  # one connection is shared by the app's threads: one statement at a time
 
 
 def record(cfg, query: str, results: list[dict], now: float | None = None) -> int:
@@ -133,7 +133,7 @@ def record(cfg, query: str, results: list[dict], now: float | None = None) -> in
              (r.get("snippet") or "")[:SNIPPET_CHARS], r.get("matchLine")) for r in hits]
     try:
         conn = connect(cfg)
-        with _write_lock:  # one connection shared by the app's threads: one transaction at a time
+        with _use_lock:
             conn.executemany("insert into recalls(ts, day, query, query_hash, path, start_line, end_line, score, snippet, match_line)"
                              " values (?,?,?,?,?,?,?,?,?,?)", rows)
     except (OSError, sqlite3.Error):
@@ -159,19 +159,22 @@ def recalls(cfg) -> list[Recall]:
     if not store_path(cfg).exists():
         return []
     conn = connect(cfg)
-    return [Recall(*row) for row in conn.execute(
-        "select ts, day, query, query_hash, path, start_line, end_line, score, snippet, match_line from recalls order by id")]
+    with _use_lock:
+        return [Recall(*row) for row in conn.execute(
+            "select ts, day, query, query_hash, path, start_line, end_line, score, snippet, match_line from recalls order by id")]
 
 
 def decisions(cfg) -> list[tuple[str, int, int, str]]:
     """(path, start, end, decision) for every promoted or rejected passage."""
     if not store_path(cfg).exists():
         return []
-    return list(connect(cfg).execute("select path, start_line, end_line, decision from decisions"))
+    conn = connect(cfg)
+    with _use_lock:
+        return list(conn.execute("select path, start_line, end_line, decision from decisions"))
 
 
 def decide(cfg, path: str, start: int, end: int, decision: str, text: str | None = None) -> None:
     conn = connect(cfg)
-    with _write_lock:
+    with _use_lock:
         conn.execute("insert into decisions(path, start_line, end_line, decision, ts, text) values (?,?,?,?,?,?)",
                      (path, start, end, decision, time.time(), text))

@@ -312,3 +312,20 @@ def test_the_memory_write_keeps_every_line_already_there(make_engine, workspace,
     kept = iter(after)
     assert all(any(line == got for got in kept) for line in existing.split("\n") if line.strip())  # in order, unchanged
     assert "- " + fact.strip().splitlines()[0] in after
+
+
+# ----------------------------------------------------------------------------- the daily sweep
+
+
+def test_watch_sweep_counts_once_a_day_and_applies_only_when_asked(notes, make_engine, workspace):
+    eng = indexed(make_engine)
+    recall_over_days(eng, queries=QUERIES + ["fridays migration"], days=(9, 8, 6, 3, 1), at=time.time())
+    assert promote.daily_sweep(eng) is None  # promote.sweep is off by default
+    preview = indexed(make_engine, **{"promote.sweep": "preview"})
+    before = (workspace / "MEMORY.md").read_bytes()
+    assert promote.daily_sweep(preview) == {"day": dt.date.today().isoformat(), "mode": "preview", "candidates": 1, "applied": 0}
+    assert promote.daily_sweep(preview) is None  # once a day
+    assert (workspace / "MEMORY.md").read_bytes() == before  # a preview writes nothing
+    applying = indexed(make_engine, **{"promote.sweep": "apply"})
+    assert promote.daily_sweep(applying, today=dt.date.today() + dt.timedelta(days=1))["applied"] == 1  # 5 queries over 9 days pass 0.8/3/3
+    assert "migration runs on Fridays" in (workspace / "MEMORY.md").read_text()
