@@ -266,6 +266,10 @@ class Config:
             return mask_secret(v)
         if key == "remote.headers":
             return {k: (mask_secret(x) if _looks_secret(k) else x) for k, x in v.items()}
+        if key == "remote.baseUrl" and v:
+            from .redaction import mask_url  # a URL can carry credentials (user:pass@, ?key=)
+
+            return mask_url(v)
         return v
 
     def effective(self) -> list[tuple[str, Any, str]]:

@@ -285,9 +285,13 @@ class Health(Core):
         try:
             t0 = time.perf_counter()
             v = prov.embed_query("ping")
-            return {"ok": True, "dims": int(np.asarray(v).size), "ms": round((time.perf_counter() - t0) * 1000, 1)}
+            out = {"ok": True, "dims": int(np.asarray(v).size), "ms": round((time.perf_counter() - t0) * 1000, 1)}
         except ProviderError as exc:
-            return {"ok": False, "error": str(exc)}
+            out = {"ok": False, "error": str(exc)}
+        build = getattr(prov, "build_info", lambda: None)()
+        if build:  # which CPU features the llama.cpp build uses: the first thing to check after a crash
+            out["build"] = build
+        return out
 
     def issues(self) -> list[str]:
         out = []

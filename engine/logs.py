@@ -3,8 +3,8 @@
 The engine never prints. Long-lived front ends (`clawmem watch`, the TUI) call `setup()`
 once to send the "clawmem" loggers to the file; library use without `setup()` logs
 nowhere (a NullHandler keeps Python from printing warnings to stderr over a TUI).
-Every message goes through the transcript redactor first, so an API key that slipped
-into an error message never reaches the file.
+Every message goes through the redactor first (engine/redaction.py), so an API key that
+slipped into an error message never reaches the file.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 from . import events as ev
-from .sessions import redact
+from .redaction import redact
 
 LOGGER = "clawmem"
 MAX_BYTES = 1_000_000

@@ -161,7 +161,7 @@ class Searching(Core):
 
     def search(self, query: str, *, max_results=None, min_score=None, now=None, after=None, before=None,
                explain=False, show_hidden=False, date_filter: bool | None = None, stale_check: bool = True,
-               private: bool = False) -> dict:
+               sync_on_stale: bool = True, private: bool = False) -> dict:
         """memory_search (SPEC §7). Raises SearchDisabled when `enabled = false`.
 
         Daily-log hits are recorded for `clawmem promote` (recall.py) unless `private` is set
@@ -215,7 +215,7 @@ class Searching(Core):
                 out["stale"] = self.seen_behind()
             except Exception:
                 out["stale"] = True
-            if out["stale"]:
+            if out["stale"] and sync_on_stale:
                 self._stale_found()
         return out
 

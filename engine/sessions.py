@@ -1,7 +1,8 @@
 """Session transcripts (SPEC §1, study §3): JSONL in, `User: …` / `Assistant: …` lines out.
 
 Only `type == "message"` lines with role user or assistant count; their text blocks are
-kept (thinking, tool calls, results and images dropped), whitespace-collapsed and redacted.
+kept (thinking, tool calls, results and images dropped), whitespace-collapsed and redacted
+(engine/redaction.py).
 Each rendered line remembers its JSONL line number (citations point there) and its
 message timestamp (temporal decay uses it).
 """
@@ -16,6 +17,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from .redaction import redact
 from .workspace import SourceFile
 
 ARCHIVE_RE = re.compile(r"\.jsonl\.(reset|deleted)\.\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d{3})?Z$")
@@ -39,38 +41,6 @@ def list_session_files(sessions_dir: Path, include_archives: bool = False) -> li
         if live or (include_archives and archive):
             out.append(SourceFile(f"sessions/{name}", e.path, "sessions"))
     return out
-
-
-# --------------------------------------------------------------------------- redaction
-
-_PATTERNS = [
-    # ENV-style KEY=value
-    re.compile(r"(\b[A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD)\b\s*[=:]\s*)([\"']?)([^\s\"']{4,})"),
-    # JSON fields
-    re.compile(r"(\"(?:apiKey|api_key|token|secret|password|passwd|accessToken|refreshToken)\"\s*:\s*)(\")([^\"]{4,})"),
-    # CLI flags
-    re.compile(r"(--(?:api-key|token|secret|password|passwd)[= ])([\"']?)([^\s\"']{4,})"),
-    # Authorization headers and bare bearer tokens
-    re.compile(r"(Authorization:\s*Bearer\s+)()(\S+)", re.I),
-    re.compile(r"(\bBearer\s+)()([A-Za-z0-9._~+/=-]{18,})"),
-]
-_TOKEN_RE = re.compile(
-    r"\b(?:sk-[A-Za-z0-9_-]{8,}|ghp_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{16,}|xox[baprs]-[A-Za-z0-9-]{8,}"
-    r"|xapp-[A-Za-z0-9-]{8,}|gsk_[A-Za-z0-9]{8,}|AIza[0-9A-Za-z_-]{16,}|pplx-[A-Za-z0-9]{8,}|npm_[A-Za-z0-9]{16,}"
-    r"|\d{8,10}:[A-Za-z0-9_-]{35})"
-)
-_PEM_RE = re.compile(r"(-----BEGIN [A-Z ]*PRIVATE KEY-----)[\s\S]*?(-----END [A-Z ]*PRIVATE KEY-----)")
-
-
-def mask(token: str) -> str:
-    return "***" if len(token) < 18 else f"{token[:6]}…{token[-4:]}"
-
-
-def redact(text: str) -> str:
-    text = _PEM_RE.sub(lambda m: f"{m.group(1)} …redacted… {m.group(2)}", text)
-    for pat in _PATTERNS:
-        text = pat.sub(lambda m: m.group(1) + m.group(2) + mask(m.group(3)), text)
-    return _TOKEN_RE.sub(lambda m: mask(m.group(0)), text)
 
 
 # --------------------------------------------------------------------------- parsing

@@ -217,3 +217,19 @@ def relaxed_terms(query: str) -> list[str]:
 def mmr_tokens(text: str) -> frozenset[str]:
     """Token set for MMR's Jaccard similarity: words plus CJK unigrams and adjacent bigrams."""
     return frozenset(index_tokens(text))
+
+
+_CONTROL = re.compile(r"\r(?!\n)|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """Memory text made safe to show on a terminal. A control character is an instruction to
+    the terminal, not text: ESC starts sequences that set the clipboard (OSC 52), the window
+    title or colours, C1 codes do the same on some terminals, and a bare CR moves back to
+    overwrite a line. Each is shown visibly instead (^[, ^M, <U+009B>); tabs, newlines and
+    CRLF line ends stay."""
+    def visible(m: re.Match) -> str:
+        c = ord(m.group())
+        return f"^{chr(c + 64)}" if c < 0x20 else "^?" if c == 0x7F else f"<U+{c:04X}>"
+
+    return _CONTROL.sub(visible, text.replace("\r\n", "\n"))

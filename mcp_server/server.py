@@ -18,6 +18,7 @@ import hmac
 import json
 import logging
 import os
+import sys
 import time
 from typing import Any, Callable
 
@@ -28,7 +29,7 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from clawmem.engine import files, tools
-from clawmem.engine.net import cannot_listen, is_loopback
+from clawmem.engine.net import allowed_names, cannot_listen, needs_token, refuse_request, token_weakness
 from clawmem.engine.context import session_context
 
 log = logging.getLogger("clawmem.mcp")
@@ -256,25 +257,108 @@ def build_server(engine, first_sync_over: Callable[[], bool] = lambda: True) -> 
     return server
 
 
-# ---------------------------------------------------------------------------- HTTP bearer token
+# ---------------------------------------------------------------------------- HTTP guards
+
+HEADER_SECONDS = 10.0  # a request's headers must arrive within this; slow-header floods are dropped
+MAX_CONNECTIONS = 128  # well under the open-file limit, so a flood cannot starve the server of sockets
 
 
-def require_bearer(app, token: str):
-    """ASGI middleware: HTTP requests without `Authorization: Bearer <token>` get 401."""
-    expected = f"Bearer {token}".encode()
+def guard(app, token: str | None, names: set[str]):
+    """ASGI middleware: a request naming another host or coming from another origin gets 403
+    (DNS rebinding, cross-site pages), one without `Authorization: Bearer <token>` 401."""
+    expected = f"Bearer {token}".encode() if token else None
+
+    async def refuse(send, status: int, body: bytes, extra=()) -> None:
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-type", b"application/json"), *extra]})
+        await send({"type": "http.response.body", "body": body})
 
     async def guarded(scope, receive, send):
-        if scope["type"] == "http":
-            got = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not hmac.compare_digest(got, expected):
-                body = b'{"error": "unauthorized: send Authorization: Bearer <token> (mcp.token or CLAWMEM_MCP_TOKEN)"}'
-                await send({"type": "http.response.start", "status": 401,
-                            "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]})
-                await send({"type": "http.response.body", "body": body})
-                return
+        if scope["type"] in ("http", "websocket"):
+            headers = dict(scope.get("headers") or [])
+            origin = headers.get(b"origin")
+            why = refuse_request(headers.get(b"host", b"").decode("latin-1"),
+                                 None if origin is None else origin.decode("latin-1"), names)
+            if why:
+                log.warning("refused a request: %s", why)
+                return await refuse(send, 403, json.dumps({"error": f"forbidden: {why}"}).encode())
+            if expected and not hmac.compare_digest(headers.get(b"authorization", b""), expected):
+                return await refuse(send, 401, b'{"error": "unauthorized: send Authorization: Bearer <token> '
+                                               b'(mcp.token or CLAWMEM_MCP_TOKEN)"}', [(b"www-authenticate", b"Bearer")])
         await app(scope, receive, send)
 
     return guarded
+
+
+def _guarded_protocol():
+    """uvicorn's h11 protocol with a header deadline and a connection cap: uvicorn waits for a
+    first request's headers forever, so a few hundred slow clients would hold every socket."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class Guarded(H11Protocol):
+        def connection_made(self, transport) -> None:
+            if len(self.connections) >= MAX_CONNECTIONS:
+                self.transport = transport  # connection_lost closes it
+                transport.abort()
+                return
+            super().connection_made(transport)
+            self._arm_header_deadline()
+
+        def _arm_header_deadline(self) -> None:
+            self._waiting_for = self.cycle  # headers have come once the cycle changes
+            self._header_timer = self.loop.call_later(HEADER_SECONDS, self._headers_late)
+
+        def _headers_late(self) -> None:
+            if self.cycle is self._waiting_for and not self.transport.is_closing():
+                self.transport.abort()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing():  # the next request on this connection gets its own deadline
+                self._header_timer.cancel()
+                self._arm_header_deadline()
+
+        def handle_websocket_upgrade(self, event) -> None:
+            self._header_timer.cancel()  # its headers came; the connection is another protocol's now
+            super().handle_websocket_upgrade(event)
+
+        def connection_lost(self, exc) -> None:
+            timer = getattr(self, "_header_timer", None)
+            if timer is not None:
+                timer.cancel()
+            super().connection_lost(exc)
+
+    return Guarded
+
+
+def _run_http(app, bind: str, port: int) -> None:
+    import contextlib
+    import signal
+
+    import anyio
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self):
+            # uvicorn re-raises SIGTERM after its shutdown, which would kill the process before
+            # the syncer and the index are closed; here a signal only asks the server to stop
+            before = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+            try:
+                yield
+            finally:
+                for sig, handler in before.items():
+                    signal.signal(sig, handler)
+
+    config = uvicorn.Config(app, host=bind, port=port, log_level="warning", http=_guarded_protocol(),
+                            timeout_graceful_shutdown=3)
+    server = Server(config)
+    print(f"clawmem mcp: listening on http://{_url_host(bind)}:{port}/mcp (Ctrl+C stops)", file=sys.stderr, flush=True)
+    anyio.run(server.serve)
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
 
 
 def parse_http(http: str, host: str | None) -> tuple[str, int]:
@@ -288,6 +372,23 @@ def parse_http(http: str, host: str | None) -> tuple[str, int]:
     except ValueError:
         raise ServeError(f"--http {http!r}: expected HOST:PORT or PORT, e.g. 127.0.0.1:8765") from None
     return (host or bind or "127.0.0.1").strip("[]"), port
+
+
+def bearer_token(cfg, bind: str) -> str | None:
+    """The token HTTP clients must send (CLAWMEM_MCP_TOKEN, else mcp.token), checked at start."""
+    from_env = os.environ.get("CLAWMEM_MCP_TOKEN")
+    token, where = (from_env, "CLAWMEM_MCP_TOKEN") if from_env is not None else (cfg["mcp.token"], "mcp.token")
+    if from_env is not None and not from_env:
+        raise ServeError("CLAWMEM_MCP_TOKEN is set but empty; give it a long random value or unset it")
+    if not token:
+        if needs_token(bind):
+            raise ServeError(f"--http on {bind} needs a bearer token (only 127.0.0.1 and ::1 run without one): "
+                             "set mcp.token in the clawmem config or CLAWMEM_MCP_TOKEN, or bind 127.0.0.1")
+        return None
+    weak = token_weakness(token)
+    if weak:
+        raise ServeError(f"{where} is too weak ({weak}); use a long random value, e.g. from `python -c \"import secrets; print(secrets.token_urlsafe(24))\"`")
+    return token
 
 
 def check_can_listen(bind: str, port: int) -> None:
@@ -310,10 +411,7 @@ def serve(engine, *, http: str | None = None, host: str | None = None) -> int:
     bind = port = token = None
     if http:
         bind, port = parse_http(http, host)
-        token = os.environ.get("CLAWMEM_MCP_TOKEN") or engine.cfg["mcp.token"]
-        if not is_loopback(bind) and not token:
-            raise ServeError(f"--http on {bind} (not loopback) needs a bearer token: set mcp.token in the clawmem config "
-                             "or CLAWMEM_MCP_TOKEN, or bind 127.0.0.1")
+        token = bearer_token(engine.cfg, bind)
         check_can_listen(bind, port)
     try:
         logs.setup()
@@ -333,14 +431,7 @@ def serve(engine, *, http: str | None = None, host: str | None = None) -> int:
         if not http:
             server.run("stdio")
         else:
-            import anyio
-            import uvicorn
-
-            app = server.streamable_http_app(host=bind)
-            if token:
-                app = require_bearer(app, token)
-            config = uvicorn.Config(app, host=bind, port=port, log_level="warning")
-            anyio.run(uvicorn.Server(config).serve)
+            _run_http(guard(server.streamable_http_app(host=bind), token, allowed_names(bind)), bind, port)
     except KeyboardInterrupt:
         pass
     finally:

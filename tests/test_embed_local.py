@@ -1,4 +1,4 @@
-"""The local provider on a tiny real GGUF model run by llama-cpp-python (SPEC §4)."""
+"""The local provider on a tiny real GGUF model run by llama-cpp-python in its worker process."""
 
 import shutil
 import subprocess
@@ -33,9 +33,9 @@ def test_loads_lazily_and_embeds(tiny_model):
     p = LocalProvider(tiny_model)
     assert (p.id, p.model) == ("local", "tiny-bert")
     p.fingerprint()
-    assert p._llm is None  # building a provider (for its fingerprint) does not load the model
+    assert p._model_host is None  # building a provider (for its fingerprint) does not load the model
     a, b, c = p.embed_passages(["the cat likes fish", "cat and fish", "dark mode theme for the editor"])
-    assert p._llm is not None and p.dims == 64
+    assert p._model_host.pid is not None and p.dims == 64
     assert all(abs(np.linalg.norm(v) - 1) < 1e-5 for v in (a, b, c))
     assert cos(a, b) > cos(a, c) + 0.1
     q = p.embed_query("  editor theme  ")
@@ -47,7 +47,9 @@ def test_long_input_is_split_by_tokens_not_truncated(tiny_model):
     p = LocalProvider(tiny_model)
     long = "cat " * 700 + "fish " * 700  # 1400 words: far over the 512-token window
     (v,) = p.embed_passages([long])
-    assert len(p._pieces(p._load(), long)) >= 3
+    from clawmem.engine.embeddings.llama_model import Embedder
+
+    assert len(Embedder(str(tiny_model)).pieces(long)) >= 3
     both, cat_only = p.embed_passages(["cat " * 100 + "fish " * 100, "cat " * 200])  # these fit
     assert cos(v, both) > 0.99  # the fish half counts: nothing was cut off
     assert cos(v, cat_only) < 0.8

@@ -128,7 +128,7 @@ def free_port() -> int:
 @pytest.fixture
 def http_server(notes):
     port = free_port()
-    env = {**os.environ, "CLAWMEM_MCP_TOKEN": "s3cret-token"}
+    env = {**os.environ, "CLAWMEM_MCP_TOKEN": "s3cret-token-9fQ2xLm7"}
     proc = subprocess.Popen([sys.executable, "-m", "clawmem.tui", "--workspace", str(notes), "mcp", "--http", f"127.0.0.1:{port}"],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
@@ -155,7 +155,7 @@ def test_http_end_to_end_with_a_bearer_token(http_server, notes):
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
-        async with httpx2.AsyncClient(headers={"Authorization": "Bearer s3cret-token"}, timeout=60) as http:
+        async with httpx2.AsyncClient(headers={"Authorization": "Bearer s3cret-token-9fQ2xLm7"}, timeout=60) as http:
             async with Client(streamable_http_client(http_server, http_client=http), cache=None) as client:
                 await exercise(client, notes)
 
@@ -167,7 +167,7 @@ def test_http_refusals(workspace):
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.strip().count("\n") == 0 and "needs a bearer token" in r.stderr and "CLAWMEM_MCP_TOKEN" in r.stderr
     r = run_cli("--workspace", str(workspace), "mcp", "--http", "8765", "--host", "192.168.1.20", timeout=60)
-    assert r.returncode == 2 and "--http on 192.168.1.20 (not loopback) needs a bearer token" in r.stderr
+    assert r.returncode == 2 and "--http on 192.168.1.20 needs a bearer token" in r.stderr
     r = run_cli("--workspace", str(workspace), "mcp", "--http", "localhost:port", timeout=60)
     assert r.returncode == 2 and "expected HOST:PORT" in r.stderr
     with socket.create_server(("127.0.0.1", 0)) as taken:

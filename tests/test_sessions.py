@@ -73,10 +73,10 @@ def hit_paths(eng, query: str) -> list[str]:
 
 def test_golden_example_from_the_study():
     tr = parse_transcript(jsonl(GOLDEN).encode())
-    assert tr.content == "User: Hello there friend\nAssistant: Hi! My key is sk-abc…wxyz\nUser: plain string content"
+    assert tr.content == "User: Hello there friend\nAssistant: Hi! My key is [OpenAI-style Key …wxyz]\nUser: plain string content"
     assert tr.line_map == [2, 3, 7]
     assert tr.timestamps_ms == [1770717601000, 0, 1770717700000]
-    assert redact("sk-abcdefghijklmnopqrstuvwxyz") == "sk-abc…wxyz"
+    assert redact("sk-abcdefghijklmnopqrstuvwxyz") == "[OpenAI-style Key …wxyz]"  # the kind, the last 4 at most
 
 
 def test_malformed_lines_are_skipped_and_line_numbers_kept():
@@ -141,9 +141,9 @@ def test_index_backfills_every_transcript_cites_jsonl_lines_and_memory_get_rende
     got = json.loads(run_cli(*ws, "get", top["path"], "--from", str(top["startLine"]), "--lines",
                              str(top["endLine"] - top["startLine"] + 1), "--json").stdout)
     assert got == {"path": "sessions/golden.jsonl",
-                   "text": "User: Hello there friend\nAssistant: Hi! My key is sk-abc…wxyz\nUser: plain string content"}
+                   "text": "User: Hello there friend\nAssistant: Hi! My key is [OpenAI-style Key …wxyz]\nUser: plain string content"}
     got = run_cli(*ws, "get", "sessions/golden.jsonl", "--from", "3", "--lines", "1")
-    assert got.stdout == "Assistant: Hi! My key is sk-abc…wxyz\n"
+    assert got.stdout == "Assistant: Hi! My key is [OpenAI-style Key …wxyz]\n"
     assert json.loads(run_cli(*ws, "get", "sessions/missing.jsonl", "--json").stdout) == {"path": "sessions/missing.jsonl", "text": ""}
     assert run_cli(*ws, "get", "sessions/../../x.jsonl").returncode == 2
 

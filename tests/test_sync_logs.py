@@ -18,7 +18,7 @@ def test_log_file_is_rotated_private_and_redacted(tmp_path, make_engine):
     logs.log_event(ev.Warning("Authorization: Bearer abcdefghijklmnopqrstuvwxyz012345 rejected"))
     logs.log_event(ev.Progress("files", 1, 2, 1.0, 1.0))  # progress is debug: not in the file
     text = path.read_text()
-    assert "sk-abc…0123" in text and "sk-abcdefghijklmnopqrstuvwxyz0123" not in text
+    assert "[OpenAI-style Key …0123]" in text and "sk-abcdefghijklmnopqrstuvwxyz0123" not in text
     assert "abcdefghijklmnopqrstuvwxyz012345" not in text
     assert "files: 1/2" not in text
     assert stat.S_IMODE(path.stat().st_mode) == 0o600

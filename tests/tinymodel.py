@@ -7,6 +7,11 @@ layers still run, but the residual stream is unchanged and LayerNorm(0) = 0, so 
 vector is a bag of the known words in the text. Texts sharing words are similar, which makes
 ranking tests meaningful. Character pieces (ids, numbers, unknown spellings) embed to zero.
 
+With `quant="Q8_0"` or `"Q4_0"` the weight matrices are stored quantised, as in the real models
+we ship for (e5-small is Q4_0, MiniLM Q8_0), so llama.cpp runs its real quantised matrix
+kernels (the SIMD code a CPU may list but a virtual machine may not allow); with `bag=False`
+the output projections are not zero either, so what those kernels compute reaches the vector.
+
 Run `python tests/tinymodel.py out.gguf` to write one by hand.
 """
 
@@ -49,14 +54,16 @@ def vocabulary() -> list[str]:
     return SPECIALS + ["\u2581" + c for c in CHARS] + list(CHARS) + ["\u2581" + w for w in words]
 
 
-def make(path: str | Path, *, dim: int = 64, layers: int = 2, heads: int = 2, ctx: int = 512, seed: int = 0, name: str = "tiny-bert") -> Path:
+def make(path: str | Path, *, dim: int = 64, layers: int = 2, heads: int = 2, ctx: int = 512, seed: int = 0, name: str = "tiny-bert",
+         ff: int | None = None, quant: str | None = None, bag: bool = True) -> Path:
     import gguf
+    from gguf import quants
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tokens = vocabulary()
     n_vocab = len(tokens)
-    ff = 2 * dim
+    ff = ff or 2 * dim
     rng = np.random.default_rng(seed)
     f32 = np.float32
 
@@ -70,7 +77,8 @@ def make(path: str | Path, *, dim: int = 64, layers: int = 2, heads: int = 2, ct
     w.add_layer_norm_eps(1e-12)
     w.add_causal_attention(False)
     w.add_pooling_type(gguf.PoolingType.MEAN)
-    w.add_file_type(gguf.LlamaFileType.ALL_F32)
+    qtype = getattr(gguf.GGMLQuantizationType, quant) if quant else None
+    w.add_file_type(getattr(gguf.LlamaFileType, f"MOSTLY_{quant}") if quant else gguf.LlamaFileType.ALL_F32)
     w.add_token_type_count(2)
 
     w.add_tokenizer_model("bert")
@@ -105,17 +113,27 @@ def make(path: str | Path, *, dim: int = 64, layers: int = 2, heads: int = 2, ct
         def rand(*shape: int) -> np.ndarray:
             return (rng.standard_normal(shape) * 0.1).astype(f32)
 
+        def matrix(name: str, data: np.ndarray) -> None:
+            if qtype is None:
+                w.add_tensor(name, data)
+            else:
+                w.add_tensor(name, quants.quantize(data, qtype), raw_dtype=qtype)
+
+        # bag mode: zero output projections, so every layer computes but the residual stream
+        # stays as it was; otherwise small random ones, so every matrix product counts
+        def out(*shape: int) -> np.ndarray:
+            return np.zeros(shape, dtype=f32) if bag else (rng.standard_normal(shape) * 0.02).astype(f32)
+
         for part in ("attn_q", "attn_k", "attn_v"):
-            w.add_tensor(p + part + ".weight", rand(dim, dim))
+            matrix(p + part + ".weight", rand(dim, dim))
             w.add_tensor(p + part + ".bias", np.zeros(dim, dtype=f32))
-        # zero output projections: every layer computes, the residual stream stays as it was
-        w.add_tensor(p + "attn_output.weight", np.zeros((dim, dim), dtype=f32))
+        matrix(p + "attn_output.weight", out(dim, dim))
         w.add_tensor(p + "attn_output.bias", zeros)
         w.add_tensor(p + "attn_output_norm.weight", ones)
         w.add_tensor(p + "attn_output_norm.bias", zeros)
-        w.add_tensor(p + "ffn_up.weight", rand(ff, dim))
+        matrix(p + "ffn_up.weight", rand(ff, dim))
         w.add_tensor(p + "ffn_up.bias", np.zeros(ff, dtype=f32))
-        w.add_tensor(p + "ffn_down.weight", np.zeros((dim, ff), dtype=f32))
+        matrix(p + "ffn_down.weight", out(dim, ff))
         w.add_tensor(p + "ffn_down.bias", zeros)
         w.add_tensor(p + "layer_output_norm.weight", ones)
         w.add_tensor(p + "layer_output_norm.bias", zeros)

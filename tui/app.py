@@ -311,7 +311,7 @@ class ClawmemApp(App):
             self.load_status()
             self.load_promote_count()  # a daily log may have changed under a candidate
             self.load_files()
-            self.search_pane.refresh_search()
+            self.search_pane.refresh_search(after_sync=True)
             if self.query_one("#tabs", TabbedContent).active == "history":
                 self.history_pane.reload()  # a sync may have journalled a change
 

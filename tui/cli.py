@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 
@@ -160,15 +161,32 @@ def _engine(args, persistent: bool = False):
     return Engine.open(config_path=args.config, workspace=args.workspace, agent=args.agent, persistent=persistent)
 
 
+def dump_json(obj, indent: int | None = None) -> str:
+    """JSON as clawmem prints it: non-ASCII text as is, every control character escaped.
+    json.dumps escapes only C0; DEL and the C1 codes (U+009B is a one-byte CSI to some
+    terminals) are escaped too, so `--json` printed to a terminal is as safe as the text."""
+    return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(obj, indent=indent, ensure_ascii=False))
+
+
+_C1 = re.compile("[\x7f-\x9f]")  # only inside JSON strings: the rest of JSON is ASCII
+
+
+def printable(raw: str) -> str:
+    """Memory text is never printed raw: control sequences are shown visibly (engine.text)."""
+    from clawmem.engine.text import printable as visible  # here: the engine loads only once a command runs
+
+    return visible(raw)
+
+
 def _err(msg: str) -> None:
-    print(f"clawmem: {msg}", file=sys.stderr)
+    print(printable(f"clawmem: {msg}"), file=sys.stderr)
 
 
 def _fail(line: str, code: int, as_json: bool) -> int:
     """Report a failure: the line on stderr and, for `--json`, the JSON error on stdout."""
-    print(line, file=sys.stderr)
+    print(printable(line), file=sys.stderr)
     if as_json:
-        print(json.dumps({"error": line, "exitCode": code}, ensure_ascii=False))
+        print(dump_json({"error": line, "exitCode": code}))
     return code
 
 
@@ -277,7 +295,7 @@ def cmd_status(args) -> int:
         reports.append(st)
     if args.json:
         out = reports if many else reports[0]
-        print(json.dumps(out, indent=2, ensure_ascii=False))
+        print(dump_json(out, indent=2))
     else:
         print("\n\n".join(format_status(st, verbose=args.verbose) if "index" in st else f"Agent {st['agentId']}: {st['error']}"
                           for st in reports))
@@ -335,6 +353,8 @@ def format_status(st: dict, verbose: bool = False) -> str:
     if pv.get("probe"):
         pr = pv["probe"]
         lines.append(f"           probe: {'ok, ' + str(pr['dims']) + ' dims, ' + str(pr['ms']) + ' ms' if pr['ok'] else 'failed: ' + pr['error']}")
+        if pr.get("build"):
+            lines.append(f"           llama.cpp build: {pr['build']}")
     backend = f"{vec['backend']} {vec['version'] or ''}".strip()
     lines.append(f"Vectors:   {backend}" + (f" ({vec['reason']})" if vec.get("reason") else ""))
     for m in vec.get("models", []):
@@ -568,14 +588,14 @@ def cmd_search(args) -> int:
         # the agent tool's shape, so a script gets what an agent gets
         from clawmem.engine.tools import disabled_payload
 
-        print(f"clawmem: {exc}", file=sys.stderr)
+        _err(str(exc))
         if args.json:
-            print(json.dumps(disabled_payload(str(exc)), indent=2, ensure_ascii=False))
+            print(dump_json(disabled_payload(str(exc)), indent=2))
         return EXIT_FAILED
     if args.json:
-        print(json.dumps(res, indent=2, ensure_ascii=False))
+        print(dump_json(res, indent=2))
         return EXIT_OK
-    print(format_results(res, explain=args.explain))
+    print(printable(format_results(res, explain=args.explain)))
     return EXIT_OK
 
 
@@ -651,14 +671,14 @@ def cmd_promote(args) -> int:
                "minUniqueQueries": gates.min_unique_queries}}
         if outcomes is not None:
             out["applied"] = [o.as_json() for o in outcomes]
-        print(json.dumps(out, indent=2, ensure_ascii=False))
+        print(dump_json(out, indent=2))
         return EXIT_OK
-    print("\n".join(format_candidates(found, gates, hint=not args.apply)))
+    print(printable("\n".join(format_candidates(found, gates, hint=not args.apply))))
     if outcomes is not None:
         print()
         done = [o for o in outcomes if o.promoted]
         for o in outcomes:
-            print(f"{'promoted' if o.promoted else 'skipped'} {o.citation}" + ("" if o.promoted else f": {o.reason}"))
+            print(printable(f"{'promoted' if o.promoted else 'skipped'} {o.citation}" + ("" if o.promoted else f": {o.reason}")))
         if done:
             print(f"{len(done)} promoted to MEMORY.md; a summary is in DREAMS.md; clawmem history MEMORY.md shows each, "
                   f"clawmem restore MEMORY.md --to VERSION undoes them")
@@ -697,9 +717,9 @@ def cmd_get(args) -> int:
     except AccessDenied as exc:
         raise CommandError(str(exc), EXIT_USAGE) from None
     if args.json:
-        print(json.dumps(res, ensure_ascii=False))
+        print(dump_json(res))
     else:
-        sys.stdout.write(res["text"] + ("" if res["text"].endswith("\n") or not res["text"] else "\n"))
+        sys.stdout.write(printable(res["text"]) + ("" if res["text"].endswith("\n") or not res["text"] else "\n"))
     return EXIT_OK
 
 
@@ -710,7 +730,7 @@ def cmd_watch(args) -> int:
     from clawmem.engine.sync import run_daemon
 
     eng = _engine(args, persistent=True)
-    return run_daemon(eng, once=args.once, printer=lambda line: print(line, flush=True))
+    return run_daemon(eng, once=args.once, printer=lambda line: print(printable(line), flush=True))
 
 
 # ---------------------------------------------------------------------------- writing helpers
@@ -736,7 +756,7 @@ def cmd_flush_prompt(args) -> int:
     for w in plan.warnings:
         _err(f"warning: {w}")
     if args.json:
-        print(json.dumps(plan.as_json(), indent=2, ensure_ascii=False))
+        print(dump_json(plan.as_json(), indent=2))
         return EXIT_OK
     print(f"# memory flush for {plan.target} ({'default prompts' if plan.source == 'default' else 'from ' + plan.source})")
     if not plan.enabled:
@@ -764,7 +784,7 @@ def cmd_archive(args) -> int:
     if index_error:
         _err(f"warning: {made.path} written but not indexed yet: {index_error}")
     if args.json:
-        print(json.dumps({**made.as_json(), "indexed": index_error is None}, ensure_ascii=False))
+        print(dump_json({**made.as_json(), "indexed": index_error is None}))
     else:
         print(f"wrote {made.path} ({made.messages} messages){'' if index_error is None else '; not indexed yet'}")
     return EXIT_OK
@@ -781,9 +801,9 @@ def cmd_context(args) -> int:
     except ValueError as exc:
         raise CommandError(str(exc), EXIT_USAGE) from None
     if args.json:
-        print(json.dumps(ctx, indent=2, ensure_ascii=False))
+        print(dump_json(ctx, indent=2))
     else:
-        sys.stdout.write(ctx["text"])
+        sys.stdout.write(printable(ctx["text"]))
     return EXIT_OK
 
 
@@ -824,9 +844,9 @@ def format_change(ch, with_diff: bool, color: bool) -> list[str]:
     v = ch.after
     when = dt.datetime.fromtimestamp(v.ts).strftime("%Y-%m-%d %H:%M")
     what = "deleted" if v.deleted else f"+{plus} -{minus} lines, {v.size} bytes"
-    out = [f"v{v.id}  {when}  {v.path}  {what}  by {v.writer}  (was v{ch.before.id})"]
+    out = [printable(f"v{v.id}  {when}  {v.path}  {what}  by {v.writer}  (was v{ch.before.id})")]
     if with_diff:
-        for ln in ch.diff()[2:]:
+        for ln in map(printable, ch.diff()[2:]):  # escaped before our own colour codes go in
             if color and ln.startswith("+"):
                 ln = f"\x1b[32m{ln}\x1b[0m"
             elif color and ln.startswith("-"):
@@ -849,7 +869,7 @@ def cmd_history(args) -> int:
     with _open_journal(eng) as jr:
         changes = jr.changes(path, since)
         if args.json:
-            print(json.dumps([c.as_json() for c in changes], ensure_ascii=False, indent=1))
+            print(dump_json([c.as_json() for c in changes], indent=1))
             return EXIT_OK
         if not changes:
             kept = jr.versions(path)
@@ -933,7 +953,7 @@ def cmd_model(args) -> int:
         return model_pull(args.uri or (configured if configured.lower().startswith("hf:") else DEFAULT_LOCAL_MODEL), cache, args.json)
     models = cached_models(cache)
     if args.json:
-        print(json.dumps({"cacheDir": str(cache), "configured": configured, "models": models}, indent=2, ensure_ascii=False))
+        print(dump_json({"cacheDir": str(cache), "configured": configured, "models": models}, indent=2))
         return EXIT_OK
     if not models:
         print(f"No models in {cache}; `clawmem model pull` downloads {configured if configured.lower().startswith('hf:') else DEFAULT_LOCAL_MODEL}")

@@ -2,9 +2,11 @@
 
 Each browser tab gets its own app process (textual-serve runs the command with Textual's
 web driver), on the same workspace, config and agent as `clawmem serve` was given.
-Loopback by default. Bound to another address, every URL starts with a random token
-(`http://host:port/<token>/`), so only someone given the URL can open the app: the app
-reads and writes memory.
+Loopback by default. Bound to anything but the literal 127.0.0.1 / ::1, every URL starts
+with a random token (`http://host:port/<token>/`), so only someone given the URL can open
+the app: the app reads and writes memory. Every request, the websocket's too, must name
+this machine in Host and come from this same server (Origin), so a web page elsewhere
+cannot drive the app through the user's browser.
 """
 
 from __future__ import annotations
@@ -20,7 +22,10 @@ import sys
 from aiohttp import web
 from textual_serve.server import Server
 
-from clawmem.engine.net import cannot_listen, is_loopback
+from clawmem.engine.net import allowed_names, cannot_listen, needs_token, refuse_request, token_weakness
+
+
+SHUTDOWN_SECONDS = 3.0
 
 
 class ServeError(Exception):
@@ -35,10 +40,20 @@ class ClawmemServer(Server):
 
     async def _make_app(self) -> web.Application:
         app = await super()._make_app()
+        names = allowed_names(self.host)
+
+        @web.middleware
+        async def same_origin_only(request: web.Request, handler):
+            why = refuse_request(request.headers.get("Host"), request.headers.get("Origin"), names)
+            if why:
+                raise web.HTTPForbidden(text=f"clawmem serve: forbidden: {why}\n")
+            return await handler(request)
+
         if not self.token:
+            app.middlewares.append(same_origin_only)
             return app
         # every route (page, websocket, static files) under /<token>/; anything else is 404
-        root = web.Application()
+        root = web.Application(middlewares=[same_origin_only])
         root.add_subapp(f"/{self.token}/", app)  # its on_startup runs with the root's
         return root
 
@@ -49,7 +64,10 @@ class ClawmemServer(Server):
         loop = asyncio.new_event_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, self.request_exit)
+        # open sessions get SHUTDOWN_SECONDS to close; then the loop ends, the apps' input closes
+        # and each app exits on its own (tui/session_driver.py)
         web.run_app(self._make_app(), host=self.host, port=self.port, handle_signals=False, loop=loop,
+                    shutdown_timeout=SHUTDOWN_SECONDS,
                     print=lambda *_: print(f"clawmem serve: open {self.url} in a browser (Ctrl+C stops)", flush=True))
 
 
@@ -64,12 +82,14 @@ def check_can_listen(host: str, port: int) -> None:
 
 
 def app_command(args) -> str:
-    """The command each browser session runs: this clawmem's app, with the same options."""
+    """The command each browser session runs: this clawmem's app, with the same options, as
+    the shell's own process (exec: a signal reaches the app, not a shell left in between)
+    and with a driver that ends the app when its session ends (tui/session_driver.py)."""
     cmd = [sys.executable, "-m", "clawmem.tui"]
     for flag, value in (("--workspace", args.workspace), ("--config", args.config), ("--agent", args.agent)):
         if value:
             cmd += [flag, str(value)]
-    return shlex.join(cmd)
+    return f"TEXTUAL_DRIVER=clawmem.tui.session_driver:SessionDriver exec {shlex.join(cmd)}"
 
 
 def serve(args) -> int:
@@ -77,8 +97,11 @@ def serve(args) -> int:
     if not 0 < port < 65536:
         raise ServeError(f"--port {port}: expected a port from 1 to 65535")
     token = None
-    if not is_loopback(host):
+    if needs_token(host):
         token = os.environ.get("CLAWMEM_SERVE_TOKEN") or secrets.token_urlsafe(18)
+        weak = token_weakness(token)
+        if weak:
+            raise ServeError(f"CLAWMEM_SERVE_TOKEN is too weak ({weak}); unset it for a random one")
     check_can_listen(host, port)
     shown = socket.gethostname() if host in ("0.0.0.0", "::") else host
     ClawmemServer(app_command(args), host, port, token, shown).serve()

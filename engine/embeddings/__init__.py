@@ -65,6 +65,12 @@ class Provider:
         pass
 
 
+def one_line(exc: BaseException) -> str:
+    """An exception as one short line for a provider's error message."""
+    text = " ".join(str(exc).split())
+    return text[:200] or type(exc).__name__
+
+
 def fingerprint(provider: str, model: str, endpoint: str) -> str:
     import hashlib  # here: a keyword-only search never needs it (3 ms of imports)
 
@@ -217,6 +223,12 @@ def _remote_candidate(cfg: Config, name: str, primary: bool) -> Candidate:
         headers.update(cfg["remote.headers"])
     dims = cfg["outputDimensionality"] if name == "gemini" and (primary or cfg["provider"] == "auto") else 0
     api_key = key.value if key else ""
+    from ..redaction import CREDENTIAL_HEADER, remember
+
+    remember(api_key, f"{name} API key")  # masked wherever it shows up: logs, indexed transcripts
+    for h, v in headers.items():
+        if CREDENTIAL_HEADER.search(h):
+            remember(v, f"{h} header")
 
     use_batch = name in BATCH_PROVIDERS and owns_remote and cfg["remote.batch.enabled"]
 

@@ -190,7 +190,7 @@ class GeminiBatch(OpenAIBatch):
             op = self._call("POST", f"/models/{self.p.model}:asyncBatchEmbedContent", json_body=create)
         except BatchError as exc:
             if exc.status == 404:
-                raise BatchUnavailable(f"asyncBatchEmbedContent not available for {self.p.model} at {self.p.base_url}: {exc}", 404) from None
+                raise BatchUnavailable(f"asyncBatchEmbedContent not available for {self.p.model} at {self.p.shown_url}: {exc}", 404) from None
             raise
         name = _dig(op, "name") or _dig(op, "metadata", "name")
         if not isinstance(name, str):

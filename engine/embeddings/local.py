@@ -1,10 +1,9 @@
-"""The local provider: a GGUF embedding model run in-process by llama-cpp-python.
+"""The local provider: a GGUF embedding model run by llama-cpp-python in a worker process.
 
-What keeps llama.cpp from aborting the process (local-embeddings.md, pitfalls 4, 5, 14):
-`n_ctx = n_batch = n_ubatch = 512`, one text per `embed()` call, every text counted with
-the model's own tokenizer first, and a lock around the `Llama` object (not thread-safe).
-A text over the model's window is split by tokens into pieces that fit, and the pieces'
-vectors are averaged (weighted by length): nothing is ever truncated.
+The model itself lives in worker.py's process (a crash there cannot end clawmem) and is shared
+by every provider of this process that names the same file. This side keeps what belongs to
+the caller: the prefixes e5-style models expect, the thread count (measured, see
+ThreadChooser), downloading a missing `hf:` model, and the provider's identity.
 
 The model is loaded on first use, not when the provider is built: the engine builds
 providers just to compute their fingerprints. A missing `hf:` model is downloaded only by
@@ -20,15 +19,16 @@ import re
 import threading
 import time
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
-import numpy as np
-
-from . import Provider, ProviderError, check_vector, resolve_model_path
+from . import Provider, ProviderError, one_line, resolve_model_path
 from .. import events as ev
 
-N_CTX = 512
-LOCK_TIMEOUT = 300.0  # "5 min for local work": a wait longer than that is reported, not endured
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .worker import ModelHost
+
 E5_PREFIXES = ("query: ", "passage: ")
 
 
@@ -101,11 +101,6 @@ class ThreadChooser:
 QUERY_THREADS = 1  # a short query: 1 thread is as fast idle and never stalls under load (README)
 
 
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return text[:200] or type(exc).__name__
-
-
 class LocalProvider(Provider):
     id = "local"
 
@@ -130,12 +125,9 @@ class LocalProvider(Provider):
         self.passage_prefix = dp if passage_prefix is None else passage_prefix
         self.threads = threads
         self.max_input_bytes = 1 << 30  # the limit is in tokens: see _pieces
-        self._llm = None
-        self._limit = N_CTX
-        self._lock = threading.Lock()
+        self._model_host: ModelHost | None = None
         self._threads_now: tuple[int, int] | None = None
         self.chooser = ThreadChooser((2, 1) if cores() >= 2 else (1,))
-        self._failed: tuple[str, str] | None = None  # (file identity when it failed, message)
 
     @classmethod
     def from_config(cls, cfg, raw_model_path: str) -> "LocalProvider":
@@ -178,7 +170,7 @@ class LocalProvider(Provider):
             except DownloadError as exc:
                 outcome["error"] = str(exc)
             except Exception as exc:  # disk full, permissions: still one line
-                outcome["error"] = f"cannot download {self.uri}: {_one_line(exc)}"
+                outcome["error"] = f"cannot download {self.uri}: {one_line(exc)}"
             events.put(None)
 
         t = threading.Thread(target=work, name="clawmem-download", daemon=True)
@@ -200,107 +192,32 @@ class LocalProvider(Provider):
 
     # ------------------------------------------------------------------ the model
 
-    def _load(self):
-        if self._llm is not None:
-            return self._llm
-        if not self.path.is_file():
-            if self.uri:
-                raise ProviderError(
-                    f"local: {self.uri} is not downloaded yet; run `clawmem index` (provider = \"local\") to fetch it, "
-                    "or set local.modelPath to a local file"
-                )
-            raise ProviderError(f"local: model file not found: {self.path} (fix local.modelPath)")
-        ident = file_identity(self.path)
-        if self._failed and self._failed[0] == ident:
-            raise ProviderError(self._failed[1])
-        try:
-            import llama_cpp
-        except ImportError as exc:
-            raise ProviderError(f"local: llama-cpp-python is not installed ({exc}); install it or use a remote provider") from None
-        n = self.threads or 1
-        try:
-            llm = llama_cpp.Llama(
-                model_path=str(self.path),
-                embedding=True,
-                n_ctx=N_CTX,
-                n_batch=N_CTX,
-                n_ubatch=N_CTX,
-                flash_attn=True,
-                n_threads=n,
-                n_threads_batch=n,
-                verbose=False,
-            )
-        except Exception as exc:
-            msg = f"local: cannot load {self.path.name}: {_one_line(exc)}; check that local.modelPath is a GGUF embedding model"
-            self._failed = (ident, msg)
-            raise ProviderError(msg) from None
-        if llm.pooling_type() == llama_cpp.LLAMA_POOLING_TYPE_NONE:
-            llm.close()
-            msg = f"local: {self.path.name} has no pooling layer, so it is not an embedding model; pick a GGUF embedding model"
-            self._failed = (ident, msg)
-            raise ProviderError(msg)
-        self._limit = min(N_CTX, llm._model.n_ctx_train() or N_CTX)
-        self.dims = llm.n_embd()
-        self.endpoint = ident
-        self._threads_now = (n, n)
-        self._llm = llm
-        return llm
+    def _host(self) -> "ModelHost":
+        if self._model_host is None:
+            if not self.path.is_file():
+                if self.uri:
+                    raise ProviderError(
+                        f"local: {self.uri} is not downloaded yet; run `clawmem index` (provider = \"local\") to fetch it, "
+                        "or set local.modelPath to a local file"
+                    )
+                raise ProviderError(f"local: model file not found: {self.path} (fix local.modelPath)")
+            from .worker import host_for
 
-    def _use_threads(self, llm, n: int) -> None:
-        if self._threads_now != (n, n):
-            llm._ctx.set_n_threads(n, n)
-            self._threads_now = (n, n)
-
-    def _pieces(self, llm, text: str) -> list[tuple[str, int]]:
-        """(piece, token count) pieces of `text` that each fit the model's window."""
-        n = len(llm.tokenize(text.encode("utf-8"), add_bos=True, special=False))
-        if n <= self._limit or len(text) < 2:
-            return [(text, n)]
-        # cut near the middle, at a line break or a space when there is one
-        mid = len(text) // 2
-        lo, hi = len(text) // 4, (3 * len(text)) // 4
-        cut = next((p + 1 for sep in ("\n", " ") for p in [text.rfind(sep, lo, hi)] if p > 0), mid)
-        return self._pieces(llm, text[:cut]) + self._pieces(llm, text[cut:])
-
-    def _embed_one(self, llm, text: str) -> tuple[np.ndarray | None, int]:
-        """(vector, tokens embedded)."""
-        pieces = self._pieces(llm, text)
-        vecs, weights = [], []
-        for piece, n in pieces:
-            v = check_vector(llm.embed(piece, normalize=True), self.dims)
-            if v is not None:
-                vecs.append(v)
-                weights.append(max(n, 1))
-        tokens = sum(n for _, n in pieces)
-        if not vecs:
-            return None, tokens
-        if len(vecs) == 1:
-            return vecs[0], tokens
-        return check_vector(np.average(np.stack(vecs), axis=0, weights=weights), self.dims), tokens
+            self.endpoint = file_identity(self.path)
+            self._model_host = host_for(self.path, self.endpoint)
+        return self._model_host
 
     def _run(self, texts: list[str], prefix: str, for_queries: bool) -> list[np.ndarray | None]:
-        if not self._lock.acquire(timeout=LOCK_TIMEOUT):
-            raise ProviderError(f"local: the model was busy for {LOCK_TIMEOUT:.0f} s; try again when indexing has finished")
-        try:
-            llm = self._load()
-            auto = self.threads <= 0 and not for_queries
-            n = self.threads if self.threads > 0 else QUERY_THREADS if for_queries else self.chooser.pick()
-            self._use_threads(llm, n)
-            out = []
-            tokens = 0
-            t0 = time.perf_counter()
-            for t in texts:
-                try:
-                    vec, n_tokens = self._embed_one(llm, prefix + t.strip())
-                except (ValueError, RuntimeError) as exc:
-                    raise ProviderError(f"local: {self.model} failed to embed: {_one_line(exc)}") from None
-                out.append(vec)
-                tokens += n_tokens
-            if auto:
-                self.chooser.record(n, tokens, time.perf_counter() - t0)
-            return out
-        finally:
-            self._lock.release()
+        host = self._host()
+        auto = self.threads <= 0 and not for_queries
+        n = self.threads if self.threads > 0 else QUERY_THREADS if for_queries else self.chooser.pick()
+        t0 = time.perf_counter()
+        vectors, tokens = host.embed([prefix + t.strip() for t in texts], n, urgent=for_queries)
+        self.dims = host.info.get("dims")
+        self._threads_now = (n, n)
+        if auto:
+            self.chooser.record(n, sum(tokens), time.perf_counter() - t0)
+        return vectors
 
     def embed_passages(self, texts: list[str]) -> list[np.ndarray | None]:
         return self._run(texts, self.passage_prefix, for_queries=False)
@@ -311,11 +228,13 @@ class LocalProvider(Provider):
             raise ProviderError(f"local: {self.model} returned no usable vector for the query")
         return v
 
+    def build_info(self) -> str | None:
+        """llama.cpp's system info of the running worker (the CPU features its build uses)."""
+        return self._model_host.info.get("system") if self._model_host else None
+
     def close(self) -> None:
-        with self._lock:
-            if self._llm is not None:
-                try:
-                    self._llm.close()
-                except Exception:
-                    pass
-                self._llm = None
+        host, self._model_host = self._model_host, None
+        if host is not None:
+            from .worker import release
+
+            release(host)

@@ -26,6 +26,7 @@ import numpy as np
 
 from . import ENV_VARS, Provider, ProviderError, check_vector
 from ..chunking import split_by_bytes
+from ..redaction import CREDENTIAL_HEADER, mask_url, url_secrets
 
 BATCH_BYTES = 8000
 CONCURRENCY = 4
@@ -56,7 +57,6 @@ INPUT_LIMIT = {
 DEFAULT_LIMIT = {"gemini": 2048, "ollama": 4000}
 GEMINI_2 = "gemini-embedding-2-preview"
 GEMINI_2_DIMS = (768, 1536, 3072)
-SECRET_HEADER = re.compile(r"auth|key|token|secret|cookie", re.I)
 
 
 @dataclass(frozen=True)
@@ -131,9 +131,12 @@ class RemoteProvider(Provider):
         self.id = name
         self.model = normalize_model(name, model)
         self.base_url = normalize_base(name, base_url)
+        self.shown_url = mask_url(self.base_url)  # what messages, logs and the index's meta say
         self._key = api_key
         self.output_dimensionality = self._check_dimensionality(output_dimensionality or 0)
         self.headers = self._headers(api_key, headers or {})
+        self._secrets = sorted({api_key, *url_secrets(self.base_url),
+                                *(v for k, v in self.headers.items() if CREDENTIAL_HEADER.search(k))} - {""}, key=len, reverse=True)
         self.endpoint = self._endpoint()
         limit = INPUT_LIMIT.get(f"{name}:{self.model.lower()}", DEFAULT_LIMIT.get(name, 8000))
         self.max_input_bytes = min(limit, batch_bytes)
@@ -161,12 +164,13 @@ class RemoteProvider(Provider):
         return 0  # a Gemini setting; status lists it as not honoured for other providers
 
     def _endpoint(self) -> str:
-        """Base URL plus the non-secret headers: what makes two servers' vectors differ."""
-        pairs = sorted((k.lower(), v) for k, v in self.headers.items() if not SECRET_HEADER.search(k) and k.lower() != "content-type")
-        return self.base_url + (" " + json.dumps(pairs, separators=(",", ":")) if pairs else "")
+        """Base URL (its credentials masked) plus the non-secret headers: what makes two servers'
+        vectors differ. Stored in the index's meta, so never a credential."""
+        pairs = sorted((k.lower(), v) for k, v in self.headers.items() if not CREDENTIAL_HEADER.search(k) and k.lower() != "content-type")
+        return self.shown_url + (" " + json.dumps(pairs, separators=(",", ":")) if pairs else "")
 
     def __repr__(self) -> str:  # never the key
-        return f"<{type(self).__name__} {self.id}/{self.model} at {self.base_url}>"
+        return f"<{type(self).__name__} {self.id}/{self.model} at {self.shown_url}>"
 
     # ------------------------------------------------------------------ requests (subclasses)
 
@@ -273,7 +277,7 @@ class RemoteProvider(Provider):
                 self.waits.append(wait)
                 self.sleep(wait)
             except httpx.TimeoutException:
-                raise ProviderError(f"{self.id}: no answer from {self.base_url} within {self._client.timeout.read:g} s (timeout)") from None
+                raise ProviderError(f"{self.id}: no answer from {self.shown_url} within {self._client.timeout.read:g} s (timeout)") from None
         raise ProviderError(f"{self.id}: {last} (gave up after {self.retry.attempts} attempts)")
 
     def _post_once(self, url: str, body: dict) -> Any:
@@ -284,7 +288,7 @@ class RemoteProvider(Provider):
         except httpx.TimeoutException:
             raise
         except httpx.TransportError as exc:
-            raise _Retryable(f"cannot reach {self.base_url}: {self._scrub(_first_line(exc))}") from None
+            raise _Retryable(f"cannot reach {self.shown_url}: {self._scrub(_first_line(exc))}") from None
         status = resp.status_code
         if status == 429 or status >= 500:
             raise _Retryable(f"{status} {self._error_text(resp) or ('rate limited' if status == 429 else 'server error')}", _retry_after(resp))
@@ -293,7 +297,7 @@ class RemoteProvider(Provider):
         try:
             return resp.json()
         except ValueError:
-            raise ProviderError(f"{self.id}: malformed response from {self.base_url} (not JSON); is remote.baseUrl an embeddings API?") from None
+            raise ProviderError(f"{self.id}: malformed response from {self.shown_url} (not JSON); is remote.baseUrl an embeddings API?") from None
 
     def _http_error(self, resp) -> str:
         status = resp.status_code
@@ -303,7 +307,7 @@ class RemoteProvider(Provider):
         if status == 403:
             return f"{self.id}: 403 forbidden: {self._error_text(resp) or 'the key may lack access to this model'}"
         if status == 404:
-            return f"{self.id}: 404 not found at {resp.request.url.copy_with(query=None)} (check remote.baseUrl and model {self.model!r})"
+            return f"{self.id}: 404 not found at {mask_url(str(resp.request.url.copy_with(query=None)))} (check remote.baseUrl and model {self.model!r})"
         return f"{self.id}: {status} {self._error_text(resp) or 'request rejected'}"
 
     def _error_text(self, resp) -> str:
@@ -326,8 +330,10 @@ class RemoteProvider(Provider):
         return self._scrub(" ".join(text.split()))[:200]
 
     def _scrub(self, text: str) -> str:
-        if self._key and len(self._key) >= 4:
-            text = text.replace(self._key, "***")
+        """`text` (a server's error, an exception) without any credential this provider sends."""
+        for secret in self._secrets:
+            if len(secret) >= 4:
+                text = text.replace(secret, "***")
         return text
 
     def close(self) -> None:
@@ -432,7 +438,7 @@ class OllamaProvider(RemoteProvider):
         if resp.status_code == 404 and "not found" in text and "model" in text:
             return f"ollama: {text} (run `ollama pull {self.model}`, or set model)"
         if resp.status_code == 404:
-            return f"ollama: 404 no /api/embed at {self.base_url} (is remote.baseUrl an Ollama server, version 0.3 or later?)"
+            return f"ollama: 404 no /api/embed at {self.shown_url} (is remote.baseUrl an Ollama server, version 0.3 or later?)"
         if resp.status_code == 401:
             return "ollama: 401 unauthorized (check remote.apiKey, models.providers.ollama.apiKey or OLLAMA_API_KEY)"
         return super()._http_error(resp)

@@ -99,3 +99,46 @@ def index_file(workspace: Path) -> Path:
     from clawmem.engine import load_config
 
     return load_config(None, workspace=str(workspace)).store_path()
+
+
+# ----------------------------------------------------------------------------- servers
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    import socket
+
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """A real `clawmem …` server process; its stdout and stderr lines are collected as they come."""
+
+    def __init__(self, *args: str, env: dict | None = None):
+        import threading
+
+        self.lines: list[str] = []
+        self.proc = subprocess.Popen(cli(*args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                     env=dict(os.environ, **(env or {})))
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            self.lines.append(line.rstrip("\n"))
+
+    def wait_line(self, text: str, limit: float = 60) -> str:
+        from helpers import wait_for
+
+        def found():
+            if self.proc.poll() is not None and not any(text in ln for ln in self.lines):
+                raise AssertionError(f"server exited ({self.proc.returncode}): {self.lines}")
+            return next((ln for ln in self.lines if text in ln), None)
+
+        return wait_for(found, limit, f"{text!r} from the server")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(30)

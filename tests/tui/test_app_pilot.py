@@ -361,3 +361,24 @@ async def test_file_tab_enter_opens_the_top_file_with_keys_only(ws, make_app):
         await pilot.press("ctrl+t", "down", "enter")
         await settle(pilot)
         assert app.file_pane.opened.path == "memory/projects.md"
+
+
+async def test_the_app_keeps_searching_when_its_model_crashes(ws, make_app, tiny_model):
+    """The mode line first says Hybrid; after the model's worker dies of SIGILL, the next search
+    still lists results and the mode line says keyword-only, naming the crash."""
+    import os
+    import signal
+
+    app = make_app(ws, overrides={"provider": "local", "local.modelPath": str(tiny_model)})
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await type_query(pilot, "weather")
+        pane = app.search_pane
+        assert pane.result["mode"] == "hybrid"
+        host = app.engine._providers["local"]._model_host
+        os.kill(host.pid, signal.SIGILL)
+        await type_query(pilot, "tokyo")
+        assert pane.result["mode"] == "keyword" and pane.result["results"]
+        line = str(pane.query_one("#mode-line").render())
+        assert "local model crashed: SIGILL" in line, line
+        assert app.is_running

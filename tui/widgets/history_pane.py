@@ -17,6 +17,8 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
+from clawmem.engine.text import printable
+
 from .. import keys
 from ..host import PaneHost
 from ..messages import IndexRequested
@@ -55,11 +57,11 @@ class RestoreDone(Message):
 
 def diff_content(entry: Entry, selected: int) -> Content:
     """The change as a unified diff: additions green, removals red, the selected hunk marked."""
-    lines: list[Content] = [Content.styled(f"{entry.path}  v{entry.previous} → v{entry.version}  by {entry.writer}", "bold")]
+    lines: list[Content] = [Content.styled(printable(f"{entry.path}  v{entry.previous} → v{entry.version}  by {entry.writer}"), "bold")]
     if entry.deleted:
         lines.append(Content.styled("the file was deleted (r brings it back)", "$text-warning"))
     for n, hunk in enumerate(entry.hunks):
-        for i, ln in enumerate(hunk):
+        for i, ln in enumerate(map(printable, hunk)):
             if i == 0:
                 mark = "▶ " if n == selected else "  "
                 style = "bold reverse $text-accent" if n == selected else "$text-accent"
@@ -141,7 +143,7 @@ class HistoryPane(Vertical):
         for e in self.entries:
             when = dt.datetime.fromtimestamp(e.when).strftime("%m-%d %H:%M")
             what = "deleted" if e.deleted else f"+{e.added} -{e.removed}"
-            head = Content.assemble((when, "$text-muted"), " ", (e.path, "bold"))
+            head = Content.assemble((when, "$text-muted"), " ", (printable(e.path), "bold"))
             tail = Content.assemble(f"  v{e.version} {what} ", (e.writer, "$text-warning" if e.writer == "outside" else "$text-secondary"))
             olist.add_option(Option(Content("\n").join([head, tail]), id=str(e.version)))
         n = len(self.entries)

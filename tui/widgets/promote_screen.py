@@ -16,6 +16,8 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
+from clawmem.engine.text import printable
+
 from .. import keys
 from ..messages import IndexRequested
 
@@ -39,21 +41,22 @@ class Decided(Message):
 
 def detail(c) -> Content:
     """One candidate: why it ranks (score, counts, the six signals), the queries, the text
-    that would go to MEMORY.md and the live source lines."""
+    that would go to MEMORY.md and the live source lines (memory text with its control
+    characters shown visibly, never passed to the terminal)."""
     parts = [
-        Content.styled(f"{c.path}:{c.start}-{c.end}   score {c.score:.3f}", "bold"),
+        Content.styled(printable(f"{c.path}:{c.start}-{c.end}") + f"   score {c.score:.3f}", "bold"),
         Content(f"{c.recalls} recalls · {c.unique_queries} distinct queries · {len(c.days)} day{'s' * (len(c.days) != 1)}"
                 f" · last {c.last_recalled[:16].replace('T', ' ')}" + (f" · from {c.origin}" if c.origin != "clawmem" else "")),
         Content(""),
         Content("  ".join(f"{k} {v:.2f}" for k, v in c.signals.items())),
     ]
     if c.queries:
-        parts.append(Content.styled("queries: " + ", ".join(f'"{q}"' for q in c.queries[:4]), "$text-muted"))
+        parts.append(Content.styled(printable("queries: " + ", ".join(f'"{q}"' for q in c.queries[:4])), "$text-muted"))
     if c.status != "ok":
         parts.append(Content.styled(STATUS_WORDS[c.status], "$text-warning"))
-    parts += [Content(""), Content.styled("Goes to MEMORY.md as", "bold"), Content(f"- {c.text()} ({c.entry_citation})")]
+    parts += [Content(""), Content.styled("Goes to MEMORY.md as", "bold"), Content(printable(f"- {c.text()} ({c.entry_citation})"))]
     parts += [Content(""), Content.styled("Source lines (as the daily log has them now)", "bold")]
-    parts += [Content.assemble((f"{n:>4} │ ", "$text-muted"), ln) for n, ln in enumerate(c.lines, c.start)]
+    parts += [Content.assemble((f"{n:>4} │ ", "$text-muted"), printable(ln)) for n, ln in enumerate(c.lines, c.start)]
     return Content("\n").join(parts)
 
 
@@ -141,7 +144,7 @@ class PromoteScreen(Screen):
         olist = self.query_one("#promote-list", OptionList)
         olist.clear_options()
         for c in self.candidates:
-            head = Content.assemble((f"{c.score:.2f} ", "bold"), c.path.removeprefix("memory/"), (f":{c.start}-{c.end}", "$text-muted"))
+            head = Content.assemble((f"{c.score:.2f} ", "bold"), printable(c.path.removeprefix("memory/")), (f":{c.start}-{c.end}", "$text-muted"))
             tail = Content(f"  {c.recalls} recalls · {c.unique_queries} queries" + ("  (skipped)" if c.status != "ok" else ""))
             olist.add_option(Option(Content("\n").join([head, tail])))
         n = len(self.candidates)
@@ -179,7 +182,7 @@ class PromoteScreen(Screen):
             if text is not None and text.strip():
                 self._decide(c, "accept", text)
 
-        self.app.push_screen(EditScreen(c.citation, c.text()), done)
+        self.app.push_screen(EditScreen(printable(c.citation), c.text()), done)
 
     def action_reject(self) -> None:
         c = self.selected

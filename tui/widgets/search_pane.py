@@ -14,7 +14,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from clawmem.engine.text import query_terms
+from clawmem.engine.text import printable, query_terms
 
 from .. import keys
 from ..host import PaneHost
@@ -33,7 +33,9 @@ def keyword_line(why: str) -> str:
 
 
 def highlight(text: str, terms: list[str], style: str = "bold $text-accent underline") -> Content:
-    """`text` with every occurrence of the query terms in `style` (case-insensitive)."""
+    """`text` with every occurrence of the query terms in `style` (case-insensitive); control
+    characters shown visibly, never passed to the terminal."""
+    text = printable(text)
     content = Content(text)
     low = text.lower()
     for term in sorted({t for t in terms if t}, key=len, reverse=True):
@@ -115,6 +117,7 @@ class SearchPane(Vertical):
         self._timer: Timer | None = None
         self._inflight = False
         self._pending: tuple[int, str] | None = None
+        self._quiet_seq = -1  # the search re-run after a sync, which must not ask for another
         self._terms: list[str] = []
 
     @property
@@ -162,21 +165,24 @@ class SearchPane(Vertical):
             self._pending = (seq, query)
             return
         self._inflight = True
-        self._search(seq, query, self.show_hidden)
+        self._search(seq, query, self.show_hidden, seq != self._quiet_seq)
 
-    def refresh_search(self) -> None:
-        """Run the current query again (after an index run or a save)."""
+    def refresh_search(self, after_sync: bool = False) -> None:
+        """Run the current query again (after an index run or a save). After a sync the
+        search never asks for another one: what that sync left behind it left on purpose
+        (or a newer change has its own sync coming), and asking would loop sync, search, sync."""
         query = self.query_one(Input).value.strip()
         if query:
             self.seq += 1
+            self._quiet_seq = self.seq if after_sync else -1
             self._submit(self.seq, query)
 
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
-    def _search(self, seq: int, query: str, show_hidden: bool) -> None:
+    def _search(self, seq: int, query: str, show_hidden: bool, may_sync: bool) -> None:
         worker = get_current_worker()
         try:
             # search-as-you-type: half-typed words are not recalls; opening a result records one
-            res = self.host.engine.search(query, explain=True, show_hidden=show_hidden, private=True)
+            res = self.host.engine.search(query, explain=True, show_hidden=show_hidden, sync_on_stale=may_sync, private=True)
         except Exception as exc:  # an unreadable index: say so in place of results
             if not worker.is_cancelled:
                 self.post_message(SearchDone(seq, query, None, str(exc)))
@@ -202,7 +208,9 @@ class SearchPane(Vertical):
         self.result_query = msg.query
         self._terms = query_terms(msg.query)
         self._render_results()
-        if msg.result and msg.result.get("stale"):
+        # with the watcher running the engine has already asked it (which skips what it left
+        # behind on purpose); without, the app indexes, unless this search came after a sync
+        if msg.result and msg.result.get("stale") and msg.seq != self._quiet_seq and self.host.engine.sync_hook is None:
             self.post_message(IndexRequested("search found the index behind the files"))
 
     def set_status(self, status: dict) -> None:
@@ -236,7 +244,7 @@ class SearchPane(Vertical):
             return
         for i, r in enumerate(res["results"]):
             head = Content.assemble(
-                (f"{r['path']}:{r['startLine']}-{r['endLine']}", "bold"),
+                (printable(f"{r['path']}:{r['startLine']}-{r['endLine']}"), "bold"),
                 "  ",
                 (r["source"], "$text-muted"),
                 "  ",
@@ -328,7 +336,7 @@ class SearchPane(Vertical):
             self._set_preview(Content(f"Cannot show {msg.path}: {msg.error}"))
             return
         _, s, e = msg.key
-        lines = msg.text.split("\n")
+        lines = printable(msg.text).split("\n")
         match = r.get("matchLine")  # the engine's best line; a vector-only hit has no query word to scan for
         if not (match and msg.first_line <= match < msg.first_line + len(lines)):
             match = first_match_line(lines, msg.first_line, s, e, self._terms)

@@ -11,6 +11,7 @@ from textual.containers import Vertical
 from textual.widgets import Log, ProgressBar, Static
 
 from clawmem.engine import events as ev
+from clawmem.engine.text import printable
 
 from .. import keys
 from ..host import PaneHost
@@ -150,7 +151,7 @@ class SyncPane(Vertical):
 
     def log_line(self, text: str) -> None:
         stamp = self.host.clock().strftime("%H:%M:%S")
-        self.query_one("#sync-log", Log).write_line(f"{stamp} {text}")
+        self.query_one("#sync-log", Log).write_line(printable(f"{stamp} {text}"))  # file names too can hold escapes
 
     def on_engine_event(self, e: ev.Event) -> None:
         bar = self.query_one("#job-progress", ProgressBar)

@@ -1,0 +1,146 @@
+"""Secrets kept out of what clawmem indexes, logs and shows.
+
+`redact(text)` masks secrets in free text (session transcripts before they are indexed, every
+log line): the secret patterns of detect-secrets (Yelp's maintained set: AWS, Stripe, GitLab,
+GitHub, Slack, JWTs, passwords in URLs, private keys…), a few kinds it does not know yet
+(Hugging Face, OpenAI project keys, Google, Groq…), KEY=value / JSON / flag / header forms,
+and every secret clawmem itself was given (a provider's API key and credential headers: see
+`remember`). A mask names the kind and shows at most the last 4 characters.
+
+`mask_url(url)` hides the credentials a URL can carry (`user:pass@`, `?key=…`), for a
+provider's base URL in messages, logs and the index's meta.
+
+detect-secrets loads (a quarter of a second) on the first text to redact, never on a search.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from functools import lru_cache
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+# detect-secrets plugins not used: public IP addresses are no credentials, and the private
+# key plugin finds only the BEGIN line, where _PEM masks the whole key
+SKIPPED_PLUGINS = {"IPPublicDetector", "PrivateKeyDetector"}
+CREDENTIAL_HEADER = re.compile(r"auth|key|token|secret|cookie", re.I)  # request headers that carry credentials
+SECRET_NAME = re.compile(r"auth|key|token|secret|passw|pwd|sig|credential|cookie|session", re.I)
+MIN_TAIL = 12  # shorter secrets show no characters at all
+
+# kinds detect-secrets 1.5 does not know, and the shapes secrets take in config-like text
+_EXTRA_TOKENS = [
+    ("Hugging Face Token", re.compile(r"\bhf_[A-Za-z0-9]{30,}")),
+    ("JSON Web Token", re.compile(r"\beyJ[\w-]+\.eyJ[\w-]+\.[\w-]*")),  # with its signature
+    ("OpenAI-style Key", re.compile(r"\bsk-[A-Za-z0-9_-]{16,}")),
+    ("Stripe Key", re.compile(r"\b[rsp]k_(?:live|test)_[0-9A-Za-z]{16,}")),
+    ("Google API Key", re.compile(r"\bAIza[0-9A-Za-z_-]{30,}")),
+    ("Groq Key", re.compile(r"\bgsk_[A-Za-z0-9]{20,}")),
+    ("Perplexity Key", re.compile(r"\bpplx-[A-Za-z0-9]{20,}")),
+    ("npm Token", re.compile(r"\bnpm_[A-Za-z0-9]{30,}")),
+    ("GitHub Token", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{30,}")),
+    ("Slack Token", re.compile(r"\bxapp-[A-Za-z0-9-]{20,}")),
+]
+_ASSIGNMENTS = [  # the secret is the last group
+    re.compile(r"\b[A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD)\b\s*[=:]\s*[\"']?([^\s\"']{4,})"),
+    re.compile(r"\"(?:apiKey|api_key|token|secret|password|passwd|accessToken|refreshToken)\"\s*:\s*\"([^\"]{4,})"),
+    re.compile(r"--(?:api-key|token|secret|password|passwd)[= ][\"']?([^\s\"']{4,})"),
+    re.compile(r"\bBearer\s+([A-Za-z0-9._~+/=-]{8,})", re.I),
+]
+_PEM = re.compile(r"(-----BEGIN [A-Z ]*PRIVATE KEY-----)[\s\S]*?(-----END [A-Z ]*PRIVATE KEY-----)")
+
+_known: dict[str, str] = {}  # secret value -> kind, of the secrets clawmem was given
+_known_lock = threading.Lock()
+
+
+def mask(value: str, kind: str) -> str:
+    """`[kind …last4]`, or just `[kind]` for a short secret."""
+    return f"[{kind} …{value[-4:]}]" if len(value) >= MIN_TAIL else f"[{kind}]"
+
+
+def remember(value: str | None, kind: str) -> None:
+    """A secret clawmem was given (an API key, a credential header): masked wherever it shows up."""
+    if value and len(value) >= 6:
+        with _known_lock:
+            _known[value] = kind
+
+
+@lru_cache(maxsize=1)
+def _detect_secrets_patterns() -> tuple[tuple[str, re.Pattern], ...]:
+    try:
+        from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+        from detect_secrets.plugins.base import RegexBasedDetector
+    except ImportError:  # not installed: the built-in shapes still apply
+        return ()
+    out = []
+    for kind, plugin in get_mapping_from_secret_type_to_class().items():
+        if issubclass(plugin, RegexBasedDetector) and plugin.__name__ not in SKIPPED_PLUGINS:
+            out += [(kind, rx) for rx in plugin.denylist]
+    return tuple(out)
+
+
+def _secret_spans(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, kind) of every secret found. A pattern that captures the secret after a
+    name (`aws_secret = "…"`, `://user:…@`) marks that group only; a group that starts the
+    match is the token's prefix (`(glpat|gldt)-…`), and then the whole match is the secret."""
+    spans = []
+    patterns = [*_detect_secrets_patterns(), *_EXTRA_TOKENS, *(("Secret", rx) for rx in _ASSIGNMENTS)]
+    for kind, rx in patterns:
+        for m in rx.finditer(text):
+            inner = [i for i in range(1, rx.groups + 1) if m.group(i) and m.start(i) > m.start()]
+            if inner:
+                spans += [(m.start(i), m.end(i), kind) for i in inner]
+            elif m.end() > m.start():
+                spans.append((m.start(), m.end(), kind))
+    with _known_lock:
+        known = list(_known.items())
+    for value, kind in known:
+        start = 0
+        while (pos := text.find(value, start)) >= 0:
+            spans.append((pos, pos + len(value), kind))
+            start = pos + len(value)
+    return spans
+
+
+def redact(text: str) -> str:
+    """`text` with every secret found masked (see the module's docstring)."""
+    text = _PEM.sub(lambda m: f"{m.group(1)} …redacted… {m.group(2)}", text)
+    spans = _secret_spans(text)
+    if not spans:
+        return text
+    # overlapping finds: the widest wins, so a key inside a KEY=value is masked once
+    spans.sort(key=lambda s: (s[0], -(s[1] - s[0])))
+    out, pos = [], 0
+    for start, end, kind in spans:
+        if start < pos:
+            continue
+        out += [text[pos:start], mask(text[start:end], kind)]
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def mask_url(url: str) -> str:
+    """`url` without the credentials it carries: user:password and secret-looking query values."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return redact(url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = "***@" + netloc.rpartition("@")[2]
+    query = parts.query
+    pairs = parse_qsl(query, keep_blank_values=True)
+    if any(SECRET_NAME.search(k) for k, _ in pairs):  # else left exactly as written
+        query = urlencode([(k, "***" if SECRET_NAME.search(k) else v) for k, v in pairs], safe="*")
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def url_secrets(url: str) -> list[str]:
+    """The credentials in a URL (for scrubbing messages that quote it)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return []
+    found = [p for p in (parts.username, parts.password) if p]
+    found += [v for k, v in parse_qsl(parts.query) if SECRET_NAME.search(k) and v]
+    return found
