@@ -759,7 +759,7 @@ def _promote_sweep(engine, out: "_DaemonOutput") -> None:
         return
     if done is not None:
         applied = f"; {done['applied']} promoted to MEMORY.md (clawmem history MEMORY.md)" if done["mode"] == "apply" else ""
-        out.line(f"promote: {done['candidates']} candidate(s) to review (clawmem promote, or F11 in the app){applied}")
+        out.line(f"promote: {done['candidates']} candidate(s) to review (clawmem promote, or F10 in the app){applied}")
 
 
 def run_daemon(engine, once: bool = False, printer: Callable[[str], None] = print) -> int:

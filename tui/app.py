@@ -581,7 +581,7 @@ def help_text(keymap: dict[str, str]) -> str:
         "**File** (F3) reads and edits the memory files; **Sync** (F4) shows the index at work; "
         "**Config** (F5) shows every setting and where it came from; **History** (F8) shows what "
         "changed in the memory files, who likely wrote it, and restores a file or a hunk. **Promote** "
-        "(F11) reviews the daily-log passages the agent keeps recalling before they go to MEMORY.md.\n\n"
+        "(F10) reviews the daily-log passages the agent keeps recalling before they go to MEMORY.md.\n\n"
         "Every action is also in the command palette (**ctrl+p**). Keys can be changed in the "
         "`[ui.keymap]` table of the config file with the ids below.\n\n"
         + keys.help_table(keymap)

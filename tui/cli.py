@@ -701,7 +701,7 @@ def format_candidates(found: list, gates, hint: bool = True) -> list[str]:
         for n, ln in enumerate(c.lines, c.start):
             lines.append(f"   {n:>4} │ {ln}")
     if hint and found and not all(c.promoted for c in found):
-        lines += ["", "clawmem promote --apply writes them to MEMORY.md; the app's Promote screen (F11) reviews them one by one"]
+        lines += ["", "clawmem promote --apply writes them to MEMORY.md; the app's Promote screen (F10) reviews them one by one"]
     return lines
 
 

@@ -34,9 +34,8 @@ APP_KEYS = [
     # f5 is TextArea's select-word: shadowed on purpose so the tab key works everywhere
     Key("tab.config", "f5", "show_tab('config')", "Config", "Config tab", show=False, priority=True),
     Key("tab.history", "f8", "show_tab('history')", "History", "History tab: what changed in the memory files", show=False, priority=True),
-    # f11, not f10: people remap f10 to their own uses (the README's keymap example); not a priority
-    # key, so a tab may take f11 for itself
-    Key("promote.open", "f11", "promote", "Promote", "Promote screen: review what the agent keeps recalling, for MEMORY.md", show=False),
+    # not a priority key: a tab may take f10 for itself (the README's keymap example gives it to file.save)
+    Key("promote.open", "f10", "promote", "Promote", "Promote screen: review what the agent keeps recalling, for MEMORY.md", show=False),
     Key("search.focus", "ctrl+f", "focus_search", "Find", "Go to the search box", show=False),
     Key("log.append", "ctrl+n", "append_today", "Note", "Append a timestamped entry to today's log"),
 ]

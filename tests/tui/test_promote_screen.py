@@ -1,4 +1,4 @@
-"""The Promote screen (F11) on the real engine, recall store and journal, driven by keys only:
+"""The Promote screen (F10) on the real engine, recall store and journal, driven by keys only:
 accept writes MEMORY.md at once and the History tab shows it, edit changes the text before it
 is accepted, reject is remembered, and the header counts what is left to review."""
 
@@ -11,7 +11,7 @@ from tuikit import seed_recalls, settle, until
 
 async def open_promote(pilot) -> None:
     await settle(pilot)
-    await pilot.press("f11")
+    await pilot.press("f10")
     await settle(pilot)
 
 
@@ -26,7 +26,7 @@ async def test_accept_writes_memory_md_at_once_and_history_shows_it(ws, make_app
     async with app.run_test(size=(110, 32)) as pilot:
         await settle(pilot)
         topbar = str(app.query_one("#topbar", Static).render())
-        assert " to promote (F11)" in topbar
+        assert " to promote (F10)" in topbar
         await open_promote(pilot)
         assert type(app.screen).__name__ == "PromoteScreen"
         first = app.screen.candidates[0]

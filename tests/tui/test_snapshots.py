@@ -253,7 +253,7 @@ def test_light_theme_file_tab(ws, snap_compare):
 
 
 def test_help_screen(ws, snap_compare):
-    """F1: the help over the app, listing what each tab and the Promote screen (F11) do, and the
+    """F1: the help over the app, listing what each tab and the Promote screen (F10) do, and the
     key table with ids."""
     assert snap_compare(build_app(ws), run_before=run("f1"), terminal_size=SIZE)
 
@@ -355,11 +355,11 @@ def test_16_colours_contrast(ws, snap_compare):
 
 
 def test_promote_screen(ws, snap_compare):
-    """F11 after three days of recalls: the Promote screen's top line says how many passages
+    """F10 after three days of recalls: the Promote screen's top line says how many passages
     the agent keeps recalling and the keys (a accept, e edit, x reject, Esc back); on the left
     the candidates, best first, each with its score, file:lines and recall and query counts; on
     the right, for the selected one, its score, counts and last recall, the six signals, the
     queries that recalled it, the numbered source lines from the daily log, and the bullet
     that would go to MEMORY.md."""
     seed_recalls(ws)
-    assert snap_compare(build_app(ws), run_before=run("f11"), terminal_size=SIZE)
+    assert snap_compare(build_app(ws), run_before=run("f10"), terminal_size=SIZE)

@@ -1,4 +1,4 @@
-"""The Promote screen (F11): the daily-log passages the agent keeps recalling, ranked as
+"""The Promote screen (F10): the daily-log passages the agent keeps recalling, ranked as
 `clawmem promote` ranks them, for a person to review one by one. Accept writes the passage
 to MEMORY.md at once (one journal version, so the History tab shows it and can undo it);
 reject remembers the choice so it is not offered again; edit changes the text before it is
