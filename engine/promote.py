@@ -22,7 +22,6 @@ shows it and `clawmem restore` undoes it; a dated summary of the run goes to DRE
 from __future__ import annotations
 
 import datetime as dt
-import fcntl
 import json
 import math
 import re
@@ -364,32 +363,15 @@ def memory_path(workspace: Path) -> Path:
 
 def _write_memory(engine, target: Path, transform) -> None:
     """The one place this feature writes MEMORY.md or DREAMS.md: `transform(current text) ->
-    new text` under the memory-file lock, renamed into place only if nobody wrote meanwhile
-    (else read and transform again), so no concurrent byte is lost. Same lock and
-    hash-checked rename as memory_remember."""
-    from .tools import _lock_file, _replace_if_unchanged
+    new text`, under the memory-file lock, renamed into place only if nobody wrote meanwhile
+    (memory_remember's path), then credited to clawmem promote in the journal."""
+    from .tools import RewriteFailed, rewrite_memory_file
 
-    rel = target.name
-    if target.is_symlink():
-        raise PromoteError(f"{rel} is a symlink; clawmem never writes memory files through symlinks (edit the file it points to)")
     try:
-        with open(_lock_file(target), "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            for _ in range(20):
-                try:
-                    data = target.read_bytes()
-                except FileNotFoundError:
-                    data = None
-                try:
-                    current = data.decode("utf-8") if data is not None else ""
-                except UnicodeDecodeError:
-                    raise PromoteError(f"{rel}: not valid UTF-8; fix the file by hand first (clawmem never rewrites bytes it cannot read)") from None
-                if _replace_if_unchanged(target, transform(current), files.content_hash(data) if data is not None else files.MISSING):
-                    journal.note_write(target, WRITER)
-                    return
-    except OSError as exc:
-        raise PromoteError(f"{rel}: cannot write ({exc.strerror or exc}); nothing more was promoted") from None
-    raise PromoteError(f"{rel}: kept changing while we wrote; try again")
+        rewrite_memory_file(target, transform)
+    except RewriteFailed as exc:
+        raise PromoteError(str(exc)) from None
+    journal.note_write(target, WRITER)
 
 
 def _section(day: dt.date) -> str:

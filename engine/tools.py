@@ -257,20 +257,40 @@ def add_bullet(text: str, section: str, fact: str) -> tuple[str, int, int]:
 
 def memory_remember(engine, text: Any, section: Any = None, *, attempts: int = 20) -> dict:
     """Add a durable fact to MEMORY.md as a `- ` bullet under `## <section>` (default "Notes").
-
-    Inserting mid-file means rewriting it: under a lock file (one clawmem writer at a time)
-    the file is read, the new version written to a temporary file, and renamed over the
-    original only if the file still has the bytes that were read; otherwise (someone wrote
-    meanwhile) it starts again, so no concurrent byte is lost.
-    """
+    Inserting mid-file means rewriting it: rewrite_memory_file loses no concurrent byte."""
     refused = _write_refused(engine, text)
     if refused:
         return refused
     name = section.strip().replace("\n", " ") if isinstance(section, str) and section.strip() else DEFAULT_SECTION
     target = memory_file(engine.workspace)
     rel = target.name
+    lines: list[int] = []
+
+    def with_bullet(current: str) -> str:
+        new, start, end = add_bullet(current, name, text)
+        lines[:] = [start, end]
+        return new
+
+    try:
+        rewrite_memory_file(target, with_bullet, attempts)
+    except RewriteFailed as exc:
+        return {"error": str(exc)}
+    start, end = lines
+    return {"path": rel, "startLine": start, "endLine": end, "citation": citation_of(rel, start, end), **_index_now(engine)}
+
+
+class RewriteFailed(Exception):
+    """A memory file was not rewritten; the message is the one line to show, and nothing was written."""
+
+
+def rewrite_memory_file(target: Path, transform, attempts: int = 20) -> None:
+    """Replace `target`'s text by `transform(text)` without losing a concurrent byte: under a
+    lock file (one clawmem writer at a time) the file is read, the new version written to a
+    temporary file, and renamed over the original only if the file still has the bytes that
+    were read; otherwise (someone wrote meanwhile) it starts again."""
+    rel = target.name
     if target.is_symlink():  # a rename would replace the link with a file
-        return {"error": f"{rel} is a symlink; clawmem never writes memory files through symlinks (edit the file it points to)"}
+        raise RewriteFailed(f"{rel} is a symlink; clawmem never writes memory files through symlinks (edit the file it points to)")
     try:
         with open(_lock_file(target), "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
@@ -282,15 +302,12 @@ def memory_remember(engine, text: Any, section: Any = None, *, attempts: int = 2
                 try:
                     current = data.decode("utf-8") if data is not None else ""
                 except UnicodeDecodeError:
-                    return {"error": f"{rel}: not valid UTF-8; fix the file by hand first (clawmem never rewrites bytes it cannot read)"}
-                new, start, end = add_bullet(current, name, text)
-                if _replace_if_unchanged(target, new, files.content_hash(data) if data is not None else files.MISSING):
-                    break
-            else:
-                return {"error": f"{rel}: kept changing while we wrote; nothing was written, try again"}
+                    raise RewriteFailed(f"{rel}: not valid UTF-8; fix the file by hand first (clawmem never rewrites bytes it cannot read)") from None
+                if _replace_if_unchanged(target, transform(current), files.content_hash(data) if data is not None else files.MISSING):
+                    return
     except OSError as exc:
-        return {"error": f"{rel}: cannot write ({exc.strerror or exc})"}
-    return {"path": rel, "startLine": start, "endLine": end, "citation": citation_of(rel, start, end), **_index_now(engine)}
+        raise RewriteFailed(f"{rel}: cannot write ({exc.strerror or exc})") from None
+    raise RewriteFailed(f"{rel}: kept changing while we wrote; nothing was written, try again")
 
 
 def _replace_if_unchanged(target: Path, text: str, expected_hash: str) -> bool:
