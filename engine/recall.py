@@ -141,6 +141,28 @@ def record(cfg, query: str, results: list[dict], now: float | None = None) -> in
     return len(rows)
 
 
+class RecallUnreadable(Exception):
+    """The recall store cannot be read; the message names it and the way out."""
+
+
+def _read(cfg, sql: str) -> list:
+    conn = connect_for_reading(cfg)
+    try:
+        with _use_lock:
+            return list(conn.execute(sql))
+    except sqlite3.DatabaseError as exc:
+        raise RecallUnreadable(f"{store_path(cfg)}: not a usable recall store ({exc}); move it aside and recall "
+                               "tracking starts again") from None
+
+
+def connect_for_reading(cfg) -> sqlite3.Connection:
+    try:
+        return connect(cfg)
+    except (OSError, sqlite3.Error) as exc:
+        raise RecallUnreadable(f"{store_path(cfg)}: cannot open the recall store ({exc}); move it aside and recall "
+                               "tracking starts again") from None
+
+
 class Recall(NamedTuple):
     ts: float
     day: str
@@ -158,19 +180,15 @@ def recalls(cfg) -> list[Recall]:
     """Every recorded recall, oldest first ([] when none were recorded yet)."""
     if not store_path(cfg).exists():
         return []
-    conn = connect(cfg)
-    with _use_lock:
-        return [Recall(*row) for row in conn.execute(
-            "select ts, day, query, query_hash, path, start_line, end_line, score, snippet, match_line from recalls order by id")]
+    return [Recall(*row) for row in _read(
+        cfg, "select ts, day, query, query_hash, path, start_line, end_line, score, snippet, match_line from recalls order by id")]
 
 
 def decisions(cfg) -> list[tuple[str, int, int, str]]:
     """(path, start, end, decision) for every promoted or rejected passage."""
     if not store_path(cfg).exists():
         return []
-    conn = connect(cfg)
-    with _use_lock:
-        return list(conn.execute("select path, start_line, end_line, decision from decisions"))
+    return _read(cfg, "select path, start_line, end_line, decision from decisions")
 
 
 def decide(cfg, path: str, start: int, end: int, decision: str, text: str | None = None) -> None:

@@ -329,3 +329,16 @@ def test_watch_sweep_counts_once_a_day_and_applies_only_when_asked(notes, make_e
     applying = indexed(make_engine, **{"promote.sweep": "apply"})
     assert promote.daily_sweep(applying, today=dt.date.today() + dt.timedelta(days=1))["applied"] == 1  # 5 queries over 9 days pass 0.8/3/3
     assert "migration runs on Fridays" in (workspace / "MEMORY.md").read_text()
+
+
+def test_an_unreadable_recall_store_is_one_line_and_exit_3(notes, make_engine, workspace):
+    eng = make_engine()
+    store = recall.store_path(eng.cfg)
+    store.parent.mkdir(parents=True)
+    store.write_bytes(b"this is not a database" * 100)
+    r = run_cli("--workspace", str(workspace), "promote")
+    assert r.returncode == 3 and r.stdout == ""
+    assert r.stderr.startswith(f"clawmem: {store}: ") and r.stderr.endswith("move it aside and recall tracking starts again\n")
+    assert len(r.stderr.splitlines()) == 1
+    # and a search still answers: tracking is best effort
+    assert run_cli("--workspace", str(workspace), "search", "migration").returncode == 0

@@ -641,7 +641,7 @@ def format_results(res: dict, explain: bool = False) -> str:
 
 
 def cmd_promote(args) -> int:
-    from clawmem.engine import promote
+    from clawmem.engine import promote, recall
 
     if args.limit is not None and args.limit < 0:
         raise CommandError(f"--limit: expected an integer >= 0, got {args.limit}", EXIT_USAGE)
@@ -659,7 +659,7 @@ def cmd_promote(args) -> int:
         for note in notes:
             _err(note)
         outcomes = promote.apply(eng, [c for c in found if not c.promoted]) if args.apply else None
-    except promote.PromoteError as exc:
+    except (promote.PromoteError, recall.RecallUnreadable) as exc:
         raise CommandError(str(exc)) from None
     if outcomes and any(o.promoted for o in outcomes):
         from clawmem.engine.tools import _index_now
