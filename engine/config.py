@@ -105,6 +105,9 @@ KEYS: dict[str, Key] = {
                        doc="files other agents may see (globs; a leading ! keeps a file private); the others never leave this host"),
     "fleet.host": Key("", "str", doc="this host's name in the fleet (empty: the host name)"),
     "mcp.token": Key("", "str", secret=True, doc="bearer token the MCP server's HTTP transport requires (needed off loopback)"),
+    "recall.enabled": Key(True, "bool", doc="record which daily-log passages searches return (clawmem promote ranks them); false records nothing"),
+    "promote.sweep": Key("off", "enum", choices=("off", "preview", "apply"),
+                         doc="clawmem watch, once a day: preview counts the candidates (the app's header shows them); apply also writes the ones passing 0.8 / 3 / 3"),
 }
 
 # OpenClaw keys we read from its file but that are not ours to set (silently accepted there).

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable
 if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts faster without it
     import numpy as np
 
-from . import dates, search as search_mod
+from . import dates, recall, search as search_mod
 from .config import Config
 from .core import Core, IndexUnavailable
 from .embeddings import Provider, ProviderError
@@ -161,8 +161,11 @@ class Searching(Core):
 
     def search(self, query: str, *, max_results=None, min_score=None, now=None, after=None, before=None,
                explain=False, show_hidden=False, date_filter: bool | None = None, stale_check: bool = True,
-               sync_on_stale: bool = True) -> dict:
-        """memory_search (SPEC §7). Raises SearchDisabled when `enabled = false`."""
+               sync_on_stale: bool = True, private: bool = False) -> dict:
+        """memory_search (SPEC §7). Raises SearchDisabled when `enabled = false`.
+
+        Daily-log hits are recorded for `clawmem promote` (recall.py) unless `private` is set
+        or `recall.enabled` is false."""
         why_off = disabled_reason(self.cfg)
         if why_off:
             raise SearchDisabled(why_off)
@@ -205,6 +208,8 @@ class Searching(Core):
                 out["dateRange"] = dr
         except DatabaseError as exc:
             raise IndexUnavailable(f"{self.index_path}: the index cannot be read ({exc}); run `clawmem index` to rebuild it") from None
+        if not private:
+            recall.record(self.cfg, query, out["results"])
         if stale_check:
             try:
                 out["stale"] = self.seen_behind()

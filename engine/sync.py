@@ -769,6 +769,22 @@ def _other_watcher(cfg) -> int | None:
     return pid if pid and pid != os.getpid() else None
 
 
+def _promote_sweep(engine, out: "_DaemonOutput") -> None:
+    """promote.sweep: once a day, count the promotion candidates (and with `apply` write the
+    ones passing the stricter scheduled gates); one line says what happened."""
+    from . import promote
+
+    try:
+        done = promote.daily_sweep(engine)
+    except Exception as exc:  # never stops the watcher; the log has the details
+        log.error("promotion sweep failed: %s\n%s", exc, traceback.format_exc())
+        out.line(f"promote: sweep failed: {_one_line(exc)}")
+        return
+    if done is not None:
+        applied = f"; {done['applied']} promoted to MEMORY.md (clawmem history MEMORY.md)" if done["mode"] == "apply" else ""
+        out.line(f"promote: {done['candidates']} candidate(s) to review (clawmem promote, or F10 in the app){applied}")
+
+
 def run_daemon(engine, once: bool = False, printer: Callable[[str], None] = print) -> int:
     """`clawmem watch`: sync in the foreground until Ctrl-C (or SIGTERM); `once`: one sync, then exit.
 
@@ -817,9 +833,12 @@ def run_daemon(engine, once: bool = False, printer: Callable[[str], None] = prin
         out.line(f"log: {log_file}; Ctrl-C to stop")
     log.info("clawmem watch started for %s (pid %d)", ws, os.getpid())
     syncer.start()
+    next_sweep = 0.0
     try:
         while not stop.wait(0.5):
-            pass
+            if engine.cfg["promote.sweep"] != "off" and time.monotonic() >= next_sweep:
+                next_sweep = time.monotonic() + 60  # the sweep runs once a day; this only notices the new day
+                _promote_sweep(engine, out)
     except KeyboardInterrupt:
         pass
     finally:

@@ -86,12 +86,13 @@ def disabled_payload(error: str) -> dict:
 
 
 def memory_search(engine, query: Any, maxResults: Any = None, minScore: Any = None, *,
-                  max_results: Any = None, min_score: Any = None, corpus: Any = None, **options: Any) -> dict:
+                  max_results: Any = None, min_score: Any = None, corpus: Any = None, private: Any = None, **options: Any) -> dict:
     """memory_search: OpenClaw's payload (study §10.1) plus ours; never raises.
 
     `options` go to Engine.search (after, before, now, explain, show_hidden, date_filter).
     Citations (`citations` = on/off/auto; auto is on: an agent's own session is direct)
-    set `citation` and end each snippet with `Source: <citation>`.
+    set `citation` and end each snippet with `Source: <citation>`. `private` (true or "true")
+    keeps this search out of the recall history `clawmem promote` ranks.
     """
     started = time.perf_counter()
     why_off = disabled_reason(engine.cfg)
@@ -118,7 +119,7 @@ def memory_search(engine, query: Any, maxResults: Any = None, minScore: Any = No
         store = engine.reader()
         if store is None or not store.has_schema():
             return _unavailable(f"no index yet at {engine.index_path}: run `clawmem index` (a running `clawmem mcp` or `clawmem watch` builds it)")
-        res = engine.search(text, max_results=mr, min_score=ms, **options)
+        res = engine.search(text, max_results=mr, min_score=ms, private=private is True or str(private).lower() == "true", **options)
     except SearchDisabled as exc:
         return disabled_payload(str(exc))
     except IndexUnavailable as exc:
@@ -297,20 +298,40 @@ def add_bullet(text: str, section: str, fact: str) -> tuple[str, int, int]:
 
 def memory_remember(engine, text: Any, section: Any = None, *, attempts: int = 20) -> dict:
     """Add a durable fact to MEMORY.md as a `- ` bullet under `## <section>` (default "Notes").
-
-    Inserting mid-file means rewriting it: under a lock file (one clawmem writer at a time)
-    the file is read, the new version written to a temporary file, and renamed over the
-    original only if the file still has the bytes that were read; otherwise (someone wrote
-    meanwhile) it starts again, so no concurrent byte is lost.
-    """
+    Inserting mid-file means rewriting it: rewrite_memory_file loses no concurrent byte."""
     refused = _write_refused(engine, text)
     if refused:
         return refused
     name = section.strip().replace("\n", " ") if isinstance(section, str) and section.strip() else DEFAULT_SECTION
     target = memory_file(engine.workspace)
     rel = target.name
+    lines: list[int] = []
+
+    def with_bullet(current: str) -> str:
+        new, start, end = add_bullet(current, name, text)
+        lines[:] = [start, end]
+        return new
+
+    try:
+        rewrite_memory_file(target, with_bullet, attempts)
+    except RewriteFailed as exc:
+        return {"error": str(exc)}
+    start, end = lines
+    return {"path": rel, "startLine": start, "endLine": end, "citation": citation_of(rel, start, end), **_index_now(engine)}
+
+
+class RewriteFailed(Exception):
+    """A memory file was not rewritten; the message is the one line to show, and nothing was written."""
+
+
+def rewrite_memory_file(target: Path, transform, attempts: int = 20) -> None:
+    """Replace `target`'s text by `transform(text)` without losing a concurrent byte: under a
+    lock file (one clawmem writer at a time) the file is read, the new version written to a
+    temporary file, and renamed over the original only if the file still has the bytes that
+    were read; otherwise (someone wrote meanwhile) it starts again."""
+    rel = target.name
     if target.is_symlink():  # a rename would replace the link with a file
-        return {"error": f"{rel} is a symlink; clawmem never writes memory files through symlinks (edit the file it points to)"}
+        raise RewriteFailed(f"{rel} is a symlink; clawmem never writes memory files through symlinks (edit the file it points to)")
     try:
         with open(_lock_file(target), "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
@@ -322,15 +343,12 @@ def memory_remember(engine, text: Any, section: Any = None, *, attempts: int = 2
                 try:
                     current = data.decode("utf-8") if data is not None else ""
                 except UnicodeDecodeError:
-                    return {"error": f"{rel}: not valid UTF-8; fix the file by hand first (clawmem never rewrites bytes it cannot read)"}
-                new, start, end = add_bullet(current, name, text)
-                if _replace_if_unchanged(target, new, files.content_hash(data) if data is not None else files.MISSING):
-                    break
-            else:
-                return {"error": f"{rel}: kept changing while we wrote; nothing was written, try again"}
+                    raise RewriteFailed(f"{rel}: not valid UTF-8; fix the file by hand first (clawmem never rewrites bytes it cannot read)") from None
+                if _replace_if_unchanged(target, transform(current), files.content_hash(data) if data is not None else files.MISSING):
+                    return
     except OSError as exc:
-        return {"error": f"{rel}: cannot write ({exc.strerror or exc})"}
-    return {"path": rel, "startLine": start, "endLine": end, "citation": citation_of(rel, start, end), **_index_now(engine)}
+        raise RewriteFailed(f"{rel}: cannot write ({exc.strerror or exc})") from None
+    raise RewriteFailed(f"{rel}: kept changing while we wrote; nothing was written, try again")
 
 
 def _replace_if_unchanged(target: Path, text: str, expected_hash: str) -> bool:
@@ -355,3 +373,52 @@ def _replace_if_unchanged(target: Path, text: str, expected_hash: str) -> bool:
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+# ---------------------------------------------------------------------------- promotion
+
+
+def promote_preview(engine) -> dict:
+    """The memory://promote resource: the passages `clawmem promote` would offer, best first."""
+    from . import promote
+
+    found, notes = promote.preview(engine, promote.COMMAND)
+    g = promote.COMMAND
+    out = {"candidates": [c.as_json() for c in found],
+           "gates": {"minScore": g.min_score, "minRecallCount": g.min_recall_count, "minUniqueQueries": g.min_unique_queries}}
+    if notes:
+        out["notes"] = notes
+    return out
+
+
+def memory_promote(engine, keys: Any = None, limit: Any = None) -> dict:
+    """Promote candidates (those named by `keys`, from memory://promote, else all, best first,
+    up to `limit`) into MEMORY.md; each is read again from its daily log first and skipped
+    when it was edited or deleted. Returns what was promoted and what was skipped, and why."""
+    from . import promote
+
+    refused = _write_refused(engine, "promote")
+    if refused:
+        return refused
+    try:
+        n = _number("limit", limit, integer=True)
+        if n is not None and n < 1:
+            raise ValueError(f"limit: expected an integer >= 1, got {n}")
+        if keys is not None and (not isinstance(keys, list) or not all(isinstance(k, str) for k in keys)):
+            raise ValueError("keys: expected a list of candidate keys (the `key` of each in memory://promote)")
+    except ValueError as exc:
+        return {"error": str(exc)}
+    found, _ = promote.preview(engine, promote.COMMAND)
+    if keys is not None:
+        unknown = sorted(set(keys) - {c.key for c in found})
+        if unknown:
+            return {"error": f"not a current candidate: {', '.join(unknown)} (read memory://promote for the keys)"}
+        found = [c for c in found if c.key in keys]
+    found = found[:n] if n is not None else found
+    try:
+        outcomes = promote.apply(engine, found)
+    except promote.PromoteError as exc:
+        return {"error": str(exc)}
+    done = [o.as_json() for o in outcomes if o.promoted]
+    out = {"promoted": done, "skipped": [o.as_json() for o in outcomes if not o.promoted]}
+    return {**out, **_index_now(engine)} if done else out

@@ -1,8 +1,9 @@
 """`clawmem mcp`: the memory tools for any MCP client, on the SDK's high-level server.
 
 Tools: memory_search and memory_get with OpenClaw's input schemas, descriptions and result
-payloads (engine/tools.py), memory_append and memory_remember unless `mcp.write = false`.
-Resources: memory://MEMORY.md, memory://today, memory://yesterday, memory://context.
+payloads (engine/tools.py), memory_append, memory_remember and memory_promote unless
+`mcp.write = false`.
+Resources: memory://MEMORY.md, memory://today, memory://yesterday, memory://context, memory://promote.
 Prompt: memory-recall (OpenClaw's "Memory Recall" system prompt section).
 
 One long-lived engine per server (vectors in memory) and a Syncer keeping the index fresh
@@ -63,6 +64,18 @@ REMEMBER_DESCRIPTION = (
     "citation (path#Lstart-Lend) of what was written."
 )
 
+PROMOTE_DESCRIPTION = (
+    "Consolidate memory: promote daily-log passages that searches keep recalling into MEMORY.md (the candidates "
+    "and their signals are in the memory://promote resource). Give `keys` to promote only those candidates. Each "
+    "passage is read again from its daily log first and skipped if it was edited or deleted; every promotion can "
+    "be undone with `clawmem restore`."
+)
+PROMOTE_SCHEMA = {
+    "type": "object",
+    "properties": {"keys": {"type": "array", "items": {"type": "string"}, "description": "candidate keys from memory://promote; default all"},
+                   "limit": {"type": "number", "description": "promote at most this many, best first"}},
+}
+
 SEARCH_SCHEMA = {
     "type": "object",
     "properties": {"query": {"type": "string"}, "maxResults": {"type": "number"}, "minScore": {"type": "number"},
@@ -98,6 +111,12 @@ class SearchArgs(ArgModelBase):
     max_results: Any = None  # OpenClaw accepts snake_case too
     min_score: Any = None
     corpus: Any = None
+    private: Any = None  # true: not recorded for promotion (an extension; the published schema stays OpenClaw's)
+
+
+class PromoteArgs(ArgModelBase):
+    keys: Any = None
+    limit: Any = None
 
 
 class GetArgs(ArgModelBase):
@@ -188,6 +207,8 @@ def build_server(engine, first_sync_over: Callable[[], bool] = lambda: True) -> 
                   lambda **kw: tools.memory_append(engine, kw.get("text"), kw.get("heading")), read_only=False),
             _tool("memory_remember", REMEMBER_DESCRIPTION, REMEMBER_SCHEMA, RememberArgs,
                   lambda **kw: tools.memory_remember(engine, kw.get("text"), kw.get("section")), read_only=False),
+            _tool("memory_promote", PROMOTE_DESCRIPTION, PROMOTE_SCHEMA, PromoteArgs,
+                  lambda **kw: tools.memory_promote(engine, kw.get("keys"), kw.get("limit")), read_only=False),
         ]
     server = MCPServer(
         "clawmem",
@@ -225,6 +246,12 @@ def build_server(engine, first_sync_over: Callable[[], bool] = lambda: True) -> 
                                  "OpenClaw's size caps, saying what was truncated (as `clawmem context`)")
     def context() -> str:
         return session_context(engine)["text"]
+
+    @server.resource("memory://promote", name="promote", mime_type="application/json",
+                     description="Promotion candidates: daily-log passages searches keep recalling, with their six "
+                                 "signals, score and live lines (as `clawmem promote --json`); memory_promote writes them")
+    def promote_preview() -> str:
+        return json.dumps(tools.promote_preview(engine), indent=2, ensure_ascii=False)
 
     @server.prompt("memory-recall", description="The Memory Recall guidance for a system prompt (OpenClaw's)")
     def memory_recall() -> str:

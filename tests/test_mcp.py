@@ -65,7 +65,7 @@ async def search_when_indexed(client: Client, query: str) -> dict:
 async def exercise(client: Client, workspace) -> None:
     """Everything an agent does, on any transport."""
     tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert sorted(tools) == ["memory_append", "memory_get", "memory_remember", "memory_search"]
+    assert sorted(tools) == ["memory_append", "memory_get", "memory_promote", "memory_remember", "memory_search"]
     assert tools["memory_search"].input_schema == OPENCLAW_SEARCH_SCHEMA
     assert tools["memory_get"].input_schema == OPENCLAW_GET_SCHEMA
     assert tools["memory_search"].description.startswith("Mandatory recall step")
@@ -88,7 +88,7 @@ async def exercise(client: Client, workspace) -> None:
     assert (await call(client, "memory_search", {"query": "hazelnuts"}))["results"][0]["path"] == "MEMORY.md"
 
     uris = sorted(str(r.uri) for r in (await client.list_resources()).resources)
-    assert uris == ["memory://MEMORY.md", "memory://context", "memory://today", "memory://yesterday"]
+    assert uris == ["memory://MEMORY.md", "memory://context", "memory://promote", "memory://today", "memory://yesterday"]
 
     async def read(uri):
         return (await client.read_resource(uri)).contents[0].text
@@ -245,5 +245,38 @@ def test_provider_down(notes, tmp_path):
             assert got["mode"] == "keyword" and got["results"][0]["path"] == f"memory/{TODAY}.md"
             assert "openai" in got["warning"] and str(port) in got["warning"], got["warning"]
             assert got["action"] == "Check embedding provider configuration and retry memory_search."
+
+    anyio.run(main)
+
+
+# ----------------------------------------------------------------------------- consolidation
+
+
+def test_promotion_over_mcp_and_private_searches(notes, make_engine):
+    """An agent's searches are recalls unless marked private; memory://promote lists the
+    candidates and memory_promote writes the ones it names to MEMORY.md."""
+    from clawmem.engine import recall
+
+    log = f"memory/{YESTERDAY}.md"
+
+    async def main():
+        async with stdio(notes) as client:
+            await search_when_indexed(client, "Postgres billing")
+            eng = make_engine()
+            assert [r.path for r in recall.recalls(eng.cfg)] == [log]
+            await call(client, "memory_search", {"query": "billing database choice", "private": True})
+            assert len(recall.recalls(eng.cfg)) == 1
+            for q in ("chose postgres", "billing", "postgres", "chose billing"):
+                await call(client, "memory_search", {"query": q})
+            preview = json.loads((await client.read_resource("memory://promote")).contents[0].text)
+            [c] = preview["candidates"]
+            assert c["path"] == log and c["recalls"] == 5 and c["unique_queries"] == 5 and preview["gates"]["minScore"] == 0.75
+            bad = await call(client, "memory_promote", {"keys": ["memory:nope:1:2"]})
+            assert bad["error"].startswith("not a current candidate: memory:nope:1:2")
+            done = await call(client, "memory_promote", {"keys": [c["key"]]})
+            assert [p["key"] for p in done["promoted"]] == [c["key"]] and done["skipped"] == [] and done["indexed"] is True
+            assert "Chose Postgres for billing." in (notes / "MEMORY.md").read_text()
+            again = json.loads((await client.read_resource("memory://promote")).contents[0].text)
+            assert again["candidates"] == []
 
     anyio.run(main)

@@ -29,13 +29,14 @@ from clawmem.engine.fsutil import atomic_write
 from . import keys, settings as ui_settings
 from .commands import ClawmemCommands
 from .messages import (EngineEvent, FilesBehind, FilesListed, IndexProgress, IndexRequested, IndexWorkerDone, OpenFile,
-                       ReloadConfig, SaveSetting, StatusLoaded, to_message)
+                       PromoteCounted, ReloadConfig, SaveSetting, StatusLoaded, to_message)
 from .settings import DEFAULT_THEME, UISettings
 from .themes import load_themes
 from .widgets.config_pane import ConfigPane
 from .widgets.dialogs import AppendScreen, CreateWorkspaceScreen, HelpScreen, RebuildRunningScreen, UnsavedScreen
 from .widgets.file_pane import FilePane
 from .widgets.history_pane import HistoryPane
+from .widgets.promote_screen import PromoteScreen
 from .widgets.search_pane import SearchPane
 from .widgets.sync_pane import SyncPane
 
@@ -75,6 +76,7 @@ class ClawmemApp(App):
         self._poll_timer = None
         self._status_timer = None
         self._started_up = False
+        self.promote_count = 0  # candidates the Promote screen offers (shown in the header)
         self.startup_requested = False  # the start-up index, file list and status have been asked for
         themes, self.theme_problems = load_themes()
         for theme in themes:
@@ -170,6 +172,7 @@ class ClawmemApp(App):
             self.request_index("start")
         self.load_files()
         self.load_status()
+        self.load_promote_count()
         self.startup_requested = True
 
     def shorten(self, path: str) -> str:
@@ -188,7 +191,9 @@ class ClawmemApp(App):
             mode = f" · {pv['active']}/{pv['model']}" if pv.get("active") and not pv.get("reason") else " · keyword-only"
         running = self.sync_pane.progress  # on every tab, like k9s's header
         job = f" · {running}" if running else ""
-        self.query_one("#topbar", Static).update(f"clawmem · {self.shorten(str(cfg.workspace))} · agent {cfg.agent_id}{mode}{job}")
+        n = self.promote_count
+        promote = f" · {n} to promote ({keys.key_label(self.settings.keymap, 'promote.open')})" if n else ""
+        self.query_one("#topbar", Static).update(f"clawmem · {self.shorten(str(cfg.workspace))} · agent {cfg.agent_id}{mode}{job}{promote}")
 
     # ------------------------------------------------------------------ the bridge: workers → messages
 
@@ -224,6 +229,17 @@ class ClawmemApp(App):
         status = self.engine.status()
         if not get_current_worker().is_cancelled:  # a newer status is on its way: never show an older one after it
             self.post_message(StatusLoaded(status))
+
+    @work(thread=True, exclusive=True, group="promote-count", exit_on_error=False)
+    def load_promote_count(self) -> None:
+        from clawmem.engine import promote
+
+        try:
+            found, _ = promote.preview(self.engine, promote.COMMAND, now=self.clock().timestamp())
+        except Exception:
+            return  # an unreadable recall store: the Promote screen says why when opened
+        if not get_current_worker().is_cancelled:
+            self.post_message(PromoteCounted(sum(c.status == "ok" for c in found)))
 
     @work(thread=True, exclusive=True, group="files", exit_on_error=False)
     def load_files(self) -> None:
@@ -293,10 +309,16 @@ class ClawmemApp(App):
             self._render_topbar()
         if isinstance(msg.event, ev.JobFinished):
             self.load_status()
+            self.load_promote_count()  # a daily log may have changed under a candidate
             self.load_files()
             self.search_pane.refresh_search(after_sync=True)
             if self.query_one("#tabs", TabbedContent).active == "history":
                 self.history_pane.reload()  # a sync may have journalled a change
+
+    @on(PromoteCounted)
+    def _promote_counted(self, msg: PromoteCounted) -> None:
+        self.promote_count = msg.count
+        self._render_topbar()
 
     @on(IndexProgress)
     def _index_progress(self, msg: IndexProgress) -> None:
@@ -373,6 +395,19 @@ class ClawmemApp(App):
 
     def action_show_tab(self, tab: str) -> None:
         self.show_tab(tab)
+
+    def action_promote(self) -> None:
+        if isinstance(self.screen, PromoteScreen):
+            return
+        if not self.engine.workspace.is_dir():
+            self.notify(f"No workspace at {self.shorten(str(self.engine.workspace))} yet.", severity="error")
+            return
+        self.push_screen(PromoteScreen(), lambda _: self._promote_closed())
+
+    def _promote_closed(self) -> None:
+        self.load_promote_count()
+        if self.query_one("#tabs", TabbedContent).active == "history":
+            self.history_pane.reload()  # the promotions just made
 
     def action_focus_search(self) -> None:
         self.show_tab("search")
@@ -545,7 +580,8 @@ def help_text(keymap: dict[str, str]) -> str:
         "Long-term memory kept as plain Markdown. **Search** (F2) finds passages as you type; "
         "**File** (F3) reads and edits the memory files; **Sync** (F4) shows the index at work; "
         "**Config** (F5) shows every setting and where it came from; **History** (F8) shows what "
-        "changed in the memory files, who likely wrote it, and restores a file or a hunk.\n\n"
+        "changed in the memory files, who likely wrote it, and restores a file or a hunk. **Promote** "
+        "(F10) reviews the daily-log passages the agent keeps recalling before they go to MEMORY.md.\n\n"
         "Every action is also in the command palette (**ctrl+p**). Keys can be changed in the "
         "`[ui.keymap]` table of the config file with the ids below.\n\n"
         + keys.help_table(keymap)

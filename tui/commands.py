@@ -32,6 +32,7 @@ ACTIONS: list[tuple[str, str, str]] = [
     ("Show the Config tab", "F5", "show_tab('config')"),
     ("Show the History tab", "F8: what changed in the memory files, and restore", "show_tab('history')"),
     ("Restore the file to before the selected change", "History: itself undoable", "pane('history', 'restore_file')"),
+    ("Promote what the agent keeps recalling", "F10: review candidates for MEMORY.md; accept, edit or reject", "promote"),
     ("Help", "Keys and what each tab does (F1)", "help"),
 ]
 

@@ -34,6 +34,8 @@ APP_KEYS = [
     # f5 is TextArea's select-word: shadowed on purpose so the tab key works everywhere
     Key("tab.config", "f5", "show_tab('config')", "Config", "Config tab", show=False, priority=True),
     Key("tab.history", "f8", "show_tab('history')", "History", "History tab: what changed in the memory files", show=False, priority=True),
+    # not a priority key: a tab may take f10 for itself (the README's keymap example gives it to file.save)
+    Key("promote.open", "f10", "promote", "Promote", "Promote screen: review what the agent keeps recalling, for MEMORY.md", show=False),
     Key("search.focus", "ctrl+f", "focus_search", "Find", "Go to the search box", show=False),
     Key("log.append", "ctrl+n", "append_today", "Note", "Append a timestamped entry to today's log"),
 ]
@@ -43,7 +45,7 @@ SEARCH_KEYS = [
     Key("search.hidden", "f6", "toggle_hidden", "Hidden", "Show or hide the results below the score threshold"),
     Key("search.explain", "f7", "toggle_explain", "Why", "Explain the selected result's score"),
     Key("search.copy", "ctrl+y", "copy_citation", "Copy", "Copy the selected result's citation (OSC 52)"),
-    Key("search.fleet", "f10", "toggle_fleet", "Fleet", "Search the fleet (every agent this one may read) or this agent's memory",
+    Key("search.fleet", "ctrl+t", "toggle_fleet", "Fleet", "Search the fleet (every agent this one may read) or this agent's memory",
         show=False),
 ]
 
@@ -80,9 +82,17 @@ HISTORY_KEYS = [
     Key("history.since", "s", "cycle_since", "Since", "Show changes since today, yesterday, 7 days, 30 days, or all"),
 ]
 
-ALL_KEYS = APP_KEYS + SEARCH_KEYS + FILE_KEYS + SYNC_KEYS + CONFIG_KEYS + HISTORY_KEYS
+PROMOTE_KEYS = [
+    Key("promote.accept", "a", "accept", "Accept", "Promote: write the selected passage to MEMORY.md now (undoable in History)"),
+    Key("promote.edit", "e", "edit", "Edit", "Promote: edit the text, then ctrl+s accepts it"),
+    Key("promote.reject", "x", "reject", "Reject", "Promote: never offer the selected passage again"),
+    Key("promote.close", "escape", "close", "Back", "Promote: back to the tabs"),
+]
+
+ALL_KEYS = APP_KEYS + SEARCH_KEYS + FILE_KEYS + SYNC_KEYS + CONFIG_KEYS + HISTORY_KEYS + PROMOTE_KEYS
 KNOWN_IDS = frozenset(k.id for k in ALL_KEYS if k.bound)
-PANES = {"search": SEARCH_KEYS, "file": FILE_KEYS, "sync": SYNC_KEYS, "config": CONFIG_KEYS, "history": HISTORY_KEYS}
+PANES = {"search": SEARCH_KEYS, "file": FILE_KEYS, "sync": SYNC_KEYS, "config": CONFIG_KEYS, "history": HISTORY_KEYS,
+         "promote": PROMOTE_KEYS}
 
 
 def keys_of(k: Key, keymap: dict[str, str]) -> list[str]:
@@ -134,7 +144,7 @@ def bindings(keys: list[Key]) -> list[Binding]:
 def help_table(keymap: dict[str, str] | None = None) -> str:
     """The key table as Markdown (F1 and the README), with the user's keymap applied."""
     keymap = keymap or {}
-    sections = [("Everywhere", APP_KEYS), ("Search", SEARCH_KEYS), ("File", FILE_KEYS), ("Sync", SYNC_KEYS), ("Config", CONFIG_KEYS), ("History", HISTORY_KEYS)]
+    sections = [("Everywhere", APP_KEYS), ("Search", SEARCH_KEYS), ("File", FILE_KEYS), ("Sync", SYNC_KEYS), ("Config", CONFIG_KEYS), ("History", HISTORY_KEYS), ("Promote", PROMOTE_KEYS)]
     out = []
     for title, keys in sections:
         out.append(f"**{title}**\n\n| Keys | What | Id |\n| --- | --- | --- |")

@@ -57,6 +57,11 @@ class StatusLoaded(Message):
 
 
 @dataclass
+class PromoteCounted(Message):
+    count: int  # promotion candidates whose source is unchanged
+
+
+@dataclass
 class FilesListed(Message):
     files: list[dict]
 

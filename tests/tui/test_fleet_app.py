@@ -1,4 +1,4 @@
-"""The Search tab's fleet switch (F10) against the session's real PostgreSQL (conftest's `pg`)."""
+"""The Search tab's fleet switch (ctrl+t) against the session's real PostgreSQL (conftest's `pg`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from helpers import write
 from tuikit import settle, until
 
 
-async def test_f10_searches_the_fleet_and_previews_the_stored_text(ws, make_app, make_engine, tmp_path, db, uid):
+async def test_ctrl_t_searches_the_fleet_and_previews_the_stored_text(ws, make_app, make_engine, tmp_path, db, uid):
     from clawmem.engine import fleet
 
     other = tmp_path / "other-agent"
@@ -21,7 +21,7 @@ async def test_f10_searches_the_fleet_and_previews_the_stored_text(ws, make_app,
     async with app.run_test(size=(110, 30)) as pilot:
         await settle(pilot)
         pane = app.search_pane
-        await pilot.press("f10")
+        await pilot.press("ctrl+t")
         await pilot.press(*"falcon ledger")
         await settle(pilot)
         res = await until(pilot, lambda: pane.result, what="the fleet search")
@@ -31,7 +31,7 @@ async def test_f10_searches_the_fleet_and_previews_the_stored_text(ws, make_app,
         assert row.startswith(f"o{uid}@far-host memory/2026-02-01.md:")
         await until(pilot, lambda: "moved to the new cluster" in str(pane.query_one("#preview").render()),
                     what="the stored text in the preview")
-        await pilot.press("f10")  # back to this agent's memory, where the falcon is unknown
+        await pilot.press("ctrl+t")  # back to this agent's memory, where the falcon is unknown
         pane.query_one(Input).value = "lasagna"
         await settle(pilot)
         res = await until(pilot, lambda: pane.result, what="the local search")

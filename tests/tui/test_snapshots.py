@@ -14,7 +14,7 @@ from textual.widgets import Input, TextArea
 
 from clawmem.engine import events as ev
 from clawmem.tui.widgets import sync_pane
-from tuikit import build_app, settle
+from tuikit import build_app, seed_recalls, settle
 
 
 @pytest.fixture(autouse=True)
@@ -253,7 +253,8 @@ def test_light_theme_file_tab(ws, snap_compare):
 
 
 def test_help_screen(ws, snap_compare):
-    """F1: the help over the app, listing what each tab does and the key table with ids."""
+    """F1: the help over the app, listing what each tab and the Promote screen (F10) do, and the
+    key table with ids."""
     assert snap_compare(build_app(ws), run_before=run("f1"), terminal_size=SIZE)
 
 
@@ -351,3 +352,14 @@ def test_16_colours_contrast(ws, snap_compare):
     highlight; the score and the underlined "migration" keep the row's colours (not accent on
     accent)."""
     _sixteen_colours("clawmem-contrast", ws, snap_compare)
+
+
+def test_promote_screen(ws, snap_compare):
+    """F10 after three days of recalls: the Promote screen's top line says how many passages
+    the agent keeps recalling and the keys (a accept, e edit, x reject, Esc back); on the left
+    the candidates, best first, each with its score, file:lines and recall and query counts; on
+    the right, for the selected one, its score, counts and last recall, the six signals, the
+    queries that recalled it, the numbered source lines from the daily log, and the bullet
+    that would go to MEMORY.md."""
+    seed_recalls(ws)
+    assert snap_compare(build_app(ws), run_before=run("f10"), terminal_size=SIZE)

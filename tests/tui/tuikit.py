@@ -179,3 +179,28 @@ def limit_colours(app, system: str = "standard"):
 
     app.export_screenshot = export_screenshot
     return app
+
+
+RECALL_QUERIES = {  # per passage: distinct queries, each recalled on a different earlier day
+    "migration": ["database migration", "staging deploy failed migration", "a828e60 migration"],
+    "vectors": ["vector databases", "reading about sqlite-vec", "vector databases sqlite-vec"],
+}
+
+
+def seed_recalls(workspace) -> None:
+    """Real keyword searches over the workspace, recorded as recalls on the three days before
+    the app's fixed clock (so the ranking, and the picture, never depend on today's date)."""
+    from clawmem.engine import Engine, load_config, recall
+
+    eng = Engine(load_config(None, workspace=str(workspace), overrides={"provider": "none"}))
+    try:
+        for _ in eng.index():
+            pass
+        now = FIXED_NOW.timestamp()
+        for queries in RECALL_QUERIES.values():
+            for ago, q in enumerate(queries, 1):
+                res = eng.search(q, private=True, now=FIXED_NOW)
+                recall.record(eng.cfg, q, res["results"], now=now - ago * 86400)
+    finally:
+        eng.close()
+        recall.close_all()

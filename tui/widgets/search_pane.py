@@ -112,10 +112,12 @@ class SearchPane(Vertical):
         super().__init__(**kw)
         self.seq = 0
         self.result: dict | None = None
+        self.result_query = ""
+        self._recorded = ""  # the query whose hits were last recorded as recalls
         self.status: dict | None = None
         self.show_hidden = False
         self.show_explain = False
-        self.fleet = False  # F10: search the fleet database instead of this agent's index
+        self.fleet = False  # ctrl+t: search the fleet database instead of this agent's index
         self._timer: Timer | None = None
         self._inflight = False
         self._pending: tuple[int, str] | None = None
@@ -188,7 +190,8 @@ class SearchPane(Vertical):
 
                 res = fleet.search(self.host.engine, query, explain=True, show_hidden=show_hidden)
             else:
-                res = self.host.engine.search(query, explain=True, show_hidden=show_hidden, sync_on_stale=may_sync)
+                res = self.host.engine.search(query, explain=True, show_hidden=show_hidden, sync_on_stale=may_sync,
+                                              private=True)  # search-as-you-type: half-typed words are not recalls; opening a result records one
         except Exception as exc:  # an unreadable index, a fleet database down: say so in place of results
             if not worker.is_cancelled:
                 self.post_message(SearchDone(seq, query, None, str(exc)))
@@ -211,6 +214,7 @@ class SearchPane(Vertical):
             self._render_results(error=msg.error)
             return
         self.result = msg.result
+        self.result_query = msg.query
         self._terms = query_terms(msg.query)
         self._render_results()
         # with the watcher running the engine has already asked it (which skips what it left
@@ -395,14 +399,23 @@ class SearchPane(Vertical):
         if r is not None and "agent" in r:
             self.app.notify(f"{r['path']} is {r['agent']}'s, on {r['host']}: the preview shows the text the fleet stores of it.")
         elif r is not None:
+            if self.result and self.result_query != self._recorded:
+                self._recorded = self.result_query
+                self._record_recall(self.result_query, self.result["results"])
             self.post_message(OpenFile(r["path"], r["startLine"], r["endLine"], tuple(self._terms)))
+
+    @work(thread=True, group="recall", exit_on_error=False)
+    def _record_recall(self, query: str, results: list[dict]) -> None:
+        from clawmem.engine import recall
+
+        recall.record(self.host.engine.cfg, query, results)
 
     def action_toggle_fleet(self) -> None:
         if not self.fleet and not self.host.engine.cfg["fleet.url"]:
             self.app.notify("No fleet database: set [fleet] url in the config (clawmem fleet up starts a local one).", severity="warning")
             return
         self.fleet = not self.fleet
-        self.app.notify("Searching the fleet: every agent this one may read (F10: back to this agent's memory)."
+        self.app.notify("Searching the fleet: every agent this one may read (ctrl+t: back to this agent's memory)."
                         if self.fleet else "Searching this agent's memory.")
         self.result = None
         self.refresh_search()

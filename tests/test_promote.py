@@ -1,0 +1,344 @@
+"""Consolidation: recall tracking (real SQLite, real processes) and `clawmem promote` over a real
+workspace and index: the six signals and gates, the live re-read before writing, one journal
+version per promotion (undone by restore), OpenClaw's recall store, and what is never recorded."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from clawmem.engine import journal, promote, recall
+from helpers import run_cli, write
+
+DAY = 86400.0
+NOW = dt.datetime(2026, 3, 10, 12, 0).timestamp()
+
+LOG = """# 2026-03-01
+
+## 09:00
+Decided: the database migration runs on Fridays after the nightly backup finishes.
+
+## 12:30
+Lunch with Sam; talked about the garden.
+"""
+OTHER = """# 2026-03-02
+
+## 10:00
+The heron project ships its first build to the beta testers in April.
+"""
+QUERIES = ["database migration", "when does the migration run", "migration friday backup", "nightly backup migration"]
+
+
+@pytest.fixture
+def notes(workspace):
+    write(workspace / "MEMORY.md", "# Memory\n\n## People\n- Sam runs the garden club.\n")
+    write(workspace / "memory" / "2026-03-01.md", LOG)
+    write(workspace / "memory" / "2026-03-02.md", OTHER)
+    return workspace
+
+
+def indexed(make_engine, **overrides):
+    eng = make_engine(overrides)
+    for _ in eng.index():
+        pass
+    return eng
+
+
+def recall_over_days(eng, queries=QUERIES, days=(8, 6, 3, 1), at=NOW):
+    """Real searches (not recorded by the search itself), recorded as if made on earlier days."""
+    for q, ago in zip(queries, days):
+        res = eng.search(q, private=True)
+        assert res["results"], q
+        recall.record(eng.cfg, q, res["results"], now=at - ago * DAY)
+
+
+def rows(eng) -> list:
+    return recall.recalls(eng.cfg)
+
+
+# ----------------------------------------------------------------------------- recall tracking
+
+
+def test_every_search_records_its_daily_log_hits(notes, make_engine):
+    eng = indexed(make_engine)
+    res = eng.search("database migration")
+    got = rows(eng)
+    assert [(r.query, r.path) for r in got] == [("database migration", "memory/2026-03-01.md")]
+    hit = next(r for r in res["results"] if r["path"] == "memory/2026-03-01.md")
+    assert (got[0].start, got[0].end, got[0].score) == (hit["startLine"], hit["endLine"], hit["score"])
+    assert got[0].query_hash == recall.query_hash("  Database Migration ")  # OpenClaw's hash: trimmed, lower-cased
+    eng.search("Sam runs the garden club")  # a MEMORY.md hit is not a daily-log recall
+    assert all(r.path.startswith("memory/2026-") for r in rows(eng))
+
+
+def test_private_searches_and_recall_off_record_nothing(notes, make_engine, workspace, tmp_path):
+    eng = indexed(make_engine)
+    eng.search("database migration", private=True)
+    assert rows(eng) == []
+    off = indexed(make_engine, **{"recall.enabled": False})
+    off.search("database migration")
+    assert rows(off) == []
+    # the CLI: --private, and the switch in the config file
+    assert run_cli("--workspace", str(workspace), "search", "migration", "--private").returncode == 0
+    assert rows(eng) == []
+    config = write(tmp_path / "off.toml", "[recall]\nenabled = false\n")
+    assert run_cli("--workspace", str(workspace), "--config", str(config), "search", "migration").returncode == 0
+    assert rows(eng) == []
+    assert run_cli("--workspace", str(workspace), "search", "migration").returncode == 0
+    assert [r.query for r in rows(eng)] == ["migration"]
+
+
+WRITER = textwrap.dedent("""
+    import sys
+    from clawmem.engine import load_config, recall
+    cfg = load_config(None, workspace=sys.argv[1], overrides={"provider": "none"})
+    me = sys.argv[2]
+    for i in range(int(sys.argv[3])):
+        hits = [{"path": "memory/2026-03-01.md", "startLine": 1, "endLine": 4, "score": 0.5, "snippet": f"{me} {i} a", "matchLine": 2},
+                {"path": "memory/2026-03-02.md", "startLine": 2, "endLine": 3, "score": 0.25, "snippet": f"{me} {i} b"}]
+        assert recall.record(cfg, f"query {me} {i}", hits) == 2
+""")
+
+
+def test_concurrent_recall_writes_from_processes_lose_nothing(notes, make_engine):
+    procs, n = 4, 60
+    started = [subprocess.Popen([sys.executable, "-c", WRITER, str(notes), f"p{k}", str(n)]) for k in range(procs)]
+    assert [p.wait(timeout=120) for p in started] == [0] * procs
+    eng = make_engine()
+    got = rows(eng)
+    assert len(got) == procs * n * 2
+    assert {(r.query, r.snippet) for r in got} == {(f"query p{k} {i}", f"p{k} {i} {s}") for k in range(procs) for i in range(n) for s in "ab"}
+    conn = sqlite3.connect(recall.store_path(eng.cfg))
+    assert conn.execute("pragma integrity_check").fetchone() == ("ok",)
+    conn.close()
+
+
+# ----------------------------------------------------------------------------- ranking
+
+
+def test_signals_follow_openclaw_and_the_gates_hold(notes, make_engine):
+    eng = indexed(make_engine)
+    recall_over_days(eng)
+    found, notes_ = promote.preview(eng, now=NOW)
+    assert notes_ == []
+    [c] = found
+    assert c.path == "memory/2026-03-01.md" and c.recalls == 4 and c.unique_queries == 4 and c.status == "ok"
+    assert c.signals["frequency"] == pytest.approx(math.log1p(4) / math.log1p(10), abs=1e-4)
+    assert c.signals["diversity"] == pytest.approx(4 / 5)
+    assert c.signals["recency"] == pytest.approx(math.exp(-math.log(2) * 1 / 14), abs=1e-4)  # last recall a day ago
+    # four days spread over 7: spacing log1p(3)/log1p(4), span 7/7
+    assert c.signals["consolidation"] == pytest.approx(0.55 * math.log1p(3) / math.log1p(4) + 0.45, abs=1e-4)
+    assert c.score == pytest.approx(sum(promote.WEIGHTS[k] * v for k, v in c.signals.items()), abs=1e-3)
+    assert "migration runs on Fridays" in "\n".join(c.lines)
+    # each gate on its own keeps it out
+    assert promote.preview(eng, promote.Gates(c.score + 0.01, 3, 2), now=NOW)[0] == []
+    assert promote.preview(eng, promote.Gates(0, 5, 2), now=NOW)[0] == []
+    assert promote.preview(eng, promote.Gates(0, 3, 5), now=NOW)[0] == []
+
+
+def test_one_query_repeated_does_not_pass_the_diversity_gate(notes, make_engine):
+    eng = indexed(make_engine)
+    recall_over_days(eng, queries=["database migration"] * 4)
+    assert promote.preview(eng, promote.Gates(0, 3, 2), now=NOW)[0] == []
+    [c] = promote.preview(eng, promote.Gates(0, 3, 1), now=NOW)[0]
+    assert c.recalls == 4 and c.unique_queries == 1
+
+
+def test_near_duplicate_passages_are_offered_once(notes, make_engine, workspace):
+    write(workspace / "memory" / "2026-03-03.md", LOG.replace("2026-03-01", "2026-03-03"))
+    eng = indexed(make_engine)
+    recall_over_days(eng)
+    found, _ = promote.preview(eng, promote.Gates(0, 3, 2), now=NOW)
+    texts = [c.path for c in found]
+    assert len(found) == 1 and texts[0] in ("memory/2026-03-01.md", "memory/2026-03-03.md")
+
+
+# ----------------------------------------------------------------------------- applying
+
+
+def test_apply_writes_memory_md_journal_and_dreams_then_restore_undoes_it(notes, make_engine, workspace):
+    eng = indexed(make_engine)
+    recall_over_days(eng)
+    before = (workspace / "MEMORY.md").read_bytes()
+    found, _ = promote.preview(eng, now=NOW)
+    [outcome] = promote.apply(eng, found, today=dt.date(2026, 3, 10))
+    assert outcome.promoted and outcome.version is not None
+    text = (workspace / "MEMORY.md").read_text()
+    assert text.startswith(before.decode())  # nothing that was there changed
+    assert "## Promoted From Short-Term Memory (2026-03-10)\n- Decided: the database migration runs on Fridays" in text
+    assert f"<!-- openclaw-memory-promotion:{found[0].key} -->" in text and f"({found[0].entry_citation})" in text
+    dreams = (workspace / "DREAMS.md").read_text()
+    assert "1 of 1 promoted to MEMORY.md" in dreams and found[0].citation in dreams
+    # offered no more, except with include_promoted
+    assert promote.preview(eng, now=NOW)[0] == []
+    assert [c.promoted for c in promote.preview(eng, include_promoted=True, now=NOW)[0]] == [True]
+    # the journal: the promotion is its own version, by clawmem promote; restore puts MEMORY.md back
+    hist = json.loads(run_cli("--workspace", str(workspace), "history", "MEMORY.md", "--json").stdout)
+    assert [(h["version"], h["writer"], h["added"], h["removed"]) for h in hist] == [(outcome.version, "clawmem promote", 4, 0)]  # blank, heading, bullet, marker
+    r = run_cli("--workspace", str(workspace), "restore", "MEMORY.md", "--to", str(hist[0]["previous"]))
+    assert r.returncode == 0, r.stderr
+    assert (workspace / "MEMORY.md").read_bytes() == before
+
+
+def test_each_promotion_is_its_own_journal_version(notes, make_engine, workspace):
+    eng = indexed(make_engine)
+    recall_over_days(eng)
+    recall_over_days(eng, queries=["heron beta build", "heron project ships", "beta testers april"], days=(5, 3, 2))
+    found, _ = promote.preview(eng, promote.Gates(0.5, 3, 2), now=NOW)
+    assert len(found) == 2
+    outcomes = promote.apply(eng, found)
+    assert [o.promoted for o in outcomes] == [True, True]
+    with journal.Journal(eng.cfg) as jr:
+        versions = [v.id for v in jr.versions("MEMORY.md") if v.writer == "clawmem promote"]
+    assert versions == [o.version for o in outcomes]
+
+
+@pytest.mark.parametrize("change", ["edit", "delete"])
+def test_a_passage_edited_or_deleted_before_apply_is_skipped(notes, make_engine, workspace, change):
+    eng = indexed(make_engine)
+    recall_over_days(eng)
+    found, _ = promote.preview(eng, now=NOW)
+    assert [c.status for c in found] == ["ok"]
+    daily = workspace / "memory" / "2026-03-01.md"
+    if change == "edit":
+        daily.write_text(LOG.replace("runs on Fridays", "runs on Mondays"))
+    else:
+        daily.unlink()
+    before = (workspace / "MEMORY.md").read_bytes()
+    [outcome] = promote.apply(eng, found)
+    assert not outcome.promoted
+    assert outcome.reason == ("edited since it was recalled" if change == "edit" else "deleted since it was recalled")
+    assert (workspace / "MEMORY.md").read_bytes() == before
+    assert "skipped, " + outcome.reason in (workspace / "DREAMS.md").read_text()
+    # and the preview says so too
+    assert [c.status for c in promote.preview(eng, now=NOW)[0]] == ["changed" if change == "edit" else "deleted"]
+
+
+def test_rejected_passages_are_not_offered_again(notes, make_engine):
+    eng = indexed(make_engine)
+    recall_over_days(eng)
+    [c] = promote.preview(eng, now=NOW)[0]
+    promote.reject(eng, c)
+    recall_over_days(eng, queries=["migration fridays", "backup then migration"], days=(0, 0))
+    assert promote.preview(eng, now=NOW)[0] == []
+
+
+def test_cli_promote_preview_apply_and_bad_flags(notes, make_engine, workspace):
+    eng = indexed(make_engine)
+    recall_over_days(eng, at=time.time())  # the command ranks as of now
+    out = run_cli("--workspace", str(workspace), "promote")
+    assert out.returncode == 0, out.stderr
+    assert "1 candidate (score >= 0.75, 3+ recalls, 2+ distinct queries)" in out.stdout
+    assert "memory/2026-03-01.md:" in out.stdout and "relevance" in out.stdout and "Decided: the database migration" in out.stdout
+    got = json.loads(run_cli("--workspace", str(workspace), "promote", "--apply", "--json").stdout)
+    assert [a["promoted"] for a in got["applied"]] == [True] and got["gates"]["minUniqueQueries"] == 2
+    assert "migration runs on Fridays" in (workspace / "MEMORY.md").read_text()
+    bad = run_cli("--workspace", str(workspace), "promote", "--min-score", "2")
+    assert bad.returncode == 2 and bad.stderr == "clawmem: --min-score: expected a number from 0 to 1, got 2.0\n"
+
+
+# ----------------------------------------------------------------------------- OpenClaw's recall store
+
+
+def openclaw_entry(path, start, end, *, count, total, hashes, days, last, snippet, promoted=None):
+    e = {"key": f"memory:{path}:{start}:{end}", "path": path, "startLine": start, "endLine": end, "source": "memory",
+         "snippet": snippet, "recallCount": count, "dailyCount": 0, "groundedCount": 0, "totalScore": total,
+         "maxScore": total / count, "firstRecalledAt": f"{days[0]}T08:00:00.000Z", "lastRecalledAt": last,
+         "queryHashes": hashes, "recallDays": days, "conceptTags": ["heron", "beta"]}
+    if promoted:
+        e["promotedAt"] = promoted
+    return e
+
+
+def test_openclaw_recall_store_is_read(notes, make_engine, workspace):
+    snippet = "The heron project ships its first build to the beta testers in April."
+    entries = [
+        openclaw_entry("memory/2026-03-02.md", 3, 4, count=5, total=4.0, hashes=["a1b2c3d4e5f6", "0a0b0c0d0e0f", "111111111111"],
+                       days=["2026-03-03", "2026-03-06", "2026-03-09"], last="2026-03-09T10:00:00.000Z", snippet=snippet),
+        openclaw_entry("memory/2026-03-01.md", 4, 4, count=9, total=8.0, hashes=["222222222222", "333333333333"],
+                       days=["2026-03-04", "2026-03-08"], last="2026-03-08T10:00:00.000Z",
+                       snippet="Decided: the database migration runs on Fridays", promoted="2026-03-09T03:00:00.000Z"),
+        openclaw_entry("MEMORY.md", 1, 3, count=9, total=8.0, hashes=["4", "5"], days=["2026-03-08"], last="2026-03-08T10:00:00.000Z", snippet="x"),
+    ]
+    store = {"version": 1, "updatedAt": "2026-03-09T10:00:00.000Z", "entries": {e["key"]: e for e in entries}}
+    write(workspace / "memory" / ".dreams" / "short-term-recall.json", json.dumps(store, indent=2))
+    eng = make_engine()
+    found, notes_ = promote.preview(eng, now=NOW)
+    assert notes_ == []
+    [c] = found  # already promoted by OpenClaw: left out; MEMORY.md is not a daily log
+    assert (c.path, c.start, c.end, c.origin, c.recalls, c.unique_queries) == ("memory/2026-03-02.md", 3, 4, "openclaw", 5, 3)
+    assert c.signals["relevance"] == pytest.approx(0.8) and c.status == "ok"
+    # clawmem's own recalls of the same lines add to it
+    recall.record(eng.cfg, "heron beta", [{"path": "memory/2026-03-02.md", "startLine": 4, "endLine": 4, "score": 0.9,
+                                           "snippet": snippet}], now=NOW - DAY)
+    [c] = promote.preview(eng, now=NOW)[0]
+    assert (c.origin, c.recalls, c.unique_queries, c.queries) == ("both", 6, 4, ["heron beta"])
+    assert [c.promoted for c in promote.preview(eng, include_promoted=True, now=NOW)[0]] == [False, True]
+    # the store is read, never written
+    assert json.loads((workspace / "memory" / ".dreams" / "short-term-recall.json").read_text()) == store
+
+
+def test_an_unreadable_openclaw_store_is_a_note_not_a_failure(notes, make_engine, workspace):
+    write(workspace / "memory" / ".dreams" / "short-term-recall.json", "{not json")
+    eng = indexed(make_engine)
+    recall_over_days(eng)
+    found, notes_ = promote.preview(eng, now=NOW)
+    assert len(found) == 1 and len(notes_) == 1 and notes_[0].startswith("memory/.dreams/short-term-recall.json: not read (")
+
+
+# ----------------------------------------------------------------------------- the write, for any MEMORY.md
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(existing=st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"), max_size=300),
+       fact=st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=80).filter(str.strip))
+def test_the_memory_write_keeps_every_line_already_there(make_engine, workspace, existing, fact):
+    target = workspace / "MEMORY.md"
+    target.write_text(existing, encoding="utf-8")
+    eng = make_engine()
+    from clawmem.engine.tools import add_bullet
+
+    promote._write_memory(eng, target, lambda cur: add_bullet(cur, promote._section(dt.date(2026, 3, 10)), fact)[0])
+    after = target.read_text(encoding="utf-8").split("\n")
+    kept = iter(after)
+    assert all(any(line == got for got in kept) for line in existing.split("\n") if line.strip())  # in order, unchanged
+    assert "- " + fact.strip().splitlines()[0] in after
+
+
+# ----------------------------------------------------------------------------- the daily sweep
+
+
+def test_watch_sweep_counts_once_a_day_and_applies_only_when_asked(notes, make_engine, workspace):
+    eng = indexed(make_engine)
+    recall_over_days(eng, queries=QUERIES + ["fridays migration"], days=(9, 8, 6, 3, 1), at=time.time())
+    assert promote.daily_sweep(eng) is None  # promote.sweep is off by default
+    preview = indexed(make_engine, **{"promote.sweep": "preview"})
+    before = (workspace / "MEMORY.md").read_bytes()
+    assert promote.daily_sweep(preview) == {"day": dt.date.today().isoformat(), "mode": "preview", "candidates": 1, "applied": 0}
+    assert promote.daily_sweep(preview) is None  # once a day
+    assert (workspace / "MEMORY.md").read_bytes() == before  # a preview writes nothing
+    applying = indexed(make_engine, **{"promote.sweep": "apply"})
+    assert promote.daily_sweep(applying, today=dt.date.today() + dt.timedelta(days=1))["applied"] == 1  # 5 queries over 9 days pass 0.8/3/3
+    assert "migration runs on Fridays" in (workspace / "MEMORY.md").read_text()
+
+
+def test_an_unreadable_recall_store_is_one_line_and_exit_3(notes, make_engine, workspace):
+    eng = make_engine()
+    store = recall.store_path(eng.cfg)
+    store.parent.mkdir(parents=True)
+    store.write_bytes(b"this is not a database" * 100)
+    r = run_cli("--workspace", str(workspace), "promote")
+    assert r.returncode == 3 and r.stdout == ""
+    assert r.stderr.startswith(f"clawmem: {store}: ") and r.stderr.endswith("move it aside and recall tracking starts again\n")
+    assert len(r.stderr.splitlines()) == 1
+    # and a search still answers: tracking is best effort
+    assert run_cli("--workspace", str(workspace), "search", "migration").returncode == 0
