@@ -29,6 +29,7 @@ from typing import Any
 from . import files, journal, paths
 from .api import AccessDenied, IndexUnavailable, SearchDisabled, disabled_reason
 from .lock import LockBusy
+from .searching import citation
 from .store import DatabaseError
 
 QUOTA_WARNING = "Memory search is unavailable because the embedding provider quota is exhausted."
@@ -64,11 +65,6 @@ def _number(name: str, value: Any, integer: bool = False) -> float | int | None:
     return int(num) if integer else num
 
 
-def citation_of(path: str, start: int, end: int) -> str:
-    """OpenClaw's citation: `path#L3` for one line, `path#L3-L9` for a range."""
-    return f"{path}#L{start}" if start == end else f"{path}#L{start}-L{end}"
-
-
 def _unavailable(error: str) -> dict:
     # OpenClaw knows two causes (quota, provider); a missing or unreadable index is a third, said as such
     quota, index = _is_quota(error), "clawmem index" in error
@@ -90,7 +86,7 @@ def memory_search(engine, query: Any, maxResults: Any = None, minScore: Any = No
 
     `options` go to Engine.search (after, before, now, explain, show_hidden, date_filter).
     Citations (`citations` = on/off/auto; auto is on: an agent's own session is direct)
-    set `citation` and end each snippet with `Source: <citation>`.
+    set `citation` (`Source: path#L3-L9`) and end each snippet with it.
     """
     started = time.perf_counter()
     why_off = disabled_reason(engine.cfg)
@@ -128,10 +124,10 @@ def memory_search(engine, query: Any, maxResults: Any = None, minScore: Any = No
     results = []
     for r in res["results"]:
         item = {"path": r["path"], "startLine": r["startLine"], "endLine": r["endLine"], "score": r["score"],
-                "snippet": r["snippet"], "source": r["source"]}
+                "band": r["band"], "snippet": r["snippet"], "source": r["source"]}
         if decorate:
-            item["citation"] = citation_of(r["path"], r["startLine"], r["endLine"])
-            item["snippet"] = r["snippet"].strip() + "\n\nSource: " + item["citation"]
+            item["citation"] = citation(r["path"], r["startLine"], r["endLine"])
+            item["snippet"] = r["snippet"].strip() + "\n\n" + item["citation"]
         item["corpus"] = "memory"
         if "explain" in r:
             item["explain"] = r["explain"]
@@ -215,7 +211,7 @@ def memory_append(engine, text: Any, heading: Any = None, *, now: dt.datetime | 
     except OSError as exc:
         return {"error": f"{getattr(exc, 'filename', '') or 'memory/'}: cannot append ({exc.strerror or exc})"}
     rel = path.relative_to(engine.workspace).as_posix()
-    return {"path": rel, "startLine": start, "endLine": end, "citation": citation_of(rel, start, end), **_index_now(engine)}
+    return {"path": rel, "startLine": start, "endLine": end, "citation": citation(rel, start, end), **_index_now(engine)}
 
 
 def memory_file(workspace: Path) -> Path:
@@ -289,7 +285,7 @@ def memory_remember(engine, text: Any, section: Any = None, *, attempts: int = 2
                 return {"error": f"{rel}: kept changing while we wrote; nothing was written, try again"}
     except OSError as exc:
         return {"error": f"{rel}: cannot write ({exc.strerror or exc})"}
-    return {"path": rel, "startLine": start, "endLine": end, "citation": citation_of(rel, start, end), **_index_now(engine)}
+    return {"path": rel, "startLine": start, "endLine": end, "citation": citation(rel, start, end), **_index_now(engine)}
 
 
 def _replace_if_unchanged(target: Path, text: str, expected_hash: str) -> bool:

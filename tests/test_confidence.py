@@ -89,15 +89,20 @@ def test_scores_are_in_0_1_and_follow_the_order(engine, query):
 
 
 def test_explain_lists_the_confidence_parts(engine):
+    """A score is the hit's own evidence: explain gives every part of it, and nothing of it
+    comes from another hit (no "query" or "relative" factor)."""
     mode, eng = engine
     top = eng.search("lasagna recipe", explain=True)["results"][0]
     conf = top["explain"]["confidence"]
-    assert set(conf) >= {"termCoverage", "keyword", "vector", "own", "query", "relative"}
-    assert top["score"] == pytest.approx(conf["query"] * conf["relative"], abs=1e-3)
+    assert set(conf) >= {"termCoverage", "keyword", "vector", "own", "terms"}
+    assert not set(conf) & {"query", "relative"}
+    assert top["score"] == pytest.approx(conf["own"], abs=1e-3)
+    assert top["score"] == pytest.approx(ranking.combine_confidence(conf["keyword"], conf["vector"]), abs=1e-3)
+    assert set(conf["terms"]) == {"lasagna", "recipe"}
     lines = dict(explain_parts(top["explain"]))
-    assert "confidence" in lines and "query terms" in lines["confidence"]
+    assert "query's term weight" in lines["score"] and "lasagna" in lines["score"]
     if mode != "keyword":
-        assert "vector" in lines["confidence"]
+        assert "vector" in lines["score"]
 
 
 def test_a_missing_rare_word_lowers_the_confidence(notes, make_engine):

@@ -564,7 +564,7 @@ def cmd_search(args) -> int:
     if args.json:
         print(json.dumps(res, indent=2, ensure_ascii=False))
         return EXIT_OK
-    print(format_results(res, explain=args.explain))
+    print(format_results(res, explain=args.explain, query=query, color=sys.stdout.isatty() and "NO_COLOR" not in os.environ))
     return EXIT_OK
 
 
@@ -578,7 +578,13 @@ def describe_mode(res: dict) -> str:
     return s
 
 
-def format_results(res: dict, explain: bool = False) -> str:
+def format_results(res: dict, explain: bool = False, query: str = "", color: bool = False) -> str:
+    """The text output: each hit's score, band and citation, then its snippet with the line it
+    matched on marked `›` and the query's words in bold (on a terminal)."""
+    from clawmem.engine.search import snippet_match, term_spans
+    from clawmem.engine.text import query_terms
+
+    terms = [t for t in query_terms(query) if len(t) > 1 or not t.isascii()] if query else []
     lines = [f"# {describe_mode(res)}"]
     if res.get("dateRange"):
         d = res["dateRange"]
@@ -592,9 +598,14 @@ def format_results(res: dict, explain: bool = False) -> str:
     if not res["results"]:
         lines.append("No matches.")
     for r in res["results"]:
-        lines.append(f"{r['score']:.3f} {r['path']}:{r['startLine']}-{r['endLine']}" + (f"  [{r['source']}]" if r["source"] != "memory" else ""))
-        for sl in r["snippet"].splitlines() or [""]:
-            lines.append("    " + sl)
+        band = f" {r['band']}" if r.get("band") else ""
+        lines.append(f"{r['score']:.3f}{band} {r['path']}:{r['startLine']}-{r['endLine']}" + (f"  [{r['source']}]" if r["source"] != "memory" else ""))
+        match = snippet_match(r, terms)
+        for i, sl in enumerate(r["snippet"].splitlines() or [""]):
+            if color:
+                for a, b in reversed(term_spans(sl, terms)):
+                    sl = f"{sl[:a]}\x1b[1m{sl[a:b]}\x1b[0m{sl[b:]}"
+            lines.append(("  › " if i == match else "    ") + sl)
         if explain and r.get("explain"):
             from clawmem.engine.search import explain_parts
 
@@ -602,7 +613,11 @@ def format_results(res: dict, explain: bool = False) -> str:
         lines.append("")
     h = res["hidden"]
     if h["count"]:
-        lines.append(f"{h['count']} more below the score threshold (best {h['bestScore']:.3f}); --show-hidden to see them")
+        why = f" ({h['reason']})" if h.get("reason") else f" (best {h['bestScore']:.3f})"
+        if h.get("reason"):
+            lines.append(f"Nothing shown: {h['reason']}. {h['count']} weak hit(s) (best {h['bestScore']:.3f}); --show-hidden to see them")
+        else:
+            lines.append(f"{h['count']} more below the score threshold{why}; --show-hidden to see them")
     return "\n".join(lines).rstrip()
 
 

@@ -92,9 +92,22 @@ def first_match_line(lines: list[str], first: int, start: int, end: int, terms) 
     return start
 
 
+def from_match(r: dict, terms: list[str]) -> str:
+    """A result's snippet from the line it matched on."""
+    from clawmem.engine.search import snippet_match
+
+    return "\n".join(r["snippet"].split("\n")[snippet_match(r, terms):])
+
+
 def _one_line(text: str, limit: int = 160) -> str:
+    """`text` on one line within `limit` characters, cut between words (a cut word reads as
+    another word) unless one word fills most of the line."""
     flat = re.sub(r"\s+", " ", text).strip()
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    if len(flat) <= limit:
+        return flat
+    head = flat[: limit - 1]
+    space = head.rfind(" ")
+    return (head[:space] if space >= limit // 2 else head).rstrip() + "…"
 
 
 class SearchPane(Vertical):
@@ -237,10 +250,12 @@ class SearchPane(Vertical):
                 (r["source"], "$text-muted"),
                 "  ",
                 (f"{r['score']:.2f}", "bold"),  # no colour of its own: readable on the selected row in 16 colours too
+                (f" {r['band']}" if r.get("band") else "", "$text-muted"),
                 ("  " + r["date"] if r.get("date") else "", "$text-muted"),
             )
-            # no colour of its own: the selected row's colours keep it readable in 16 colours too
-            body = highlight(_one_line(r["snippet"]), self._terms, "bold underline")
+            # the line it matched on leads; no colour of its own: the selected row's colours keep
+            # it readable in 16 colours too
+            body = highlight(_one_line(from_match(r, self._terms)), self._terms, "bold underline")
             results.add_option(Option(Content("\n").join([head, body]), id=str(i)))
         hidden = res["hidden"]
         if self.show_hidden and hidden.get("bestScore") is None:
