@@ -81,11 +81,19 @@ def test_exact_on_topic_query_scores_above_the_threshold(engine, query, path):
 
 
 @pytest.mark.parametrize("query", ["server deploy", "cat", OFF_TOPIC, "tokyo lasagna gym", "a"])
-def test_scores_are_in_0_1_and_follow_the_order(engine, query):
-    _, eng = engine
-    scores = [r["score"] for r in eng.search(query, show_hidden=True)["results"]]
-    assert all(0 <= s <= 1 for s in scores)
-    assert scores == sorted(scores, reverse=True)
+def test_scores_are_in_0_1_and_each_is_its_own_evidence(engine, query):
+    """No hit borrows the first one's strength (scores used to be the best hit's evidence times
+    the fused share); keyword-only, where the order weighs the same words, never puts a low
+    hit above a stronger one."""
+    mode, eng = engine
+    results = eng.search(query, show_hidden=True, explain=True)["results"]
+    assert all(0 <= r["score"] <= 1 for r in results)
+    for r in results:
+        assert r["score"] == pytest.approx(r["explain"]["confidence"]["own"], abs=1e-4)
+        assert r["band"] == ranking.band(r["score"])
+    if mode == "keyword":
+        bands = [r["band"] for r in results]
+        assert "low" not in bands or set(bands[bands.index("low"):]) == {"low"}
 
 
 def test_explain_lists_the_confidence_parts(engine):

@@ -187,8 +187,9 @@ class ClawmemApp(App):
             pv = st["provider"]
             mode = f" · {pv['active']}/{pv['model']}" if pv.get("active") and not pv.get("reason") else " · keyword-only"
         running = self.sync_pane.progress  # on every tab, like k9s's header
+        # the running job comes first: a narrow terminal cuts the line's end, never the job
         job = f" · {running}" if running else ""
-        self.query_one("#topbar", Static).update(f"clawmem · {self.shorten(str(cfg.workspace))} · agent {cfg.agent_id}{mode}{job}")
+        self.query_one("#topbar", Static).update(f"clawmem{job} · {self.shorten(str(cfg.workspace))} · agent {cfg.agent_id}{mode}")
 
     # ------------------------------------------------------------------ the bridge: workers → messages
 
