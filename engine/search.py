@@ -807,7 +807,7 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
     shown = shown[: opts.max_results]
     results = [render(c, focus, opts) for c in shown]
     hidden_info: dict[str, Any] = {"count": len(hidden), "bestScore": round(max(h.score for h in hidden), 4) if hidden else None}
-    if evidence.get("abstain") and hidden:
+    if evidence.get("abstain") and not opts.min_score_explicit and not opts.show_hidden:
         hidden_info["reason"] = evidence["abstain"]
     return {
         "results": results,

@@ -612,12 +612,11 @@ def format_results(res: dict, explain: bool = False, query: str = "", color: boo
             lines += [f"    · {part}: {text}" for part, text in explain_parts(r["explain"])]
         lines.append("")
     h = res["hidden"]
-    if h["count"]:
-        why = f" ({h['reason']})" if h.get("reason") else f" (best {h['bestScore']:.3f})"
-        if h.get("reason"):
-            lines.append(f"Nothing shown: {h['reason']}. {h['count']} weak hit(s) (best {h['bestScore']:.3f}); --show-hidden to see them")
-        else:
-            lines.append(f"{h['count']} more below the score threshold{why}; --show-hidden to see them")
+    if h.get("reason"):
+        held = f" {h['count']} weak hit(s) held back (best {h['bestScore']:.3f}); --show-hidden to see them" if h["count"] else ""
+        lines.append(f"Nothing shown: {h['reason']}.{held}")
+    elif h["count"]:
+        lines.append(f"{h['count']} more below the score threshold (best {h['bestScore']:.3f}); --show-hidden to see them")
     return "\n".join(lines).rstrip()
 
 

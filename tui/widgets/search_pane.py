@@ -262,6 +262,9 @@ class SearchPane(Vertical):
             hidden_line.update("Nothing scored below the threshold for this search · F6 turns showing them off")
         elif self.show_hidden:
             hidden_line.update("Showing the results below the score threshold too · F6 hides them")
+        elif hidden.get("reason"):  # the memory seems not to hold the answer: said, with a way to look anyway
+            more = f" · F6 shows the {plural(hidden['count'], 'weak hit')}" if hidden["count"] else ""
+            hidden_line.update(f"Nothing shown: {hidden['reason']}{more}")
         elif hidden["count"]:
             best = f" (best {hidden['bestScore']:.2f})" if hidden.get("bestScore") is not None else ""
             hidden_line.update(f"{plural(hidden['count'], 'result')} hidden below the score threshold{best} · F6 shows them")
@@ -271,7 +274,11 @@ class SearchPane(Vertical):
             results.highlighted = 0
         else:
             msg = "No matches."
-            if hidden["count"] and not self.show_hidden:
+            if hidden.get("reason") and not self.show_hidden:
+                msg += f"\n\nNothing shown: {hidden['reason']}."
+                if hidden["count"]:
+                    msg += f" Press F6 to see the {plural(hidden['count'], 'weak hit')} anyway."
+            elif hidden["count"] and not self.show_hidden:
                 msg += f"\n\n{plural(hidden['count'], 'result')} scored below the threshold: press F6 to see them."
             self._set_preview(Content(msg))
 
