@@ -1020,7 +1020,7 @@ def explain_parts(x: dict) -> list[tuple[str, str]]:
         e = x["exact"]
         out.append(("exact", f"names the rare identifier {e['token']!r} (in {e['chunks']} chunk(s)); lifted to the top of its band"))
     f = x.get("fusion") or {}
-    where = f" → {f['relative']} of the best (orders hits within a band)" if "relative" in f else ""
+    where = f" → {f['relative']} of the best" if "relative" in f else ""
     if f.get("method") == "weighted":
         out.append(("order", f"weighted {f['vectorWeight']} vector / {f['textWeight']} text{where}"))
     elif f.get("method") == "relative":
