@@ -844,12 +844,12 @@ ABSENT_SHARE = 0.95  # nearly all of the query's words never used in this memory
 
 def abstain_reason(evidence: dict, strong: float = STRONG_HIT, absent_share: float = ABSENT_SHARE) -> str | None:
     """Why to show nothing for this evidence (query_evidence), or None to show the list."""
-    if not evidence["candidates"]:
-        return "no passage holds any query word"
-    if evidence["best"] >= strong:
+    if evidence["candidates"] and evidence["best"] >= strong:
         return None
     if evidence["namedAbsent"]:
         return f"this memory never mentions {', '.join(repr(t) for t in evidence['namedAbsent'])}"
+    if not evidence["candidates"]:
+        return "no passage holds any query word"
     if evidence["absentShare"] >= absent_share:
         return f"this memory uses almost none of the query's words ({', '.join(repr(t) for t in evidence['absentTerms'][:5])})"
     return None
