@@ -801,12 +801,14 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
         shown = [c for c in cands if c.score >= opts.min_score]
     else:  # by default the whole list stands or falls on the evidence that this memory holds the answer
         shown = [] if evidence.get("abstain") else cands
-    hidden = [c for c in cands if c not in shown] if not opts.show_hidden else []
+    kept = {c.id for c in shown}
+    hidden = [c for c in cands if c.id not in kept]
     if opts.show_hidden:
         shown = cands
     shown = shown[: opts.max_results]
     results = [render(c, focus, opts) for c in shown]
-    hidden_info: dict[str, Any] = {"count": len(hidden), "bestScore": round(max(h.score for h in hidden), 4) if hidden else None}
+    hidden_info: dict[str, Any] = {"count": len(hidden) if not opts.show_hidden else 0,
+                                   "bestScore": round(max(h.score for h in hidden), 4) if hidden else None}
     if evidence.get("abstain") and not opts.min_score_explicit and not opts.show_hidden:
         hidden_info["reason"] = evidence["abstain"]
     return {
