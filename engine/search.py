@@ -352,6 +352,7 @@ def confidence(cands: list[Candidate], weights: dict[str, float], n_docs: int, e
             "keyword": round(k, 4),
             "vector": round(v, 4),
         }
+        conf["words"] = round(own, 4)  # what its words and vector say, before a rare name lifts it
         if c.id in exact:
             conf["exact"] = exact[c.id]["token"]
             own = max(own, EXACT_CONFIDENCE)
@@ -866,7 +867,8 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
     absent = [t for t, w in weights.items() if w >= 1.0] if n_docs else []
     out: dict[str, Any] = {
         "candidates": len(cands),
-        "best": round(max((c.score for c in cands), default=0.0), 4),
+        # one rare name held is not a strong hit when the query names another this memory lacks
+        "best": round(max((c.parts["confidence"]["words"] for c in cands), default=0.0), 4),
         "absentTerms": absent,
         "namedAbsent": [t for t in named_terms(query) if t in absent],
         # counted, not weighed: a word common here weighs little, and the few a query shares

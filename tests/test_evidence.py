@@ -74,6 +74,16 @@ def test_a_name_this_memory_never_mentions_empties_the_list(keyword):
     assert known["results"] and known["results"][0]["path"] == "memory/2026-03-02.md"
 
 
+def test_a_rare_name_held_does_not_vouch_for_another_name_absent(keyword):
+    """"Marta" is in one note (its own evidence lifts that hit to high), but the question is
+    about Okonkwo, whom this memory never mentions: still nothing."""
+    res = keyword.search("What did Okonkwo tell Marta about the roof?", show_hidden=True, explain=True)
+    marta = next(r for r in res["results"] if r["path"] == "memory/2026-03-02.md")
+    assert marta["band"] == "high" and marta["explain"]["confidence"]["exact"] == "marta"
+    assert res["evidence"]["abstain"] and "okonkwo" in res["evidence"]["abstain"]
+    assert keyword.search("What did Okonkwo tell Marta about the roof?")["results"] == []
+
+
 def test_a_weak_best_hit_is_still_shown(keyword):
     """Half the words, none of them a name: weak evidence is not evidence of absence."""
     res = keyword.search("when do I swim and what does the doctor think")
