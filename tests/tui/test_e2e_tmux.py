@@ -222,8 +222,7 @@ def test_config_enter_after_down_opens_the_editor(ws, home_dirs):
         term.wait_for(lambda s: "Type to search 5 files" in s)
         term.send("F5")
         term.wait_for(lambda s: "Config file:" in s and "(Enter to edit)" in s)
-        term.send("Down")
-        term.send("Enter")  # at once, as a person types: no wait for the screen between the keys
+        term.send("Down", "Enter")  # in one burst, as a person types: no wait between the keys
         term.wait_for(lambda s: "Set agentId" in s and "Esc cancels" in s, timeout=5)
         term.send("Escape")
         term.send("C-q")
