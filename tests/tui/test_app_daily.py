@@ -202,9 +202,13 @@ def test_eta_comes_from_the_recent_rate_not_the_whole_run():
 async def test_at_80_columns_the_header_still_shows_the_running_job(ws, make_app):
     """The header's end is cut at 80 columns: the job leads it, so a long workspace path and
     the model's name are what is cut, never "Rebuild: 770/3001 files"."""
+    import shutil
+
     from clawmem.engine import events as ev
 
-    app = make_app(ws)
+    deep = ws.parent / "projects" / "assistant-memory-workspaces" / "personal-notes"
+    shutil.copytree(ws, deep)  # a workspace path as long as many people's
+    app = make_app(deep)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         app.post_engine_event(ev.JobStarted("rebuild", "asked (F9)", 3001, at=0.0))
