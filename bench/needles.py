@@ -7,6 +7,7 @@ Three kinds, each a fact planted once in one daily log:
 
     python bench/needles.py --no-vectors            # keyword-only
     python bench/needles.py --files 200             # keyword-only and the default (local e5)
+    python bench/needles.py --base ../shared/eval/madial_en/archive   # planted in a real chat memory
 
 Prints, per kind and mode, how many needles came first and how many in the top 5, and every
 exact needle that keyword-only finds but the default does not (there should be none).
@@ -46,9 +47,14 @@ NEEDLES = [
 ]
 
 
-def plant(ws: Path, files: int, seed: int = 3) -> dict[str, str]:
-    """Write the corpus and the needles; {query: path of the daily log holding its needle}."""
-    generate(ws, files)
+def plant(ws: Path, files: int, seed: int = 3, base: Path | None = None) -> dict[str, str]:
+    """Write the corpus (or copy `base`) and the needles; {query: path of the daily log holding its needle}."""
+    if base is not None:
+        import shutil
+
+        shutil.copytree(base, ws)
+    else:
+        generate(ws, files)
     logs = sorted((ws / "memory").glob("*.md"))
     rng = random.Random(seed)
     where = {}
@@ -71,15 +77,16 @@ def main() -> None:
     ap.add_argument("--files", type=int, default=200)
     ap.add_argument("--no-vectors", action="store_true")
     ap.add_argument("--dir", type=Path, help="keep the workspace and index here (reused: the embeddings are kept)")
+    ap.add_argument("--base", type=Path, help="plant the needles in a copy of this workspace instead of the synthetic one")
     a = ap.parse_args()
     from clawmem.engine import Engine, load_config
 
     base = Path(a.dir or tempfile.mkdtemp(prefix="clawmem-needles-"))
     ws = base / "ws"
     if not ws.exists():
-        where = plant(ws, a.files)
-    else:
-        where = plant(Path(tempfile.mkdtemp()), a.files)  # the same draw: only the paths are wanted
+        where = plant(ws, a.files, base=a.base)
+    else:  # the same draw: only the paths are wanted
+        where = plant(Path(tempfile.mkdtemp()) / "ws", a.files, base=a.base)
     modes = {"keyword": {"provider": "none"}}
     if not a.no_vectors:
         modes["default"] = {"provider": "local", "local.modelPath": str(MODEL), "local.threads": 1}
@@ -90,7 +97,7 @@ def main() -> None:
         eng.run_index(reason="bench")
         ranks[mode] = {q: rank(eng, q, where[q]) for _, _, q in NEEDLES}
         eng.close()
-    print(f"{a.files} daily logs, {len(NEEDLES)} needles           first   top 5")
+    print(f"{a.base or f'{a.files} synthetic daily logs'}, {len(NEEDLES)} needles           first   top 5")
     for kind in ("exact", "paraphrase", "name+paraphrase"):
         qs = [q for k, _, q in NEEDLES if k == kind]
         for mode in modes:
