@@ -44,14 +44,19 @@ def caps(cfg) -> tuple[int, int, str]:
 
 
 def cut(text: str, cap: int) -> tuple[str, str]:
-    """(head, tail) of `text` within `cap` characters, cut at line ends where possible."""
+    """(head, tail) of `text` within `cap` characters, cut at line ends where possible, else
+    between words (a cut word reads as a different word), else where the cap falls."""
     at = int(cap * HEAD_SHARE)
     nl = text.rfind("\n", 0, at)
+    if nl < 0:
+        nl = text.rfind(" ", 0, at)
     head_end = nl + 1 if nl >= 0 else at
     tail_start = len(text) - int(cap * TAIL_SHARE)
-    nl = text.find("\n", tail_start - 1)
-    if 0 <= nl < len(text) - 1:
-        tail_start = nl + 1
+    for sep in ("\n", " "):
+        nl = text.find(sep, tail_start - 1)
+        if 0 <= nl < len(text) - 1:
+            tail_start = nl + 1
+            break
     return text[:head_end], text[max(tail_start, head_end):]
 
 

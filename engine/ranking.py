@@ -156,3 +156,14 @@ def vector_confidence(cos: float, mean: float, std: float, n: int) -> float:
 def combine_confidence(keyword: float, vector: float) -> float:
     """Either side alone can vouch for a hit; both agreeing is stronger than either."""
     return 1.0 - (1.0 - keyword) * (1.0 - vector)
+
+
+# A hit's band, from its own score: `high` holds most of the query (or names its rare identifier,
+# or stands far above the vectors' background), `medium` a fair part of it, `low` a little: a
+# weak hit is shown as weak rather than hidden, so an agent can weigh it.
+BANDS = (("high", 0.6), ("medium", 0.3), ("low", 0.0))
+
+
+def band(score: float) -> str:
+    return next(name for name, floor in BANDS if score >= floor)
+

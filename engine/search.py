@@ -327,8 +327,13 @@ def _glued(text: str, at: int, has_cjk: bool) -> bool:
     return (ch.isalnum() or ch == "_") and not (has_cjk and is_cjk(ch))
 
 
-def confidence(cands: list[Candidate], weights: dict[str, float], n_docs: int) -> None:
-    """Each candidate's own evidence that it answers the query (see ranking, "confidence")."""
+EXACT_CONFIDENCE = 0.7  # holding a rare identifier the query names: high, whatever else the chunk holds
+
+
+def confidence(cands: list[Candidate], weights: dict[str, float], n_docs: int, exact: dict[int, dict]) -> None:
+    """Each candidate's score: its own evidence that it answers the query (see ranking,
+    "confidence"), never borrowed from a better hit: the query terms one passage of it holds,
+    weighted by their rarity here, its own cosine's standing, a rare identifier it names."""
     total = sum(weights.values())
     words = QueryWords(weights)
     for c in cands:
@@ -338,34 +343,44 @@ def confidence(cands: list[Candidate], weights: dict[str, float], n_docs: int) -
         if c.vec_cos is not None:
             ref = c.parts.get("vectorReference") or {}
             v = ranking.vector_confidence(c.vec_cos, ref.get("mean", 0.0), ref.get("std", 1.0), n_docs)
-        c.parts["confidence"] = {
+        own = ranking.combine_confidence(k, v)
+        conf = {
+            "terms": sorted(present, key=lambda t: -weights.get(t, 0.0)),
             "termWeight": round(sum(w for t, w in weights.items() if t in present), 3),
             "queryWeight": round(total, 3),
             "termCoverage": round(cov, 4),
             "keyword": round(k, 4),
             "vector": round(v, 4),
-            "own": round(ranking.combine_confidence(k, v), 4),
         }
+        conf["words"] = round(own, 4)  # what its words and vector say, before a rare name lifts it
+        if c.id in exact:
+            conf["exact"] = exact[c.id]["token"]
+            own = max(own, EXACT_CONFIDENCE)
+        conf["own"] = round(own, 4)
+        c.parts["confidence"] = conf
+        c.score = own
 
 
 def fuse(cands: list[Candidate], opts: Options, mode: str) -> None:
-    """Order by the fused score; report it scaled by the query's confidence (the best hit's
-    own evidence), so the first hit scores that confidence and the others their share of it."""
+    """The order within a band: each candidate's fused score relative to the best (c.rank).
+    The fusion only orders; the reported score stays the hit's own evidence (confidence)."""
+    fused = {}
     if mode == "keyword":
         for c in cands:
             if opts.fusion != "weighted":  # by rank, as the keyword list has it
-                c.score = ranking.rrf_score([c.kw_rank], opts.rrf_k) if c.kw_rank else 0.0
+                f = ranking.rrf_score([c.kw_rank], opts.rrf_k) if c.kw_rank else 0.0
             else:
-                c.score = ranking.bm25_to_score(c.kw_bm25) if c.kw_bm25 is not None else 0.0
+                f = ranking.bm25_to_score(c.kw_bm25) if c.kw_bm25 is not None else 0.0
                 if not c.kw_strict:
-                    c.score *= 0.5  # relaxed (OR) hits rank below strict ones
+                    f *= 0.5  # relaxed (OR) hits rank below strict ones
+            fused[c.id] = f
             c.parts["fusion"] = {"method": "keyword-only", "scale": "bm25" if opts.fusion == "weighted" else "rank"}
     elif opts.fusion == "weighted":
         wv, wt = ranking.normalize_weights(opts.vector_weight, opts.text_weight)
         for c in cands:
             t = ranking.bm25_to_score(c.kw_bm25) if c.kw_bm25 is not None else 0.0
             v = c.vec_score or 0.0
-            c.score = wv * v + wt * t
+            fused[c.id] = wv * v + wt * t
             c.parts["fusion"] = {"method": "weighted", "vectorWeight": round(wv, 4), "textWeight": round(wt, 4), "textScore": round(t, 4)}
     elif opts.fusion == "relative":
         text = [-c.kw_bm25 for c in cands if c.kw_bm25 is not None]  # none in vector-only mode
@@ -375,20 +390,17 @@ def fuse(cands: list[Candidate], opts: Options, mode: str) -> None:
         z_top = max((c.vec_z for c in cands if c.vec_z is not None), default=0.0)
         for c in cands:
             t, v = ranking.relative_shares(-c.kw_bm25 if c.kw_bm25 is not None else text_floor, text_top, c.vec_z, z_top)
-            c.score = (t + v) / 2
+            fused[c.id] = (t + v) / 2
             c.parts["fusion"] = {"method": "relative", "textShare": round(t, 4), "vectorShare": round(v, 4)}
     else:
         for c in cands:
             ranks = [c.vec_rank, c.kw_rank] if mode == "hybrid" else [c.vec_rank]
-            c.score = ranking.rrf_score(ranks, opts.rrf_k)
+            fused[c.id] = ranking.rrf_score(ranks, opts.rrf_k)
             c.parts["fusion"] = {"method": "rrf", "k": opts.rrf_k, "vectorRank": c.vec_rank, "keywordRank": c.kw_rank}
-    best = max((c.score for c in cands), default=0.0)
-    query_conf = max((c.parts["confidence"]["own"] for c in cands), default=0.0)
+    best = max(fused.values(), default=0.0)
     for c in cands:
-        rel = c.score / best if best > 0 else 0.0
-        c.parts["confidence"].update({"query": round(query_conf, 4), "relative": round(rel, 4)})
-        c.rank = rel
-        c.score = query_conf * rel
+        c.rank = fused[c.id] / best if best > 0 else 0.0
+        c.parts["fusion"]["relative"] = round(c.rank, 4)
 
 
 def chunk_date(row: tuple) -> tuple[dt.datetime | None, str]:
@@ -536,6 +548,41 @@ def snippet_window(lines: list[str], best: int, first: int, last: int, weights: 
             size += len(lines[i]) + 1
             grew = True
     return "\n".join(lines[i : j + 1]), i, j
+
+
+def term_spans(text: str, terms: list[str]) -> list[tuple[int, int]]:
+    """(start, end) of every occurrence of the query terms in `text`, case-insensitive, longest
+    term first, never overlapping, in text order: what the fronts highlight."""
+    low = text.lower()
+    taken: list[tuple[int, int]] = []
+    for term in sorted({t for t in terms if t}, key=len, reverse=True):
+        start = 0
+        while (pos := low.find(term, start)) >= 0:
+            end = pos + len(term)
+            if not any(a < end and pos < b for a, b in taken):
+                taken.append((pos, end))
+            start = end
+    return sorted(taken)
+
+
+def snippet_match(result: dict, terms: list[str]) -> int:
+    """The index of the line of a result's snippet that it matched on (its matchLine). When
+    the snippet is the cited lines as they stand in the file, that is matchLine's place; when
+    it is cut shorter (or a transcript's lines map elsewhere), the line holding the most
+    distinct query terms (the first of equals), else the first line with text."""
+    lines = result["snippet"].split("\n")
+    at = result.get("matchLine", 0) - result["startLine"]
+    if len(lines) == result["endLine"] - result["startLine"] + 1 and 0 <= at < len(lines) and result.get("source") != "sessions":
+        return at
+    best, best_n = None, 0
+    for i, line in enumerate(lines):
+        low = line.lower()
+        n = sum(1 for t in set(terms) if t and t in low)
+        if n > best_n:
+            best, best_n = i, n
+    if best is None:
+        best = next((i for i, line in enumerate(lines) if line.strip() and not _is_heading(line)), 0)
+    return best
 
 
 def line_span(row: tuple, first: int, last: int) -> tuple[int, int]:
@@ -695,7 +742,7 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
     # answers it), rare identifiers, the words that place a result's citation
     content = [t for t in info["terms"] if t not in STOPWORDS]
     weights, n_docs = term_weights(store, content or info["terms"], info.get("df"))
-    exact = exact_hits(store, query, opts) if mode == "hybrid" else {}
+    exact = exact_hits(store, query, opts)
     focus = line_focus(store, query, info, opts.context_lines)
     vec: list[Candidate] = []
     if has_vec:
@@ -730,11 +777,11 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
         cands = [c for c in cands if c.vec_rank is not None or c.kw_rank is not None or c.id in exact]
         if opts.fusion == "relative":
             vector_standing(store, vector, query_vector, cands)
-    confidence(cands, weights, n_docs)
+    confidence(cands, weights, n_docs, exact)
     fuse(cands, opts, mode)
     if opts.decay:
         apply_decay(cands, opts)
-    pin_exact_hits(cands, exact, opts.min_score)
+    pin_exact_hits(cands, exact)
     cands.sort(key=lambda c: (-c.rank, c.id))
     cands = merge_overlapping(cands, opts.merge_chars)
     if opts.mmr and len(cands) > 1:
@@ -744,21 +791,92 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
             cands[i].parts["mmr"] = {"step": step, "maxSimilarity": round(sim, 4), "lambda": opts.mmr_lambda}
             reordered.append(cands[i])
         cands = reordered
-    apply_threshold = mode != "keyword" or opts.min_score_explicit
-    shown, hidden = [], []
-    for c in cands:
-        (shown if (not apply_threshold or c.score >= opts.min_score) else hidden).append(c)
+    if mode == "keyword":
+        # a weak (low band) hit never stands above a medium or high one: here the band and the
+        # order weigh the same evidence, the query's words (costs nothing on the eval sets).
+        # With vectors the fusion's order stands: the band counts a cosine only once it beats
+        # the best unrelated chunk, and sinking by band cost MADial 0.03-0.08 of hit@5.
+        cands.sort(key=lambda c: ranking.band(c.score) == "low")
+    evidence = query_evidence(query, weights, n_docs, cands)
+    if opts.min_score_explicit:  # asked for: every hit below it is hidden
+        shown = [c for c in cands if c.score >= opts.min_score]
+    else:  # by default the whole list stands or falls on the evidence that this memory holds the answer
+        shown = [] if evidence.get("abstain") else cands
+    kept = {c.id for c in shown}
+    hidden = [c for c in cands if c.id not in kept]
     if opts.show_hidden:
         shown = cands
     shown = shown[: opts.max_results]
     results = [render(c, focus, opts) for c in shown]
+    hidden_info: dict[str, Any] = {"count": len(hidden) if not opts.show_hidden else 0,
+                                   "bestScore": round(max(h.score for h in hidden), 4) if hidden else None}
+    if evidence.get("abstain") and not opts.min_score_explicit and not opts.show_hidden:
+        hidden_info["reason"] = evidence["abstain"]
     return {
         "results": results,
         "mode": mode,
-        "hidden": {"count": len(hidden) if not opts.show_hidden else 0, "bestScore": round(max(h.score for h in hidden), 4) if hidden else None},
+        "hidden": hidden_info,
+        "evidence": evidence,
         "keyword": info,
         "ms": round((time.perf_counter() - t0) * 1000, 2),
     }
+
+
+TITLES = frozenset("dr mr mrs ms mx st prof sr jr mt".split())  # "Dr." does not end a sentence
+
+
+def named_terms(query: str) -> list[str]:
+    """The index terms of what the query names: a capitalised word that does not open a
+    sentence or a line (Mongolia, Okafor, New Year's), and identifiers (exact_tokens)."""
+    out: dict[str, None] = {}
+    for line in re.split(r"[\n:;]+", query):
+        opens = True
+        for word in line.split():
+            bare = word.strip("\"'()[]{},*.!?")
+            title = bare.lower() in TITLES or (len(bare) == 1 and bare.isupper())
+            if not opens and not title and bare[:1].isupper() and bare.lower() not in STOPWORDS:
+                out.update(dict.fromkeys(t for t in query_terms(bare) if t not in STOPWORDS))
+            opens = word.endswith((".", "!", "?")) and not title
+    out.update(dict.fromkeys(exact_tokens(query)))
+    return list(out)
+
+
+STRONG_HIT = 0.6  # a hit this strong answers for the list, whatever the query names that is absent
+ABSENT_SHARE = 0.95  # nearly all of the query's words never used in this memory (another language, another life)
+
+
+def abstain_reason(evidence: dict, strong: float = STRONG_HIT, absent_share: float = ABSENT_SHARE) -> str | None:
+    """Why to show nothing for this evidence (query_evidence), or None to show the list."""
+    if evidence["candidates"] and evidence["best"] >= strong:
+        return None
+    if evidence["namedAbsent"]:
+        return f"this memory never mentions {', '.join(repr(t) for t in evidence['namedAbsent'])}"
+    if not evidence["candidates"]:
+        return "no passage holds any query word"
+    if evidence["absentShare"] >= absent_share:
+        return f"this memory uses almost none of the query's words ({', '.join(repr(t) for t in evidence['absentTerms'][:5])})"
+    return None
+
+
+def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: list[Candidate]) -> dict:
+    """Whether this memory holds the answer at all, from evidence that means the same in any
+    workspace. A question about someone else's history names someone or something that never
+    occurs here far more often than an answerable one does; a weak best hit alone is not such
+    evidence (the answer is often a weak hit: emptying an answerable question costs more than
+    a weak hit the agent can weigh). "abstain": why to show nothing (None: show the list)."""
+    absent = [t for t, w in weights.items() if w >= 1.0] if n_docs else []
+    out: dict[str, Any] = {
+        "candidates": len(cands),
+        # one rare name held is not a strong hit when the query names another this memory lacks
+        "best": round(max((c.parts["confidence"]["words"] for c in cands), default=0.0), 4),
+        "absentTerms": absent,
+        "namedAbsent": [t for t in named_terms(query) if t in absent],
+        # counted, not weighed: a word common here weighs little, and the few a query shares
+        # with this memory are what says it may hold the answer
+        "absentShare": round(len(absent) / len(weights), 4) if weights else 0.0,
+    }
+    out["abstain"] = abstain_reason(out)
+    return out
 
 
 EXACT_MAX_CHUNKS = 3  # an identifier found in at most this many chunks is "rare"
@@ -780,14 +898,14 @@ def exact_tokens(query: str) -> list[str]:
 
 
 def exact_hits(store: Store, query: str, opts: Options) -> dict[int, dict]:
-    """Chunks holding a rare identifier of the query: {chunk id: {token, chunks}}.
+    """Chunks holding a rare identifier or name of the query: {chunk id: {token, chunks}}.
 
-    Vectors say little about ids, env vars and error codes, and a fused score can bury the
-    one chunk that names them (SPEC §3); the caller pins these near the top.
+    Vectors say little about ids, env vars, error codes and names they never saw, and a fused
+    score can bury the one chunk that holds them; the caller pins these near the top.
     """
     hits: dict[int, dict] = {}
     filter_sql, filter_args = _filter_sql(opts)
-    for tok in exact_tokens(query):
+    for tok in named_terms(query):
         try:
             ids = [r[0] for r in store.conn.execute(
                 "select f.rowid from chunks_fts f join chunks c on c.id = f.rowid left join files fl on fl.path = c.path"
@@ -802,20 +920,18 @@ def exact_hits(store: Store, query: str, opts: Options) -> dict[int, dict]:
     return hits
 
 
-def pin_exact_hits(cands: list[Candidate], hits: dict[int, dict], min_score: float) -> None:
-    """Lift the chunks naming a rare identifier to the first place of the others, and their
-    score to at least the threshold, so they come back in the top results whatever the
-    vectors say (naming a rare identifier is evidence enough)."""
+def pin_exact_hits(cands: list[Candidate], hits: dict[int, dict]) -> None:
+    """Lift the chunks naming a rare identifier to the first place of the others, so they come
+    back in the top results whatever the vectors say (their score, from confidence, is high:
+    naming a rare identifier is evidence enough)."""
     if not hits:
         return
     others = [c for c in cands if c.id not in hits]
     rank_floor = max([c.rank for c in others], default=0.0) + 1e-6
-    score_floor = min(1.0, max([min_score, *(c.score for c in others)]) + 1e-6)
     for c in cands:
-        if c.id in hits and (c.rank < rank_floor or c.score < score_floor):
-            c.parts["exact"] = {**hits[c.id], "scoreBefore": round(c.score, 4)}
-            c.rank = max(c.rank, rank_floor)
-            c.score = max(c.score, score_floor)
+        if c.id in hits and c.rank < rank_floor:
+            c.parts["exact"] = {**hits[c.id], "rankBefore": round(c.rank, 4)}
+            c.rank = rank_floor
 
 
 def merge_overlapping(cands: list[Candidate], max_chars: int = 3200) -> list[Candidate]:
@@ -870,6 +986,7 @@ def render(c: Candidate, focus: LineFocus, opts: Options) -> dict:
         "endLine": e,
         "matchLine": line_span(c.row, best, best)[0],
         "score": round(c.score, 4),
+        "band": ranking.band(c.score),
         "snippet": snippet,
         "source": source,
     }
@@ -905,21 +1022,26 @@ def explain_parts(x: dict) -> list[tuple[str, str]]:
         out.append(("vector", f"rank {v['rank']} · cosine {v['cosine']} → {v['calibrated']}"))
     if "exact" in x:
         e = x["exact"]
-        out.append(("exact", f"names the rare identifier {e['token']!r} (in {e['chunks']} chunk(s)); lifted from {e['scoreBefore']}"))
+        out.append(("exact", f"names the rare identifier {e['token']!r} (in {e['chunks']} chunk(s)); lifted to the top of its band"))
     f = x.get("fusion") or {}
+    where = f" → {f['relative']} of the best" if "relative" in f else ""
     if f.get("method") == "weighted":
-        out.append(("fusion", f"weighted {f['vectorWeight']} vector / {f['textWeight']} text"))
+        out.append(("order", f"weighted {f['vectorWeight']} vector / {f['textWeight']} text{where}"))
     elif f.get("method") == "relative":
-        out.append(("fusion", f"relative: {f['textShare']} of the best keyword hit's BM25, {f['vectorShare']} of the best vector standing"))
+        out.append(("order", f"relative: {f['textShare']} of the best keyword hit's BM25, {f['vectorShare']} of the best vector standing{where}"))
     elif f.get("method") == "rrf":
-        out.append(("fusion", f"rrf k={f['k']} (vector #{f.get('vectorRank') or '-'}, keyword #{f.get('keywordRank') or '-'})"))
+        out.append(("order", f"rrf k={f['k']} (vector #{f.get('vectorRank') or '-'}, keyword #{f.get('keywordRank') or '-'}){where}"))
     elif f:
-        out.append(("fusion", f"keyword-only, {'by rank' if f.get('scale') == 'rank' else 'the BM25 score alone'}"))
+        out.append(("order", f"keyword-only, {'by rank' if f.get('scale') == 'rank' else 'the BM25 score alone'}{where}"))
     if "confidence" in x:
         c = x["confidence"]
-        out.append(("confidence", f"query {c['query']} (its best hit's own evidence) × {c['relative']} (this hit's fused score "
-                    f"relative to the first) · own {c['own']}: query terms {c['termCoverage']:.0%} covered → {c['keyword']}, "
-                    f"vector → {c['vector']}"))
+        terms = ", ".join(c.get("terms") or []) or "none"
+        text = (f"own evidence {c['own']}: one passage holds {c['termCoverage']:.0%} of the query's term weight "
+                f"({c['termWeight']} of {c['queryWeight']}; terms: {terms}) → keyword {c['keyword']}; "
+                f"own similarity → vector {c['vector']}; combined 1-(1-k)(1-v)")
+        if c.get("exact"):
+            text += f"; names the rare identifier {c['exact']!r} → at least {EXACT_CONFIDENCE}"
+        out.append(("score", text))
     if "decay" in x:
         d = x["decay"]
         when = f"{d['date']}, {d['basis']}" if d.get("date") else d["basis"]

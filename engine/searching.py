@@ -17,6 +17,11 @@ from .embeddings import Provider, ProviderError
 from .store import DatabaseError, Store
 
 
+def citation(path: str, start: int, end: int) -> str:
+    """OpenClaw's citation, the one shape of every front: `Source: memory/x.md#L3-L9`."""
+    return f"Source: {path}#L{start}-L{end}"
+
+
 class SearchDisabled(RuntimeError):
     """Memory search is turned off (`enabled = false`, e.g. OpenClaw's memorySearch.enabled)."""
 
@@ -138,7 +143,9 @@ class Searching(Core):
         return search_mod.Options(
             max_results=mr,
             min_score=float(min_score) if min_score is not None else c["query.minScore"],
-            min_score_explicit=min_score is not None,
+            # a threshold someone set hides every hit below it; the default only decides, from the
+            # evidence, whether to show the list at all
+            min_score_explicit=min_score is not None or c.sources.get("query.minScore", "default") != "default",
             candidates=min(200, max(1, mr * c["query.hybrid.candidateMultiplier"])),
             fusion=c["query.hybrid.fusion"],
             vector_weight=c["query.hybrid.vectorWeight"],
@@ -259,7 +266,8 @@ class Searching(Core):
         out["fallback"] = fallback
         if self.cfg["citations"] != "off":
             for r in out["results"]:
-                r["citation"] = f"Source: {r['path']}#L{r['startLine']}-L{r['endLine']}"
+                r["citation"] = citation(r["path"], r["startLine"], r["endLine"])
         if opts.explain:
             out["timingMs"] = result["ms"]
+            out["evidence"] = result["evidence"]
         return out

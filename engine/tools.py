@@ -30,6 +30,7 @@ from . import files, journal, paths
 from .api import AccessDenied, IndexUnavailable, SearchDisabled, disabled_reason
 from .config import ConfigError
 from .lock import LockBusy
+from .searching import citation
 from .store import DatabaseError
 
 QUOTA_WARNING = "Memory search is unavailable because the embedding provider quota is exhausted."
@@ -65,11 +66,6 @@ def _number(name: str, value: Any, integer: bool = False) -> float | int | None:
     return int(num) if integer else num
 
 
-def citation_of(path: str, start: int, end: int) -> str:
-    """OpenClaw's citation: `path#L3` for one line, `path#L3-L9` for a range."""
-    return f"{path}#L{start}" if start == end else f"{path}#L{start}-L{end}"
-
-
 def _unavailable(error: str) -> dict:
     # OpenClaw knows two causes (quota, provider); a missing or unreadable index is a third, said as such
     quota, index = _is_quota(error), "clawmem index" in error
@@ -91,7 +87,7 @@ def memory_search(engine, query: Any, maxResults: Any = None, minScore: Any = No
 
     `options` go to Engine.search (after, before, now, explain, show_hidden, date_filter).
     Citations (`citations` = on/off/auto; auto is on: an agent's own session is direct)
-    set `citation` and end each snippet with `Source: <citation>`. `private` (true or "true")
+    set `citation` (`Source: path#L3-L9`) and end each snippet with it. `private` (true or "true")
     keeps this search out of the recall history `clawmem promote` ranks.
     """
     started = time.perf_counter()
@@ -135,10 +131,10 @@ def memory_search(engine, query: Any, maxResults: Any = None, minScore: Any = No
     results = []
     for r in res["results"]:
         item = {"path": r["path"], "startLine": r["startLine"], "endLine": r["endLine"], "score": r["score"],
-                "snippet": r["snippet"], "source": r["source"]}
+                "band": r["band"], "snippet": r["snippet"], "source": r["source"]}
         if decorate:
-            item["citation"] = citation_of(r["path"], r["startLine"], r["endLine"])
-            item["snippet"] = r["snippet"].strip() + "\n\nSource: " + item["citation"]
+            item["citation"] = citation(r["path"], r["startLine"], r["endLine"])
+            item["snippet"] = r["snippet"].strip() + "\n\n" + item["citation"]
         item["corpus"] = "memory"
         if "explain" in r:
             item["explain"] = r["explain"]
@@ -180,8 +176,8 @@ def _fleet_search(engine, text: str, mr: int | None, ms: float | None, started: 
         item = {"path": r["ref"], "startLine": r["startLine"], "endLine": r["endLine"], "score": r["score"],
                 "snippet": r["snippet"], "source": r["source"], "agent": r["agent"], "host": r["host"], "file": r["path"]}
         if decorate:
-            item["citation"] = citation_of(r["ref"], r["startLine"], r["endLine"])
-            item["snippet"] = r["snippet"].strip() + "\n\nSource: " + item["citation"]
+            item["citation"] = citation(r["ref"], r["startLine"], r["endLine"])
+            item["snippet"] = r["snippet"].strip() + "\n\n" + item["citation"]
         item["corpus"] = "fleet"
         results.append(item)
     out = {"results": results, "provider": res["provider"], "model": res["model"], "mode": res["mode"],
@@ -257,7 +253,7 @@ def memory_append(engine, text: Any, heading: Any = None, *, now: dt.datetime | 
     except OSError as exc:
         return {"error": f"{getattr(exc, 'filename', '') or 'memory/'}: cannot append ({exc.strerror or exc})"}
     rel = path.relative_to(engine.workspace).as_posix()
-    return {"path": rel, "startLine": start, "endLine": end, "citation": citation_of(rel, start, end), **_index_now(engine)}
+    return {"path": rel, "startLine": start, "endLine": end, "citation": citation(rel, start, end), **_index_now(engine)}
 
 
 def memory_file(workspace: Path) -> Path:
@@ -317,7 +313,7 @@ def memory_remember(engine, text: Any, section: Any = None, *, attempts: int = 2
     except RewriteFailed as exc:
         return {"error": str(exc)}
     start, end = lines
-    return {"path": rel, "startLine": start, "endLine": end, "citation": citation_of(rel, start, end), **_index_now(engine)}
+    return {"path": rel, "startLine": start, "endLine": end, "citation": citation(rel, start, end), **_index_now(engine)}
 
 
 class RewriteFailed(Exception):

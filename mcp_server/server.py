@@ -56,12 +56,12 @@ GET_DESCRIPTION = (
 APPEND_DESCRIPTION = (
     "Write to memory: append a timestamped entry to today's daily log (memory/YYYY-MM-DD.md, created if missing). "
     "Use it for running notes, decisions made today and things the user asked you to note. Never rewrites what is "
-    "already there. Returns the citation (path#Lstart-Lend) of what was written."
+    "already there. Returns the citation (Source: path#Lstart-Lend) of what was written."
 )
 REMEMBER_DESCRIPTION = (
     "Write to memory: add a durable fact (a preference, a decision, a person, a standing instruction) to MEMORY.md "
     "as a bullet under a section (default \"Notes\"). Keep it to one short, self-contained fact. Returns the "
-    "citation (path#Lstart-Lend) of what was written."
+    "citation (Source: path#Lstart-Lend) of what was written."
 )
 
 PROMOTE_DESCRIPTION = (

@@ -72,14 +72,14 @@ async def exercise(client: Client, workspace) -> None:
 
     got = await search_when_indexed(client, "heron migration")
     top = got["results"][0]
-    assert top["path"] == f"memory/{TODAY}.md" and top["citation"].startswith(f"memory/{TODAY}.md#L")
-    assert top["snippet"].endswith("\n\nSource: " + top["citation"]) and got["mode"] == "keyword"
+    assert top["path"] == f"memory/{TODAY}.md" and top["citation"].startswith(f"Source: memory/{TODAY}.md#L")
+    assert top["snippet"].endswith("\n\n" + top["citation"]) and got["mode"] == "keyword"
 
     got = await call(client, "memory_get", {"path": "MEMORY.md", "from": "4", "lines": 1})
     assert got == {"path": "MEMORY.md", "text": "- The user's cat is called Miso."}
 
     wrote = await call(client, "memory_append", {"text": "Booked the kingfisher workshop.", "heading": "plans"})
-    assert wrote["path"] == f"memory/{TODAY}.md" and wrote["citation"] == f"memory/{TODAY}.md#L{wrote['startLine']}-L{wrote['endLine']}"
+    assert wrote["path"] == f"memory/{TODAY}.md" and wrote["citation"] == f"Source: memory/{TODAY}.md#L{wrote['startLine']}-L{wrote['endLine']}"
     assert "Booked the kingfisher workshop." in (workspace / "memory" / f"{TODAY}.md").read_text()
     assert (await call(client, "memory_search", {"query": "kingfisher"}))["results"][0]["path"] == f"memory/{TODAY}.md"
 

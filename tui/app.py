@@ -190,10 +190,11 @@ class ClawmemApp(App):
             pv = st["provider"]
             mode = f" · {pv['active']}/{pv['model']}" if pv.get("active") and not pv.get("reason") else " · keyword-only"
         running = self.sync_pane.progress  # on every tab, like k9s's header
+        # the running job comes first: a narrow terminal cuts the line's end, never the job
         job = f" · {running}" if running else ""
         n = self.promote_count
         promote = f" · {n} to promote ({keys.key_label(self.settings.keymap, 'promote.open')})" if n else ""
-        self.query_one("#topbar", Static).update(f"clawmem · {self.shorten(str(cfg.workspace))} · agent {cfg.agent_id}{mode}{job}{promote}")
+        self.query_one("#topbar", Static).update(f"clawmem{job} · {self.shorten(str(cfg.workspace))} · agent {cfg.agent_id}{mode}{promote}")
 
     # ------------------------------------------------------------------ the bridge: workers → messages
 

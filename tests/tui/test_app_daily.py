@@ -199,6 +199,28 @@ def test_eta_comes_from_the_recent_rate_not_the_whole_run():
     assert meter.add("embed", 10, 100, now=30.0) == (None, None)  # a new phase starts over
 
 
+async def test_at_80_columns_the_header_still_shows_the_running_job(ws, make_app):
+    """The header's end is cut at 80 columns: the job leads it, so a long workspace path and
+    the model's name are what is cut, never "Rebuild: 770/3001 files"."""
+    import shutil
+
+    from clawmem.engine import events as ev
+
+    deep = ws.parent / "projects" / "assistant-memory-workspaces" / "personal-notes"
+    shutil.copytree(ws, deep)  # a workspace path as long as many people's
+    app = make_app(deep)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.post_engine_event(ev.JobStarted("rebuild", "asked (F9)", 3001, at=0.0))
+        await pilot.pause()
+        app.sync_pane.on_progress(ev.Progress("files", 770, 3001, 900.0, 2.0), now=102.0)
+        app._render_topbar()
+        await pilot.pause()
+        text = str(app.query_one("#topbar").render())
+        visible = text[: 80 - 2]  # the bar's width less its padding
+        assert "Rebuild: 770/3001 files" in visible, text
+
+
 async def test_header_shows_indexing_progress_on_every_tab_and_the_sync_tab_follows(ws, make_app):
     from clawmem.engine import events as ev
 

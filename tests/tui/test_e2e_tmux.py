@@ -212,3 +212,20 @@ def test_daily_log_editing_keys_in_a_real_terminal(ws, home_dirs):
         term.wait_for(lambda s: term.dead(), timeout=10)
     finally:
         term.close()
+
+
+def test_config_enter_after_down_opens_the_editor(ws, home_dirs):
+    """Config tab in a real terminal: ↓ moves to the next setting and the first Enter edits it
+    (it used to be swallowed)."""
+    term = Terminal(app_argv(ws), app_env(home_dirs))
+    try:
+        term.wait_for(lambda s: "Type to search 5 files" in s)
+        term.send("F5")
+        term.wait_for(lambda s: "Config file:" in s and "(Enter to edit)" in s)
+        term.send("Down", "Enter")  # in one burst, as a person types: no wait between the keys
+        term.wait_for(lambda s: "Set agentId" in s and "Esc cancels" in s, timeout=5)
+        term.send("Escape")
+        term.send("C-q")
+        term.wait_for(lambda s: term.dead(), timeout=10)
+    finally:
+        term.close()

@@ -107,3 +107,37 @@ async def test_the_apps_own_saves_and_notes_are_credited_to_the_app(ws, make_app
         await show_history(pilot)
         assert [(e.path, e.writer) for e in app.history_pane.entries] == [("MEMORY.md", "app")]
         assert "+- tea, not coffee" in str(app.history_pane.query_one("#history-diff", Static).render())
+
+
+async def test_the_first_open_shows_what_the_journal_holds_before_checking_the_files(ws, make_app):
+    """Checking every file for unrecorded changes takes seconds on a busy machine: the tab first
+    shows the changes the journal already holds, saying it is checking, then fills in the one
+    the check found."""
+    from clawmem.tui.widgets import history_pane
+
+    log = ws / "memory" / "2026-02-10.md"
+    app = make_app(ws)
+    seen = []
+
+    class Recorded(history_pane.HistoryLoaded):  # what the loader posts, in order
+        def __init__(self, entries, note):
+            super().__init__(entries, note)
+            seen.append(([e.path for e in entries], note))
+
+    original = history_pane.HistoryLoaded
+    history_pane.HistoryLoaded = Recorded
+    try:
+        async with app.run_test(size=(110, 32)) as pilot:
+            await settle(pilot)
+            outside_write(log, "# 2026-02-10\n\n(first outside edit)\n")
+            with Journal(app.engine.cfg) as jr:
+                jr.catch_up()  # recorded: the journal holds this change before the tab opens
+            outside_write(ws / "memory" / "projects.md", "# Projects\n\n(second outside edit, not recorded yet)\n")
+            await show_history(pilot)
+            shown = [e.path for e in app.history_pane.entries]
+    finally:
+        history_pane.HistoryLoaded = original
+    first, last = seen[0], seen[-1]
+    assert first == (["memory/2026-02-10.md"], "checking the files for changes not recorded yet…")
+    assert last[1] is None and sorted(last[0]) == ["memory/2026-02-10.md", "memory/projects.md"]
+    assert sorted(shown) == sorted(last[0])

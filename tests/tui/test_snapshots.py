@@ -48,8 +48,9 @@ def typed(text: str) -> list[str]:
 
 def test_search_results(ws, snap_compare):
     """Search tab after typing "migration": the mode line says keyword-only and why, with how
-    to add a model; two results (2026-02-11 and 2026-02-10) with path:lines, source, score,
-    date and a one-line snippet where "migration" is bold and underlined; the preview on the right
+    to add a model; two results (2026-02-11 and 2026-02-10) with path:lines, source, score, its
+    band ("high"), date and a snippet that starts at the line that matched ("Fixed the migration…",
+    not the heading), "migration" bold and underlined, cut between words; the preview on the right
     shows the first result's lines with line numbers, a bar beside the matched lines and ▶ at the
     first line that holds the word (line 4, in bold)."""
     assert snap_compare(build_app(ws), run_before=run(*typed("migration")), terminal_size=SIZE)
@@ -57,7 +58,9 @@ def test_search_results(ws, snap_compare):
 
 def test_search_explain_view(ws, snap_compare):
     """After "a828e60" then F7: the right pane is titled "Why (F7 for the preview)" and lists
-    the keyword rank, BM25, how all terms matched, "keyword-only, by rank" and the chunk lines."""
+    the keyword rank, BM25, how all terms matched, "keyword-only, by rank", and how the score is
+    the hit's own evidence (the passage holds 100 % of the query's term weight; it names the rare
+    identifier 'a828e60'); each row starts at the line holding a828e60."""
     assert snap_compare(build_app(ws), run_before=run(*typed("a828e60"), "f7"), terminal_size=SIZE)
 
 
@@ -69,17 +72,18 @@ def test_search_empty_workspace(empty_ws, snap_compare):
 
 def test_search_no_results_with_hidden_hits(ws, tiny_model, snap_compare):
     """Hybrid mode with the tiny test model (weighted fusion): the mode line reads
-    "Hybrid: local / tiny"; "weather forecast" matches nothing above the threshold, so the
-    results are empty, the preview says "No matches." and that 5 results scored below the
-    threshold, and the line under the results says "5 results hidden below the score threshold
-    (best 0.25) · F6 shows them"."""
+    "Hybrid: local / tiny"; no word of "weather forecast" occurs in these notes, so the results
+    are empty, the preview says "No matches." and why ("Nothing shown: this memory uses almost
+    none of the query's words ('weather', 'forecast')") with F6 to see the 5 weak hits anyway,
+    and the line under the results says the same."""
     app = build_app(ws, overrides={"provider": "local", "local.modelPath": str(tiny_model), "query.hybrid.fusion": "weighted"})
     assert snap_compare(app, run_before=run(*typed("weather forecast")), terminal_size=SIZE)
 
 
 def test_search_80x24_keyword_only(ws, snap_compare):
     """The smallest supported terminal, 80×24: search for "Priya" still shows the tabs, the
-    search box, the (wrapped) keyword-only line, results beside the preview, and the footer."""
+    search box, the (wrapped) keyword-only line, results beside the preview (each row from its
+    matched line: "- Priya leads the platform team…"), and the footer."""
     assert snap_compare(build_app(ws), run_before=run(*typed("Priya")), terminal_size=(80, 24))
 
 
@@ -185,7 +189,7 @@ async def _indexing(pilot) -> None:
 
 
 def test_sync_indexing_in_progress(ws, snap_compare):
-    """Sync tab while an index runs: the header ends "Index: 120/400 files · ETA 28s" (on
+    """Sync tab while an index runs: the header leads with "Index: 120/400 files · ETA 28s" (on
     every tab); the Index line says "index running: 120/400 files · ETA 28s" and the index
     path; above a progress bar at 30 % the job line reads "Index: 120/400 files · 10/s · ETA
     28s" (the last seconds' rate, not the engine's 35/s since the start); the log lists the

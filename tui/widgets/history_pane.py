@@ -112,26 +112,38 @@ class HistoryPane(Vertical):
 
     @work(thread=True, exclusive=True, group="history", exit_on_error=False)
     def _load(self, since: str) -> None:
+        """What the journal holds is shown at once; the files are then checked for changes not
+        yet recorded (hashing every file takes seconds on a busy machine), and the list is
+        filled in again only if that found any."""
         from clawmem.engine.journal import Journal, parse_since
 
         cfg = self.host.engine.cfg
-        entries: list[Entry] = []
-        note = None
+        worker = get_current_worker()
+        off = None if cfg["journal.enabled"] else "journal.enabled is false: no new versions are kept (F5 turns it back on)"
+
+        def entries_of(jr) -> list[Entry]:
+            changes = jr.changes(None, None if since == "all" else parse_since(since, self.host.clock().date()))
+            out = []
+            for ch in reversed(changes[-MAX_CHANGES:]):
+                plus, minus = ch.counts()
+                v = ch.after
+                out.append(Entry(v.id, ch.before.id, v.path, v.ts, v.writer, plus, minus, v.deleted, ch.hunk_lines()))
+            return out
+
         try:
             with Journal(cfg) as jr:
-                if cfg["journal.enabled"]:
-                    jr.catch_up()  # changes the watcher has not synced yet
-                changes = jr.changes(None, None if since == "all" else parse_since(since, self.host.clock().date()))
-                for ch in reversed(changes[-MAX_CHANGES:]):
-                    plus, minus = ch.counts()
-                    v = ch.after
-                    entries.append(Entry(v.id, ch.before.id, v.path, v.ts, v.writer, plus, minus, v.deleted, ch.hunk_lines()))
+                ready = entries_of(jr)
+                if not cfg["journal.enabled"]:
+                    self.post_message(HistoryLoaded(ready, off))
+                    return
+                if not worker.is_cancelled:
+                    self.post_message(HistoryLoaded(ready, "checking the files for changes not recorded yet…"))
+                found = jr.catch_up()  # changes the watcher has not synced yet
+                if not worker.is_cancelled:
+                    self.post_message(HistoryLoaded(entries_of(jr) if found else ready, None))
         except Exception as exc:  # an unreadable journal is shown, never fatal
-            note = f"journal: {exc}"
-        if not cfg["journal.enabled"]:
-            note = "journal.enabled is false: no new versions are kept (F5 turns it back on)"
-        if not get_current_worker().is_cancelled:
-            self.post_message(HistoryLoaded(entries, note))
+            if not worker.is_cancelled:
+                self.post_message(HistoryLoaded([], off or f"journal: {exc}"))
 
     @on(HistoryLoaded)
     def _loaded(self, msg: HistoryLoaded) -> None:

@@ -97,9 +97,22 @@ def first_match_line(lines: list[str], first: int, start: int, end: int, terms) 
     return start
 
 
+def from_match(r: dict, terms: list[str]) -> str:
+    """A result's snippet from the line it matched on."""
+    from clawmem.engine.search import snippet_match
+
+    return "\n".join(r["snippet"].split("\n")[snippet_match(r, terms):])
+
+
 def _one_line(text: str, limit: int = 160) -> str:
+    """`text` on one line within `limit` characters, cut between words (a cut word reads as
+    another word) unless one word fills most of the line."""
     flat = re.sub(r"\s+", " ", text).strip()
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    if len(flat) <= limit:
+        return flat
+    head = flat[: limit - 1]
+    space = head.rfind(" ")
+    return (head[:space] if space >= limit // 2 else head).rstrip() + "…"
 
 
 class SearchPane(Vertical):
@@ -259,16 +272,21 @@ class SearchPane(Vertical):
                 (r["source"], "$text-muted"),
                 "  ",
                 (f"{r['score']:.2f}", "bold"),  # no colour of its own: readable on the selected row in 16 colours too
+                (f" {r['band']}" if r.get("band") else "", "$text-muted"),
                 ("  " + r["date"] if r.get("date") else "", "$text-muted"),
             )
-            # no colour of its own: the selected row's colours keep it readable in 16 colours too
-            body = highlight(_one_line(r["snippet"]), self._terms, "bold underline")
+            # the line it matched on leads; no colour of its own: the selected row's colours keep
+            # it readable in 16 colours too
+            body = highlight(_one_line(from_match(r, self._terms)), self._terms, "bold underline")
             results.add_option(Option(Content("\n").join([head, body]), id=str(i)))
         hidden = res["hidden"]
         if self.show_hidden and hidden.get("bestScore") is None:
             hidden_line.update("Nothing scored below the threshold for this search · F6 turns showing them off")
         elif self.show_hidden:
             hidden_line.update("Showing the results below the score threshold too · F6 hides them")
+        elif hidden.get("reason"):  # the memory seems not to hold the answer: said, with a way to look anyway
+            more = f" · F6 shows the {plural(hidden['count'], 'weak hit')}" if hidden["count"] else ""
+            hidden_line.update(f"Nothing shown: {hidden['reason']}{more}")
         elif hidden["count"]:
             best = f" (best {hidden['bestScore']:.2f})" if hidden.get("bestScore") is not None else ""
             hidden_line.update(f"{plural(hidden['count'], 'result')} hidden below the score threshold{best} · F6 shows them")
@@ -278,7 +296,11 @@ class SearchPane(Vertical):
             results.highlighted = 0
         else:
             msg = "No matches."
-            if hidden["count"] and not self.show_hidden:
+            if hidden.get("reason") and not self.show_hidden:
+                msg += f"\n\nNothing shown: {hidden['reason']}."
+                if hidden["count"]:
+                    msg += f" Press F6 to see the {plural(hidden['count'], 'weak hit')} anyway."
+            elif hidden["count"] and not self.show_hidden:
                 msg += f"\n\n{plural(hidden['count'], 'result')} scored below the threshold: press F6 to see them."
             self._set_preview(Content(msg))
 

@@ -1,0 +1,180 @@
+"""When does search say nothing? Answerable questions, questions about someone else's history,
+and questions about facts no workspace holds, over ../shared/eval; the abstention constants
+checked held out (fitted on the other sets, reported on each set in turn).
+
+    python bench/abstention.py --no-vectors                 # keyword-only (no model needed)
+    CLAWMEM_BENCH_CACHE=<cache with the embeddings> python bench/abstention.py   # keyword and the default
+
+Per set and configuration: answerable questions the default empties, gold among the default
+results (what a caller sees: query.maxResults, nothing when it abstains), other-history and
+absent-fact questions emptied, hit@5 and MRR@10 (the ranking of the first 10, shown or not),
+beside the BM25 baseline the data set publishes.
+
+The bigger abstention set: each LongMemEval question asked of every other LongMemEval
+workspace; each MADial dialogue asked of --other LongMemEval workspaces (MADial has one
+workspace per language, and the other language's holds the same memories translated); each
+question of bench/absent.txt (facts written to be absent from every workspace) of every
+workspace. Each search is run once with its evidence; the decision is replayed for the
+held-out fit (search.abstain_reason with other constants).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import eval as E  # noqa: E402  (the benchmark's indexing and configurations)
+
+ABSENT = Path(__file__).resolve().parent / "absent.txt"
+STRONG = (0.5, 0.6, 0.7, 0.8, 1.01)
+SHARE = (0.8, 0.9, 0.95, 0.98, 1.01)
+
+
+def observe(eng, query: str, now, gold=None) -> dict:
+    res = eng.search(query, max_results=10, now=now, show_hidden=True, explain=True, stale_check=False)
+    hits = [E.covers(r, gold) for r in res["results"]] if gold else []
+    return {"evidence": res["evidence"], "hits": hits}
+
+
+def collect(configs: dict, use_vectors: bool, other: int, limit: int | None, sets: list[str]) -> dict:
+    """{config: {set: {"answerable": [...], "other": [...], "absent": [...]}}}"""
+    absent_qs = [x.strip() for x in ABSENT.read_text(encoding="utf-8").splitlines() if x.strip() and not x.startswith("#")]
+    lme = sorted({q["workspace"] for q in E.load_queries("longmemeval_s30")})
+    out: dict = {}
+    shared: dict = {}
+    for cname, overrides in configs.items():
+        engines: dict = {}
+
+        def engine(set_name, ws):
+            if (set_name, ws) not in engines:
+                eng = E.engine_for(set_name, ws, overrides, use_vectors)
+                eng._providers.update(shared)
+                engines[(set_name, ws)] = eng
+            return engines[(set_name, ws)]
+
+        def run(set_name, ws, query, now, gold=None):
+            eng = engine(set_name, ws)
+            got = observe(eng, query, now, gold)
+            shared.update(eng._providers)
+            E.memo_query_embeddings(eng)
+            return got
+
+        per_set: dict = {}
+        for s in sets:
+            queries = E.load_queries(s)[:limit] if limit else E.load_queries(s)
+            t0 = time.perf_counter()
+            rec: dict = {"answerable": [], "other": [], "absent": []}
+            for i, q in enumerate(queries):
+                now = q.get("now") or q.get("today")
+                rec["answerable"].append(run(s, q["workspace"], q["query"], now, q["gold"]))
+                if s == "longmemeval_s30":
+                    targets = [("longmemeval_s30", w) for w in lme if w != q["workspace"]]
+                else:
+                    targets = [("longmemeval_s30", lme[(i + k) % len(lme)]) for k in range(other)]
+                rec["other"] += [run(ts, w, q["query"], now) for ts, w in targets]
+            own = sorted({q["workspace"] for q in queries})
+            now = queries[0].get("now") or queries[0].get("today")
+            for text in absent_qs:
+                rec["absent"] += [run(s, w, text, now) for w in own]
+            per_set[s] = rec
+            print(f"  {cname} {s}: {len(rec['answerable'])} answerable, {len(rec['other'])} other-history, "
+                  f"{len(rec['absent'])} absent-fact searches in {time.perf_counter() - t0:.0f}s", file=sys.stderr, flush=True)
+        for eng in engines.values():
+            eng._providers.clear()
+            eng.close()
+        out[cname] = per_set
+    return out
+
+
+def figures(rec: dict, strong: float, share: float, shown: int) -> dict:
+    from clawmem.engine.search import abstain_reason
+
+    def empty(o):
+        return abstain_reason(o["evidence"], strong, share) is not None
+
+    ans = rec["answerable"]
+    n = len(ans) or 1
+    return {
+        "answerableEmptied": sum(map(empty, ans)) / n,
+        "goldShown": sum(not empty(o) and any(o["hits"][:shown]) for o in ans) / n,
+        "otherEmptied": sum(map(empty, rec["other"])) / max(len(rec["other"]), 1),
+        "absentEmptied": sum(map(empty, rec["absent"])) / max(len(rec["absent"]), 1),
+        "hit@5": sum(any(o["hits"][:5]) for o in ans) / n,
+        "mrr@10": sum(next((1 / (i + 1) for i, h in enumerate(o["hits"][:10]) if h), 0.0) for o in ans) / n,
+        "n": (len(ans), len(rec["other"]), len(rec["absent"])),
+    }
+
+
+def fit(recs: list[dict], shown: int) -> tuple[float, float]:
+    """The constants that empty the most unanswerable questions while no training set empties
+    more than 5 % of its answerable ones (ties: the fewest answerable emptied)."""
+    best = None
+    for strong, share in itertools.product(STRONG, SHARE):
+        f = [figures(r, strong, share, shown) for r in recs]
+        if max(x["answerableEmptied"] for x in f) > 0.05:
+            continue
+        key = (sum(x["otherEmptied"] + x["absentEmptied"] for x in f), -sum(x["answerableEmptied"] for x in f))
+        if best is None or key > best[0]:
+            best = (key, strong, share)
+    return (best[1], best[2]) if best else (1.01, 1.01)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--no-vectors", action="store_true", help="keyword-only")
+    ap.add_argument("--other", type=int, default=6, help="LongMemEval workspaces each MADial dialogue is asked of")
+    ap.add_argument("--limit", type=int, help="questions per set (a quick run)")
+    ap.add_argument("--sets", default=",".join(E.SETS), help="comma-separated (MADial's other histories are LongMemEval's: --other 0 without it)")
+    ap.add_argument("--json", type=Path, help="write every figure here")
+    ap.add_argument("--raw", type=Path, help="write every search's evidence and hits here (to study other rules)")
+    a = ap.parse_args()
+    for var in ("XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME"):
+        os.environ.setdefault(var, str(E.CACHE / var.lower()))
+    space = E.config_space()
+    configs = {"keyword": space["keyword"]} if a.no_vectors else {"keyword": space["keyword"], "default": {}}
+    use_vectors = not a.no_vectors
+    sets = a.sets.split(",")
+    for s in sets:
+        E.ensure_indexed(s, sorted({q["workspace"] for q in E.load_queries(s)}), use_vectors)
+    if a.other and "longmemeval_s30" not in sets:
+        E.ensure_indexed("longmemeval_s30", sorted({q["workspace"] for q in E.load_queries("longmemeval_s30")}), use_vectors)
+    from clawmem.engine.config import KEYS
+    from clawmem.engine.search import ABSENT_SHARE, STRONG_HIT
+
+    shown = KEYS["query.maxResults"].default
+    data = collect(configs, use_vectors, a.other, a.limit, sets)
+    if a.raw:
+        a.raw.write_text(json.dumps(data))
+    report: dict = {}
+    print(f"Shown = query.maxResults ({shown}); shipped constants: strong hit {STRONG_HIT}, absent share {ABSENT_SHARE}.")
+    print("held out = constants fitted on the other two sets (answerable emptied <= 5 % on each), reported on this one\n")
+    head = (f"  {'set':<16} {'config':<8} {'constants':<16} {'answerable emptied':>18} {'gold shown':>10} "
+            f"{'other-history emptied':>21} {'absent-fact emptied':>19} {'hit@5':>6} {'MRR@10':>6}")
+    print(head)
+    for cname, per_set in data.items():
+        for s in sets:
+            others = [per_set[o] for o in sets if o != s]
+            rows = [("shipped", (STRONG_HIT, ABSENT_SHARE))]
+            if others:
+                held = fit(others, shown)
+                rows.append((f"held out {held[0]}/{held[1]}", held))
+            for label, (strong, share) in rows:
+                f = figures(per_set[s], strong, share, shown)
+                report.setdefault(s, {}).setdefault(cname, {})[label] = f
+                na, no, nb = f["n"]
+                print(f"  {s:<16} {cname:<8} {label:<16} {f['answerableEmptied']:>12.3f} ({na:>3}) {f['goldShown']:>10.3f} "
+                      f"{f['otherEmptied']:>14.3f} ({no:>4}) {f['absentEmptied']:>12.3f} ({nb:>4}) {f['hit@5']:>6.3f} {f['mrr@10']:>6.3f}")
+        print()
+    print("  BM25 baseline (published): " + " · ".join(f"{s} hit@5 {b[1]:.3f} MRR@10 {b[3]:.3f}" for s, b in E.BASELINE.items()))
+    if a.json:
+        a.json.write_text(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()

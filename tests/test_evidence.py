@@ -1,0 +1,176 @@
+"""A score is the hit's own evidence, and search says nothing only on evidence that this memory
+does not hold the answer: weak hits keep their own low score (never the best hit's), a list
+reads strong to weak, a question naming someone this memory never mentions comes back empty
+with the reason, a weak but present answer is still shown, and hybrid never loses a rare name
+or identifier that keyword-only puts first."""
+
+import pytest
+
+from clawmem.engine import context, ranking
+from clawmem.engine.search import named_terms, snippet_match, term_spans
+from clawmem.tui.cli import format_results
+
+from helpers import write
+
+CABIN = """# Cabin
+
+- The wifi password for the cabin by the lake is pinecone-42.
+- The boat key hangs by the door.
+"""
+WORK = """# 2026-03-02
+
+- The data-lake migration runs on Fridays.
+- Marta quoted 2,400 euros for the roof repair.
+"""
+
+
+@pytest.fixture
+def notes(workspace):
+    write(workspace / "MEMORY.md", CABIN)
+    write(workspace / "memory" / "2026-03-02.md", WORK)
+    for i in range(12):  # enough other notes for word rarity to mean something
+        write(workspace / "memory" / f"2026-02-{i + 1:02d}.md",
+              f"# 2026-02-{i + 1:02d}\n\n- Gym plan {i}: run on monday, swim on wednesday.\n- Groceries: milk, bread, apples.\n")
+    return workspace
+
+
+@pytest.fixture
+def keyword(notes, make_engine):
+    eng = make_engine()
+    list(eng.index())
+    return eng
+
+
+def test_a_weak_hit_keeps_its_own_score(keyword):
+    """Only "lake" (inside "data-lake") matches the second note: it used to score 0.955, the top
+    hit's evidence times its fused share; now it scores what it holds itself."""
+    res = keyword.search("wifi password for the cabin by the lake", explain=True)
+    top, *rest = res["results"]
+    assert top["path"] == "MEMORY.md" and top["band"] == "high" and top["score"] >= 0.6
+    weak = next(r for r in rest if r["path"] == "memory/2026-03-02.md")
+    conf = weak["explain"]["confidence"]
+    assert conf["terms"] == ["lake"]
+    assert weak["score"] == pytest.approx(conf["own"], abs=1e-4) and weak["score"] < 0.3
+    assert weak["band"] == "low"
+
+
+@pytest.mark.parametrize("query", ["wifi password for the cabin by the lake", "roof repair quote Marta",
+                                   "swim on monday", "lake boat key"])
+def test_a_low_hit_never_stands_above_a_stronger_one(keyword, query):
+    bands = [r["band"] for r in keyword.search(query, show_hidden=True)["results"]]
+    assert bands, query
+    assert "low" not in bands or all(b == "low" for b in bands[bands.index("low"):]), bands
+    for r in keyword.search(query, show_hidden=True)["results"]:
+        assert r["band"] == ranking.band(r["score"])
+
+
+def test_a_name_this_memory_never_mentions_empties_the_list(keyword):
+    res = keyword.search("What did Okonkwo say about the roof repair?", explain=True)
+    assert res["results"] == []
+    assert res["hidden"]["count"] >= 1 and "okonkwo" in res["hidden"]["reason"]
+    assert res["evidence"]["namedAbsent"] == ["okonkwo"]
+    # the same question about someone the memory knows is answered, weak or not
+    known = keyword.search("What did Marta say about the roof repair?")
+    assert known["results"] and known["results"][0]["path"] == "memory/2026-03-02.md"
+
+
+def test_a_rare_name_held_does_not_vouch_for_another_name_absent(keyword):
+    """"Marta" is in one note (its own evidence lifts that hit to high), but the question is
+    about Okonkwo, whom this memory never mentions: still nothing."""
+    res = keyword.search("What did Okonkwo tell Marta about the roof?", show_hidden=True, explain=True)
+    marta = next(r for r in res["results"] if r["path"] == "memory/2026-03-02.md")
+    assert marta["band"] == "high" and marta["explain"]["confidence"]["exact"] == "marta"
+    assert res["evidence"]["abstain"] and "okonkwo" in res["evidence"]["abstain"]
+    assert keyword.search("What did Okonkwo tell Marta about the roof?")["results"] == []
+
+
+def test_a_weak_best_hit_is_still_shown(keyword):
+    """Half the words, none of them a name: weak evidence is not evidence of absence."""
+    res = keyword.search("when do I swim and what does the doctor think")
+    assert res["results"] and res["results"][0]["band"] in ("low", "medium")
+    assert res["hidden"]["count"] == 0
+
+
+def test_words_this_memory_never_uses_empty_the_list(keyword):
+    res = keyword.search("quantum chromodynamics lattice gauge theory")
+    assert res["results"] == []
+    zh = keyword.search("昨天我和爸爸下棋了")
+    assert zh["results"] == []
+
+
+def test_a_threshold_someone_sets_hides_every_hit_below_it(notes, make_engine):
+    eng = make_engine({"query.minScore": 0.5})
+    list(eng.index())
+    res = eng.search("wifi password for the cabin by the lake", show_hidden=False)
+    assert [r["path"] for r in res["results"]] == ["MEMORY.md"]
+    assert res["hidden"]["count"] >= 1 and res["hidden"]["bestScore"] < 0.5
+    assert "reason" not in res["hidden"]
+    flag = make_engine().search("wifi password for the cabin by the lake", min_score=0.5)
+    assert [r["path"] for r in flag["results"]] == ["MEMORY.md"]
+
+
+def test_named_terms():
+    assert named_terms("What did Dr. Okonkwo say about ENOSPC_BK42 and kx7q2vm9?") == ["okonkwo", "enospc_bk42", "kx7q2vm9"]
+    assert named_terms("Where did I park?") == []  # a sentence's first word is no name
+    assert named_terms("Bart: I met Lisa at the New Year party") == ["lisa", "new", "year"]
+
+
+NAMES = ["Halvorsen", "Okonkwo", "Zsuzsanna", "Thibault"]
+IDS = ["kx7q2vm9", "ENOSPC_BK42", "88314207"]
+
+
+@pytest.mark.parametrize("fusion", ["relative", "rrf", "weighted"])
+def test_hybrid_finds_every_rare_name_and_id_keyword_only_puts_first(workspace, make_engine, tiny_model, fusion):
+    """Vectors from a model that never saw these names (the tiny one knows nothing at all) must
+    not push the one note holding them out of first place."""
+    topics = ["deploy", "garden", "billing", "travel", "dentist", "piano", "backup", "budget"]
+    for i in range(40):
+        t = topics[i % len(topics)]
+        write(workspace / "memory" / f"2026-01-{i % 28 + 1:02d}-{i}.md",
+              f"# note {i}\n\n- The {t} work with the {t} team went fine on day {i}.\n- More {t} tomorrow.\n")
+    for i, token in enumerate(NAMES + IDS):
+        write(workspace / "memory" / f"2026-02-{i + 1:02d}.md", f"# 2026-02-{i + 1:02d}\n\n- Talked about the garden; note {token} for later.\n")
+    kw = make_engine()
+    list(kw.index())
+    hy = make_engine({"provider": "local", "local.modelPath": str(tiny_model), "query.hybrid.fusion": fusion})
+    list(hy.index())
+    for i, token in enumerate(NAMES + IDS):
+        path = f"memory/2026-02-{i + 1:02d}.md"
+        for query in (token, f"what did I note about {token} in the garden"):
+            first_kw = kw.search(query)["results"][0]["path"]
+            if first_kw == path:
+                got = hy.search(query)["results"]
+                assert got and got[0]["path"] == path, (fusion, query, [r["path"] for r in got])
+                assert got[0]["band"] == "high"
+
+
+def test_cli_marks_the_matched_line_and_bolds_the_words(keyword):
+    query = "roof repair Marta"
+    res = keyword.search(query)
+    plain = format_results(res, query=query)
+    marked = [line for line in plain.splitlines() if line.startswith("  › ")]
+    assert marked == ["  › - Marta quoted 2,400 euros for the roof repair."]
+    assert "\x1b[" not in plain
+    coloured = format_results(res, query=query, color=True)
+    assert "\x1b[1mroof\x1b[0m" in coloured and "\x1b[1mMarta\x1b[0m" in coloured
+    r = res["results"][0]
+    assert res["results"][0]["snippet"].split("\n")[snippet_match(r, ["roof"])].startswith("- Marta")
+
+
+def test_term_spans_never_overlap():
+    assert term_spans("Deploying the deploy", ["deploy", "deploying"]) == [(0, 9), (14, 20)]
+
+
+def test_the_context_cut_falls_between_words():
+    text = "word " * 400  # no line ends anywhere: the cut must still fall between words
+    head, tail = context.cut(text.strip(), 600)
+    assert head.endswith(" ") or head.endswith("word")
+    assert tail.startswith("word") and head.split()[-1] == "word"
+
+
+def test_the_results_row_cuts_between_words():
+    from clawmem.tui.widgets.search_pane import _one_line
+
+    line = _one_line("alpha beta gamma " * 20, 40)
+    assert line.endswith("…") and len(line) <= 40
+    assert line[:-1].split()[-1] in ("alpha", "beta", "gamma")
