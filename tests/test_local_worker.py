@@ -71,7 +71,8 @@ def test_engines_in_one_process_share_one_model(tmp_path, make_engine, tiny_mode
         engines.append(make_engine({"provider": "local", "local.modelPath": str(tiny_model), "agentId": f"a{i}"}, ws=ws))
     for eng in engines:
         list(eng.index())
-        assert eng.search("cat fish")["mode"] == "hybrid"
+        res = eng.search("cat fish")
+        assert res["mode"] == "hybrid", res.get("reason")
     pids = {eng._providers["local"]._model_host.pid for eng in engines}
     assert len(pids) == 1 and None not in pids
     (pid,) = pids
