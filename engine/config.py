@@ -99,6 +99,7 @@ KEYS: dict[str, Key] = {
     "journal.maxAgeDays": Key(30, "int", _at_least(1), "an integer >= 1", doc="drop journal versions older than this (each file's newest stays)"),
     "journal.maxMB": Key(64, "float", _at_least(0.1), "a number >= 0.1", doc="size limit of the journal's older versions, compressed"),
     "mcp.write": Key(True, "bool", doc="let agents write memory through memory_append and memory_remember"),
+    "mcp.maxWriteBytes": Key(65536, "int", _at_least(1), "an integer >= 1", doc="largest text one memory_append or memory_remember call may write"),
     "mcp.token": Key("", "str", secret=True, doc="bearer token the MCP server's HTTP transport requires (needed off loopback)"),
 }
 

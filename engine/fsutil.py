@@ -1,4 +1,4 @@
-"""Small filesystem helpers: atomic writes that keep permissions."""
+"""Small filesystem helpers: atomic writes that keep permissions; paths as stored text."""
 
 from __future__ import annotations
 
@@ -47,3 +47,14 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> N
             os.close(dfd)
     except OSError:
         pass
+
+
+def path_text(path) -> str:
+    """A path as UTF-8 text for the index and the journal, whatever encoding Python gave the
+    filesystem (under LANG=C a non-ASCII name arrives as lone surrogates SQLite cannot store)."""
+    return os.fsencode(path).decode("utf-8", "surrogateescape")
+
+
+def os_path(text: str) -> str:
+    """The path the OS wants for a path stored by path_text."""
+    return os.fsdecode(text.encode("utf-8", "surrogateescape"))

@@ -26,7 +26,7 @@ from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetad
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from clawmem.engine import files, tools
+from clawmem.engine import files, memfile, tools
 from clawmem.engine.net import cannot_listen, is_loopback
 from clawmem.engine.context import session_context
 
@@ -193,10 +193,8 @@ def build_server(engine, first_sync_over: Callable[[], bool] = lambda: True) -> 
     )
 
     def read(path) -> str:
-        try:
-            return path.read_text(encoding="utf-8", errors="replace")
-        except FileNotFoundError:
-            return ""
+        # the tools' reader: a symlink out of the workspace or a FIFO is refused, never followed
+        return memfile.read(engine.workspace, path).text
 
     def daily(offset: int) -> str:
         return read(files.daily_log_path(engine.workspace, dt.date.today() - dt.timedelta(days=offset)))

@@ -44,14 +44,16 @@ def test_invalid_utf8_is_indexed_with_replacement_and_a_warning(workspace, make_
     assert "\ufffd" in r["snippet"]
 
 
-def test_nul_bytes_are_skipped_with_a_reason(workspace, make_engine):
+def test_nul_bytes_are_indexed_as_spaces_and_reported(workspace, make_engine):
+    """The file is never changed, but its text stays searchable; the reason is in status."""
     (workspace / "memory" / "blob.md").write_bytes(b"looks like text\x00\x01\x02 zebra")
     write(workspace / "memory" / "ok.md", "zebra crossing\n")
     eng = make_engine()
     w = warnings_of(collect(eng))
-    assert any(e.path == "memory/blob.md" and "NUL bytes" in e.message for e in w)
-    assert [r["path"] for r in eng.search("zebra")["results"]] == ["memory/ok.md"]
-    assert any("memory/blob.md: file contains NUL bytes" in i for i in eng.issues())
+    assert any(e.path == "memory/blob.md" and "NUL byte at byte 15" in e.message for e in w)
+    assert sorted(r["path"] for r in eng.search("zebra")["results"]) == ["memory/blob.md", "memory/ok.md"]
+    assert any("memory/blob.md: NUL byte at byte 15" in i for i in eng.issues())
+    assert (workspace / "memory" / "blob.md").read_bytes() == b"looks like text\x00\x01\x02 zebra"
     # a second run does not re-read it (unchanged stat) and still reports the issue in status
     assert not warnings_of(collect(eng))
 

@@ -161,8 +161,28 @@ def _fail(line: str, code: int, as_json: bool) -> int:
     return code
 
 
+def _escape_unshowable(exc: UnicodeError):
+    """What a terminal that cannot show a character gets instead: its \\u escape (valid JSON too)."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    units = exc.object[exc.start:exc.end].encode("utf-16-be", "surrogatepass")
+    return "".join(f"\\u{int.from_bytes(units[i:i + 2], 'big'):04x}" for i in range(0, len(units), 2)), exc.end
+
+
+def _printable_streams() -> None:
+    """Under LANG=C (an ASCII terminal) printing a note in another script must not kill the command."""
+    import codecs
+
+    codecs.register_error("clawmem-escape", _escape_unshowable)
+    for stream in (sys.stdout, sys.stderr):
+        enc = (getattr(stream, "encoding", None) or "").lower().replace("-", "")
+        if enc and enc != "utf8" and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="clawmem-escape")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    _printable_streams()
     try:
         args = build_parser().parse_args(argv)
     except UsageError as exc:
@@ -305,6 +325,10 @@ def format_status(st: dict, verbose: bool = False) -> str:
     lines.append(f"Fresh:     {fresh} ({fr['filesIndexed']} indexed / {fr['filesOnDisk']} on disk), last sync {fr['lastSync'] or 'never'}")
     if fr.get("behind"):
         lines.append("           behind: " + ", ".join(fr["behind"][:5]) + (" …" if len(fr["behind"]) > 5 else ""))
+    for item in st.get("notIndexed") or []:
+        lines.append(f"Not indexed: {item['path']}: {item['reason']}")
+    for item in st.get("leftovers") or []:
+        lines.append(f"Leftover:  {item['path']}: {item['what']} (`clawmem status --fix` cleans it)")
     lines.append(f"Watcher:   {fr['watcher']}" + (f"; {fr['job']}" if fr.get("job") else ""))
     if st.get("enabled") is False:
         lines.append("Search:    disabled (enabled = false): search and the agent tools answer that memory search is off")
