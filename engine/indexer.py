@@ -29,12 +29,12 @@ if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts 
 from . import events as ev
 from .fsutil import path_text
 from .chunking import Chunk, chunk_lines, file_lines, sha256
-from .config import Config
+from .config import Config, ConfigError
 from .embeddings import Plan, Provider, ProviderError
 from .embeddings.cache import EmbeddingCache
 from .journal import Journal
 from .sessions import parse_transcript
-from .store import ForeignIndex, Store, index_meta, known_intact, move_aside, remove_index_files
+from .store import ForeignIndex, Store, index_meta, known_intact, may_move_aside, move_aside, not_ours_line, remove_index_files
 from .text import index_tokens
 from .sources import LAYOUT_KEY, list_sources
 from .workspace import SourceFile, day_of
@@ -584,13 +584,14 @@ class ProviderChain:
 
 
 def open_writer(path: Path, cfg: Config) -> tuple[Store, str | None]:
-    """Open the index for writing; a corrupt or foreign file (or a folder) at the index path is
-    moved aside, never deleted, and the caller rebuilds from the Markdown."""
+    """Open the index for writing; a damaged index in clawmem's own data folder is moved aside,
+    never deleted, and the caller rebuilds from the Markdown. A folder, another program's
+    database, or a damaged file at a path the user chose is ConfigError: nothing is touched."""
     moved = None
     store = None
+    if os.path.lexists(path) and not os.path.isfile(path):
+        raise ConfigError(not_ours_line(path, "is a folder" if os.path.isdir(path) else "is not a regular file"))
     try:
-        if os.path.lexists(path) and not os.path.isfile(path):
-            raise ForeignIndex("it is not a file")
         if os.path.exists(path) and not os.access(path, os.R_OK | os.W_OK):
             raise PermissionError(errno.EACCES, "the index is not writable (permission denied)", str(path))
         store = Store(path, write=True, load_vec=cfg["store.vector.enabled"])
@@ -599,6 +600,8 @@ def open_writer(path: Path, cfg: Config) -> tuple[Store, str | None]:
     except ForeignIndex as exc:
         if store is not None:
             store.close()
+        if not may_move_aside(path, exc):
+            raise ConfigError(not_ours_line(path, f"is not a usable clawmem index ({exc})")) from None
         dest = move_aside(path, "corrupt")
         moved = f"not a usable clawmem index ({exc}); moved it to {dest} and rebuilt it from the Markdown"
         store = Store(path, write=True, load_vec=cfg["store.vector.enabled"])
