@@ -145,6 +145,8 @@ def coerce(key: str, value: Any) -> Any:
     elif kind == "str":
         if not isinstance(value, str):
             raise ValueError(f"expected a string, got {_type_name(value)}")
+        if "\x00" in value:  # no path or name holds one; the OS would refuse it later, less clearly
+            raise ValueError(f"holds a NUL character (\\u0000) at position {value.index(chr(0))}; remove it")
     elif kind == "enum":
         if value not in spec.choices:
             raise ValueError(f"expected one of {', '.join(spec.choices)}, got {value!r}")
@@ -427,12 +429,16 @@ def read_toml_file(path: Path) -> dict:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read config ({exc.strerror}); check the path or permissions") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 (byte {exc.start}); save the config as UTF-8") from None
     import tomllib
 
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc}); fix the file or pass --config with another one") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: not a usable config (arrays or tables nested too deeply); fix the file") from None
 
 
 def _validate_ui(path: Path, ui: Any) -> dict:

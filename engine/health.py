@@ -211,6 +211,7 @@ class Health(Core):
             "config": {"file": str(cfg.file) if cfg.file else None, "fileExists": bool(cfg.file and cfg.file.exists()),
                        "openclaw": str(cfg.openclaw_file) if cfg.openclaw_file else None, "warnings": cfg.warnings},
             "log": str(log_path()),
+            "workspaceEmpty": cfg.workspace.is_dir() and self.freshness()["filesOnDisk"] == 0,
             "notIndexed": self.not_indexed(store),
             "leftovers": [{"path": str(p), "what": what} for p, what in self.leftovers()],
         }

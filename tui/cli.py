@@ -143,10 +143,23 @@ def build_parser() -> Parser:
     return p
 
 
-def _engine(args, persistent: bool = False):
+def _engine(args, persistent: bool = False, need_workspace: bool = True):
     from clawmem.engine import Engine
 
-    return Engine.open(config_path=args.config, workspace=args.workspace, agent=args.agent, persistent=persistent)
+    eng = Engine.open(config_path=args.config, workspace=args.workspace, agent=args.agent, persistent=persistent)
+    if need_workspace:
+        check_workspace(eng.workspace)
+    return eng
+
+
+def check_workspace(ws: Path) -> None:
+    """A missing workspace, or a file where it should be, is a usage error, not "0 files, clean"."""
+    if ws.is_file():
+        raise CommandError(f"{ws} is a file, not a workspace folder: give --workspace with the folder that holds "
+                           "MEMORY.md and memory/, or set workspace in the clawmem config", EXIT_USAGE)
+    if not ws.is_dir():
+        raise CommandError(f"no workspace at {ws}: create it (the app offers to), give --workspace, "
+                           "or set workspace in the clawmem config", EXIT_USAGE)
 
 
 def _err(msg: str) -> None:
@@ -239,7 +252,9 @@ def _engine_for(args, target):
         return _engine(args)
     from clawmem.engine import Engine
 
-    return Engine.open(config_path=args.config, workspace=target.workspace, agent=target.agent_id)
+    eng = Engine.open(config_path=args.config, workspace=target.workspace, agent=target.agent_id)
+    check_workspace(eng.workspace)
+    return eng
 
 
 def cmd_status(args) -> int:
@@ -312,7 +327,8 @@ def format_status(st: dict, verbose: bool = False) -> str:
     vec = st["vector"]
     lines = [f"Repaired:  {line}" for line in st.get("repair") or []]
     lines += [
-        f"Workspace: {st['workspace']}  (agent {st['agentId']})",
+        f"Workspace: {st['workspace']}  (agent {st['agentId']})"
+        + ("\n           empty: no MEMORY.md and no memory/*.md yet (fine: the first write creates them)" if st.get("workspaceEmpty") else ""),
         f"Index:     {st['index']['path']}",
         f"           {st['index']['files']} files, {st['index']['chunks']} chunks, schema {st['index']['schemaVersion']}",
     ]
@@ -654,7 +670,7 @@ def cmd_get(args) -> int:
 def cmd_watch(args) -> int:
     from clawmem.engine.sync import run_daemon
 
-    eng = _engine(args, persistent=True)
+    eng = _engine(args, persistent=True, need_workspace=False)
     return run_daemon(eng, once=args.once, printer=lambda line: print(line, flush=True))
 
 
@@ -751,8 +767,6 @@ def _open_journal(eng):
 
     from clawmem.engine.journal import Journal
 
-    if not eng.workspace.is_dir():
-        raise CommandError(f"no workspace at {eng.workspace}: give --workspace, or set workspace in the clawmem config", EXIT_USAGE)
     try:
         jr = Journal(eng.cfg)
         if eng.cfg["journal.enabled"]:
@@ -855,7 +869,7 @@ def cmd_mcp(args) -> int:
     from clawmem.mcp.server import ServeError, serve
 
     try:
-        return serve(_engine(args, persistent=True), http=args.http, host=args.host)
+        return serve(_engine(args, persistent=True, need_workspace=False), http=args.http, host=args.host)
     except ServeError as exc:
         raise CommandError(str(exc), EXIT_USAGE) from None
 
