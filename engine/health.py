@@ -212,7 +212,7 @@ class Health(Core):
                        "openclaw": str(cfg.openclaw_file) if cfg.openclaw_file else None, "warnings": cfg.warnings},
             "log": str(log_path()),
             "workspaceEmpty": cfg.workspace.is_dir() and self.freshness()["filesOnDisk"] == 0,
-            "notIndexed": self.not_indexed(store),
+            "fileNotes": self.file_notes(store),
             "leftovers": [{"path": str(p), "what": what} for p, what in self.leftovers()],
         }
         if deep:
@@ -229,15 +229,17 @@ class Health(Core):
                 out["cache"] = {"error": str(exc)}
         return out
 
-    def not_indexed(self, store=None) -> list[dict]:
-        """Every file the index skipped or holds only in part, with the reason."""
+    def file_notes(self, store=None) -> list[dict]:
+        """Every file the index skipped (`skipped`), holds only in part, or read with a change
+        (NUL bytes, invalid UTF-8), with the reason."""
         try:
             store = store or self.reader()
         except (IndexUnavailable, DatabaseError):
             return []
         if store is None or not store.has_schema():
             return []
-        return [{"path": p, "reason": note} for p, note in store.conn.execute("select path, note from files where note is not null order by path")]
+        rows = store.conn.execute("select path, note, state from files where note is not null order by path")
+        return [{"path": p, "reason": note, "skipped": state == "skipped"} for p, note, state in rows]
 
     def leftovers(self) -> list[tuple[Path, str]]:
         """Temporary files and torn appends an interrupted write left (status --fix cleans them)."""

@@ -325,10 +325,10 @@ def append(workspace: Path, rel: str | Path, compose: Callable[[bytes], str], *,
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     resolve(workspace, rel)  # again: the folders now exist
     with _locked(path):
-        fd = _open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+        fd = _open(path, os.O_RDWR | os.O_APPEND)
         try:
-            size = os.fstat(fd).st_size
-            tail = os.pread(fd, 2, size - 2) if size >= 2 else os.pread(fd, size, 0)
+            size = os.fstat(fd).st_size if fd is not None else 0
+            tail = (os.pread(fd, 2, size - 2) if size >= 2 else os.pread(fd, size, 0)) if fd is not None else b""
             data = compose(tail).encode("utf-8")
             limit = APPEND_CAP if cap is None else cap
             if len(data) > limit:
@@ -336,21 +336,32 @@ def append(workspace: Path, rel: str | Path, compose: Callable[[bytes], str], *,
                                f"(mcp.maxWriteBytes in the clawmem config); split it")
             if size + len(data) > READ_CAP:
                 raise TooLarge(f"{shown}: would grow past the {READ_CAP}-byte limit for a memory file; write to another file")
+            if fd is None:  # created only now: a refused write leaves no empty file behind
+                fd = _open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+                size, tail = os.fstat(fd).st_size, b""
+                if size:  # someone outside clawmem created it meanwhile: compose from its tail
+                    tail = os.pread(fd, 2, size - 2) if size >= 2 else os.pread(fd, size, 0)
+                    data = compose(tail).encode("utf-8")
             rec = _pending(path)
             ino = os.fstat(fd).st_ino
             rec.write_text(json.dumps({"path": str(path), "ino": ino, "offset": size, "length": len(data),
                                        "hash": content_hash(data)}))
-            written = 0
-            while written < len(data):
-                written += os.write(fd, data[written:])
-            end = os.lseek(fd, 0, os.SEEK_CUR)  # with O_APPEND: the end of our own write
-            os.fsync(fd)
+            try:
+                written = 0
+                while written < len(data):
+                    written += os.write(fd, data[written:])
+                end = os.lseek(fd, 0, os.SEEK_CUR)  # with O_APPEND: the end of our own write
+                os.fsync(fd)
+            except BaseException:
+                _repair(path)  # a full disk or a file-size limit: cut the torn bytes off now
+                raise
             rec.unlink()
             start = end - len(data)
             before = os.pread(fd, start, 0).count(b"\n") if start else 0
             total = os.fstat(fd).st_size
         finally:
-            os.close(fd)
+            if fd is not None:
+                os.close(fd)
         _note(path, writer)  # under the lock: the hash noted is this write's file
     lines = before + max(1, data.count(b"\n"))
     return Receipt(path, shown, total, content_hash(data), before + 1, lines, lines)
