@@ -194,7 +194,12 @@ def build_server(engine, first_sync_over: Callable[[], bool] = lambda: True) -> 
 
     def read(path) -> str:
         # the tools' reader: a symlink out of the workspace or a FIFO is refused, never followed
-        return memfile.read(engine.workspace, path).text
+        from mcp.server.mcpserver.exceptions import ResourceError
+
+        try:
+            return memfile.read(engine.workspace, path).text
+        except (memfile.Refused, OSError) as exc:
+            raise ResourceError(str(exc)) from None
 
     def daily(offset: int) -> str:
         return read(files.daily_log_path(engine.workspace, dt.date.today() - dt.timedelta(days=offset)))
