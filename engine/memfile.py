@@ -143,24 +143,25 @@ def resolve(workspace: Path, rel: str | Path, extra_paths: Iterable = ()) -> tup
     return shown, target
 
 
-def _open(path: Path, flags: int) -> int | None:
+def _open(path: Path, flags: int, shown: str | None = None) -> int | None:
     """An fd on a regular file (never a FIFO or device: opened non-blocking, then checked), or
-    None when it does not exist."""
+    None when it does not exist. `shown`: the path as the refusal names it."""
+    shown = shown or path.name
     try:
         fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
     except FileNotFoundError:
         return None
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise Refused(f"refused {path.name}: it is a symlink, and memory files are never written through symlinks") from None
+            raise Refused(f"refused {shown!r}: it is a symlink, and memory files are never written through symlinks") from None
         if exc.errno == errno.EISDIR:
-            raise Refused(f"refused {path.name}: it is a folder") from None
+            raise Refused(f"refused {shown!r}: it is a folder") from None
         raise
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
         os.close(fd)
-        kind = "a folder" if stat.S_ISDIR(mode) else "not a regular file (a pipe or device is never read or written)"
-        raise Refused(f"refused {path.name}: {kind}")
+        kind = "it is a folder" if stat.S_ISDIR(mode) else "not a regular file (a pipe or device is never read or written)"
+        raise Refused(f"refused {shown!r}: {kind}")
     os.set_blocking(fd, True)
     return fd
 
@@ -298,7 +299,7 @@ def read(workspace: Path, rel: str | Path, *, extra_paths: Iterable = (), cap: i
     if _pending(path).exists():
         with _locked(path):
             pass
-    fd = _open(path, os.O_RDONLY)
+    fd = _open(path, os.O_RDONLY, shown)
     if fd is None:
         return Snapshot(path, shown, None)
     try:
@@ -325,7 +326,7 @@ def append(workspace: Path, rel: str | Path, compose: Callable[[bytes], str], *,
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     resolve(workspace, rel)  # again: the folders now exist
     with _locked(path):
-        fd = _open(path, os.O_RDWR | os.O_APPEND)
+        fd = _open(path, os.O_RDWR | os.O_APPEND, shown)
         try:
             size = os.fstat(fd).st_size if fd is not None else 0
             tail = (os.pread(fd, 2, size - 2) if size >= 2 else os.pread(fd, size, 0)) if fd is not None else b""
@@ -337,7 +338,7 @@ def append(workspace: Path, rel: str | Path, compose: Callable[[bytes], str], *,
             if size + len(data) > READ_CAP:
                 raise TooLarge(f"{shown}: would grow past the {READ_CAP}-byte limit for a memory file; write to another file")
             if fd is None:  # created only now: a refused write leaves no empty file behind
-                fd = _open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+                fd = _open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, shown)
                 size, tail = os.fstat(fd).st_size, b""
                 if size:  # someone outside clawmem created it meanwhile: compose from its tail
                     tail = os.pread(fd, 2, size - 2) if size >= 2 else os.pread(fd, size, 0)
@@ -411,7 +412,7 @@ def rewrite(workspace: Path, rel: str | Path, transform: Callable[[str], "str | 
     with _locked(path):
         for _ in range(ATTEMPTS):
             seen = _identity(path)
-            fd = _open(path, os.O_RDONLY)
+            fd = _open(path, os.O_RDONLY, shown)
             try:
                 old = _read_fd(fd, path, READ_CAP) if fd is not None else None
             finally:

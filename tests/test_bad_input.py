@@ -135,20 +135,30 @@ def test_get_refuses_paths_outside_memory(workspace, make_engine, tmp_path):
     assert proc.stderr.count("\n") == 1
 
 
-@pytest.mark.parametrize("kind", ["corrupt", "foreign"])
-def test_bad_index_file_is_moved_aside_and_rebuilt(workspace, make_engine, kind):
+def test_another_programs_database_at_the_index_path_is_never_moved(workspace, make_engine):
+    from clawmem.engine.config import ConfigError
+
     write(workspace / "MEMORY.md", "walrus facts\n")
     eng = make_engine()
     path = eng.index_path
     path.parent.mkdir(parents=True, exist_ok=True)
-    if kind == "corrupt":
-        path.write_bytes(b"SQLite format 3\x00" + os.urandom(8192))
-    else:
-        con = sqlite3.connect(path)
-        con.execute("create table photos(id integer primary key, name text)")
-        con.execute("insert into photos(name) values ('cat.jpg')")
-        con.commit()
-        con.close()
+    con = sqlite3.connect(path)
+    con.execute("create table photos(id integer primary key, name text)")
+    con.execute("insert into photos(name) values ('cat.jpg')")
+    con.commit()
+    con.close()
+    original = path.read_bytes()
+    with pytest.raises(ConfigError, match="store.path: .* nothing was touched"):
+        collect(eng)
+    assert path.read_bytes() == original
+
+
+def test_a_corrupt_index_file_is_moved_aside_and_rebuilt(workspace, make_engine):
+    write(workspace / "MEMORY.md", "walrus facts\n")
+    eng = make_engine()
+    path = eng.index_path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"SQLite format 3\x00" + os.urandom(8192))
     original = path.read_bytes()
     w = warnings_of(collect(eng))
     moved = [e.message for e in w if "moved it to" in e.message]

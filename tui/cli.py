@@ -252,9 +252,8 @@ def _engine_for(args, target):
         return _engine(args)
     from clawmem.engine import Engine
 
-    eng = Engine.open(config_path=args.config, workspace=target.workspace, agent=target.agent_id)
-    check_workspace(eng.workspace)
-    return eng
+    # --all-agents: an agent whose workspace does not exist yet is reported with 0 files
+    return Engine.open(config_path=args.config, workspace=target.workspace, agent=target.agent_id)
 
 
 def cmd_status(args) -> int:
