@@ -89,7 +89,7 @@ def session_context(engine, *, max_chars: int | None = None, session: str = "mai
         if not snap.exists:
             entries.append({"path": rel, "role": role, "exists": False, "chars": 0, "lines": 0, "includedChars": 0, "truncated": False})
             continue
-        text = snap.text
+        text = snap.text.replace("\r\n", "\n").replace("\r", "\n")  # as a text file reads it
         lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
         cap = min(per_file, budget)
         entry: dict[str, Any] = {"path": rel, "role": role, "exists": True, "chars": len(text), "lines": lines}

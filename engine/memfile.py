@@ -1,6 +1,7 @@
 """The one reader and writer of memory files: every front that reads or writes one comes here.
 
     read(workspace, rel, *, extra_paths=(), cap=READ_CAP) -> Snapshot(path, rel, data, text, hash)
+    read_text(workspace, rel, *, extra_paths=()) -> str  (newlines as a text file reads them)
     append(workspace, rel, compose, *, writer=None, cap=None) -> Receipt
         compose(tail: bytes) -> str: the block to add, given the file's last two bytes
         (b"" for a new or empty file), so the caller can choose its separator.
@@ -306,6 +307,13 @@ def read(workspace: Path, rel: str | Path, *, extra_paths: Iterable = (), cap: i
         return Snapshot(path, shown, _read_fd(fd, path, cap))
     finally:
         os.close(fd)
+
+
+def read_text(workspace: Path, rel: str | Path, *, extra_paths: Iterable = ()) -> str:
+    """The file as text for people and agents: invalid UTF-8 replaced, CRLF and CR read as
+    newlines (as Python's text files do); "" when it does not exist."""
+    text = read(workspace, rel, extra_paths=extra_paths).text
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 def _receipt(path: Path, shown: str, data: bytes, start: int = 0, end: int = 0, changed: bool = True) -> Receipt:

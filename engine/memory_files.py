@@ -70,7 +70,7 @@ class MemoryFiles(Core):
             return {"path": raw, "text": render_range(parse_transcript(data), start, count)}
         rel, abs_p = self.resolve_allowed(raw)
         try:
-            text = memfile.read(self.workspace, abs_p, extra_paths=self.cfg["extraPaths"]).text
+            text = memfile.read_text(self.workspace, abs_p, extra_paths=self.cfg["extraPaths"])
         except memfile.Refused as exc:
             raise AccessDenied(str(exc)) from None
         if start is None and count is None:

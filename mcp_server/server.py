@@ -197,7 +197,7 @@ def build_server(engine, first_sync_over: Callable[[], bool] = lambda: True) -> 
         from mcp.server.mcpserver.exceptions import ResourceError
 
         try:
-            return memfile.read(engine.workspace, path).text
+            return memfile.read_text(engine.workspace, path)
         except (memfile.Refused, OSError) as exc:
             raise ResourceError(str(exc)) from None
 
