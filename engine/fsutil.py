@@ -12,12 +12,13 @@ def atomic_write(path: Path, text: str, *, mode: int | None = None) -> None:
     atomic_write_bytes(path, text.encode("utf-8"), mode=mode)
 
 
-def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
+def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None, still_ok=None) -> bool:
     """Write `data` to `path` via a temporary file in the same folder, fsync, rename.
 
     The existing file's permission bits are kept; a new file gets `mode` (default 0o600
     for our own files is chosen by the caller). A crash leaves either the old or the new
-    content, never a mix.
+    content, never a mix. `still_ok()`, asked just before the rename, can call the write off
+    (False returned, nothing changed).
     """
     path = Path(path)
     try:
@@ -32,6 +33,9 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> N
             os.fsync(fh.fileno())
         if keep is not None:
             os.chmod(tmp, keep)
+        if still_ok is not None and not still_ok():
+            os.unlink(tmp)
+            return False
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -47,6 +51,7 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> N
             os.close(dfd)
     except OSError:
         pass
+    return True
 
 
 def path_text(path) -> str:

@@ -47,6 +47,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
+from .fsutil import atomic_write_bytes
+
 READ_CAP = 16 * 1024 * 1024  # the indexer's cap too: a memory file is notes, not a data dump
 APPEND_CAP = 64 * 1024  # one agent write (mcp.maxWriteBytes changes it)
 MISSING = ""  # the hash of a file that does not exist (files.MISSING)
@@ -379,25 +381,7 @@ def append(workspace: Path, rel: str | Path, compose: Callable[[bytes], str], *,
 def _replace(path: Path, data: bytes, seen: tuple | None) -> bool:
     """Write `data` to a temporary beside `path` and rename it over `path`, unless the file's
     identity is no longer `seen` (someone outside clawmem wrote meanwhile): then False."""
-    try:
-        mode = os.stat(path).st_mode & 0o7777
-    except FileNotFoundError:
-        mode = 0o600
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        if _identity(path) != seen:
-            return False
-        os.replace(tmp, path)
-    finally:
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
-    _sync_dir(path.parent)
-    return True
+    return atomic_write_bytes(path, data, mode=0o600, still_ok=lambda: _identity(path) == seen)
 
 
 def _sync_dir(folder: Path) -> None:

@@ -7,7 +7,6 @@ import datetime as dt
 import os
 from pathlib import Path
 
-from . import memfile
 from .core import Core
 from .sources import list_sources
 from .workspace import normalize_extra_paths
@@ -69,6 +68,8 @@ class MemoryFiles(Core):
 
             return {"path": raw, "text": render_range(parse_transcript(data), start, count)}
         rel, abs_p = self.resolve_allowed(raw)
+        from . import memfile  # loads on use: a keyword search never reads a file this way
+
         try:
             text = memfile.read_text(self.workspace, abs_p, extra_paths=self.cfg["extraPaths"])
         except memfile.Refused as exc:
