@@ -195,10 +195,10 @@ def _identity(path: Path) -> tuple | None:
 # ------------------------------------------------------------------------------ locks
 
 
-def _state_dir() -> Path:
+def _state_dir(create: bool = True) -> Path:
     from .paths import data_dir, private_dir
 
-    return private_dir(data_dir() / "locks")
+    return private_dir(data_dir() / "locks") if create else data_dir() / "locks"
 
 
 def _key(path: Path) -> str:
@@ -214,8 +214,8 @@ def _locked(path: Path):
         yield
 
 
-def _pending(path: Path) -> Path:
-    return _state_dir() / f"memory-{_key(path)}.pending"
+def _pending(path: Path, create: bool = True) -> Path:
+    return _state_dir(create) / f"memory-{_key(path)}.pending"
 
 
 def _repair(path: Path) -> str | None:
@@ -299,7 +299,7 @@ def clean_leftovers(found: list[tuple[Path, str]]) -> list[str]:
 def read(workspace: Path, rel: str | Path, *, extra_paths: Iterable = (), cap: int = READ_CAP) -> Snapshot:
     """The file's bytes (None when it does not exist). A killed append is repaired first."""
     shown, path = resolve(workspace, rel, extra_paths)
-    if _pending(path).exists():
+    if _pending(path, create=False).exists():  # a reader only looks: no folder made, no lock taken
         with _locked(path):
             pass
     fd = _open(path, os.O_RDONLY, shown)
