@@ -39,9 +39,11 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import stat
 import sys
 import tempfile
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -249,6 +251,10 @@ def _repair(path: Path) -> str | None:
     return done
 
 
+# the temporaries clawmem's writers make (tempfile.mkstemp: `.<name>.<8 random>.tmp`), and no other name
+_TEMP = re.compile(r"^\.(.+)\.[a-z0-9_]{8}\.tmp$")
+
+
 def leftovers(files: Iterable[Path]) -> list[tuple[Path, str]]:
     """(path, what) for each temporary a killed rewrite left beside `files`' folders, and each
     killed append not yet repaired."""
@@ -263,7 +269,7 @@ def leftovers(files: Iterable[Path]) -> list[tuple[Path, str]]:
         except OSError:
             continue
         for name in sorted(names):
-            if name.startswith(".") and name.endswith(".tmp") and name.count(".") >= 3:
+            if _TEMP.match(name):
                 p = folder / name
                 out.append((p, f"temporary file of an interrupted write ({os.lstat(p).st_size} bytes)"))
     try:
@@ -278,11 +284,19 @@ def leftovers(files: Iterable[Path]) -> list[tuple[Path, str]]:
 
 
 def clean_leftovers(found: list[tuple[Path, str]]) -> list[str]:
-    """Remove temporaries and repair interrupted appends (each under its file's lock)."""
+    """Remove temporaries and repair interrupted appends, each under its file's lock: a write
+    still running holds that lock, so only what a dead writer left is touched."""
     done = []
     for path, what in found:
         if what.startswith("temporary"):
-            path.unlink(missing_ok=True)
+            target = path.parent / _TEMP.match(path.name).group(1)
+            if not target.name.endswith(".md"):  # an archive's temporary (no lock): only once it is old
+                if time.time() - os.lstat(path).st_mtime < 60:
+                    continue
+                path.unlink(missing_ok=True)
+            else:
+                with _locked(target):
+                    path.unlink(missing_ok=True)
             done.append(f"removed {path}")
         elif what.startswith("append"):
             with _locked(path):

@@ -145,13 +145,14 @@ def test_a_remember_killed_halfway_leaves_memory_md_whole_and_its_temporary_is_c
     stopped_writer(workspace, "remember", 1_000_000)
     assert memory.read_bytes() == before
     (tmp,) = [p for p in workspace.iterdir() if p.name.startswith(".MEMORY.md.") and p.name.endswith(".tmp")]
+    mine = write(workspace / ".MEMORY.md.draft.tmp", "the user's own file, named a bit like ours\n")
     st = status(workspace)
     assert [item["path"] for item in st["leftovers"]] == [str(tmp)]
     assert "temporary file of an interrupted write" in st["leftovers"][0]["what"]
     assert "Leftover:" in run("--workspace", str(workspace), "status").stdout
     fixed = status(workspace, "--fix")
     assert f"removed {tmp}" in fixed["repair"] and not tmp.exists() and fixed["leftovers"] == []
-    assert memory.read_bytes() == before
+    assert memory.read_bytes() == before and mine.exists()
 
 
 def test_a_real_kill_9_during_appends_leaves_every_entry_whole(workspace):
