@@ -43,15 +43,20 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None, stil
         except FileNotFoundError:
             pass
         raise
+    sync_dir(path.parent)
+    return True
+
+
+def sync_dir(folder: Path) -> None:
+    """fsync a folder, so a rename or link in it survives a power cut (best effort)."""
     try:
-        dfd = os.open(path.parent, os.O_RDONLY)
+        dfd = os.open(folder, os.O_RDONLY)
         try:
             os.fsync(dfd)
         finally:
             os.close(dfd)
     except OSError:
         pass
-    return True
 
 
 def path_text(path) -> str:

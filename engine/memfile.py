@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
-from .fsutil import atomic_write_bytes
+from .fsutil import atomic_write_bytes, sync_dir
 
 READ_CAP = 16 * 1024 * 1024  # the indexer's cap too: a memory file is notes, not a data dump
 APPEND_CAP = 64 * 1024  # one agent write (mcp.maxWriteBytes changes it)
@@ -398,17 +398,6 @@ def _replace(path: Path, data: bytes, seen: tuple | None) -> bool:
     return atomic_write_bytes(path, data, mode=0o600, still_ok=lambda: _identity(path) == seen)
 
 
-def _sync_dir(folder: Path) -> None:
-    try:
-        dfd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
-    except OSError:
-        pass
-
-
 def rewrite(workspace: Path, rel: str | Path, transform: Callable[[str], "str | bytes | None"],
             expected_hash: str | None = None, *, writer: str | None = None, extra_paths: Iterable = ()) -> Receipt:
     """Read, transform, write back, all under the file's lock (see the module docstring)."""
@@ -476,7 +465,7 @@ def create_new(workspace: Path, folder_rel: str, stem: str, text: str, *, writer
                 n += 1
     finally:
         os.unlink(tmp)
-    _sync_dir(folder)
+    sync_dir(folder)
     _note(target, writer)
     shown = os.path.relpath(target, workspace).replace(os.sep, "/")
     return _receipt(target, shown, data, 1, data.count(b"\n"))
