@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import re
-import tempfile
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import journal
-from .paths import private_dir
+from . import memfile
 from .sessions import parse_transcript
 
 RECENT_MESSAGES = 15  # OpenClaw's default for the hook
@@ -82,32 +79,6 @@ def _is_jsonl(data: bytes) -> bool:
     return False
 
 
-def _create_new(folder: Path, stem: str, text: str) -> Path:
-    """Write `text` to `folder/stem.md`, or `stem-2.md`, `stem-3.md`, … : the first name not taken.
-
-    Atomic and never clobbering: the content is written and synced to a temporary file, then
-    hard-linked under its name, which fails rather than replace a file that exists.
-    """
-    fd, tmp = tempfile.mkstemp(prefix=f".{stem}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o600)
-        n = 1
-        while True:
-            target = folder / (f"{stem}.md" if n == 1 else f"{stem}-{n}.md")
-            try:
-                os.link(tmp, target)
-                journal.note_write(target, "clawmem archive")
-                return target
-            except FileExistsError:
-                n += 1
-    finally:
-        os.unlink(tmp)
-
-
 def archive_session(workspace: Path, transcript: Path, *, slug: str | None = None, now: dt.datetime | None = None) -> Archive:
     """Write the session summary file for `transcript` into `workspace/memory/`."""
     transcript = Path(transcript)
@@ -155,6 +126,8 @@ def archive_session(workspace: Path, transcript: Path, *, slug: str | None = Non
         *recent,
         "",
     ]
-    folder = private_dir(ws / "memory")
-    target = _create_new(folder, f"{date}-{chosen}", "\n".join(lines))
-    return Archive(f"memory/{target.name}", target, target.stem[len(date) + 1 :], date, len(recent))
+    try:
+        got = memfile.create_new(ws, "memory", f"{date}-{chosen}", "\n".join(lines), writer="clawmem archive")
+    except memfile.Refused as exc:
+        raise ArchiveError(str(exc)) from None
+    return Archive(got.rel, got.path, got.path.stem[len(date) + 1 :], date, len(recent))

@@ -105,6 +105,7 @@ KEYS: dict[str, Key] = {
     "fleet.share": Key(["*", "!MEMORY.md", "!memory.md"], "strlist",
                        doc="files other agents may see (globs; a leading ! keeps a file private); the others never leave this host"),
     "fleet.host": Key("", "str", doc="this host's name in the fleet (empty: the host name)"),
+    "mcp.maxWriteBytes": Key(65536, "int", _at_least(1), "an integer >= 1", doc="largest text one memory_append or memory_remember call may write"),
     "mcp.token": Key("", "str", secret=True, doc="bearer token the MCP server's HTTP transport requires (needed off loopback)"),
     "recall.enabled": Key(True, "bool", doc="record which daily-log passages searches return (clawmem promote ranks them); false records nothing"),
     "promote.sweep": Key("off", "enum", choices=("off", "preview", "apply"),
@@ -153,6 +154,8 @@ def coerce(key: str, value: Any) -> Any:
     elif kind == "str":
         if not isinstance(value, str):
             raise ValueError(f"expected a string, got {_type_name(value)}")
+        if "\x00" in value:  # no path or name holds one; the OS would refuse it later, less clearly
+            raise ValueError(f"holds a NUL character (\\u0000) at position {value.index(chr(0))}; remove it")
     elif kind == "enum":
         if value not in spec.choices:
             raise ValueError(f"expected one of {', '.join(spec.choices)}, got {value!r}")
@@ -443,12 +446,16 @@ def read_toml_file(path: Path) -> dict:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read config ({exc.strerror}); check the path or permissions") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 (byte {exc.start}); save the config as UTF-8") from None
     import tomllib
 
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc}); fix the file or pass --config with another one") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: not a usable config (arrays or tables nested too deeply); fix the file") from None
 
 
 def _validate_ui(path: Path, ui: Any) -> dict:

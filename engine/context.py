@@ -13,6 +13,7 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
+from . import memfile
 from .files import daily_log_path
 from .tools import memory_file
 
@@ -84,14 +85,16 @@ def session_context(engine, *, max_chars: int | None = None, session: str = "mai
     for path, role in wanted:
         rel = path.relative_to(ws).as_posix()
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except FileNotFoundError:
+            snap = memfile.read(ws, path)
+        except (memfile.Refused, OSError) as exc:
+            why = str(exc) if isinstance(exc, memfile.Refused) else f"cannot read ({exc.strerror or exc})"
+            entries.append({"path": rel, "role": role, "exists": False, "chars": 0, "lines": 0, "includedChars": 0,
+                            "truncated": False, "error": why})
+            continue
+        if not snap.exists:
             entries.append({"path": rel, "role": role, "exists": False, "chars": 0, "lines": 0, "includedChars": 0, "truncated": False})
             continue
-        except OSError as exc:
-            entries.append({"path": rel, "role": role, "exists": False, "chars": 0, "lines": 0, "includedChars": 0,
-                            "truncated": False, "error": f"cannot read ({exc.strerror or exc})"})
-            continue
+        text = snap.text.replace("\r\n", "\n").replace("\r", "\n")  # as a text file reads it
         lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
         cap = min(per_file, budget)
         entry: dict[str, Any] = {"path": rel, "role": role, "exists": True, "chars": len(text), "lines": lines}

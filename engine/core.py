@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from .config import Config
 from .embeddings import Plan, Provider, ProviderError, plan as make_plan
-from .store import DatabaseError, ForeignIndex, Store, adopt_legacy_index
+from .store import DatabaseError, ForeignIndex, Store, adopt_legacy_index, may_move_aside, not_ours_line
 
 
 PROVIDER_FAILURES = "provider_failures"  # meta key: {provider: why it failed in the last index run}
@@ -108,7 +108,7 @@ class Core:
         path = self.index_path
         repair = "`clawmem index` repairs it (moves it aside and rebuilds from the Markdown)"
         if not path.is_file():
-            raise IndexUnavailable(f"{path}: the index path is not a file; {repair}")
+            raise IndexUnavailable(not_ours_line(path, "is a folder" if path.is_dir() else "is not a regular file"))
         if not os.access(path, os.R_OK):
             raise IndexUnavailable(f"{path}: cannot read the index (permission denied); fix its permissions")
         st = None
@@ -119,6 +119,8 @@ class Core:
         except (ForeignIndex, DatabaseError, OSError) as exc:
             if st is not None:
                 st.close()
+            if isinstance(exc, ForeignIndex) and not may_move_aside(path, exc):
+                raise IndexUnavailable(not_ours_line(path, f"is not a usable clawmem index ({exc})")) from None
             raise IndexUnavailable(f"{path}: not a usable clawmem index ({exc}); {repair}") from None
         if built_for is not None and built_for != str(self.workspace):
             st.close()

@@ -4,24 +4,20 @@ A file is read together with the hash of its bytes; a save names the hash it sta
 and is refused (ChangedOnDisk) if the file changed meanwhile, say because the agent
 appended to it. The caller then shows the difference and chooses: reload, merge (a
 three-way merge by lines) or overwrite. engine/editing.py keeps track of which disk
-version an editor's text derives from. Every write is atomic and keeps the
-file's permissions (fsutil.atomic_write).
+version an editor's text derives from. Every read and write goes through memfile (atomic,
+under the file's lock, inside the workspace, permissions kept).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import difflib
-import fcntl
-import hashlib
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import journal
-from .fsutil import atomic_write
+from . import memfile
 
-MISSING = ""  # the hash of a file that does not exist
+MISSING = memfile.MISSING  # the hash of a file that does not exist
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,40 +39,32 @@ class ChangedOnDisk(Exception):
         self.disk = disk
 
 
-def content_hash(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+content_hash = memfile.content_hash
 
 
 def read_file(path: Path) -> FileSnapshot:
     """The file's text (invalid UTF-8 replaced, so it can always be shown) and its hash."""
     path = Path(path)
+    snap = memfile.read(path.parent, path)
+    return FileSnapshot(path, snap.text, snap.hash)
+
+
+def save_if_unchanged(path: Path, text: str, expected_hash: str | None, root: Path | None = None) -> FileSnapshot:
+    """Write `text` unless the file on disk no longer has `expected_hash` (None: whatever is
+    there). The compare and the rename happen under the file's lock (memfile.rewrite), so an
+    agent's write landing meanwhile is seen, never overwritten. `root`: the folder the file must
+    stay inside (its own folder by default)."""
+    path = Path(path)
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return FileSnapshot(path, "", MISSING)
-    return FileSnapshot(path, data.decode("utf-8", "replace"), content_hash(data))
+        got = memfile.rewrite(root or path.parent, path, lambda _old: text, expected_hash)
+    except memfile.Conflict as exc:
+        snap = exc.snapshot
+        raise ChangedOnDisk(path, FileSnapshot(path, snap.text, snap.hash)) from None
+    return FileSnapshot(path, text, got.hash)
 
 
 def _write(path: Path, text: str) -> FileSnapshot:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, text, mode=0o600)
-    journal.note_write(path)
-    return FileSnapshot(path, text, content_hash(text.encode("utf-8")))
-
-
-def save_if_unchanged(path: Path, text: str, expected_hash: str) -> FileSnapshot:
-    """Write `text` unless the file on disk no longer has `expected_hash`.
-
-    The check and the rename are not one atomic step; the window is the few milliseconds of
-    one write, and the agent only ever appends, so a later save still detects it.
-    """
-    path = Path(path)
-    disk = read_file(path)
-    if disk.hash != expected_hash:
-        raise ChangedOnDisk(path, disk)
-    if disk.exists and disk.text == text:
-        return disk
-    return _write(path, text)
+    return save_if_unchanged(path, text, None)
 
 
 def overwrite(path: Path, text: str) -> FileSnapshot:
@@ -169,41 +157,11 @@ def daily_log_path(workspace: Path, day: dt.date) -> Path:
     return Path(workspace) / "memory" / f"{day.isoformat()}.md"
 
 
-def append_text(path: Path, compose) -> tuple[int, int]:
-    """Append what `compose(tail)` returns to `path` in one O_APPEND write, then fsync.
-
-    `tail` is the file's last two bytes (b"" for a new or empty file), so the caller can
-    choose its separator. The write never rewrites a byte already there: a concurrent writer
-    (the agent, `echo >>`, another clawmem) loses nothing, whereas a read-then-rename would
-    drop whatever it appended meanwhile. An flock keeps two clawmem writers from choosing
-    their separators from the same tail. Returns the 1-based first and last line of the
-    appended text, found from where the kernel actually put it.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)  # never through a symlink
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        size = os.fstat(fd).st_size
-        tail = os.pread(fd, 2, size - 2) if size >= 2 else os.pread(fd, size, 0)
-        data = compose(tail).encode("utf-8")
-        written = 0
-        while written < len(data):
-            written += os.write(fd, data[written:])
-        end = os.lseek(fd, 0, os.SEEK_CUR)  # with O_APPEND: the end of our own write
-        os.fsync(fd)
-        start = end - len(data)
-        before = os.pread(fd, start, 0).count(b"\n") if start else 0
-    finally:
-        os.close(fd)  # closing drops the flock
-    journal.note_write(path)
-    return before + 1, before + max(1, data.count(b"\n"))
-
-
-def add_log_entry(workspace: Path, entry: str, now: dt.datetime, heading: str | None = None) -> tuple[Path, int, int]:
+def add_log_entry(workspace: Path, entry: str, now: dt.datetime, heading: str | None = None, *,
+                  writer: str | None = None, cap: int | None = None) -> tuple[Path, int, int]:
     """Append a timestamped entry (`## HH:MM [heading]` and the text) to the daily log of
     `now`'s date, creating it with a `# YYYY-MM-DD` title if needed. Nothing already in the
-    file is rewritten (append_text).
+    file is rewritten, and a kill leaves the entry whole or absent (memfile.append).
 
     Returns the log's path and the 1-based lines of the entry's heading and of its last line.
     """
@@ -220,7 +178,8 @@ def add_log_entry(workspace: Path, entry: str, now: dt.datetime, heading: str | 
             sep = "\n" if tail.endswith(b"\n") else "\n\n"
         return f"{sep}{title}\n{body}\n"
 
-    _, last = append_text(path, compose)
+    got = memfile.append(workspace, path.relative_to(workspace), compose, writer=writer, cap=cap)
+    last = got.end
     return path, last - body.count("\n") - 1, last
 
 

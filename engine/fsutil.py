@@ -1,4 +1,4 @@
-"""Small filesystem helpers: atomic writes that keep permissions."""
+"""Small filesystem helpers: atomic writes that keep permissions; paths as stored text."""
 
 from __future__ import annotations
 
@@ -12,12 +12,13 @@ def atomic_write(path: Path, text: str, *, mode: int | None = None) -> None:
     atomic_write_bytes(path, text.encode("utf-8"), mode=mode)
 
 
-def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
+def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None, still_ok=None) -> bool:
     """Write `data` to `path` via a temporary file in the same folder, fsync, rename.
 
     The existing file's permission bits are kept; a new file gets `mode` (default 0o600
     for our own files is chosen by the caller). A crash leaves either the old or the new
-    content, never a mix.
+    content, never a mix. `still_ok()`, asked just before the rename, can call the write off
+    (False returned, nothing changed).
     """
     path = Path(path)
     try:
@@ -32,6 +33,9 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> N
             os.fsync(fh.fileno())
         if keep is not None:
             os.chmod(tmp, keep)
+        if still_ok is not None and not still_ok():
+            os.unlink(tmp)
+            return False
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -39,11 +43,28 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> N
         except FileNotFoundError:
             pass
         raise
+    sync_dir(path.parent)
+    return True
+
+
+def sync_dir(folder: Path) -> None:
+    """fsync a folder, so a rename or link in it survives a power cut (best effort)."""
     try:
-        dfd = os.open(path.parent, os.O_RDONLY)
+        dfd = os.open(folder, os.O_RDONLY)
         try:
             os.fsync(dfd)
         finally:
             os.close(dfd)
     except OSError:
         pass
+
+
+def path_text(path) -> str:
+    """A path as UTF-8 text for the index and the journal, whatever encoding Python gave the
+    filesystem (under LANG=C a non-ASCII name arrives as lone surrogates SQLite cannot store)."""
+    return os.fsencode(path).decode("utf-8", "surrogateescape")
+
+
+def os_path(text: str) -> str:
+    """The path the OS wants for a path stored by path_text."""
+    return os.fsdecode(text.encode("utf-8", "surrogateescape"))

@@ -11,6 +11,7 @@ from typing import Any, Callable, Iterator
 
 from . import config as config_mod
 from .core import Core, IndexUnavailable
+from .fsutil import os_path
 from .embeddings import ProviderError
 from .sources import LAYOUT_KEY, list_sources, source_roots
 from .lock import LockBusy, WriterLock, current_holder, describe_holder, read_holder
@@ -114,7 +115,7 @@ class Health(Core):
             return True
         for abspath, mtime_ns, size in hot:
             try:
-                s = os.stat(abspath)
+                s = os.stat(os_path(abspath))
             except OSError:
                 return True
             if s.st_mtime_ns != mtime_ns or s.st_size != size:
@@ -210,6 +211,9 @@ class Health(Core):
             "config": {"file": str(cfg.file) if cfg.file else None, "fileExists": bool(cfg.file and cfg.file.exists()),
                        "openclaw": str(cfg.openclaw_file) if cfg.openclaw_file else None, "warnings": cfg.warnings},
             "log": str(log_path()),
+            "workspaceEmpty": cfg.workspace.is_dir() and self.freshness()["filesOnDisk"] == 0,
+            "fileNotes": self.file_notes(store),
+            "leftovers": [{"path": str(p), "what": what} for p, what in self.leftovers()],
         }
         if cfg["fleet.url"]:
             from .fleet import fleet_status  # psycopg is not needed for this: it reads local state only
@@ -231,6 +235,26 @@ class Health(Core):
             except Exception as exc:
                 out["cache"] = {"error": str(exc)}
         return out
+
+    def file_notes(self, store=None) -> list[dict]:
+        """Every file the index skipped (`skipped`), holds only in part, or read with a change
+        (NUL bytes, invalid UTF-8), with the reason."""
+        try:
+            store = store or self.reader()
+        except (IndexUnavailable, DatabaseError):
+            return []
+        if store is None or not store.has_schema():
+            return []
+        rows = store.conn.execute("select path, note, state from files where note is not null order by path")
+        return [{"path": p, "reason": note, "skipped": state == "skipped"} for p, note, state in rows]
+
+    def leftovers(self) -> list[tuple[Path, str]]:
+        """Temporary files and torn appends an interrupted write left (status --fix cleans them)."""
+        from . import memfile
+
+        ws = self.workspace
+        folders = {ws / "MEMORY.md", ws / "memory" / "x.md"} | {Path(f.abspath) for f in list_sources(self.cfg) if f.source == "memory"}
+        return memfile.leftovers(folders)
 
     def rebuild_state(self) -> dict | None:
         """The rebuild file beside the index, if any: `running` while a writer builds it, else left
@@ -260,7 +284,9 @@ class Health(Core):
         holder = current_holder(self.index_path)
         if holder is not None:
             return [f"nothing repaired: the index is being written by {describe_holder(holder)}; try again when it finishes"]
-        done = []
+        from . import memfile
+
+        done = memfile.clean_leftovers(self.leftovers())
         stale = read_holder(self.index_path)
         if stale:
             lock = WriterLock(self.index_path)

@@ -17,6 +17,7 @@ import errno
 import json
 import os
 import sqlite3
+import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,13 +27,14 @@ if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts 
     import numpy as np
 
 from . import events as ev
+from .fsutil import path_text
 from .chunking import Chunk, chunk_lines, file_lines, sha256
-from .config import Config
+from .config import Config, ConfigError
 from .embeddings import Plan, Provider, ProviderError
 from .embeddings.cache import EmbeddingCache
 from .journal import Journal
 from .sessions import parse_transcript
-from .store import ForeignIndex, Store, index_meta, known_intact, move_aside, remove_index_files
+from .store import ForeignIndex, Store, index_meta, known_intact, may_move_aside, move_aside, not_ours_line, remove_index_files
 from .text import index_tokens
 from .sources import LAYOUT_KEY, list_sources
 from .workspace import SourceFile, day_of
@@ -57,22 +59,41 @@ class Skip(Exception):
 
 
 def read_markdown(f: SourceFile, size: int) -> tuple[bytes, str, str | None]:
-    """(bytes, text, warning). Raises Skip for files we refuse and FileNotFoundError if it vanished."""
-    if size > MAX_FILE_BYTES:
-        raise Skip(f"file is {size / 1e6:.1f} MB, over the {MAX_FILE_BYTES // (1024 * 1024)} MB limit for a memory file; split it to index it")
+    """(bytes, text, note). The note says what part is not searchable, or how the text was read;
+    Skip for files we cannot read at all, FileNotFoundError if it vanished."""
+    notes = []
     try:
-        data = Path(f.abspath).read_bytes()
+        # a FIFO or device named like a note must never block the indexer
+        fd = os.open(f.abspath, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
     except PermissionError:
         raise Skip("file is not readable (permission denied); fix its permissions") from None
     except IsADirectoryError:
         raise Skip("is a directory") from None
-    if b"\x00" in data:
-        raise Skip("file contains NUL bytes (binary?); not indexed")
     try:
-        return data, data.decode("utf-8"), None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise Skip("not a regular file (a pipe or device); not indexed")
+        with os.fdopen(fd, "rb") as fh:
+            fd = -1
+            data = fh.read(MAX_FILE_BYTES + 1)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    if len(data) > MAX_FILE_BYTES:
+        # the head stays searchable; status names the lines that are not
+        data = data[: data.rfind(b"\n", 0, MAX_FILE_BYTES) + 1 or MAX_FILE_BYTES]
+        kept = data.count(b"\n")
+        notes.append(f"file is {size / 1e6:.1f} MB, over the {MAX_FILE_BYTES // (1024 * 1024)} MB limit for a memory file: "
+                     f"lines 1-{kept} are indexed, lines {kept + 1} on are not searchable; split it to index the rest")
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        notes.append(f"NUL byte at byte {nul}; indexed with NUL bytes read as spaces")
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         # keep what is readable; the user is told where the bad bytes are
-        return data, data.decode("utf-8", "replace"), f"invalid UTF-8 at byte {exc.start}; indexed with replacement characters"
+        text = data.decode("utf-8", "replace")
+        notes.append(f"invalid UTF-8 at byte {exc.start}; indexed with replacement characters")
+    return data, text.replace("\x00", " "), "; ".join(notes) or None
 
 
 def _chunks_for(cfg: Config, f: SourceFile, data: bytes | None, text: str | None) -> tuple[list[Chunk], list[float | None], list[str | None]]:
@@ -110,7 +131,7 @@ def write_file(store: Store, f: SourceFile, st: os.stat_result, digest: str, chu
         conn.execute(
             "insert or replace into files(path, source, abspath, hash, mtime_ns, size, day, indexed_at, chunks, note, state)"
             " values (?,?,?,?,?,?,?,?,?,?,?)",
-            (f.path, f.source, str(f.abspath), digest, st.st_mtime_ns, st.st_size, day_of(f.path), time.time(), len(chunks), note, state),
+            (f.path, f.source, path_text(f.abspath), digest, st.st_mtime_ns, st.st_size, day_of(f.path), time.time(), len(chunks), note, state),
         )
         store.bump_generation()
         conn.execute("commit")
@@ -563,13 +584,14 @@ class ProviderChain:
 
 
 def open_writer(path: Path, cfg: Config) -> tuple[Store, str | None]:
-    """Open the index for writing; a corrupt or foreign file (or a folder) at the index path is
-    moved aside, never deleted, and the caller rebuilds from the Markdown."""
+    """Open the index for writing; a damaged index in clawmem's own data folder is moved aside,
+    never deleted, and the caller rebuilds from the Markdown. A folder, another program's
+    database, or a damaged file at a path the user chose is ConfigError: nothing is touched."""
     moved = None
     store = None
+    if os.path.lexists(path) and not os.path.isfile(path):
+        raise ConfigError(not_ours_line(path, "is a folder" if os.path.isdir(path) else "is not a regular file"))
     try:
-        if os.path.lexists(path) and not os.path.isfile(path):
-            raise ForeignIndex("it is not a file")
         if os.path.exists(path) and not os.access(path, os.R_OK | os.W_OK):
             raise PermissionError(errno.EACCES, "the index is not writable (permission denied)", str(path))
         store = Store(path, write=True, load_vec=cfg["store.vector.enabled"])
@@ -578,6 +600,8 @@ def open_writer(path: Path, cfg: Config) -> tuple[Store, str | None]:
     except ForeignIndex as exc:
         if store is not None:
             store.close()
+        if not may_move_aside(path, exc):
+            raise ConfigError(not_ours_line(path, f"is not a usable clawmem index ({exc})")) from None
         dest = move_aside(path, "corrupt")
         moved = f"not a usable clawmem index ({exc}); moved it to {dest} and rebuilt it from the Markdown"
         store = Store(path, write=True, load_vec=cfg["store.vector.enabled"])

@@ -27,8 +27,8 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import paths
-from .fsutil import atomic_write, atomic_write_bytes
+from . import memfile, paths
+from .fsutil import atomic_write, os_path, path_text
 
 OUTSIDE = "outside"
 # Who this process is when it writes a memory file; the app and the MCP server set it.
@@ -57,12 +57,12 @@ def bytes_hash(data: bytes) -> str:
 
 
 def journal_dir(cfg) -> Path:
-    key = hashlib.sha256(os.path.realpath(cfg.workspace).encode()).hexdigest()[:16]
+    key = hashlib.sha256(os.fsencode(os.path.realpath(cfg.workspace))).hexdigest()[:16]
     return paths.data_dir() / "journal" / cfg.agent_id / key
 
 
 def _note_file(abspath: Path, notes: Path | None = None, real: str | None = None) -> Path:
-    key = hashlib.sha256((real or os.path.realpath(abspath)).encode()).hexdigest()[:24]
+    key = hashlib.sha256(os.fsencode(real or os.path.realpath(abspath))).hexdigest()[:24]
     return (notes or paths.data_dir() / "journal" / "writers") / f"{key}.json"
 
 
@@ -194,7 +194,7 @@ class Journal:
             blob = zlib.compress(data, 6) if data is not None else None
             cur = self.conn.execute(
                 "insert into versions(path, abspath, ts, writer, hash, size, data) values (?,?,?,?,?,?,?)",
-                (path, str(abspath), time.time(), who, digest, len(data) if data is not None else 0, blob),
+                (path, path_text(abspath), time.time(), who, digest, len(data) if data is not None else 0, blob),
             )
             if own:
                 self.conn.execute("commit")
@@ -230,8 +230,8 @@ class Journal:
         for path, digest in latest.items():
             if digest is not None and path not in listed:
                 last = self.latest(path)
-                if last and not os.path.exists(last.abspath):
-                    n += self.observe(path, Path(last.abspath), None) is not None
+                if last and not os.path.exists(os_path(last.abspath)):
+                    n += self.observe(path, Path(os_path(last.abspath)), None) is not None
         return n
 
     def prune(self, now: float | None = None) -> int:
@@ -388,19 +388,28 @@ def restore(journal: Journal, path: str, abspath: Path, vid: int) -> Version:
     v = journal.version(vid)
     if v is None or v.path != path:
         raise ValueError(f"{path}: no version {vid} in the journal (see `clawmem history {path}`)")
-    if os.path.islink(abspath):
-        raise ValueError(f"{path} is a symlink; clawmem never writes memory files through symlinks")
-    journal.observe_file(path, abspath)  # what is there now, in case no sync has seen it yet
     writer = f"restore of v{vid}"
+    root = _root(journal, abspath)
     if v.deleted:
-        Path(abspath).unlink(missing_ok=True)
+        journal.observe_file(path, abspath)  # what is there now, in case no sync has seen it yet
+        memfile.remove(root, abspath, writer=writer)
         data = None
     else:
         data = journal.data(vid) or b""
-        Path(abspath).parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(Path(abspath), data, mode=0o600)
-        note_write(Path(abspath), writer)
+
+        def put_back(now: str) -> bytes:
+            # what is there now, read under the file's lock, in case no sync has seen it yet
+            journal.observe(path, abspath, now.encode("utf-8", "surrogateescape") if os.path.lexists(abspath) else None)
+            return data
+
+        memfile.rewrite(root, abspath, put_back, writer=writer)
     return journal.observe(path, abspath, data, writer) or journal.latest(path)
+
+
+def _root(journal: Journal, abspath: Path) -> Path:
+    """The folder a restored file must stay inside: the workspace, or its own folder (an extra path)."""
+    ws = Path(journal.cfg.workspace)
+    return ws if Path(abspath).is_relative_to(ws) else Path(abspath).parent
 
 
 class HunkConflict(ValueError):
@@ -422,20 +431,19 @@ def restore_hunk(journal: Journal, change: Change, index: int, abspath: Path) ->
     undone = list(b)
     for op, i1, i2, j1, j2 in reversed([op for op in groups[index] if op[0] != "equal"]):
         undone[j1:j2] = a[i1:i2]
-    if os.path.islink(abspath):
-        raise ValueError(f"{change.after.path} is a symlink; clawmem never writes memory files through symlinks")
-    try:
-        disk = Path(abspath).read_bytes()
-    except FileNotFoundError:
-        disk = None
-    journal.observe(change.after.path, abspath, disk)  # what is there now, in case no sync has seen it yet
-    merged = merge3(new, "".join(undone), _text(disk))
-    if merged.conflicts:
-        raise HunkConflict(f"{change.after.path} changed at that place since v{change.after.id}; restore the whole file to v{change.before.id} instead")
-    data = merged.text.encode("utf-8", "surrogateescape")
-    if data == disk:
-        return None
     writer = f"restore of a hunk of v{change.before.id}"
-    atomic_write_bytes(Path(abspath), data, mode=0o600)
-    note_write(Path(abspath), writer)
-    return journal.observe(change.after.path, abspath, data, writer)
+
+    def undo(now: str) -> bytes:
+        disk = now.encode("utf-8", "surrogateescape") if os.path.lexists(abspath) else None
+        journal.observe(change.after.path, abspath, disk)  # what is there now, in case no sync has seen it yet
+        merged = merge3(new, "".join(undone), _text(disk))
+        if merged.conflicts:
+            raise HunkConflict(f"{change.after.path} changed at that place since v{change.after.id}; restore the whole file to v{change.before.id} instead")
+        out["data"] = merged.text.encode("utf-8", "surrogateescape")
+        return out["data"]
+
+    out: dict[str, bytes] = {}
+    got = memfile.rewrite(_root(journal, abspath), abspath, undo, writer=writer)
+    if not got.changed:
+        return None
+    return journal.observe(change.after.path, abspath, out["data"], writer)

@@ -1,11 +1,10 @@
 """Reading memory files (memory_get) and naming them: which paths the tools may read, the list the
-app's File tab shows, today's log. Writing them is in files.py and tools.py."""
+app's File tab shows, today's log. The reading itself (and every write) is memfile's."""
 
 from __future__ import annotations
 
 import datetime as dt
 import os
-import stat
 from pathlib import Path
 
 from .core import Core
@@ -30,7 +29,6 @@ class MemoryFiles(Core):
         extras = normalize_extra_paths(ws, self.cfg["extraPaths"])
         inside_ws = not rel.startswith("../") and rel != ".."
         allowed = False
-        anchor = ws
         if inside_ws and (rel in ("MEMORY.md", "memory.md") or (rel.startswith("memory/") and rel.endswith(".md"))):
             allowed = True
         else:
@@ -38,22 +36,16 @@ class MemoryFiles(Core):
                 if e.is_symlink():
                     continue
                 if abs_p == e and e.name.endswith(".md"):
-                    allowed, anchor = True, e.parent
+                    allowed = True
                     break
                 if e.is_dir() and str(abs_p).startswith(str(e) + os.sep) and abs_p.name.endswith(".md"):
-                    allowed, anchor = True, e
+                    allowed = True
                     break
         if not allowed:
             raise AccessDenied(
                 f"refused {raw!r}: only MEMORY.md, memory.md, memory/**/*.md, extraPaths and session hits can be read"
                 + (" (it is outside the workspace)" if not inside_ws else "")
             )
-        # no symlink anywhere between the allowed root and the file
-        cur = abs_p
-        while cur != anchor and cur != cur.parent:
-            if cur.is_symlink():
-                raise AccessDenied(f"refused {raw!r}: {os.path.relpath(cur, ws)} is a symlink, and memory files are never read through symlinks")
-            cur = cur.parent
         return rel, abs_p
 
     def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> dict:
@@ -76,23 +68,12 @@ class MemoryFiles(Core):
 
             return {"path": raw, "text": render_range(parse_transcript(data), start, count)}
         rel, abs_p = self.resolve_allowed(raw)
+        from . import memfile  # loads on use: a keyword search never reads a file this way
+
         try:
-            # O_NONBLOCK: opening a FIFO named like a note must not wait for a writer
-            fd = os.open(abs_p, os.O_RDONLY | os.O_NONBLOCK)
-        except FileNotFoundError:
-            return {"path": rel, "text": ""}
-        try:
-            mode = os.fstat(fd).st_mode
-            if stat.S_ISDIR(mode):
-                raise AccessDenied(f"refused {raw!r}: it is a folder")
-            if not stat.S_ISREG(mode):
-                raise AccessDenied(f"refused {raw!r}: not a regular file (a pipe or device is never read)")
-            with os.fdopen(fd, encoding="utf-8", errors="replace") as fh:
-                fd = -1
-                text = fh.read()
-        finally:
-            if fd >= 0:
-                os.close(fd)
+            text = memfile.read_text(self.workspace, abs_p, extra_paths=self.cfg["extraPaths"])
+        except memfile.Refused as exc:
+            raise AccessDenied(str(exc)) from None
         if start is None and count is None:
             return {"path": rel, "text": text}
         all_lines = text.split("\n")

@@ -363,15 +363,16 @@ def memory_path(workspace: Path) -> Path:
 
 def _write_memory(engine, target: Path, transform) -> None:
     """The one place this feature writes MEMORY.md or DREAMS.md: `transform(current text) ->
-    new text`, under the memory-file lock, renamed into place only if nobody wrote meanwhile
-    (memory_remember's path), then credited to clawmem promote in the journal."""
-    from .tools import RewriteFailed, rewrite_memory_file
+    new text` through the memory-file writer (under the file's lock, redone if anyone wrote
+    meanwhile), credited to clawmem promote in the journal."""
+    from . import memfile
 
     try:
-        rewrite_memory_file(target, transform)
-    except RewriteFailed as exc:
-        raise PromoteError(str(exc)) from None
-    journal.note_write(target, WRITER)
+        memfile.rewrite(engine.workspace, target.relative_to(engine.workspace).as_posix(), transform, writer=WRITER)
+    except (memfile.Refused, memfile.Conflict) as exc:
+        raise PromoteError(str(exc) or f"{target.name}: kept changing while we wrote; nothing was written, try again") from None
+    except OSError as exc:
+        raise PromoteError(f"{target.name}: cannot write ({exc.strerror or exc})") from None
 
 
 def _section(day: dt.date) -> str:

@@ -123,7 +123,26 @@ def create_private_file(path: Path) -> None:
 
 
 class ForeignIndex(Exception):
-    """The file at the index path is not a clawmem index (or is corrupt)."""
+    """The file at the index path is not a clawmem index (`foreign`: a database of something
+    else) or is damaged."""
+
+    def __init__(self, message: str, foreign: bool = False):
+        super().__init__(message)
+        self.foreign = foreign
+
+
+def not_ours_line(path: Path, what: str) -> str:
+    """The one line for an index path that holds something clawmem must not move."""
+    return (f"store.path: {path} {what}; clawmem moves aside only its own index, so nothing was touched: "
+            "point store.path at a new file, or move that away yourself")
+
+
+def may_move_aside(path: Path, exc: ForeignIndex) -> bool:
+    """Only a damaged file at a path clawmem manages itself (its data folder) is moved aside: a
+    folder or another program's database is never clawmem's to move."""
+    from .paths import data_dir
+
+    return not exc.foreign and Path(os.path.realpath(path)).is_relative_to(os.path.realpath(data_dir()))
 
 
 def _not_an_index(exc: Exception) -> bool:
@@ -218,10 +237,10 @@ class Store:
             if not tables:
                 return
             if "meta" not in tables:
-                raise ForeignIndex("it has tables but no clawmem meta record")
+                raise ForeignIndex("it has tables but no clawmem meta record", foreign=True)
             row = self.conn.execute("select value from meta where key = 'app'").fetchone()
             if not row or row[0] != APP_MARKER:
-                raise ForeignIndex("its meta record is not clawmem's")
+                raise ForeignIndex("its meta record is not clawmem's", foreign=True)
             if not quick:
                 return
             (ok,) = self.conn.execute("PRAGMA quick_check(1)").fetchone()

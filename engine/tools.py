@@ -16,17 +16,13 @@ memory_search `{results: [], disabled, unavailable, error, warning, action}`, me
 from __future__ import annotations
 
 import datetime as dt
-import fcntl
-import hashlib
 import math
-import os
 import re
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from . import files, journal, paths
+from . import files, memfile
 from .api import AccessDenied, IndexUnavailable, SearchDisabled, disabled_reason
 from .config import ConfigError
 from .lock import LockBusy
@@ -213,11 +209,20 @@ def memory_get(engine, path: Any, from_: Any = None, lines: Any = None) -> dict:
 # ---------------------------------------------------------------------------- writes
 
 
-def _write_refused(engine, text: Any) -> dict | None:
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
+
+
+def _write_refused(engine, text: Any, label: Any = None) -> dict | None:
     if not engine.cfg["mcp.write"]:
         return {"error": WRITE_OFF, "disabled": True}
     if not isinstance(text, str) or not text.strip():
         return {"error": "text required: give the note to write"}
+    for name, value in (("text", text), ("heading", label)):
+        bad = _CONTROL.search(value) if isinstance(value, str) else None
+        if bad:
+            # a NUL or an escape would reach the file, the index and the user's terminal
+            return {"error": f"{name}: holds control character U+{ord(bad.group()):04X} at position {bad.start()}; "
+                             "memory files take text only (tabs and newlines are fine), nothing was written"}
     if not engine.workspace.is_dir():
         return {"error": f"no workspace at {engine.workspace}: create it (or set workspace in the clawmem config)"}
     return None
@@ -243,13 +248,15 @@ AGENT = "agent (MCP)"  # the journal's name for writes made through these tools
 def memory_append(engine, text: Any, heading: Any = None, *, now: dt.datetime | None = None) -> dict:
     """Append a timestamped entry to today's daily log (`memory/YYYY-MM-DD.md`, local date),
     creating it if needed, without rewriting a byte already there."""
-    refused = _write_refused(engine, text)
+    refused = _write_refused(engine, text, heading)
     if refused:
         return refused
     head = heading.strip().replace("\n", " ") if isinstance(heading, str) else None
     try:
-        path, start, end = files.add_log_entry(engine.workspace, text.strip(), now or dt.datetime.now(), head)
-        journal.note_write(path, AGENT)
+        path, start, end = files.add_log_entry(engine.workspace, text.strip(), now or dt.datetime.now(), head,
+                                               writer=AGENT, cap=engine.cfg["mcp.maxWriteBytes"])
+    except memfile.Refused as exc:
+        return {"error": str(exc)}
     except OSError as exc:
         return {"error": f"{getattr(exc, 'filename', '') or 'memory/'}: cannot append ({exc.strerror or exc})"}
     rel = path.relative_to(engine.workspace).as_posix()
@@ -260,11 +267,6 @@ def memory_file(workspace: Path) -> Path:
     """MEMORY.md, or an existing lowercase memory.md (OpenClaw reads either)."""
     upper, lower = workspace / "MEMORY.md", workspace / "memory.md"
     return lower if lower.is_file() and not upper.is_file() else upper
-
-
-def _lock_file(target: Path) -> Path:
-    key = hashlib.sha256(str(target).encode()).hexdigest()[:16]
-    return paths.private_dir(paths.data_dir() / "locks") / f"memory-{key}.lock"
 
 
 def add_bullet(text: str, section: str, fact: str) -> tuple[str, int, int]:
@@ -292,83 +294,42 @@ def add_bullet(text: str, section: str, fact: str) -> tuple[str, int, int]:
     return "\n".join(lines) + "\n", at + 1, at + len(bullet)
 
 
-def memory_remember(engine, text: Any, section: Any = None, *, attempts: int = 20) -> dict:
+def memory_remember(engine, text: Any, section: Any = None) -> dict:
     """Add a durable fact to MEMORY.md as a `- ` bullet under `## <section>` (default "Notes").
-    Inserting mid-file means rewriting it: rewrite_memory_file loses no concurrent byte."""
-    refused = _write_refused(engine, text)
+
+    Inserting mid-file means rewriting it: memfile.rewrite reads, inserts and renames under the
+    file's lock, and redoes the insert if anyone wrote meanwhile, so no concurrent byte is lost.
+    """
+    refused = _write_refused(engine, text, section)
     if refused:
         return refused
     name = section.strip().replace("\n", " ") if isinstance(section, str) and section.strip() else DEFAULT_SECTION
+    cap = engine.cfg["mcp.maxWriteBytes"]
+    if len(text.encode("utf-8")) > cap:
+        return {"error": f"text is {len(text.encode('utf-8'))} bytes, over the {cap}-byte limit for one write "
+                         "(mcp.maxWriteBytes in the clawmem config); split it"}
     target = memory_file(engine.workspace)
     rel = target.name
-    lines: list[int] = []
+    lines: dict[str, int] = {}
 
-    def with_bullet(current: str) -> str:
-        new, start, end = add_bullet(current, name, text)
-        lines[:] = [start, end]
+    def insert(current: str) -> str:
+        try:
+            current.encode("utf-8")
+        except UnicodeEncodeError:
+            raise memfile.Refused(f"{rel}: not valid UTF-8; fix the file by hand first (clawmem never rewrites bytes it cannot read)") from None
+        new, lines["start"], lines["end"] = add_bullet(current, name, text)
         return new
 
     try:
-        rewrite_memory_file(target, with_bullet, attempts)
-    except RewriteFailed as exc:
+        memfile.rewrite(engine.workspace, rel, insert, writer=AGENT)
+    except memfile.Refused as exc:
         return {"error": str(exc)}
-    start, end = lines
-    return {"path": rel, "startLine": start, "endLine": end, "citation": citation(rel, start, end), **_index_now(engine)}
-
-
-class RewriteFailed(Exception):
-    """A memory file was not rewritten; the message is the one line to show, and nothing was written."""
-
-
-def rewrite_memory_file(target: Path, transform, attempts: int = 20) -> None:
-    """Replace `target`'s text by `transform(text)` without losing a concurrent byte: under a
-    lock file (one clawmem writer at a time) the file is read, the new version written to a
-    temporary file, and renamed over the original only if the file still has the bytes that
-    were read; otherwise (someone wrote meanwhile) it starts again."""
-    rel = target.name
-    if target.is_symlink():  # a rename would replace the link with a file
-        raise RewriteFailed(f"{rel} is a symlink; clawmem never writes memory files through symlinks (edit the file it points to)")
-    try:
-        with open(_lock_file(target), "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            for _ in range(attempts):
-                try:
-                    data = target.read_bytes()
-                except FileNotFoundError:
-                    data = None
-                try:
-                    current = data.decode("utf-8") if data is not None else ""
-                except UnicodeDecodeError:
-                    raise RewriteFailed(f"{rel}: not valid UTF-8; fix the file by hand first (clawmem never rewrites bytes it cannot read)") from None
-                if _replace_if_unchanged(target, transform(current), files.content_hash(data) if data is not None else files.MISSING):
-                    return
+    except memfile.Conflict:
+        return {"error": f"{rel}: kept changing while we wrote; nothing was written, try again"}
     except OSError as exc:
-        raise RewriteFailed(f"{rel}: cannot write ({exc.strerror or exc})") from None
-    raise RewriteFailed(f"{rel}: kept changing while we wrote; nothing was written, try again")
-
-
-def _replace_if_unchanged(target: Path, text: str, expected_hash: str) -> bool:
-    """Write `text` to a temporary file beside `target`, then rename it over `target` only if
-    `target` still has `expected_hash` (the check is the last step before the rename)."""
-    try:
-        mode = os.stat(target).st_mode & 0o7777
-    except FileNotFoundError:
-        mode = 0o600
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(text.encode("utf-8"))
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        if files.read_file(target).hash != expected_hash:
-            return False
-        os.replace(tmp, target)
-        journal.note_write(target, AGENT)
-        return True
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        return {"error": f"{rel}: cannot write ({exc.strerror or exc})"}
+    start, end = lines["start"], lines["end"]
+    return {"path": rel, "startLine": start, "endLine": end, "citation": citation(rel, start, end), **_index_now(engine)}
 
 
 # ---------------------------------------------------------------------------- promotion

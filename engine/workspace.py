@@ -55,12 +55,13 @@ def walk_md(root: Path, errors: list[str] | None = None) -> list[Path]:
     return [Path(a) for a, _ in _walk_rel(str(root), errors)]
 
 
-def _utf8_name(name: str) -> bool:
+def _utf8_name(name: str) -> str | None:
+    """The name as UTF-8 text, whatever the filesystem encoding Python was started with (under
+    LANG=C a name arrives as ASCII plus lone surrogates); None when its bytes are not UTF-8."""
     try:
-        name.encode("utf-8")
-        return True
-    except UnicodeEncodeError:  # undecodable bytes arrive as lone surrogates (surrogateescape)
-        return False
+        return os.fsencode(name).decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def dir_stamp(path: str) -> int | None:
@@ -109,7 +110,8 @@ def _walk_rel(root: str, errors: list[str] | None, dirs: dict[str, int | None] |
         for e in entries:
             if e.is_symlink():
                 continue
-            if not e.name.isascii() and not _utf8_name(e.name):
+            name = e.name if e.name.isascii() else _utf8_name(e.name)
+            if name is None:
                 # the index, its citations and the tools speak UTF-8: such a name cannot be stored
                 if errors is not None and (e.name.endswith(".md") or e.is_dir(follow_symlinks=False)):
                     shown = os.fsencode(e.path).decode("utf-8", "backslashreplace")
@@ -117,9 +119,9 @@ def _walk_rel(root: str, errors: list[str] | None, dirs: dict[str, int | None] |
                 continue
             if e.is_dir(follow_symlinks=False):
                 if e.name not in IGNORED_DIRS:
-                    subdirs.append((e.path, rel + e.name + "/"))
+                    subdirs.append((e.path, rel + name + "/"))
             elif e.is_file(follow_symlinks=False) and e.name.endswith(".md"):
-                found.append((e.path, rel + e.name))
+                found.append((e.path, rel + name))
             elif e.name.endswith(".md") and errors is not None:
                 # a FIFO, socket or device: reading it could block or never end
                 errors.append(f"{e.path}: not a regular file; not indexed")

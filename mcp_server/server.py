@@ -28,7 +28,7 @@ from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetad
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from clawmem.engine import files, tools
+from clawmem.engine import files, memfile, tools
 from clawmem.engine.net import allowed_names, cannot_listen, needs_token, refuse_request, token_weakness
 from clawmem.engine.context import session_context
 
@@ -218,10 +218,13 @@ def build_server(engine, first_sync_over: Callable[[], bool] = lambda: True) -> 
     )
 
     def read(path) -> str:
+        # the tools' reader: a symlink out of the workspace or a FIFO is refused, never followed
+        from mcp.server.mcpserver.exceptions import ResourceError
+
         try:
-            return path.read_text(encoding="utf-8", errors="replace")
-        except FileNotFoundError:
-            return ""
+            return memfile.read_text(engine.workspace, path)
+        except (memfile.Refused, OSError) as exc:
+            raise ResourceError(str(exc)) from None
 
     def daily(offset: int) -> str:
         return read(files.daily_log_path(engine.workspace, dt.date.today() - dt.timedelta(days=offset)))
@@ -258,6 +261,73 @@ def build_server(engine, first_sync_over: Callable[[], bool] = lambda: True) -> 
         return recall_guidance(engine.cfg["citations"])
 
     return server
+
+
+# ---------------------------------------------------------------------------- stdio
+
+
+def lone_surrogate_error(line: str) -> dict | None:
+    """The JSON-RPC error for a request whose strings hold a lone surrogate ("a\\ud800b"): the
+    SDK's JSON parser drops such a line without a reply, leaving the client waiting forever."""
+    if "\\u" not in line.lower():
+        return None
+    try:
+        msg = json.loads(line)
+    except ValueError:
+        return None
+    found = []
+
+    def walk(value: Any, where: str) -> None:
+        if isinstance(value, str):
+            if any("\ud800" <= ch <= "\udfff" for ch in value):
+                found.append(where)
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, f"{where}.{k}" if where else str(k))
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                walk(v, f"{where}[{i}]")
+
+    walk(msg.get("params") if isinstance(msg, dict) else None, "")
+    if not found or not isinstance(msg, dict):
+        return None
+    return {"id": msg.get("id"), "message": f"invalid params: {found[0]} holds a lone UTF-16 surrogate (not text); "
+                                            "nothing was done: send valid Unicode"}
+
+
+async def serve_stdio(server) -> None:
+    """The SDK's stdio transport, with stdin lines checked by lone_surrogate_error first."""
+    import io
+    import sys
+
+    import anyio
+    from mcp.server.stdio import stdio_server
+    from mcp.shared.message import SessionMessage
+    from mcp_types import ErrorData, JSONRPCError
+
+    stdin = anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
+    replies: list = []
+
+    class CheckedLines:
+        def __aiter__(self):
+            return self
+
+        async def __anext__(self) -> str:
+            while True:
+                line = await stdin.readline()
+                if not line:
+                    raise StopAsyncIteration
+                bad = lone_surrogate_error(line)
+                if bad is None:
+                    return line
+                if bad["id"] is not None:  # a notification gets no reply, by JSON-RPC's rules
+                    error = JSONRPCError(jsonrpc="2.0", id=bad["id"], error=ErrorData(code=-32602, message=bad["message"]))
+                    await replies[0].send(SessionMessage(error))
+
+    lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async runs, with our stdin
+    async with stdio_server(stdin=CheckedLines()) as (read_stream, write_stream):
+        replies.append(write_stream)
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 
 
 # ---------------------------------------------------------------------------- HTTP guards
@@ -432,7 +502,9 @@ def serve(engine, *, http: str | None = None, host: str | None = None) -> int:
     log.info("clawmem mcp serving %s for %s (pid %d)", f"http on {bind}:{port}" if http else "stdio", engine.workspace, os.getpid())
     try:
         if not http:
-            server.run("stdio")
+            import anyio
+
+            anyio.run(serve_stdio, server)
         else:
             _run_http(guard(server.streamable_http_app(host=bind), token, allowed_names(bind)), bind, port)
     except KeyboardInterrupt:

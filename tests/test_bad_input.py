@@ -44,14 +44,16 @@ def test_invalid_utf8_is_indexed_with_replacement_and_a_warning(workspace, make_
     assert "\ufffd" in r["snippet"]
 
 
-def test_nul_bytes_are_skipped_with_a_reason(workspace, make_engine):
+def test_nul_bytes_are_indexed_as_spaces_and_reported(workspace, make_engine):
+    """The file is never changed, but its text stays searchable; the reason is in status."""
     (workspace / "memory" / "blob.md").write_bytes(b"looks like text\x00\x01\x02 zebra")
     write(workspace / "memory" / "ok.md", "zebra crossing\n")
     eng = make_engine()
     w = warnings_of(collect(eng))
-    assert any(e.path == "memory/blob.md" and "NUL bytes" in e.message for e in w)
-    assert [r["path"] for r in eng.search("zebra")["results"]] == ["memory/ok.md"]
-    assert any("memory/blob.md: file contains NUL bytes" in i for i in eng.issues())
+    assert any(e.path == "memory/blob.md" and "NUL byte at byte 15" in e.message for e in w)
+    assert sorted(r["path"] for r in eng.search("zebra")["results"]) == ["memory/blob.md", "memory/ok.md"]
+    assert any("memory/blob.md: NUL byte at byte 15" in i for i in eng.issues())
+    assert (workspace / "memory" / "blob.md").read_bytes() == b"looks like text\x00\x01\x02 zebra"
     # a second run does not re-read it (unchanged stat) and still reports the issue in status
     assert not warnings_of(collect(eng))
 
@@ -133,20 +135,30 @@ def test_get_refuses_paths_outside_memory(workspace, make_engine, tmp_path):
     assert proc.stderr.count("\n") == 1
 
 
-@pytest.mark.parametrize("kind", ["corrupt", "foreign"])
-def test_bad_index_file_is_moved_aside_and_rebuilt(workspace, make_engine, kind):
+def test_another_programs_database_at_the_index_path_is_never_moved(workspace, make_engine):
+    from clawmem.engine.config import ConfigError
+
     write(workspace / "MEMORY.md", "walrus facts\n")
     eng = make_engine()
     path = eng.index_path
     path.parent.mkdir(parents=True, exist_ok=True)
-    if kind == "corrupt":
-        path.write_bytes(b"SQLite format 3\x00" + os.urandom(8192))
-    else:
-        con = sqlite3.connect(path)
-        con.execute("create table photos(id integer primary key, name text)")
-        con.execute("insert into photos(name) values ('cat.jpg')")
-        con.commit()
-        con.close()
+    con = sqlite3.connect(path)
+    con.execute("create table photos(id integer primary key, name text)")
+    con.execute("insert into photos(name) values ('cat.jpg')")
+    con.commit()
+    con.close()
+    original = path.read_bytes()
+    with pytest.raises(ConfigError, match="store.path: .* nothing was touched"):
+        collect(eng)
+    assert path.read_bytes() == original
+
+
+def test_a_corrupt_index_file_is_moved_aside_and_rebuilt(workspace, make_engine):
+    write(workspace / "MEMORY.md", "walrus facts\n")
+    eng = make_engine()
+    path = eng.index_path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"SQLite format 3\x00" + os.urandom(8192))
     original = path.read_bytes()
     w = warnings_of(collect(eng))
     moved = [e.message for e in w if "moved it to" in e.message]

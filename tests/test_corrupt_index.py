@@ -1,5 +1,7 @@
-"""A corrupt or foreign file at the index path (SPEC §11): readers say so in one line and exit 3;
-a writer moves it aside (never deletes it), says where, and rebuilds from the Markdown."""
+"""A corrupt file at the index path: readers say so in one line and exit 3; a writer moves a
+damaged index in clawmem's own data folder aside (never deletes it), says where, and rebuilds
+from the Markdown. A folder or another program's database there is never clawmem's to move:
+every command says so in one line naming store.path, and nothing is touched."""
 
 from __future__ import annotations
 
@@ -12,7 +14,9 @@ import pytest
 from clawmem.engine import load_config
 from helpers import run_cli, write
 
-KINDS = ("garbage", "truncated", "truncated-late", "foreign", "directory")
+DAMAGED = ("garbage", "truncated", "truncated-late")
+NOT_OURS = ("foreign", "directory")
+KINDS = DAMAGED + NOT_OURS
 
 
 def notes(ws: Path, n: int = 60) -> None:
@@ -55,12 +59,16 @@ def damage(path: Path, good: bytes, kind: str) -> None:
         write(path / "keep.txt", "someone's folder\n")
 
 
-def one_line_error(res, path: Path) -> str:
-    assert res.returncode == 3, (res.returncode, res.stdout, res.stderr)
+def one_line_error(res, path: Path, kind: str = "garbage", code: int = 3) -> str:
+    assert res.returncode == code, (res.returncode, res.stdout, res.stderr)
     assert "Traceback" not in res.stderr
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1, res.stderr
-    assert str(path) in lines[0] and "`clawmem index` repairs it" in lines[0]
+    assert str(path) in lines[0]
+    if kind in NOT_OURS:
+        assert "store.path" in lines[0] and "nothing was touched" in lines[0], lines[0]
+    else:
+        assert "`clawmem index` repairs it" in lines[0]
     return lines[0]
 
 
@@ -68,17 +76,17 @@ def one_line_error(res, path: Path) -> str:
 def test_readers_say_what_where_and_what_repairs_it(indexed, kind):
     ws, path, good = indexed
     damage(path, good, kind)
-    one_line_error(cli(ws, "search", "herons"), path)
-    one_line_error(cli(ws, "search", "herons", "--json"), path)
+    one_line_error(cli(ws, "search", "herons"), path, kind)
+    one_line_error(cli(ws, "search", "herons", "--json"), path, kind)
     res = cli(ws, "status")
-    one_line_error(res, path)
+    one_line_error(res, path, kind)
     assert "error: " in res.stdout  # the rest of the status is still shown
     res = cli(ws, "status", "--json")
-    one_line_error(res, path)
+    one_line_error(res, path, kind)
     assert str(path) in json.loads(res.stdout)["index"]["error"]
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", DAMAGED)
 def test_index_moves_it_aside_and_rebuilds(indexed, kind):
     ws, path, good = indexed
     damage(path, good, kind)
@@ -88,16 +96,27 @@ def test_index_moves_it_aside_and_rebuilds(indexed, kind):
     (aside,) = [p for p in path.parent.iterdir() if p.name not in before]
     assert aside.name.startswith(path.name + ".corrupt-")
     assert f"moved it to {aside}" in res.stderr  # the user is told where it went
-    if kind == "directory":  # never deleted: the same thing, only moved
-        assert (aside / "keep.txt").read_text() == "someone's folder\n"
-    elif kind == "foreign":
-        assert sqlite3.connect(aside).execute("select name from contacts").fetchall() == [("Ada",)]
-    else:
-        assert aside.read_bytes() in (good[:5000], good[: len(good) // 2], b"this is not a database\n" * 100)
+    assert aside.read_bytes() in (good[:5000], good[: len(good) // 2], b"this is not a database\n" * 100)
     res = cli(ws, "search", "h59x39", "--json")
     assert res.returncode == 0, res.stderr
     assert [r["path"] for r in json.loads(res.stdout)["results"]][:1] == ["memory/2026-01-04-n59.md"]
     assert json.loads(cli(ws, "status", "--json").stdout)["index"]["files"] == 60
+
+
+@pytest.mark.parametrize("kind", NOT_OURS)
+def test_index_never_moves_what_is_not_clawmems(indexed, kind):
+    """A folder or another program's database at the index path: `clawmem index` and
+    `status --fix` stop with one line naming store.path (exit 2) and leave it exactly as it was."""
+    ws, path, good = indexed
+    damage(path, good, kind)
+    before = sorted(p.name for p in path.parent.iterdir())
+    for args in (("index",), ("status", "--fix")):
+        one_line_error(cli(ws, *args), path, kind, code=2)
+    assert sorted(p.name for p in path.parent.iterdir()) == before
+    if kind == "directory":
+        assert (path / "keep.txt").read_text() == "someone's folder\n"
+    else:
+        assert sqlite3.connect(path).execute("select name from contacts").fetchall() == [("Ada",)]
 
 
 def test_an_empty_file_is_an_empty_index(indexed):

@@ -5,6 +5,7 @@ lose a byte somebody else wrote."""
 import datetime as dt
 import os
 import threading
+import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -230,7 +231,7 @@ def test_writes_never_go_through_symlinks(workspace, make_engine, tmp_path):
     (workspace / "memory" / "2026-03-04.md").symlink_to(elsewhere)
     eng = make_engine()
     assert "is a symlink" in tools.memory_remember(eng, "fact")["error"]
-    assert "cannot append" in tools.memory_append(eng, "entry", now=now)["error"]
+    assert "is a symlink" in tools.memory_append(eng, "entry", now=now)["error"]
     assert elsewhere.read_text() == "# not in the workspace\n" and (workspace / "MEMORY.md").is_symlink()
 
 
@@ -262,6 +263,7 @@ def test_append_entry_keeps_a_concurrent_writers_bytes(tmp_path):
             external_append(log, line)
             theirs.append(line)
             i += 1
+            time.sleep(0.001)  # a busy program, not a firehose: the log must stay under the size cap
 
     t = threading.Thread(target=agent)
     t.start()

@@ -16,6 +16,7 @@ import os
 import re
 import sys
 import time
+from pathlib import Path
 
 EXIT_OK, EXIT_USAGE, EXIT_FAILED = 0, 2, 3
 
@@ -173,10 +174,23 @@ def build_parser() -> Parser:
     return p
 
 
-def _engine(args, persistent: bool = False):
+def _engine(args, persistent: bool = False, need_workspace: bool = True):
     from clawmem.engine import Engine
 
-    return Engine.open(config_path=args.config, workspace=args.workspace, agent=args.agent, persistent=persistent)
+    eng = Engine.open(config_path=args.config, workspace=args.workspace, agent=args.agent, persistent=persistent)
+    if need_workspace:
+        check_workspace(eng.workspace)
+    return eng
+
+
+def check_workspace(ws: Path) -> None:
+    """A missing workspace, or a file where it should be, is a usage error, not "0 files, clean"."""
+    if ws.is_file():
+        raise CommandError(f"{ws} is a file, not a workspace folder: give --workspace with the folder that holds "
+                           "MEMORY.md and memory/, or set workspace in the clawmem config", EXIT_USAGE)
+    if not ws.is_dir():
+        raise CommandError(f"no workspace at {ws}: create it (the app offers to), give --workspace, "
+                           "or set workspace in the clawmem config", EXIT_USAGE)
 
 
 def dump_json(obj, indent: int | None = None) -> str:
@@ -208,8 +222,28 @@ def _fail(line: str, code: int, as_json: bool) -> int:
     return code
 
 
+def _escape_unshowable(exc: UnicodeError):
+    """What a terminal that cannot show a character gets instead: its \\u escape (valid JSON too)."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    units = exc.object[exc.start:exc.end].encode("utf-16-be", "surrogatepass")
+    return "".join(f"\\u{int.from_bytes(units[i:i + 2], 'big'):04x}" for i in range(0, len(units), 2)), exc.end
+
+
+def _printable_streams() -> None:
+    """Under LANG=C (an ASCII terminal) printing a note in another script must not kill the command."""
+    import codecs
+
+    codecs.register_error("clawmem-escape", _escape_unshowable)
+    for stream in (sys.stdout, sys.stderr):
+        enc = (getattr(stream, "encoding", None) or "").lower().replace("-", "")
+        if enc and enc != "utf8" and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="clawmem-escape")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    _printable_streams()
     try:
         args = build_parser().parse_args(argv)
     except UsageError as exc:
@@ -266,6 +300,7 @@ def _engine_for(args, target):
         return _engine(args)
     from clawmem.engine import Engine
 
+    # --all-agents: an agent whose workspace does not exist yet is reported with 0 files
     return Engine.open(config_path=args.config, workspace=target.workspace, agent=target.agent_id)
 
 
@@ -339,7 +374,8 @@ def format_status(st: dict, verbose: bool = False) -> str:
     vec = st["vector"]
     lines = [f"Repaired:  {line}" for line in st.get("repair") or []]
     lines += [
-        f"Workspace: {st['workspace']}  (agent {st['agentId']})",
+        f"Workspace: {st['workspace']}  (agent {st['agentId']})"
+        + ("\n           empty: no MEMORY.md and no memory/*.md yet (fine: the first write creates them)" if st.get("workspaceEmpty") else ""),
         f"Index:     {st['index']['path']}",
         f"           {st['index']['files']} files, {st['index']['chunks']} chunks, schema {st['index']['schemaVersion']}",
     ]
@@ -352,6 +388,10 @@ def format_status(st: dict, verbose: bool = False) -> str:
     lines.append(f"Fresh:     {fresh} ({fr['filesIndexed']} indexed / {fr['filesOnDisk']} on disk), last sync {fr['lastSync'] or 'never'}")
     if fr.get("behind"):
         lines.append("           behind: " + ", ".join(fr["behind"][:5]) + (" …" if len(fr["behind"]) > 5 else ""))
+    for item in st.get("fileNotes") or []:
+        lines.append(f"{'Skipped:' if item['skipped'] else 'Note:':11}{item['path']}: {item['reason']}")
+    for item in st.get("leftovers") or []:
+        lines.append(f"Leftover:  {item['path']}: {item['what']} (`clawmem status --fix` cleans it)")
     lines.append(f"Watcher:   {fr['watcher']}" + (f"; {fr['job']}" if fr.get("job") else ""))
     if st.get("enabled") is False:
         lines.append("Search:    disabled (enabled = false): search and the agent tools answer that memory search is off")
@@ -809,7 +849,7 @@ def cmd_get(args) -> int:
 def cmd_watch(args) -> int:
     from clawmem.engine.sync import run_daemon
 
-    eng = _engine(args, persistent=True)
+    eng = _engine(args, persistent=True, need_workspace=False)
     return run_daemon(eng, once=args.once, printer=lambda line: print(printable(line), flush=True))
 
 
@@ -906,8 +946,6 @@ def _open_journal(eng):
 
     from clawmem.engine.journal import Journal
 
-    if not eng.workspace.is_dir():
-        raise CommandError(f"no workspace at {eng.workspace}: give --workspace, or set workspace in the clawmem config", EXIT_USAGE)
     try:
         jr = Journal(eng.cfg)
         if eng.cfg["journal.enabled"]:
@@ -1010,7 +1048,7 @@ def cmd_mcp(args) -> int:
     from clawmem.mcp.server import ServeError, serve
 
     try:
-        return serve(_engine(args, persistent=True), http=args.http, host=args.host)
+        return serve(_engine(args, persistent=True, need_workspace=False), http=args.http, host=args.host)
     except ServeError as exc:
         raise CommandError(str(exc), EXIT_USAGE) from None
 

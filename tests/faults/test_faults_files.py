@@ -61,7 +61,7 @@ def test_get_never_blocks_on_a_fifo_and_refuses_a_folder(workspace):
     (workspace / "memory" / "folder.md").mkdir()
     res = run("--workspace", str(workspace), "get", "memory/fifo.md", timeout=30)
     assert res.returncode == 2
-    assert res.stderr.strip() == "clawmem: refused 'memory/fifo.md': not a regular file (a pipe or device is never read)"
+    assert res.stderr.strip() == "clawmem: refused 'memory/fifo.md': not a regular file (a pipe or device is never read or written)"
     res = run("--workspace", str(workspace), "get", "memory/folder.md", timeout=30)
     assert res.returncode == 2 and res.stderr.strip() == "clawmem: refused 'memory/folder.md': it is a folder"
     write(workspace / "memory" / "crlf.md", "one\r\ntwo\r\n")

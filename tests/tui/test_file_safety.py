@@ -83,6 +83,7 @@ async def test_banner_as_soon_as_the_file_changes_and_merge_replaces_the_edited_
         with log.open("a") as fh:
             fh.write("\n## 11:00\nagent appended this\n")
         await wait_until(pilot, lambda: "Changed on disk" in banner_text(app))  # no save needed
+        await pilot.pause()  # the banner's buttons are laid out before the click lands on one
         await pilot.click("#banner-merge")
         await wait_until(pilot, lambda: banner_text(app) == "")
         text = editor.text
@@ -112,6 +113,7 @@ async def test_a_clean_buffer_follows_the_disk_and_keep_mine_still_asks_at_save(
         with log.open("a") as fh:
             fh.write("second agent line\n")
         await wait_until(pilot, lambda: "Changed on disk" in banner_text(app))
+        await pilot.pause()  # the banner's buttons are laid out before the click lands on one
         await pilot.click("#banner-keep")
         await pilot.pause()
         assert banner_text(app) == ""
