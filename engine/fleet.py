@@ -529,14 +529,6 @@ class _Counts:
         return self.n
 
 
-def _rank(cands, weights, n_docs, opts, mode) -> None:
-    """The local search's confidence and fusion, in this one place (they are tuned there)."""
-    from . import search as s
-
-    s.confidence(cands, weights, n_docs)
-    s.fuse(cands, opts, mode)
-
-
 def search(engine, query: str, *, agents: list[str] | None = None, max_results=None, min_score=None,
            explain: bool = False, show_hidden: bool = False) -> dict:
     """Hybrid search over the fleet rows this agent may read. Hits carry agent, host, path,
@@ -595,7 +587,7 @@ def search_with(conn, query: str, opts, agents: list[str] | None, qv: QueryVecto
     import numpy as np
 
     from . import ranking, search as s
-    from .text import STOPWORDS, mmr_tokens, query_terms, relaxed_terms
+    from .text import STOPWORDS, query_terms, relaxed_terms
 
     seen = {r[0]: r[1:] for r in conn.execute("select agent, host, model, dims, chunks from clawmem_agents")}
     names = [a for a in seen if agents is None or a in agents]
@@ -703,31 +695,24 @@ def search_with(conn, query: str, opts, agents: list[str] | None, qv: QueryVecto
     content = [t for t in terms if t not in STOPWORDS] or terms
     top = ranking.idf(0, n_docs)
     weights = {t: ranking.idf(min(df.get(t, 0), n_docs), n_docs) / top for t in content}
-    _rank(cands, weights, n_docs, opts, mode)
-    if opts.decay:
-        s.apply_decay(cands, opts)
-    s.pin_exact_hits(cands, exact, opts.min_score)
-    cands.sort(key=lambda c: (-c.rank, c.id))
-    # overlapping hits fold together within one agent's file only
-    by_agent: dict[str, list] = {}
-    for c in cands:
-        by_agent.setdefault(c.parts["fleet"][0], []).append(c)
-    cands = sorted((m for group in by_agent.values() for m in s.merge_overlapping(group, opts.merge_chars)),
-                   key=lambda c: (-c.rank, c.id))
-    if opts.mmr and len(cands) > 1:
-        order = ranking.mmr_order([c.rank for c in cands], [mmr_tokens(c.row[4]) for c in cands], opts.mmr_lambda)
-        cands = [cands[i] for i, _ in order]
-    apply_threshold = mode != "keyword" or opts.min_score_explicit
-    shown = [c for c in cands if opts.show_hidden or not apply_threshold or c.score >= opts.min_score]
-    hidden = [c for c in cands if c not in shown]
+
+    def merge_within_agents(ranked: list, max_chars: int) -> list:
+        """Overlapping hits fold together within one agent's file only."""
+        by_agent: dict[str, list] = {}
+        for c in ranked:
+            by_agent.setdefault(c.parts["fleet"][0], []).append(c)
+        return sorted((m for group in by_agent.values() for m in s.merge_overlapping(group, max_chars)),
+                      key=lambda c: (-c.rank, c.id))
+
+    shown, hidden_info, _ = s.select(cands, query, weights, n_docs, exact, opts, mode, merge=merge_within_agents)
     focus = s.line_focus(_Counts(n_docs), query, {"df": df}, opts.context_lines)
-    for c in shown[: opts.max_results]:
+    for c in shown:
         agent, host = c.parts.pop("fleet")
         r = s.render(c, focus, opts)
         r.update({"agent": agent, "host": host, "ref": f"{FLEET_PREFIX}{agent}/{r['path']}"})
-        r["citation"] = f"Source: {agent}@{host}:{r['path']}#L{r['startLine']}-L{r['endLine']}"
+        r["citation"] = f"Source: {r['ref']}#L{r['startLine']}-L{r['endLine']}"  # the one citation shape; `get` reads the ref
         base["results"].append(r)
-    base["hidden"] = {"count": len(hidden), "bestScore": round(max(h.score for h in hidden), 4) if hidden else None}
+    base["hidden"] = hidden_info
     base["mode"] = mode
     if mode != "keyword":
         base["provider"], base["model"] = qv.provider, qv.name

@@ -12,7 +12,7 @@ import math
 import os
 import re
 import time
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts faster without it
     import numpy as np
@@ -777,13 +777,31 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
         cands = [c for c in cands if c.vec_rank is not None or c.kw_rank is not None or c.id in exact]
         if opts.fusion == "relative":
             vector_standing(store, vector, query_vector, cands)
+    shown, hidden_info, evidence = select(cands, query, weights, n_docs, exact, opts, mode)
+    results = [render(c, focus, opts) for c in shown]
+    return {
+        "results": results,
+        "mode": mode,
+        "hidden": hidden_info,
+        "evidence": evidence,
+        "keyword": info,
+        "ms": round((time.perf_counter() - t0) * 1000, 2),
+    }
+
+
+def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs: int, exact: dict[int, dict],
+           opts: Options, mode: str, merge: Callable[[list[Candidate], int], list[Candidate]] | None = None,
+           ) -> tuple[list[Candidate], dict[str, Any], dict]:
+    """From scored candidates to what is shown, in order: each hit's own evidence, fusion,
+    decay, pinned identifiers, overlap merging (`merge`, default merge_overlapping), MMR, then
+    the list stands or falls on the query's evidence. (shown, hidden info, evidence)."""
     confidence(cands, weights, n_docs, exact)
     fuse(cands, opts, mode)
     if opts.decay:
         apply_decay(cands, opts)
     pin_exact_hits(cands, exact)
     cands.sort(key=lambda c: (-c.rank, c.id))
-    cands = merge_overlapping(cands, opts.merge_chars)
+    cands = (merge or merge_overlapping)(cands, opts.merge_chars)
     if opts.mmr and len(cands) > 1:
         order = ranking.mmr_order([c.rank for c in cands], [mmr_tokens(c.row[4]) for c in cands], opts.mmr_lambda)
         reordered = []
@@ -806,20 +824,11 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
     hidden = [c for c in cands if c.id not in kept]
     if opts.show_hidden:
         shown = cands
-    shown = shown[: opts.max_results]
-    results = [render(c, focus, opts) for c in shown]
     hidden_info: dict[str, Any] = {"count": len(hidden) if not opts.show_hidden else 0,
                                    "bestScore": round(max(h.score for h in hidden), 4) if hidden else None}
     if evidence.get("abstain") and not opts.min_score_explicit and not opts.show_hidden:
         hidden_info["reason"] = evidence["abstain"]
-    return {
-        "results": results,
-        "mode": mode,
-        "hidden": hidden_info,
-        "evidence": evidence,
-        "keyword": info,
-        "ms": round((time.perf_counter() - t0) * 1000, 2),
-    }
+    return shown[: opts.max_results], hidden_info, evidence
 
 
 TITLES = frozenset("dr mr mrs ms mx st prof sr jr mt".split())  # "Dr." does not end a sentence

@@ -287,6 +287,7 @@ def test_cli_fleet_search_get_and_grant(db, agent, uid, tmp_path):
     usage = run_cli("search", "--fleet", "--after", "2026-01-01", "heron", *base)
     assert usage.returncode == 2 and "--after" in usage.stderr
     password = db.split(":")[2].split("@")[0]
+    (tmp_path / "empty").mkdir()  # status is about a workspace: give it one (an empty one is fine)
     shown = run_cli("status", "--json", *base)
     assert password not in shown.stdout and json.loads(shown.stdout)["fleet"]["url"].count("***") == 1
 
@@ -299,7 +300,8 @@ def test_mcp_memory_search_corpus_fleet(db, agent, uid):
     res = tools.memory_search(a, "heron rollback", corpus="fleet")
     hit = res["results"][0]
     assert res["corpus"] == "fleet" and hit["corpus"] == "fleet" and hit["agent"] == a.cfg.agent_id
-    assert hit["path"].startswith("fleet:") and hit["snippet"].endswith(f"Source: {hit['citation']}")
+    assert hit["path"].startswith("fleet:") and hit["citation"] == f"Source: {hit['path']}#L{hit['startLine']}-L{hit['endLine']}"
+    assert hit["snippet"].endswith(hit["citation"])
     assert "rollback plan" in tools.memory_get(a, hit["path"])["text"]
     assert "error" in tools.memory_search(a, "heron", corpus="nope")
     local = tools.memory_search(a, "heron rollback")

@@ -637,7 +637,7 @@ def cmd_search(args) -> int:
         raise CommandError("--agents picks agents of the fleet: add --fleet", EXIT_USAGE)
     if args.fleet and (args.after or args.before or args.now):
         raise CommandError("--after, --before and --now apply to this agent's memory only: drop them with --fleet", EXIT_USAGE)
-    eng = _engine(args)
+    eng = _engine(args, need_workspace=not args.fleet)  # the fleet is searched from any host
     if args.fleet:
         return fleet_search(eng, query, args)
 
@@ -823,7 +823,7 @@ def format_candidates(found: list, gates, hint: bool = True) -> list[str]:
 def cmd_get(args) -> int:
     from clawmem.engine.api import AccessDenied
 
-    eng = _engine(args)
+    eng = _engine(args, need_workspace=not args.path.startswith("fleet:"))
     try:
         if args.path.startswith("fleet:"):  # a fleet hit's ref: its stored text, the file being on another host
             from clawmem.engine import fleet
