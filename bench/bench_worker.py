@@ -29,12 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent
-SHARED = ROOT.parent.parent / "shared"
-MODEL = SHARED / "models" / "multilingual-e5-small-q4_0.gguf"
-CORPUS = SHARED / "eval" / "longmemeval_s30"
-QUERIES = ["what did I say about my commute", "restaurant recommendation for dinner", "how long was the trip to Japan",
-           "which book did I finish last month", "the name of my dog", "budget for the kitchen renovation"]
+from bench_embed import CORPUS, MODEL, QUERIES  # the same model, chunks and queries as the embedding benchmark
 
 
 def chunks(n: int) -> list[str]:
