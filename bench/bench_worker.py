@@ -27,7 +27,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 from bench_embed import CORPUS, MODEL, QUERIES  # the same model, chunks and queries as the embedding benchmark
 
@@ -105,7 +104,6 @@ def timing(rounds: int, n_queries: int) -> None:
 
 MEMORY_CHILD = r"""
 import os, sys, tempfile
-from pathlib import Path
 mode, n, model = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 if mode == "before":
     from clawmem.engine.embeddings.llama_model import Embedder
