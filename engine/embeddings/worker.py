@@ -228,6 +228,8 @@ def describe_exit(returncode: int | None, stderr_tail: str) -> str:
                     f"rebuild llama-cpp-python portably); {TROUBLESHOOT}")
         if sig == signal.SIGKILL:
             return f"local model process was killed (SIGKILL; out of memory?); {TROUBLESHOOT}"
+        if sig in (signal.SIGSEGV, signal.SIGBUS):  # what a native build on a VM that hides AVX-512/AMX often does
+            return f"local model crashed: {name} in llama.cpp (if every embedding crashes, rebuild llama-cpp-python portably); {TROUBLESHOOT}"
         detail = f": {last[:160]}" if last and sig == signal.SIGABRT else ""
         return f"local model crashed: {name} in llama.cpp{detail}; {TROUBLESHOOT}"
     detail = f": {last[:160]}" if last else ""
