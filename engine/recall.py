@@ -134,8 +134,14 @@ def record(cfg, query: str, results: list[dict], now: float | None = None) -> in
     try:
         conn = connect(cfg)
         with _use_lock:
-            conn.executemany("insert into recalls(ts, day, query, query_hash, path, start_line, end_line, score, snippet, match_line)"
-                             " values (?,?,?,?,?,?,?,?,?,?)", rows)
+            conn.execute("begin")  # one transaction for the search's hits, not one per row
+            try:
+                conn.executemany("insert into recalls(ts, day, query, query_hash, path, start_line, end_line, score, snippet, match_line)"
+                                 " values (?,?,?,?,?,?,?,?,?,?)", rows)
+                conn.execute("commit")
+            except BaseException:
+                conn.execute("rollback")
+                raise
     except (OSError, sqlite3.Error):
         return 0  # tracking is best effort: the search already has its answer
     return len(rows)
