@@ -4,6 +4,7 @@ crash, a kill or a hang that ends in a disclosed keyword fallback instead of tak
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
 
@@ -256,3 +257,34 @@ def test_a_query_does_not_wait_for_a_whole_batch(kernel_models):
     assert q.size == 384
     assert done["query"] < done["batch"]
     p.close()
+
+
+def test_the_worker_outlives_the_thread_that_started_it(tiny_model):
+    """The app and the MCP server embed from short-lived worker threads: the model must stay."""
+    import threading
+
+    p = LocalProvider(tiny_model)
+    t = threading.Thread(target=p.embed_query, args=("cat",))
+    t.start()
+    t.join()
+    pid = p._model_host.pid
+    time.sleep(0.5)
+    assert p._model_host.pid == pid is not None
+    assert p.embed_query("fish").size == 64
+    p.close()
+
+
+def test_the_worker_ends_when_clawmem_is_killed(tiny_model):
+    code = ("import sys, time\n"
+            "from clawmem.engine.embeddings.local import LocalProvider\n"
+            f"p = LocalProvider({str(tiny_model)!r})\n"
+            "p.embed_query('cat')\n"
+            "print(p._model_host.pid, flush=True)\n"
+            "time.sleep(60)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    model = int(proc.stdout.readline())
+    assert model in children(proc.pid)
+    proc.kill()
+    proc.wait()
+    wait_for(lambda: not os.path.exists(f"/proc/{model}") or open(f"/proc/{model}/stat").read().split()[2] == "Z",
+             what="the worker to end with its parent")

@@ -3,8 +3,9 @@
 llama.cpp is C++: an instruction the CPU lists but the (virtual) machine does not allow, an
 assertion, or the kernel's out-of-memory killer ends the whole process that holds the model.
 Here that process is a worker (`python -m clawmem.engine.embeddings.worker`) that owns one
-model; the app, `watch`, the MCP server and the CLI talk to it over a pipe. Every engine in a
-process shares one worker per model file (`host_for`), so ten agents cost one loaded model.
+model; the app, `watch`, the MCP server and the CLI talk to it over a pipe, and it ends when
+that pipe closes. Every engine in a process shares one worker per model file (`host_for`), so
+ten agents cost one loaded model.
 
 When the worker dies or stops answering, the caller gets a ProviderError saying what happened
 ("local model crashed: SIGILL in llama.cpp …"), which the indexer and search already turn into
@@ -83,17 +84,6 @@ def _read_n(fd: int, n: int, watch: "Callable[[], None] | None") -> bytes | None
     return b"".join(chunks)
 
 
-def _die_with_parent() -> None:
-    """Linux: the kernel kills the worker when clawmem exits, even by SIGKILL."""
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        except (OSError, AttributeError):
-            pass
-
-
 def serve() -> None:
     """The worker's loop: load once, then embed until the pipe closes."""
     import numpy as np
@@ -101,7 +91,9 @@ def serve() -> None:
     from . import one_line
     from .llama_model import Embedder, LoadError
 
-    _die_with_parent()
+    # No PR_SET_PDEATHSIG: Linux sends it when the *thread* that started the worker ends (a
+    # Textual or anyio worker thread), not the process. The pipe is enough: when clawmem exits,
+    # however it exits, stdin reaches end of file and the loop below ends.
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is clawmem's to handle, not ours
     proto_in, proto_out = os.dup(0), os.dup(1)
     os.dup2(2, 1)  # whatever llama.cpp prints must not corrupt the replies
