@@ -124,7 +124,7 @@ class LocalProvider(Provider):
         self.query_prefix = dq if query_prefix is None else query_prefix
         self.passage_prefix = dp if passage_prefix is None else passage_prefix
         self.threads = threads
-        self.max_input_bytes = 1 << 30  # the limit is in tokens: see _pieces
+        self.max_input_bytes = 1 << 30  # the limit is in tokens: the worker splits by tokens (llama_model.Embedder.pieces)
         self._model_host: ModelHost | None = None
         self._threads_now: tuple[int, int] | None = None
         self.chooser = ThreadChooser((2, 1) if cores() >= 2 else (1,))
