@@ -321,7 +321,7 @@ class Health(Core):
             out = {"ok": True, "dims": int(np.asarray(v).size), "ms": round((time.perf_counter() - t0) * 1000, 1)}
         except ProviderError as exc:
             out = {"ok": False, "error": str(exc)}
-        build = getattr(prov, "build_info", lambda: None)()
+        build = prov.build_info()
         if build:  # which CPU features the llama.cpp build uses: the first thing to check after a crash
             out["build"] = build
         return out

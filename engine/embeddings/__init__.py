@@ -61,6 +61,10 @@ class Provider:
     def label(self) -> str:
         return f"{self.id}/{self.model}"
 
+    def build_info(self) -> str | None:
+        """What the code running the model was built for (a local model's CPU features), if known."""
+        return None
+
     def close(self) -> None:
         pass
 

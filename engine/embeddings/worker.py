@@ -179,12 +179,14 @@ class Failures:
         except OSError:
             pass  # the record only saves restarts; failing to keep it costs a retry, nothing else
 
-    def current(self, key: str) -> dict | None:
-        """The failure that still holds for this model and build, if any."""
+    def get(self, key: str) -> dict | None:
         rec = self._read().get(key)
-        if isinstance(rec, dict) and rec.get("retryAt", 0) > time.time():
-            return rec
-        return None
+        return rec if isinstance(rec, dict) else None
+
+    @staticmethod
+    def holds(rec: dict) -> bool:
+        """Whether the failure still keeps the model from being started."""
+        return rec.get("retryAt", 0) > time.time()
 
     def all(self) -> dict:
         return self._read()
@@ -247,14 +249,18 @@ class ModelHost:
         self._urgent = 0  # queries waiting for their turn
         self._stderr: deque[str] = deque(maxlen=40)
         self._load_error: str | None = None
+        self._clear_on_success = False
 
     @property
     def pid(self) -> int | None:
         return self.proc.pid if self.proc and self.proc.poll() is None else None
 
     def _start(self, threads: int) -> None:
-        held = self.failures.current(self.key)
-        if held:
+        held = self.failures.get(self.key)
+        # a start after a recorded failure: the first success clears the record (read once here,
+        # not on every request)
+        self._clear_on_success = held is not None
+        if held and self.failures.holds(held):
             when = time.strftime("%H:%M:%S", time.localtime(held["retryAt"]))
             raise ProviderError(f"{held['reason']} (not retried before {when})")
         self.proc = subprocess.Popen(
@@ -376,7 +382,9 @@ class ModelHost:
         reply, body = self._ask({"op": "embed", "texts": texts, "threads": threads}, REQUEST_TIMEOUT, with_body=True)
         if not reply.get("ok"):
             raise ProviderError(f"local: {self.path.stem} failed to embed: {reply.get('error')}")
-        self.failures.clear(self.key)
+        if self._clear_on_success:
+            self.failures.clear(self.key)
+            self._clear_on_success = False
         dims = self.info["dims"]
         flat = np.frombuffer(body, dtype=np.float32).reshape(-1, dims) if body else np.zeros((0, dims), np.float32)
         it = iter(flat)
