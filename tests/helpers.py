@@ -13,6 +13,19 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
+def foreign_database(path: Path) -> bytes:
+    """Another program's SQLite database at `path` (one table, one row); returns its bytes."""
+    import sqlite3
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    con = sqlite3.connect(path)
+    con.execute("create table contacts (name text)")
+    con.execute("insert into contacts values ('Ada')")
+    con.commit()
+    con.close()
+    return path.read_bytes()
+
+
 def run_cli(*args: str, env: dict | None = None, cwd=None, timeout: float = 120):
     """Run `python -m clawmem.tui` as a real process; returns CompletedProcess (text)."""
     import subprocess

@@ -3,7 +3,6 @@
 import json
 import os
 import shutil
-import sqlite3
 import stat
 import subprocess
 import sys
@@ -13,7 +12,7 @@ import pytest
 from clawmem.engine import events as ev
 from clawmem.engine import indexer
 from clawmem.engine.api import AccessDenied
-from helpers import run_cli, write
+from helpers import foreign_database, run_cli, write
 
 
 def collect(eng, **kw):
@@ -141,13 +140,7 @@ def test_another_programs_database_at_the_index_path_is_never_moved(workspace, m
     write(workspace / "MEMORY.md", "walrus facts\n")
     eng = make_engine()
     path = eng.index_path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    con = sqlite3.connect(path)
-    con.execute("create table photos(id integer primary key, name text)")
-    con.execute("insert into photos(name) values ('cat.jpg')")
-    con.commit()
-    con.close()
-    original = path.read_bytes()
+    original = foreign_database(path)
     with pytest.raises(ConfigError, match="store.path: .* nothing was touched"):
         collect(eng)
     assert path.read_bytes() == original

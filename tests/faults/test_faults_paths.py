@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import threading
 from pathlib import Path
 
@@ -15,7 +14,7 @@ import pytest
 
 from clawmem.engine import tools
 from faultkit import fingerprint, one_line_error, run
-from helpers import write
+from helpers import foreign_database, write
 from mcpwire import exchange, request
 
 SECRET = "root:x:0:0:the secret the agent must never see\n"
@@ -46,12 +45,7 @@ def test_store_path_naming_a_folder_is_an_error_and_the_folder_stays(workspace, 
 def test_store_path_naming_another_programs_database_is_an_error(workspace, tmp_path):
     write(workspace / "MEMORY.md", "# Memory\n- tea\n")
     db = tmp_path / "contacts.sqlite"
-    con = sqlite3.connect(db)
-    con.execute("create table contacts (name text)")
-    con.execute("insert into contacts values ('Ada')")
-    con.commit()
-    con.close()
-    data = db.read_bytes()
+    data = foreign_database(db)
     res = run("--workspace", str(workspace), "index", env=config(tmp_path, f'[store]\npath = "{db}"\n'))
     assert res.returncode == 2 and "store.path" in one_line_error(res)
     assert db.read_bytes() == data and not list(tmp_path.glob("contacts.sqlite.corrupt-*"))
