@@ -111,10 +111,6 @@ def content_hash(data: bytes) -> str:
 # ------------------------------------------------------------------------------ paths
 
 
-def _roots(workspace: Path, extra_paths: Iterable) -> list[Path]:
-    return [Path(os.path.realpath(workspace))] + [Path(os.path.realpath(e)) for e in extra_paths]
-
-
 def resolve(workspace: Path, rel: str | Path, extra_paths: Iterable = ()) -> tuple[str, Path]:
     """(display path, absolute path) of a memory file, or Refused when any folder or link on the
     way leaves the workspace (or the extra path that holds it)."""
