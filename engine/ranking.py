@@ -167,3 +167,7 @@ BANDS = (("high", 0.6), ("medium", 0.3), ("low", 0.0))
 def band(score: float) -> str:
     return next(name for name, floor in BANDS if score >= floor)
 
+
+def band_floor(name: str) -> float:
+    return dict(BANDS)[name]
+

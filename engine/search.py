@@ -852,9 +852,11 @@ def named_terms(query: str) -> list[str]:
 
 STRONG_HIT = 0.6  # a hit this strong answers for the list, whatever the query names that is absent
 ABSENT_SHARE = 0.95  # nearly all of the query's words never used in this memory (another language, another life)
+WEAK_HIT = ranking.band_floor("medium")  # below it, no passage holds a fair part of the query
 
 
-def abstain_reason(evidence: dict, strong: float = STRONG_HIT, absent_share: float = ABSENT_SHARE) -> str | None:
+def abstain_reason(evidence: dict, strong: float = STRONG_HIT, absent_share: float = ABSENT_SHARE,
+                   weak: float = WEAK_HIT) -> str | None:
     """Why to show nothing for this evidence (query_evidence), or None to show the list."""
     if evidence["candidates"] and evidence["best"] >= strong:
         return None
@@ -864,6 +866,12 @@ def abstain_reason(evidence: dict, strong: float = STRONG_HIT, absent_share: flo
         return "no passage holds any query word"
     if evidence["absentShare"] >= absent_share:
         return f"this memory uses almost none of the query's words ({', '.join(repr(t) for t in evidence['absentTerms'][:5])})"
+    # a word of the question this memory never uses, and nothing here holds a fair part of the
+    # rest: both say absent (asked of someone else's history, a question's topic word is missing
+    # far more often than when asked of its own, where a missing word has a strong hit beside it)
+    if evidence["absentTerms"] and evidence["best"] < weak:
+        absent = ", ".join(repr(t) for t in evidence["absentTerms"][:3])
+        return f"this memory never uses {absent}, and no passage holds much of the rest"
     return None
 
 
@@ -883,6 +891,14 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
         # counted, not weighed: a word common here weighs little, and the few a query shares
         # with this memory are what says it may hold the answer
         "absentShare": round(len(absent) / len(weights), 4) if weights else 0.0,
+        "weights": {t: round(w, 4) for t, w in weights.items()},
+        "named": named_terms(query),
+        "nDocs": n_docs,
+        "bestKeyword": round(max((c.parts["confidence"]["keyword"] for c in cands), default=0.0), 4),
+        "bestCoverage": round(max((c.parts["confidence"]["termCoverage"] for c in cands), default=0.0), 4),
+        "bestVector": round(max((c.parts["confidence"]["vector"] for c in cands), default=0.0), 4),
+        "topZ": round(max((c.vec_z for c in cands if c.vec_z is not None), default=0.0), 4),
+        "zs": sorted((round(c.vec_z, 3) for c in cands if c.vec_z is not None), reverse=True)[:30],
     }
     out["abstain"] = abstain_reason(out)
     return out

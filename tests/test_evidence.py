@@ -85,10 +85,23 @@ def test_a_rare_name_held_does_not_vouch_for_another_name_absent(keyword):
 
 
 def test_a_weak_best_hit_is_still_shown(keyword):
-    """Half the words, none of them a name: weak evidence is not evidence of absence."""
-    res = keyword.search("when do I swim and what does the doctor think")
-    assert res["results"] and res["results"][0]["band"] in ("low", "medium")
-    assert res["hidden"]["count"] == 0
+    """Words spread over notes, none absent; or one word absent ("fix") beside a passage
+    holding a fair part of the rest: weak evidence is not evidence of absence."""
+    for query in ("swim roof boat", "when did I swim and fix the roof"):
+        res = keyword.search(query, explain=True)
+        assert res["results"] and res["results"][0]["band"] == "medium", query
+        assert res["hidden"]["count"] == 0 and res["evidence"]["abstain"] is None
+    assert keyword.search("when did I swim and fix the roof", explain=True)["evidence"]["absentTerms"] == ["fix"]
+
+
+def test_a_missing_word_and_no_fair_hit_empty_the_list(keyword):
+    """The doctor is never mentioned, and the only word held ("swim", in most notes) says
+    nothing: asked of someone else's history, a question looks like this."""
+    res = keyword.search("when do I swim and what does the doctor think", explain=True)
+    assert res["results"] == [] and res["hidden"]["count"] >= 1
+    assert "'doctor'" in res["hidden"]["reason"] and res["evidence"]["best"] < ranking.band_floor("medium")
+    shown = keyword.search("when do I swim and what does the doctor think", show_hidden=True)["results"]
+    assert shown and all(r["band"] == "low" for r in shown)
 
 
 def test_words_this_memory_never_uses_empty_the_list(keyword):
