@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts 
 
 from . import ranking
 from .store import OperationalError, Store
-from .text import CJK_RE, STOPWORDS, WORD_RE, index_tokens, is_cjk, mmr_tokens, normalize, query_terms, relaxed_terms
+from .text import CJK_RE, STOPWORDS, WORD_RE, index_tokens, is_cjk, mmr_tokens, normalize, query_terms, relaxed_terms, word_forms
 from .workspace import is_evergreen
 
 SNIPPET_CHARS = 700
@@ -258,6 +258,26 @@ def term_weights(store: Store, terms: list[str], counted: dict[str, int] | None 
         return {t: 1.0 for t in terms}, 0
     top = ranking.idf(0, n)
     return {t: ranking.idf(d, n) / top for t, d in df.items()}, n
+
+
+def absent_forms(store: Store, absent: list[str]) -> dict[str, str]:
+    """{a query term no chunk has: another form of it some chunk has} ("decide": "decided")."""
+    out: dict[str, str] = {}
+    try:
+        for t in absent:
+            forms = set(word_forms(t))
+            if not forms:
+                continue
+            prefix = min(forms | {t}, key=len)[:-1] or t
+            store.conn.execute("create virtual table if not exists temp.clawmem_vocab using fts5vocab(main, chunks_fts, row)")
+            for (term,) in store.conn.execute("select term from temp.clawmem_vocab where term >= ? and term < ? limit 500",
+                                              (prefix, prefix + "\uffff")):
+                if term in forms:
+                    out[t] = term
+                    break
+    except OperationalError:  # no fts5vocab: every absent term stays absent
+        pass
+    return out
 
 
 PASSAGE_CHARS = 200  # the query's words must stand together: within a line, or lines this long together
@@ -777,7 +797,8 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
         cands = [c for c in cands if c.vec_rank is not None or c.kw_rank is not None or c.id in exact]
         if opts.fusion == "relative":
             vector_standing(store, vector, query_vector, cands)
-    shown, hidden_info, evidence = select(cands, query, weights, n_docs, exact, opts, mode)
+    forms = absent_forms(store, [t for t, w in weights.items() if w >= 1.0]) if n_docs else {}
+    shown, hidden_info, evidence = select(cands, query, weights, n_docs, exact, opts, mode, forms=forms)
     results = [render(c, focus, opts) for c in shown]
     return {
         "results": results,
@@ -791,10 +812,11 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
 
 def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs: int, exact: dict[int, dict],
            opts: Options, mode: str, merge: Callable[[list[Candidate], int], list[Candidate]] | None = None,
-           ) -> tuple[list[Candidate], dict[str, Any], dict]:
+           forms: dict[str, str] | None = None) -> tuple[list[Candidate], dict[str, Any], dict]:
     """From scored candidates to what is shown, in order: each hit's own evidence, fusion,
     decay, pinned identifiers, overlap merging (`merge`, default merge_overlapping), MMR, then
-    the list stands or falls on the query's evidence. (shown, hidden info, evidence)."""
+    the list stands or falls on the query's evidence. (shown, hidden info, evidence).
+    `forms`: the query's terms this memory uses only in another form (absent_forms)."""
     confidence(cands, weights, n_docs, exact)
     fuse(cands, opts, mode)
     if opts.decay:
@@ -815,7 +837,7 @@ def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs
         # With vectors the fusion's order stands: the band counts a cosine only once it beats
         # the best unrelated chunk, and sinking by band cost MADial 0.03-0.08 of hit@5.
         cands.sort(key=lambda c: ranking.band(c.score) == "low")
-    evidence = query_evidence(query, weights, n_docs, cands)
+    evidence = query_evidence(query, weights, n_docs, cands, forms)
     if opts.min_score_explicit:  # asked for: every hit below it is hidden
         shown = [c for c in cands if c.score >= opts.min_score]
     else:  # by default the whole list stands or falls on the evidence that this memory holds the answer
@@ -850,14 +872,30 @@ def named_terms(query: str) -> list[str]:
     return list(out)
 
 
+# labels of a role, not of a person: any transcript may carry them
+ROLES = frozenset("user assistant human ai bot system agent model me you q a question answer".split())
+
+
+def speakers(query: str) -> list[str]:
+    """The index terms of who speaks in a query pasted as a transcript: a label that opens two
+    or more of its lines ("Bart: ...", "Lisa：..."), unless it names a role (User, Assistant)."""
+    labels = re.findall(r"(?m)^[ \t]*([^\W\d_][\w.' -]{0,30}?)[ \t]*[:：]", query)
+    out = [t for label in dict.fromkeys(x for x in labels if labels.count(x) >= 2)
+           if label.lower() not in ROLES for t in query_terms(label) if t not in STOPWORDS and t not in TITLES]
+    return list(dict.fromkeys(out))
+
+
 STRONG_HIT = 0.6  # a hit this strong answers for the list, whatever the query names that is absent
 ABSENT_SHARE = 0.95  # nearly all of the query's words never used in this memory (another language, another life)
 WEAK_HIT = ranking.band_floor("medium")  # below it, no passage holds a fair part of the query
+RARE_WEIGHT = 0.5  # a term weighing this much (idf against a term no chunk has) is in few chunks
 
 
 def abstain_reason(evidence: dict, strong: float = STRONG_HIT, absent_share: float = ABSENT_SHARE,
                    weak: float = WEAK_HIT) -> str | None:
     """Why to show nothing for this evidence (query_evidence), or None to show the list."""
+    if evidence.get("speakersAbsent"):  # a strong hit on the words of a dialogue by someone else is still theirs
+        return f"this memory never mentions {', '.join(repr(t) for t in evidence['speakersAbsent'])}, who speaks in the query"
     if evidence["candidates"] and evidence["best"] >= strong:
         return None
     if evidence["namedAbsent"]:
@@ -868,26 +906,44 @@ def abstain_reason(evidence: dict, strong: float = STRONG_HIT, absent_share: flo
         return f"this memory uses almost none of the query's words ({', '.join(repr(t) for t in evidence['absentTerms'][:5])})"
     # a word of the question this memory never uses, and nothing here holds a fair part of the
     # rest: both say absent (asked of someone else's history, a question's topic word is missing
-    # far more often than when asked of its own, where a missing word has a strong hit beside it)
-    if evidence["absentTerms"] and evidence["best"] < weak:
+    # far more often than when asked of its own, where a missing word has a strong hit beside it).
+    # Unless one passage holds every word this memory does use, a rare one among them: a small
+    # memory lacks most words of any question, and its one passage on the topic is the answer.
+    held = evidence.get("presentCoverage", 0.0) >= 1.0 and evidence.get("presentWeight", 0.0) >= RARE_WEIGHT
+    if evidence["absentTerms"] and evidence["best"] < weak and not held:
         absent = ", ".join(repr(t) for t in evidence["absentTerms"][:3])
         return f"this memory never uses {absent}, and no passage holds much of the rest"
     return None
 
 
-def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: list[Candidate]) -> dict:
+def present_coverage(weights: dict[str, float], absent: list[str], cands: list[Candidate]) -> float:
+    """The best passage's share of the query words this memory does use (all but `absent`)."""
+    present = {t: w for t, w in weights.items() if t not in absent}
+    if not present:
+        return 0.0
+    if not absent:
+        return 1.0
+    words = QueryWords(present)
+    return round(max((passage_coverage(present, c.row[4], words)[0] for c in cands), default=0.0), 4)
+
+
+def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: list[Candidate],
+                   forms: dict[str, str] | None = None) -> dict:
     """Whether this memory holds the answer at all, from evidence that means the same in any
     workspace. A question about someone else's history names someone or something that never
     occurs here far more often than an answerable one does; a weak best hit alone is not such
     evidence (the answer is often a weak hit: emptying an answerable question costs more than
     a weak hit the agent can weigh). "abstain": why to show nothing (None: show the list)."""
-    absent = [t for t, w in weights.items() if w >= 1.0] if n_docs else []
+    forms = forms or {}
+    absent = [t for t, w in weights.items() if w >= 1.0 and t not in forms] if n_docs else []
     out: dict[str, Any] = {
         "candidates": len(cands),
         # one rare name held is not a strong hit when the query names another this memory lacks
         "best": round(max((c.parts["confidence"]["words"] for c in cands), default=0.0), 4),
         "absentTerms": absent,
+        "otherForms": forms,  # absent as asked, used here in another form: not evidence of absence
         "namedAbsent": [t for t in named_terms(query) if t in absent],
+        "speakersAbsent": [t for t in speakers(query) if t in absent],
         # counted, not weighed: a word common here weighs little, and the few a query shares
         # with this memory are what says it may hold the answer
         "absentShare": round(len(absent) / len(weights), 4) if weights else 0.0,
@@ -897,8 +953,10 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
         "bestKeyword": round(max((c.parts["confidence"]["keyword"] for c in cands), default=0.0), 4),
         "bestCoverage": round(max((c.parts["confidence"]["termCoverage"] for c in cands), default=0.0), 4),
         "bestVector": round(max((c.parts["confidence"]["vector"] for c in cands), default=0.0), 4),
+        # the words this memory uses as the query does, and how much of them one passage holds
+        "presentWeight": round(sum(w for t, w in weights.items() if t not in absent and t not in forms), 4),
+        "presentCoverage": present_coverage(weights, absent + list(forms), cands),
         "topZ": round(max((c.vec_z for c in cands if c.vec_z is not None), default=0.0), 4),
-        "zs": sorted((round(c.vec_z, 3) for c in cands if c.vec_z is not None), reverse=True)[:30],
     }
     out["abstain"] = abstain_reason(out)
     return out

@@ -233,3 +233,26 @@ def printable(text: str) -> str:
         return f"^{chr(c + 64)}" if c < 0x20 else "^?" if c == 0x7F else f"<U+{c:04X}>"
 
     return _CONTROL.sub(visible, text.replace("\r\n", "\n"))
+
+
+# English inflections and derivations a memory may use where a query has another form
+# ("decide" / "decided", "repaint" / "repainted", "progression" / "progress"): longest first
+_ENDINGS = ("ations", "ation", "ions", "ion", "ings", "ing", "ers", "er", "ies", "es", "ed", "ly", "s", "e", "y", "d")
+
+
+def word_forms(term: str) -> list[str]:
+    """Other forms of an English word (a light stemmer: its stem plus common endings), for a
+    question whose word this memory only uses in another form. Empty for other words."""
+    if not (term.isascii() and term.isalpha() and len(term) >= 4):
+        return []
+    stem = next((term[: -len(e)] for e in _ENDINGS if term.endswith(e) and len(term) - len(e) >= 3), term)
+    stems = {stem}
+    if len(stem) >= 4 and stem[-1] == stem[-2]:  # repott(ed) -> repot
+        stems.add(stem[:-1])
+    else:  # repot -> repott(ed)
+        stems.add(stem + stem[-1])
+    forms = {s + e for s in stems for e in ("",) + _ENDINGS}
+    if term.endswith("y"):
+        forms.add(term[:-1] + "ies")
+    forms.discard(term)
+    return sorted(forms)

@@ -64,11 +64,10 @@ def test_off_topic_query_scores_below_the_threshold(engine, query):
         assert everything["results"]
     assert all(r["score"] < MIN_SCORE for r in everything["results"]), (mode, everything["results"])
     shown = eng.search(query)
-    # no word of it occurs here, or words of it never occur here and what does ("morning",
-    # "shift") holds no fair part of it: evidence that the memory lacks the answer
-    assert shown["results"] == [] and "reason" in shown["hidden"]
-    if query == OFF_TOPIC_NEAR:
-        assert "'lattice'" in shown["hidden"]["reason"]
+    if query == OFF_TOPIC:  # no word of it occurs here: evidence that the memory lacks the answer
+        assert shown["results"] == [] and "reason" in shown["hidden"]
+    else:  # one word of it does: a weak hit is no evidence of absence, so it is shown, as weak
+        assert shown["results"] and {r["band"] for r in shown["results"]} == {"low"}
 
 
 @pytest.mark.parametrize("query, path", [
@@ -121,10 +120,8 @@ def test_a_missing_rare_word_lowers_the_confidence(notes, make_engine):
     eng = make_engine()
     list(eng.index())
     full = eng.search("lasagna recipe")["results"][0]["score"]
-    half = eng.search("lasagna zucchini risotto", show_hidden=True)["results"][0]["score"]
+    half = eng.search("lasagna zucchini risotto")["results"][0]["score"]
     assert full >= MIN_SCORE > half
-    # two words never used here and no fair hit for the rest: by default, nothing
-    assert eng.search("lasagna zucchini risotto")["results"] == []
 
 
 def test_term_coverage_and_its_mapping():

@@ -7,7 +7,8 @@ or identifier that keyword-only puts first."""
 import pytest
 
 from clawmem.engine import context, ranking
-from clawmem.engine.search import named_terms, snippet_match, term_spans
+from clawmem.engine.search import named_terms, snippet_match, speakers, term_spans
+from clawmem.engine.text import word_forms
 from clawmem.tui.cli import format_results
 
 from helpers import write
@@ -102,6 +103,46 @@ def test_a_missing_word_and_no_fair_hit_empty_the_list(keyword):
     assert "'doctor'" in res["hidden"]["reason"] and res["evidence"]["best"] < ranking.band_floor("medium")
     shown = keyword.search("when do I swim and what does the doctor think", show_hidden=True)["results"]
     assert shown and all(r["band"] == "low" for r in shown)
+
+
+def test_a_word_used_here_in_another_form_is_not_absent(workspace, make_engine):
+    """"decide" where the notes say "decided", and "billing" in every note (so it weighs
+    nothing): the answer is here, shown; a word used in no form ("conclude") empties it."""
+    write(workspace / "memory" / "2026-02-04.md", "- decided: billing moves to Stripe\n")
+    write(workspace / "memory" / "2026-01-10.md", "- billing stays on invoices\n")
+    write(workspace / "MEMORY.md", "- billing owner is Sam\n")
+    eng = make_engine()
+    eng.run_index()
+    res = eng.search("what did I decide about billing", explain=True)
+    assert res["evidence"]["otherForms"] == {"decide": "decided"} and res["evidence"]["abstain"] is None
+    assert "memory/2026-02-04.md" in [r["path"] for r in res["results"]]
+    res = eng.search("what did I conclude about billing", explain=True)
+    assert res["results"] == [] and "'conclude'" in res["hidden"]["reason"]
+
+
+def test_word_forms():
+    assert {"decided", "deciding", "decides", "decision"} - set(word_forms("decide")) == {"decision"}
+    assert {"repot", "repotting"} <= set(word_forms("repotted")) and "repaint" in word_forms("repainted")
+    assert "progress" in word_forms("progression") and "studies" in word_forms("study")
+    assert word_forms("eps") == [] and word_forms("成语接龙") == [] and "decide" not in word_forms("decide")
+
+
+def test_a_dialogue_by_someone_this_memory_never_mentions_is_not_its_history(keyword):
+    """A conversation pasted as the query: its speaker is who it is about. Every word of it may
+    be here (a strong hit), but a memory that never mentions Okonkwo is someone else's."""
+    talk = "{0}: The wifi password for the cabin by the lake?\nAssistant: pinecone, I think.\n{0}: And the boat key?"
+    res = keyword.search(talk.format("Okonkwo"), explain=True)
+    assert res["results"] == [] and "'okonkwo', who speaks" in res["hidden"]["reason"]
+    assert res["evidence"]["best"] >= 0.6  # the words alone would have answered
+    assert keyword.search(talk.format("Marta"))["results"][0]["path"] == "MEMORY.md"
+
+
+def test_speakers():
+    assert speakers("Bart: hi\nAssistant: yes\nBart: and?\nLisa: once") == ["bart"]  # Lisa speaks once
+    assert speakers("Lisa：你好\nAssistant：好\nLisa：嗯") == ["lisa"]
+    assert speakers("User: a\nAssistant: b\nUser: c") == []  # roles, not people
+    assert speakers("Dr. Smith: a\nDr. Smith: b") == ["smith"]
+    assert speakers("Note: buy milk\nWhat did I say?") == []
 
 
 def test_words_this_memory_never_uses_empty_the_list(keyword):
