@@ -888,7 +888,6 @@ def speakers(query: str) -> list[str]:
 STRONG_HIT = 0.6  # a hit this strong answers for the list, whatever the query names that is absent
 ABSENT_SHARE = 0.95  # nearly all of the query's words never used in this memory (another language, another life)
 WEAK_HIT = ranking.band_floor("medium")  # below it, no passage holds a fair part of the query
-RARE_WEIGHT = 0.5  # a term weighing this much (idf against a term no chunk has) is in few chunks
 
 
 def abstain_reason(evidence: dict, strong: float = STRONG_HIT, absent_share: float = ABSENT_SHARE,
@@ -909,7 +908,7 @@ def abstain_reason(evidence: dict, strong: float = STRONG_HIT, absent_share: flo
     # far more often than when asked of its own, where a missing word has a strong hit beside it).
     # Unless one passage holds every word this memory does use, a rare one among them: a small
     # memory lacks most words of any question, and its one passage on the topic is the answer.
-    held = evidence.get("presentCoverage", 0.0) >= 1.0 and evidence.get("presentWeight", 0.0) >= RARE_WEIGHT
+    held = evidence.get("presentCoverage", 0.0) >= 1.0 and evidence.get("presentWeight", 0.0) >= evidence.get("rareWeight", 1.0)
     if evidence["absentTerms"] and evidence["best"] < weak and not held:
         absent = ", ".join(repr(t) for t in evidence["absentTerms"][:3])
         return f"this memory never uses {absent}, and no passage holds much of the rest"
@@ -956,6 +955,8 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
         # the words this memory uses as the query does, and how much of them one passage holds
         "presentWeight": round(sum(w for t, w in weights.items() if t not in absent and t not in forms), 4),
         "presentCoverage": present_coverage(weights, absent + list(forms), cands),
+        # the weight of a word half the passages hold: the words held must weigh more to say anything
+        "rareWeight": round(ranking.idf(n_docs // 2, n_docs) / ranking.idf(0, n_docs), 4) if n_docs else 1.0,
         "topZ": round(max((c.vec_z for c in cands if c.vec_z is not None), default=0.0), 4),
     }
     out["abstain"] = abstain_reason(out)

@@ -243,10 +243,10 @@ _ENDINGS = ("ations", "ation", "ions", "ion", "ings", "ing", "ers", "er", "ies",
 def word_forms(term: str) -> list[str]:
     """Other forms of an English word (a light stemmer: its stem plus common endings), for a
     question whose word this memory only uses in another form. Empty for other words."""
-    if not (term.isascii() and term.isalpha() and len(term) >= 4):
+    if not (term.isascii() and term.isalpha() and len(term) >= 3):
         return []
     stem = next((term[: -len(e)] for e in _ENDINGS if term.endswith(e) and len(term) - len(e) >= 3), term)
-    stems = {stem}
+    stems = {stem, term}  # friday -> fridays as well as frida -> fridas
     if len(stem) >= 4 and stem[-1] == stem[-2]:  # repott(ed) -> repot
         stems.add(stem[:-1])
     else:  # repot -> repott(ed)

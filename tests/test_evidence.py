@@ -124,7 +124,9 @@ def test_word_forms():
     assert {"decided", "deciding", "decides", "decision"} - set(word_forms("decide")) == {"decision"}
     assert {"repot", "repotting"} <= set(word_forms("repotted")) and "repaint" in word_forms("repainted")
     assert "progress" in word_forms("progression") and "studies" in word_forms("study")
-    assert word_forms("eps") == [] and word_forms("成语接龙") == [] and "decide" not in word_forms("decide")
+    assert {"runs", "running"} <= set(word_forms("run")) and "fridays" in word_forms("friday")
+    assert "episodes" not in word_forms("eps") and word_forms("ep") == [] and word_forms("成语接龙") == []
+    assert "decide" not in word_forms("decide")
 
 
 def test_a_dialogue_by_someone_this_memory_never_mentions_is_not_its_history(keyword):
