@@ -816,7 +816,8 @@ def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs
     """From scored candidates to what is shown, in order: each hit's own evidence, fusion,
     decay, pinned identifiers, overlap merging (`merge`, default merge_overlapping), MMR, then
     the list stands or falls on the query's evidence. (shown, hidden info, evidence).
-    `forms`: the query's terms this memory uses only in another form (absent_forms)."""
+    `forms`: the query's terms this memory uses only in another form (absent_forms); None when
+    the caller cannot look them up (then a missing word alone never empties the list)."""
     confidence(cands, weights, n_docs, exact)
     fuse(cands, opts, mode)
     if opts.decay:
@@ -909,7 +910,7 @@ def abstain_reason(evidence: dict, strong: float = STRONG_HIT, absent_share: flo
     # Unless one passage holds every word this memory does use, a rare one among them: a small
     # memory lacks most words of any question, and its one passage on the topic is the answer.
     held = evidence.get("presentCoverage", 0.0) >= 1.0 and evidence.get("presentWeight", 0.0) >= evidence.get("rareWeight", 1.0)
-    if evidence["absentTerms"] and evidence["best"] < weak and not held:
+    if evidence.get("formsChecked", True) and evidence["absentTerms"] and evidence["best"] < weak and not held:
         absent = ", ".join(repr(t) for t in evidence["absentTerms"][:3])
         return f"this memory never uses {absent}, and no passage holds much of the rest"
     return None
@@ -933,6 +934,7 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
     occurs here far more often than an answerable one does; a weak best hit alone is not such
     evidence (the answer is often a weak hit: emptying an answerable question costs more than
     a weak hit the agent can weigh). "abstain": why to show nothing (None: show the list)."""
+    checked = forms is not None  # a word missing as asked may be here in another form: only looked up by run()
     forms = forms or {}
     absent = [t for t, w in weights.items() if w >= 1.0 and t not in forms] if n_docs else []
     out: dict[str, Any] = {
@@ -941,6 +943,7 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
         "best": round(max((c.parts["confidence"]["words"] for c in cands), default=0.0), 4),
         "absentTerms": absent,
         "otherForms": forms,  # absent as asked, used here in another form: not evidence of absence
+        "formsChecked": checked,
         "namedAbsent": [t for t in named_terms(query) if t in absent],
         "speakersAbsent": [t for t in speakers(query) if t in absent],
         # counted, not weighed: a word common here weighs little, and the few a query shares

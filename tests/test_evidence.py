@@ -7,7 +7,7 @@ or identifier that keyword-only puts first."""
 import pytest
 
 from clawmem.engine import context, ranking
-from clawmem.engine.search import named_terms, snippet_match, speakers, term_spans
+from clawmem.engine.search import abstain_reason, named_terms, snippet_match, speakers, term_spans
 from clawmem.engine.text import word_forms
 from clawmem.tui.cli import format_results
 
@@ -118,6 +118,18 @@ def test_a_word_used_here_in_another_form_is_not_absent(workspace, make_engine):
     assert "memory/2026-02-04.md" in [r["path"] for r in res["results"]]
     res = eng.search("what did I conclude about billing", explain=True)
     assert res["results"] == [] and "'conclude'" in res["hidden"]["reason"]
+
+
+def test_a_missing_word_counts_only_once_its_other_forms_were_looked_up():
+    """The fleet's index cannot look words up in other forms: there a missing word alone never
+    empties the list (a name, a speaker or almost every word missing still does)."""
+    ev = {"candidates": 3, "best": 0.1, "namedAbsent": [], "speakersAbsent": [], "absentShare": 0.3,
+          "absentTerms": ["doctor"], "presentCoverage": 0.5, "presentWeight": 0.2, "rareWeight": 0.2, "formsChecked": True}
+    assert "'doctor'" in abstain_reason(ev)
+    assert abstain_reason({**ev, "formsChecked": False}) is None
+    assert abstain_reason({**ev, "formsChecked": False, "namedAbsent": ["doctor"]})
+    assert abstain_reason({**ev, "presentCoverage": 1.0}) is None  # one passage holds the rest, and it is rare enough
+    assert abstain_reason({**ev, "presentCoverage": 1.0, "presentWeight": 0.1})  # ... but common: nothing specific here
 
 
 def test_word_forms():
