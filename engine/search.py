@@ -873,8 +873,9 @@ def named_terms(query: str) -> list[str]:
     return list(out)
 
 
-# labels of a role, not of a person: any transcript may carry them
-ROLES = frozenset("user assistant human ai bot system agent model me you q a question answer".split())
+# labels of a role or of a kind of line, not of a person: any transcript or list may carry them
+ROLES = frozenset("user assistant human ai bot system agent model me you q a question answer note todo step "
+                  "example input output error warning".split())
 
 
 def speakers(query: str) -> list[str]:
@@ -882,7 +883,8 @@ def speakers(query: str) -> list[str]:
     or more of its lines ("Bart: ...", "Lisa：..."), unless it names a role (User, Assistant)."""
     labels = re.findall(r"(?m)^[ \t]*([^\W\d_][\w.' -]{0,30}?)[ \t]*[:：]", query)
     out = [t for label in dict.fromkeys(x for x in labels if labels.count(x) >= 2)
-           if label.lower() not in ROLES for t in query_terms(label) if t not in STOPWORDS and t not in TITLES]
+           # a name: not lower-case (bart: is a word), not all capitals (TODO:, NB:)
+           if label.lower() not in ROLES and not label[0].islower() and not (len(label) > 1 and label.isupper()) for t in query_terms(label) if t not in STOPWORDS and t not in TITLES]
     return list(dict.fromkeys(out))
 
 

@@ -157,6 +157,8 @@ def test_speakers():
     assert speakers("User: a\nAssistant: b\nUser: c") == []  # roles, not people
     assert speakers("Dr. Smith: a\nDr. Smith: b") == ["smith"]
     assert speakers("Note: buy milk\nWhat did I say?") == []
+    assert speakers("TODO: milk\nTODO: bread") == [] and speakers("Note: a\nNote: b") == []
+    assert speakers("小明：你好\nAssistant：好\n小明：嗯") == ["小明"]
 
 
 def test_words_this_memory_never_uses_empty_the_list(keyword):
