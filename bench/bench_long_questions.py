@@ -83,9 +83,9 @@ def main() -> int:
             timed(f"whole search, before ({a.before})", lambda: eng.search(q, stale_check=False))
             searching.search_mod.run = run_after
             for b in budgets:
-                after.OR_POSTINGS = b
+                after.candidates.OR_POSTINGS = b
                 timed(f"whole search, after (OR_POSTINGS {b})", lambda: eng.search(q, stale_check=False))
-            after.OR_POSTINGS = default
+            after.candidates.OR_POSTINGS = default
         # numpy's BLAS after all the searches, as in bench_vector.py: its threads spin for a while
         # after each product and take a core from whatever runs next (a search timed right after
         # one took ~40 % longer at the median on this 2-core box)

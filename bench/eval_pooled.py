@@ -62,7 +62,7 @@ def main() -> None:
     report = {}
     default = search_mod.OR_POSTINGS
     for budget in (int(b) for b in a.budgets.split(",")):
-        search_mod.OR_POSTINGS = budget or 10**9
+        search_mod.candidates.OR_POSTINGS = budget or 10**9
         hits, t1 = [], time.perf_counter()
         for q in queries:
             gold = [{**g, "path": f"memory/{q['workspace']}/{g['path'].removeprefix('memory/')}"} for g in q["gold"]]
@@ -73,7 +73,7 @@ def main() -> None:
         label = f"OR_POSTINGS {budget}" if budget else "no limit"
         print(f"  {label:<18} hit@1 {m['hit@1']:.3f}  hit@5 {m['hit@5']:.3f}  hit@10 {m['hit@10']:.3f}  MRR@10 {m['mrr@10']:.3f}  ({ms:.1f} ms/query)")
         report[label] = m
-    search_mod.OR_POSTINGS = default
+    search_mod.candidates.OR_POSTINGS = default
     eng.close()
     if a.json:
         a.json.write_text(json.dumps(report, indent=2))

@@ -138,7 +138,7 @@ def test_product_beside_the_keyword_pass_changes_nothing(corpus, make_engine, ti
     real = search.Product
     monkeypatch.setattr(real, "BLOCK", 3)  # several blocks for the two threads to share
     monkeypatch.setattr(search, "Product", lambda mat, q: started.append(len(mat)) or real(mat, q))
-    monkeypatch.setattr(search, "SPLIT_ROWS", 2)  # "big": every matrix here
+    monkeypatch.setattr(search.vectors, "SPLIT_ROWS", 2)  # "big": every matrix here
     beside = [eng.search(q, explain=True)["results"] for q in queries]
     assert started[0] == 11 and len(started) >= 3  # the whole matrix, once per search (then small ones)
     assert beside == alone
@@ -157,7 +157,7 @@ def test_a_busy_helper_leaves_the_product_to_the_caller():
     mat = rng.standard_normal((60_001, 16)).astype(np.float32)
     q = rng.standard_normal(16).astype(np.float32)
     release = threading.Event()
-    blocker = search._helper_thread().submit(release.wait, 30)
+    blocker = search.vectors._helper_thread().submit(release.wait, 30)
     try:
         product = search.Product(mat, q)
         product._work()  # the caller's share: every block, with the helper still blocked

@@ -1,0 +1,122 @@
+"""Search, in pipeline order: candidates (keyword, vectors) → fusion → evidence → snippets.
+
+Order: candidates → fuse → decay → sort → MMR → minScore → maxResults. Every score is on
+one 0..1 scale; what the threshold hides is counted and reported, never silently dropped.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts faster without it
+    import numpy as np
+
+from ..store import Store
+from ..text import STOPWORDS, query_terms
+
+from .options import (
+    SNIPPET_CHARS, Options, Candidate,
+)
+from .candidates import (
+    fts_query, OR_POSTINGS, doc_freqs, selective_terms, keyword_candidates, ranked_matches,
+    strict_can_match, date_filtered_ids, load_rows, EXACT_MAX_CHUNKS, exact_tokens, exact_hits,
+    TITLES, named_terms,
+)
+from .vectors import (
+    VectorSide, vector_standing, vector_candidates, SPLIT_ROWS, two_cores, Product, matvec,
+)
+from .fusion import (
+    fuse, chunk_date, apply_decay, pin_exact_hits, merge_overlapping,
+)
+from .evidence import (
+    term_weights, absent_forms, PASSAGE_CHARS, passage_coverage, QueryWords, EXACT_CONFIDENCE,
+    confidence, select, ROLES, speakers, STRONG_HIT, ABSENT_SHARE, WEAK_HIT, abstain_reason,
+    present_coverage, query_evidence,
+)
+from .snippets import (
+    line_tokens, normalized_tokens, LineFocus, line_focus, line_scores, match_line,
+    MATCHED_SHARE, cited_lines, snippet_window, term_spans, snippet_match, line_span, render,
+    explain_parts,
+)
+
+# the pipeline's parts, importable from here as they were from the single module
+__all__ = [
+    "SNIPPET_CHARS", "Options", "Candidate", "fts_query", "OR_POSTINGS", "doc_freqs",
+    "selective_terms", "keyword_candidates", "ranked_matches", "strict_can_match",
+    "date_filtered_ids", "load_rows", "EXACT_MAX_CHUNKS", "exact_tokens", "exact_hits",
+    "TITLES", "named_terms", "VectorSide", "vector_standing", "vector_candidates", "SPLIT_ROWS",
+    "two_cores", "Product", "matvec", "fuse", "chunk_date", "apply_decay", "pin_exact_hits",
+    "merge_overlapping", "term_weights", "absent_forms", "PASSAGE_CHARS", "passage_coverage",
+    "QueryWords", "EXACT_CONFIDENCE", "confidence", "select", "ROLES", "speakers", "STRONG_HIT",
+    "ABSENT_SHARE", "WEAK_HIT", "abstain_reason", "present_coverage", "query_evidence",
+    "line_tokens", "normalized_tokens", "LineFocus", "line_focus", "line_scores", "match_line",
+    "MATCHED_SHARE", "cited_lines", "snippet_window", "term_spans", "snippet_match",
+    "line_span", "render", "explain_parts", "run",
+]
+
+
+def run(store: Store, query: str, opts: Options, vector: VectorSide | None, query_vector: np.ndarray | None) -> dict:
+    """The ranked result set (without mode/provider bookkeeping, which the facade adds)."""
+    t0 = time.perf_counter()
+    has_vec = vector is not None and query_vector is not None
+    product = None
+    if has_vec and not (opts.after or opts.before) and vector.matrix is not None and two_cores(len(vector.matrix[0])):
+        # the helper starts on the product while this thread asks FTS5 (both release the GIL)
+        product = Product(vector.matrix[1], query_vector)
+    if opts.keyword_side or not has_vec:
+        kw, info = keyword_candidates(store, query, opts)
+    else:
+        kw, info = [], {"strict": 0, "relaxed": 0, "terms": query_terms(query)}
+    mode = ("hybrid" if opts.keyword_side else "vector") if has_vec else "keyword"
+    # what needs only the query is read now, while the helper may still be busy with the product:
+    # the weights of the query's content words (stop words say nothing about whether a passage
+    # answers it), rare identifiers, the words that place a result's citation
+    content = [t for t in info["terms"] if t not in STOPWORDS]
+    weights, n_docs = term_weights(store, content or info["terms"], info.get("df"))
+    exact = exact_hits(store, query, opts)
+    focus = line_focus(store, query, info, opts.context_lines)
+    vec: list[Candidate] = []
+    if has_vec:
+        filtered = date_filtered_ids(store, opts) if (opts.after or opts.before) else None
+        vec = vector_candidates(store, vector, query_vector, opts, filtered, product)
+    by_id: dict[int, Candidate] = {}
+    for c in vec:
+        by_id[c.id] = c
+    for c in kw:
+        if c.id in by_id:
+            b = by_id[c.id]
+            b.kw_rank, b.kw_bm25, b.kw_strict = c.kw_rank, c.kw_bm25, c.kw_strict
+        else:
+            by_id[c.id] = c
+    for cid in exact:
+        by_id.setdefault(cid, Candidate(cid))
+    rows = load_rows(store, list(by_id))
+    cands = []
+    for c in by_id.values():
+        row = rows.get(c.id)
+        if row is None or row[1] not in opts.sources:
+            continue
+        c.row = row
+        cands.append(c)
+    # sqlite-vec KNN cannot filter by source: re-rank the vector side over what survived
+    if vec:
+        ranked = sorted((c for c in cands if c.vec_rank is not None), key=lambda c: c.vec_rank)
+        for i, c in enumerate(ranked, start=1):
+            c.vec_rank = i if i <= opts.candidates else None
+            if c.vec_rank is None:
+                c.vec_cos = c.vec_score = None
+        cands = [c for c in cands if c.vec_rank is not None or c.kw_rank is not None or c.id in exact]
+        if opts.fusion == "relative":
+            vector_standing(store, vector, query_vector, cands)
+    forms = absent_forms(store, [t for t, w in weights.items() if w >= 1.0]) if n_docs else {}
+    shown, hidden_info, evidence = select(cands, query, weights, n_docs, exact, opts, mode, forms=forms)
+    results = [render(c, focus, opts) for c in shown]
+    return {
+        "results": results,
+        "mode": mode,
+        "hidden": hidden_info,
+        "evidence": evidence,
+        "keyword": info,
+        "ms": round((time.perf_counter() - t0) * 1000, 2),
+    }

@@ -1,0 +1,230 @@
+"""Keyword candidates: FTS5 BM25 over clawmem's own tokens, a relaxed pass for long questions, rare
+identifiers and names the query holds."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+
+from ..store import OperationalError, Store
+from ..text import STOPWORDS, query_terms, relaxed_terms
+from .options import Candidate, Options
+
+
+def fts_query(terms: list[str], joiner: str) -> str | None:
+    if not terms:
+        return None
+    return f" {joiner} ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+def _filter_sql(opts: Options) -> tuple[str, list]:
+    """The sources and dates asked for, as " and ..." SQL over chunks c / files fl, and its arguments."""
+    date_sql, date_args = _date_sql(opts)
+    return f" and c.source in ({','.join('?' * len(opts.sources))}){date_sql}", [*opts.sources, *date_args]
+
+
+def _date_sql(opts: Options) -> tuple[str, list]:
+    """Restrict to dated chunks in [after, before): daily logs by their name, sessions by time."""
+    if not (opts.after or opts.before):
+        return "", []
+    lo = opts.after or dt.date(1, 1, 1)
+    hi = opts.before or dt.date(9999, 12, 31)
+    lo_ts = dt.datetime.combine(lo, dt.time()).timestamp() if lo.year > 1 else -1e18
+    hi_ts = dt.datetime.combine(hi, dt.time()).timestamp() if hi.year < 9999 else 1e18
+    sql = (
+        " and ((fl.day is not null and fl.day >= ? and fl.day < ?)"
+        " or (c.source = 'sessions' and c.ts is not null and c.ts >= ? and c.ts < ?))"
+    )
+    return sql, [lo.isoformat(), hi.isoformat(), lo_ts, hi_ts]
+
+
+OR_POSTINGS = 2000  # the relaxed pass scores about this many chunks at most (issue 11: long questions)
+
+
+def doc_freqs(store: Store, terms: list[str], cap: int | None = None) -> dict[str, int]:
+    """How many chunks hold each term, counted up to `cap` (reading a common word's whole
+    posting list is the cost being avoided). FTS5 itself matches each term, so its tokenizer
+    (diacritics folded) decides, as it does for the search."""
+    count = "select count(*) from (select 1 from chunks_fts where chunks_fts match ? limit ?)"
+    cap = cap or OR_POSTINGS + 1
+    return {t: store.conn.execute(count, (fts_query([t], "AND"), cap)).fetchone()[0] for t in terms}
+
+
+def selective_terms(terms: list[str], df: dict[str, int], budget: int | None = None) -> list[str]:
+    """The query's rarest keywords whose chunks add up to about `budget` (at least the rarest
+    one), in query order. An OR of every word of a long question makes FTS5 score most of a
+    big index; the common words it leaves out weigh little in BM25 anyway."""
+    budget = budget or OR_POSTINGS
+    keep: set[str] = set()
+    total = 0
+    for t in sorted((t for t in terms if df.get(t)), key=lambda t: df[t]):
+        if keep and total + df[t] > budget:
+            break
+        keep.add(t)
+        total += df[t]
+    return [t for t in terms if t in keep]
+
+
+def keyword_candidates(store: Store, query: str, opts: Options) -> tuple[list[Candidate], dict]:
+    """Strict AND first; if it finds fewer than the pool needs, relaxed OR hits fill the rest below them."""
+    info: dict[str, Any] = {"strict": 0, "relaxed": 0}
+    terms = query_terms(query)
+    relaxed = relaxed_terms(query)
+    df = doc_freqs(store, relaxed)
+    info["df"] = df
+    out: list[Candidate] = []
+    seen: set[int] = set()
+    strict = fts_query(terms, "AND") if strict_can_match(store, terms, df) else None
+    if strict:
+        for rowid, r in ranked_matches(store, strict, opts):
+            out.append(Candidate(rowid, kw_rank=len(out) + 1, kw_bm25=r, kw_strict=True))
+            seen.add(rowid)
+        info["strict"] = len(out)
+    if len(out) < opts.candidates:
+        chosen = selective_terms(relaxed, df)
+        q = fts_query(chosen, "OR")
+        if q and not (strict and relaxed == terms and len(terms) <= 1):
+            for rowid, r in ranked_matches(store, q, opts):
+                if rowid in seen:
+                    continue
+                out.append(Candidate(rowid, kw_rank=len(out) + 1, kw_bm25=r))
+                seen.add(rowid)
+                if len(out) >= opts.candidates:
+                    break
+            info["relaxed"] = len(out) - info["strict"]
+            info["orTerms"] = chosen
+    info["terms"] = terms
+    return out, info
+
+
+def ranked_matches(store: Store, match: str, opts: Options) -> list[tuple[int, float]]:
+    """The best `opts.candidates` chunks (id, bm25) for an FTS5 query, within the sources and
+    dates asked for. FTS5 ranks alone first and the few it returns are filtered after (joining
+    every match to its row doubled a long question's time); only when the filter leaves too
+    few of them is the whole join run, so the answer is the same either way."""
+    n = opts.candidates
+    conn = store.conn
+    top = conn.execute("select rowid, bm25(chunks_fts) as r from chunks_fts where chunks_fts match ? order by r limit ?", (match, 2 * n)).fetchall()
+    if not top:
+        return []
+    filter_sql, filter_args = _filter_sql(opts)
+    ids = [i for i, _ in top]
+    ok = {r[0] for r in conn.execute(
+        f"select c.id from chunks c left join files fl on fl.path = c.path where c.id in ({','.join('?' * len(ids))}){filter_sql}",
+        (*ids, *filter_args))}
+    kept = [(i, r) for i, r in top if i in ok]
+    if len(kept) >= n or len(top) < 2 * n:  # enough, or every match was looked at
+        return kept[:n]
+    sql = (
+        "select f.rowid, bm25(chunks_fts) as r from chunks_fts f join chunks c on c.id = f.rowid"
+        " left join files fl on fl.path = c.path"
+        f" where chunks_fts match ?{filter_sql} order by r limit ?"
+    )
+    return conn.execute(sql, (match, *filter_args, n)).fetchall()
+
+
+def strict_can_match(store: Store, terms: list[str], df: dict[str, int]) -> bool:
+    """False when no chunk can hold every term, found cheaply: a keyword no chunk holds, or no
+    chunk holding all the keywords. The full AND also reads the posting lists of the question's
+    stop words ("what", "the", "i"), the slow part of a long question's strict pass."""
+    if not terms:
+        return False
+    keys = [t for t in terms if t in df]
+    if any(df[t] == 0 for t in keys):
+        return False
+    if len(keys) < 2 or len(keys) == len(terms):
+        return True
+    rarest_first = sorted(keys, key=lambda t: df[t])
+    # the four rarest first: their short posting lists answer in ~0.1 ms, and a long question's
+    # rare words seldom share a chunk; the common ones' long lists make the whole AND cost ms
+    for n in sorted({min(4, len(keys)), len(keys)}):
+        q = fts_query(rarest_first[:n], "AND")
+        if store.conn.execute("select 1 from chunks_fts where chunks_fts match ? limit 1", (q,)).fetchone() is None:
+            return False
+    return True
+
+
+def date_filtered_ids(store: Store, opts: Options) -> list[int]:
+    filter_sql, filter_args = _filter_sql(opts)
+    return [
+        r[0]
+        for r in store.conn.execute(
+            f"select c.id from chunks c left join files fl on fl.path = c.path where 1=1{filter_sql}",
+            filter_args,
+        )
+    ]
+
+
+def load_rows(store: Store, ids: list[int]) -> dict[int, tuple]:
+    rows: dict[int, tuple] = {}
+    for i in range(0, len(ids), 900):
+        part = ids[i : i + 900]
+        marks = ",".join("?" * len(part))
+        for r in store.conn.execute(
+            "select c.id, c.path, c.source, c.start_line, c.end_line, c.text, c.ts, c.linemap, fl.day, fl.mtime_ns"
+            f" from chunks c left join files fl on fl.path = c.path where c.id in ({marks})",
+            part,
+        ):
+            rows[r[0]] = r[1:]
+    return rows
+
+
+TITLES = frozenset("dr mr mrs ms mx st prof sr jr mt".split())  # "Dr." does not end a sentence
+
+
+def named_terms(query: str) -> list[str]:
+    """The index terms of what the query names: a capitalised word that does not open a
+    sentence or a line (Mongolia, Okafor, New Year's), and identifiers (exact_tokens)."""
+    out: dict[str, None] = {}
+    for line in re.split(r"[\n:;]+", query):
+        opens = True
+        for word in line.split():
+            bare = word.strip("\"'()[]{},*.!?")
+            title = bare.lower() in TITLES or (len(bare) == 1 and bare.isupper())
+            if not opens and not title and bare[:1].isupper() and bare.lower() not in STOPWORDS:
+                out.update(dict.fromkeys(t for t in query_terms(bare) if t not in STOPWORDS))
+            opens = word.endswith((".", "!", "?")) and not title
+    out.update(dict.fromkeys(exact_tokens(query)))
+    return list(out)
+
+
+EXACT_MAX_CHUNKS = 3  # an identifier found in at most this many chunks is "rare"
+
+
+def exact_tokens(query: str) -> list[str]:
+    """Query words that look like identifiers: an id mixing letters and digits (a828e60), a
+    number of 4+ digits, a name with underscores (OPENAI_API_KEY), an all-caps code (ENOENT)."""
+    out = []
+    for raw in re.findall(r"[A-Za-z0-9_]+", query):
+        word = raw.strip("_")
+        if len(word) < 4:
+            continue
+        digits = any(ch.isdigit() for ch in word)
+        letters = any(ch.isalpha() for ch in word)
+        if digits or "_" in word or (letters and word.isupper()):
+            out.append(word.lower())
+    return list(dict.fromkeys(out))
+
+
+def exact_hits(store: Store, query: str, opts: Options) -> dict[int, dict]:
+    """Chunks holding a rare identifier or name of the query: {chunk id: {token, chunks}}.
+
+    Vectors say little about ids, env vars, error codes and names they never saw, and a fused
+    score can bury the one chunk that holds them; the caller pins these near the top.
+    """
+    hits: dict[int, dict] = {}
+    filter_sql, filter_args = _filter_sql(opts)
+    for tok in named_terms(query):
+        try:
+            ids = [r[0] for r in store.conn.execute(
+                "select f.rowid from chunks_fts f join chunks c on c.id = f.rowid left join files fl on fl.path = c.path"
+                f" where chunks_fts match ?{filter_sql} limit ?",
+                (fts_query([tok], "AND"), *filter_args, EXACT_MAX_CHUNKS + 1),
+            )]
+        except OperationalError:
+            continue
+        if 0 < len(ids) <= EXACT_MAX_CHUNKS:
+            for cid in ids:
+                hits.setdefault(cid, {"token": tok, "chunks": len(ids)})
+    return hits

@@ -1,0 +1,131 @@
+"""Fusion: keyword and vector lists joined on one 0..1 scale, date decay, pinned exact hits,
+overlapping chunks merged."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from .. import ranking
+from ..workspace import is_evergreen
+from .options import Candidate, Options
+
+
+def fuse(cands: list[Candidate], opts: Options, mode: str) -> None:
+    """The order within a band: each candidate's fused score relative to the best (c.rank).
+    The fusion only orders; the reported score stays the hit's own evidence (confidence)."""
+    fused = {}
+    if mode == "keyword":
+        for c in cands:
+            if opts.fusion != "weighted":  # by rank, as the keyword list has it
+                f = ranking.rrf_score([c.kw_rank], opts.rrf_k) if c.kw_rank else 0.0
+            else:
+                f = ranking.bm25_to_score(c.kw_bm25) if c.kw_bm25 is not None else 0.0
+                if not c.kw_strict:
+                    f *= 0.5  # relaxed (OR) hits rank below strict ones
+            fused[c.id] = f
+            c.parts["fusion"] = {"method": "keyword-only", "scale": "bm25" if opts.fusion == "weighted" else "rank"}
+    elif opts.fusion == "weighted":
+        wv, wt = ranking.normalize_weights(opts.vector_weight, opts.text_weight)
+        for c in cands:
+            t = ranking.bm25_to_score(c.kw_bm25) if c.kw_bm25 is not None else 0.0
+            v = c.vec_score or 0.0
+            fused[c.id] = wv * v + wt * t
+            c.parts["fusion"] = {"method": "weighted", "vectorWeight": round(wv, 4), "textWeight": round(wt, 4), "textScore": round(t, 4)}
+    elif opts.fusion == "relative":
+        text = [-c.kw_bm25 for c in cands if c.kw_bm25 is not None]  # none in vector-only mode
+        text_top = max(text, default=0.0)
+        # outside the keyword pool: no query word when the pool holds every match, else at most its last one's
+        text_floor = min(text, default=0.0) if len(text) >= opts.candidates else 0.0
+        z_top = max((c.vec_z for c in cands if c.vec_z is not None), default=0.0)
+        for c in cands:
+            t, v = ranking.relative_shares(-c.kw_bm25 if c.kw_bm25 is not None else text_floor, text_top, c.vec_z, z_top)
+            fused[c.id] = (t + v) / 2
+            c.parts["fusion"] = {"method": "relative", "textShare": round(t, 4), "vectorShare": round(v, 4)}
+    else:
+        for c in cands:
+            ranks = [c.vec_rank, c.kw_rank] if mode == "hybrid" else [c.vec_rank]
+            fused[c.id] = ranking.rrf_score(ranks, opts.rrf_k)
+            c.parts["fusion"] = {"method": "rrf", "k": opts.rrf_k, "vectorRank": c.vec_rank, "keywordRank": c.kw_rank}
+    best = max(fused.values(), default=0.0)
+    for c in cands:
+        c.rank = fused[c.id] / best if best > 0 else 0.0
+        c.parts["fusion"]["relative"] = round(c.rank, 4)
+
+
+def chunk_date(row: tuple) -> tuple[dt.datetime | None, str]:
+    """(timestamp used for decay, what it is). None: evergreen, never decays."""
+    path, source, _, _, _, ts, _, day, mtime_ns = row
+    if source == "sessions":
+        return (dt.datetime.fromtimestamp(ts) if ts else None), "message time"
+    if day:
+        return dt.datetime.fromisoformat(day), "date in file name"
+    if is_evergreen(path):
+        return None, "evergreen"
+    if mtime_ns:
+        return dt.datetime.fromtimestamp(mtime_ns / 1e9), "file mtime"
+    return None, "no date"
+
+
+def apply_decay(cands: list[Candidate], opts: Options) -> None:
+    now = opts.now or dt.datetime.now()
+    for c in cands:
+        when, kind = chunk_date(c.row)
+        if when is None:
+            c.parts["decay"] = {"factor": 1.0, "basis": kind}
+            continue
+        age = (now - when).total_seconds() / 86400
+        f = ranking.decay_factor(age, opts.half_life)
+        c.score *= f
+        c.rank *= f
+        c.parts["decay"] = {"factor": round(f, 5), "date": when.date().isoformat(), "ageDays": round(max(age, 0), 2), "basis": kind}
+
+
+def pin_exact_hits(cands: list[Candidate], hits: dict[int, dict]) -> None:
+    """Lift the chunks naming a rare identifier to the first place of the others, so they come
+    back in the top results whatever the vectors say (their score, from confidence, is high:
+    naming a rare identifier is evidence enough)."""
+    if not hits:
+        return
+    others = [c for c in cands if c.id not in hits]
+    rank_floor = max([c.rank for c in others], default=0.0) + 1e-6
+    for c in cands:
+        if c.id in hits and c.rank < rank_floor:
+            c.parts["exact"] = {**hits[c.id], "rankBefore": round(c.rank, 4)}
+            c.rank = rank_floor
+
+
+def merge_overlapping(cands: list[Candidate], max_chars: int = 3200) -> list[Candidate]:
+    """Fold a hit into a better one from the same file whose lines overlap it.
+
+    Chunks overlap by design (80 tokens), so neighbouring chunks of one passage often both
+    match; showing them as two results wastes a slot on a near-duplicate. The better hit
+    keeps its score and grows to cover both passages (its citation spans both), up to
+    `max_chars` (two chunks' worth), so a citation stays something a person reads.
+    """
+    kept: list[Candidate] = []
+    for c in cands:
+        path, source, start, end = c.row[0], c.row[1], c.row[2], c.row[3]
+        host = None
+        if source != "sessions":
+            for k in kept:
+                if k.row[0] == path and k.row[1] == source and start <= k.row[3] and k.row[2] <= end:
+                    host = k
+                    break
+        if host is None:
+            kept.append(c)
+            continue
+        h_path, h_source, h_start, h_end, h_text = host.row[:5]
+        h_lines = h_text.split("\n")
+        c_lines = c.row[4].split("\n")
+        if start < h_start:  # c extends the host upwards
+            lines = c_lines[: h_start - start] + h_lines
+        else:
+            lines = h_lines
+        if end > h_end:  # and/or downwards
+            lines = lines + c_lines[len(c_lines) - (end - h_end) :]
+        if sum(len(x) + 1 for x in lines) > max_chars:
+            kept.append(c)
+            continue
+        host.row = (h_path, h_source, min(start, h_start), max(end, h_end), "\n".join(lines), *host.row[5:])
+        host.parts.setdefault("merged", []).append({"startLine": start, "endLine": end, "score": round(c.score, 4)})
+    return kept
