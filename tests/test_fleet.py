@@ -165,7 +165,11 @@ def test_private_files_and_ungranted_agents_are_out_of_reach_even_by_sql(db, age
     assert {r[0] for r in rows(grants[c]["url"])} == {c}  # c was granted nothing
     # the keyword functions (they apply the access rule themselves, to use the full-text index)
     assert rows(grants[b]["url"], "select count(*) from clawmem_keyword('osprey'::tsquery, %s, 10, 100)", ([c],))[0][0] == 0
-    assert rows(grants[b]["url"], "select clawmem_doc_count('osprey'::tsquery, %s, 100)", ([c],))[0][0] == 0
+    assert rows(grants[b]["url"], "select count(*) from clawmem_keyword('osprey'::tsquery, null, 10, 100)")[0][0] == 0
+    # the word counts kept for the ranking: those of readable agents only
+    assert rows(grants[c]["url"], "select count(*) from clawmem_terms where term = 'osprey'")[0][0] == 1
+    assert rows(grants[b]["url"], "select count(*) from clawmem_terms where term = 'osprey'")[0][0] == 0
+    assert {r[0] for r in rows(grants[b]["url"], "select distinct agent from clawmem_terms")} == {a}
     assert rows(grants[c]["url"], "select count(*) from clawmem_keyword('osprey'::tsquery, %s, 10, 100)", ([c],))[0][0] == 1
     assert rows(grants[c]["url"], "select count(*) from clawmem_keyword('billing'::tsquery, %s, 10, 100)", ([a],))[0][0] == 0
     assert {r[0] for r in rows(grants[b]["url"], "select agent from clawmem_agents")} == {a}  # b has not pushed yet
