@@ -140,7 +140,8 @@ create table if not exists clawmem_chunks (
 create unique index if not exists clawmem_chunks_key on clawmem_chunks (agent, path, start_line, end_line, hash, coalesce(model, ''));
 create index if not exists clawmem_chunks_tokens on clawmem_chunks using gin (tokens);
 -- how many of an agent's chunks hold each token: a search's word weights and its choice of
--- words for the relaxed pass, read in one lookup instead of counted per query
+-- words for the relaxed pass, read in one lookup instead of counted per query. Push changes
+-- them in the statement that adds or deletes the chunks (one shard under Citus, as the chunks)
 do $$ begin
     if to_regclass('public.clawmem_terms') is null then
         create table clawmem_terms (agent text not null, term text not null, chunks int not null, primary key (agent, term));
@@ -190,40 +191,6 @@ exception when unique_violation or duplicate_table then
     null;  -- another agent of the same model built it at the same moment
 end $$;
 
--- the counts follow every change to the chunks, whoever makes it (a push, a batch killed
--- before its commit, an owner's hand-written delete): they commit or roll back with the rows
-create or replace function clawmem_count_terms() returns trigger language plpgsql security definer
-    set search_path = pg_catalog, public as $$
-begin
-    -- one writer per agent at a time: two pushes of one agent would otherwise lock its terms
-    -- in different orders
-    if tg_op <> 'INSERT' then
-        perform pg_advisory_xact_lock(hashtext('clawmem_terms'), hashtext(a)) from (select distinct agent from old_rows order by 1) x(a);
-        update clawmem_terms t set chunks = t.chunks - d.n
-            from (select o.agent, u.lexeme, count(*) n from old_rows o, unnest(o.tokens) u group by 1, 2) d
-            where t.agent = d.agent and t.term = d.lexeme;
-        delete from clawmem_terms t using (select distinct o.agent, u.lexeme from old_rows o, unnest(o.tokens) u) d
-            where t.agent = d.agent and t.term = d.lexeme and t.chunks <= 0;
-    end if;
-    if tg_op <> 'DELETE' then
-        perform pg_advisory_xact_lock(hashtext('clawmem_terms'), hashtext(a)) from (select distinct agent from new_rows order by 1) x(a);
-        insert into clawmem_terms as t (agent, term, chunks)
-            select n.agent, u.lexeme, count(*) from new_rows n, unnest(n.tokens) u group by 1, 2 order by 1, 2
-            on conflict (agent, term) do update set chunks = t.chunks + excluded.chunks;
-    end if;
-    return null;
-end $$;
-create or replace trigger clawmem_terms_insert after insert on clawmem_chunks
-    referencing new table as new_rows for each statement execute function clawmem_count_terms();
-create or replace trigger clawmem_terms_update after update on clawmem_chunks
-    referencing old table as old_rows new table as new_rows for each statement execute function clawmem_count_terms();
-create or replace trigger clawmem_terms_delete after delete on clawmem_chunks
-    referencing old table as old_rows for each statement execute function clawmem_count_terms();
-create or replace function clawmem_clear_terms() returns trigger language plpgsql security definer
-    set search_path = pg_catalog, public as $$ begin truncate clawmem_terms; return null; end $$;
-create or replace trigger clawmem_terms_truncate after truncate on clawmem_chunks
-    for each statement execute function clawmem_clear_terms();
-
 alter table clawmem_chunks enable row level security;
 alter table clawmem_agents enable row level security;
 drop policy if exists clawmem_read on clawmem_chunks;
@@ -241,6 +208,8 @@ create policy clawmem_update on clawmem_agents for update using (agent = (select
 alter table clawmem_terms enable row level security;
 drop policy if exists clawmem_read on clawmem_terms;
 create policy clawmem_read on clawmem_terms for select using (agent = any ((select clawmem_readable())::text[]));
+drop policy if exists clawmem_write on clawmem_terms;
+create policy clawmem_write on clawmem_terms for all using (agent = (select clawmem_own_agent())) with check (agent = (select clawmem_own_agent()));
 """
 
 
@@ -449,19 +418,27 @@ def _push(engine, url: str, state: PushState, progress, batch: int) -> dict:
         todo = [(key, cid) for key, cid in want.items() if key not in server]
         total, done = len(gone) + len(todo), 0
         for part in _batches(gone, 1000):
-            conn.execute("delete from clawmem_chunks where agent = %s and id = any(%s)", (agent, [rid for _, rid in part]))
+            conn.execute("with gone as (delete from clawmem_chunks where agent = %s and id = any(%s) returning agent, tokens),"
+                         " n as (select g.agent, u.lexeme, count(*) c from gone g, unnest(g.tokens) u group by 1, 2)"
+                         " update clawmem_terms t set chunks = t.chunks - n.c from n where t.agent = n.agent and t.term = n.lexeme",
+                         (agent, [rid for _, rid in part]))
+            conn.execute("delete from clawmem_terms where agent = %s and chunks <= 0", (agent,))
             conn.commit()
             state.remove([key for key, _ in part])
             done += len(part)
             if progress:
                 progress(done, total)
         for part in _batches(todo, batch):
-            rows = _rows_for(store, mid, agent, host, part)
-            with conn.cursor() as cur:
-                cur.executemany(
-                    "insert into clawmem_chunks (agent, host, path, source, start_line, end_line, hash, model, text, tokens,"
-                    " embedding, day, ts, mtime_ns, linemap) values (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::tsvector, %s,"
-                    " %s, %s, %s, %s) on conflict do nothing", rows)
+            # one statement per batch, its columns as arrays: the rows it adds (a resumed push
+            # skips those already there) are the ones its word counts take in
+            conn.execute(
+                "with added as (insert into clawmem_chunks (agent, host, path, source, start_line, end_line, hash, model, text,"
+                " tokens, embedding, day, ts, mtime_ns, linemap) select %s, %s, * from unnest(%s::text[], %s::text[], %s::int[],"
+                " %s::int[], %s::text[], %s::text[], %s::text[], %s::tsvector[], %s::vector[], %s::text[], %s::float8[],"
+                " %s::int8[], %s::text[]) on conflict do nothing returning agent, tokens)"
+                " insert into clawmem_terms as t (agent, term, chunks) select a.agent, u.lexeme, count(*) from added a,"
+                " unnest(a.tokens) u group by 1, 2 order by 1, 2 on conflict (agent, term) do update set chunks = t.chunks + excluded.chunks",
+                (agent, host, *(list(col) for col in zip(*_rows_for(store, mid, part)))))
             conn.commit()
             state.add([key for key, _ in part])
             done += len(part)
@@ -483,7 +460,7 @@ def _batches(items: list, size: int) -> Iterable[list]:
         yield items[i : i + size]
 
 
-def _rows_for(store, mid: int | None, agent: str, host: str, part: list[tuple]) -> list[tuple]:
+def _rows_for(store, mid: int | None, part: list[tuple]) -> list[tuple]:
     ids = [cid for _, cid in part]
     marks = ",".join("?" * len(ids))
     local = {r[0]: r[1:] for r in store.conn.execute(
@@ -497,7 +474,7 @@ def _rows_for(store, mid: int | None, agent: str, host: str, part: list[tuple]) 
     for (path, s, e, h, model), cid in part:
         source, text, day, ts, mtime_ns, linemap = local[cid]
         vec = vectors.get(cid) if model else None
-        rows.append((agent, host, path, source, s, e, h, model if vec is not None else None, text, tsvector_literal(text),
+        rows.append((path, source, s, e, h, model if vec is not None else None, text, tsvector_literal(text),
                      vec, day, ts, mtime_ns, linemap))
     return rows
 
@@ -541,7 +518,7 @@ def grant(url: str, agent: str, reads: list[str], *, new_password: bool = False)
             conn.execute(sql.SQL("{} {} login password {}").format(verb, sql.Identifier(role), sql.Literal(verifier)))
         for stmt in ("grant usage on schema public to {}", "grant select, insert, delete on clawmem_chunks to {}",
                      "grant usage on sequence clawmem_chunks_id_seq to {}", "grant select, insert, update on clawmem_agents to {}",
-                     "grant select on clawmem_terms to {}"):
+                     "grant select, insert, update, delete on clawmem_terms to {}"):
             conn.execute(sql.SQL(stmt).format(sql.Identifier(role)))
         conn.execute("insert into clawmem_roles (role, agent, reads) values (%s, %s, %s) on conflict (role) do update"
                      " set reads = excluded.reads", (role, agent, sorted(set(reads) - {agent})))
@@ -622,13 +599,6 @@ def client(engine) -> Client:
             kept = _clients[engine] = Client(url)
             weakref.finalize(engine, kept.close)
     return kept
-
-
-def close_client(engine) -> None:
-    with _clients_lock:
-        kept = _clients.pop(engine, None)
-    if kept is not None:
-        kept.close()
 
 
 def search(engine, query: str, *, agents: list[str] | None = None, max_results=None, min_score=None,
