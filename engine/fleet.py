@@ -554,8 +554,8 @@ class _Counts:
 class Client:
     """The connection an engine's fleet searches share. A new connection costs a TCP and SCRAM
     handshake and the vector type's lookup (about 10 ms here), so a long-lived front (the app,
-    `clawmem mcp`, the watcher) keeps one: opened on the first search, opened again when the
-    server restarted in between, closed with the engine. One search at a time uses it."""
+    `clawmem mcp`) keeps one: opened on the first search, opened again when the server
+    restarted in between, closed when the engine goes away. One search at a time uses it."""
 
     def __init__(self, url: str):
         self.url = url
@@ -689,9 +689,11 @@ def search_with(conn, query: str, opts, agents: list[str] | None, qv: QueryVecto
                               " and (%s::text[] is null or agent = any(%s)) group by term", (words, agents, agents))
         # all words at once needs no counts first: a word no chunk holds ends it in the index
         strict_cur = conn.execute(keyword, (tsquery_literal(terms, "&"), agents, n, s.OR_POSTINGS)) if terms and query else None
+        # only when a readable agent pushed vectors of this model: else its index does not exist
+        # and the scan would read every row to find none
         vec_cur = conn.execute(sql.SQL("select id, {dist} from clawmem_chunks where model = {m} and (%s::text[] is null or agent = any(%s))"
-                                       " order by {dist} limit %s").format(dist=dist, m=sql.Literal(model)),
-                               (q, agents, agents, q, n)) if qv is not None and query else None
+                                       " and exists (select 1 from clawmem_agents a where a.model = {m}) order by {dist} limit %s")
+                               .format(dist=dist, m=sql.Literal(model)), (q, agents, agents, q, n)) if qv is not None and query else None
         # chunks naming a rare identifier of the query (an id, an env var, an error code) are
         # lifted as in the local search: vectors say little about such words
         exact_cur = conn.execute("select t, k.id from unnest(%s::text[]) with ordinality as u(t, i),"
