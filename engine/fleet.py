@@ -22,7 +22,9 @@ from __future__ import annotations
 import fnmatch
 import re
 import socket
+import threading
 import time
+import weakref
 from pathlib import Path
 from typing import Any, Callable, Iterable
 from urllib.parse import urlsplit, urlunsplit
@@ -137,6 +139,15 @@ create table if not exists clawmem_chunks (
     day text, ts double precision, mtime_ns bigint, linemap text, primary key (agent, id));
 create unique index if not exists clawmem_chunks_key on clawmem_chunks (agent, path, start_line, end_line, hash, coalesce(model, ''));
 create index if not exists clawmem_chunks_tokens on clawmem_chunks using gin (tokens);
+-- how many of an agent's chunks hold each token: a search's word weights and its choice of
+-- words for the relaxed pass, read in one lookup instead of counted per query. Push changes
+-- them in the statement that adds or deletes the chunks (one shard under Citus, as the chunks)
+do $$ begin
+    if to_regclass('public.clawmem_terms') is null then
+        create table clawmem_terms (agent text not null, term text not null, chunks int not null, primary key (agent, term));
+        insert into clawmem_terms select agent, u.lexeme, count(*) from clawmem_chunks, unnest(tokens) u group by 1, 2;
+    end if;
+end $$;
 create table if not exists clawmem_roles (role name primary key, agent text not null unique, reads text[] not null default '{}');
 revoke all on clawmem_roles from public;
 
@@ -147,13 +158,13 @@ create or replace function clawmem_readable() returns text[] language sql stable
 create or replace function clawmem_own_agent() returns text language sql stable security definer
     set search_path = pg_catalog, public
     as $$ select agent from clawmem_roles where role = session_user $$;
--- the agents of `wanted` the login role may read: all of them for the tables' owner (and
--- superusers), else its own and those it was granted
+-- the agents of `wanted` (null: every agent) the login role may read: all of them for the
+-- tables' owner (and superusers), else its own and those it was granted
 create or replace function clawmem_allowed(wanted text[]) returns text[] language sql stable security definer
     set search_path = pg_catalog, public as $$
     select case when pg_has_role(session_user, (select relowner from pg_class where oid = 'public.clawmem_chunks'::regclass), 'USAGE')
-                then wanted
-                else array(select unnest(wanted) intersect select unnest(clawmem_readable())) end $$;
+                then coalesce(wanted, array(select agent from clawmem_agents))
+                else array(select unnest(coalesce(wanted, clawmem_readable())) intersect select unnest(clawmem_readable())) end $$;
 -- keyword matches, as functions that apply the same access rule themselves: under row-level
 -- security PostgreSQL cannot use the GIN index for @@ (the operator is not leakproof), and a
 -- scan of every row per query is what the index is there to avoid. At most `pool` matches are
@@ -161,13 +172,9 @@ create or replace function clawmem_allowed(wanted text[]) returns text[] languag
 -- relaxed pass, which leaves such words out)
 create or replace function clawmem_keyword(q tsquery, wanted text[], n int, pool int) returns table (id bigint, rank real)
     language sql stable security definer set search_path = pg_catalog, public as $$
-    with ok as (select clawmem_allowed(wanted) as agents),
-         hit as (select c.id, c.tokens from clawmem_chunks c, ok where c.tokens @@ q and c.agent = any(ok.agents) limit pool)
+    -- the access rule as a subquery: evaluated once, not once per matching row
+    with hit as (select c.id, c.tokens from clawmem_chunks c where c.tokens @@ q and c.agent = any((select clawmem_allowed(wanted))::text[]) limit pool)
     select hit.id, ts_rank(hit.tokens, q, 1) from hit order by 2 desc, 1 limit n $$;
-create or replace function clawmem_doc_count(q tsquery, wanted text[], cap int) returns bigint
-    language sql stable security definer set search_path = pg_catalog, public as $$
-    with ok as (select clawmem_allowed(wanted) as agents)
-    select count(*) from (select 1 from clawmem_chunks c, ok where c.tokens @@ q and c.agent = any(ok.agents) limit cap) x $$;
 -- an HNSW index per embedding model (vectors of different models are never compared): agents
 -- are not the tables' owner, so the owner's function builds it the first time a model is pushed
 create or replace function clawmem_vector_index(model_key text, dims int) returns void language plpgsql
@@ -198,6 +205,11 @@ drop policy if exists clawmem_update on clawmem_agents;
 create policy clawmem_read on clawmem_agents for select using (agent = any ((select clawmem_readable())::text[]));
 create policy clawmem_insert on clawmem_agents for insert with check (agent = (select clawmem_own_agent()));
 create policy clawmem_update on clawmem_agents for update using (agent = (select clawmem_own_agent()));
+alter table clawmem_terms enable row level security;
+drop policy if exists clawmem_read on clawmem_terms;
+create policy clawmem_read on clawmem_terms for select using (agent = any ((select clawmem_readable())::text[]));
+drop policy if exists clawmem_write on clawmem_terms;
+create policy clawmem_write on clawmem_terms for all using (agent = (select clawmem_own_agent())) with check (agent = (select clawmem_own_agent()));
 """
 
 
@@ -215,7 +227,8 @@ def ensure_schema(conn, url: str) -> None:
 
 
 def _has_schema(conn) -> bool:
-    return conn.execute("select to_regclass('clawmem_chunks') is not null").fetchone()[0]
+    # the newest table: a database made by an older clawmem gets it (and its counts) at the owner's next push
+    return conn.execute("select to_regclass('clawmem_terms') is not null").fetchone()[0]
 
 
 # ----------------------------------------------------------------------------- the local side
@@ -405,19 +418,27 @@ def _push(engine, url: str, state: PushState, progress, batch: int) -> dict:
         todo = [(key, cid) for key, cid in want.items() if key not in server]
         total, done = len(gone) + len(todo), 0
         for part in _batches(gone, 1000):
-            conn.execute("delete from clawmem_chunks where agent = %s and id = any(%s)", (agent, [rid for _, rid in part]))
+            conn.execute("with gone as (delete from clawmem_chunks where agent = %s and id = any(%s) returning agent, tokens),"
+                         " n as (select g.agent, u.lexeme, count(*) c from gone g, unnest(g.tokens) u group by 1, 2)"
+                         " update clawmem_terms t set chunks = t.chunks - n.c from n where t.agent = n.agent and t.term = n.lexeme",
+                         (agent, [rid for _, rid in part]))
+            conn.execute("delete from clawmem_terms where agent = %s and chunks <= 0", (agent,))
             conn.commit()
             state.remove([key for key, _ in part])
             done += len(part)
             if progress:
                 progress(done, total)
         for part in _batches(todo, batch):
-            rows = _rows_for(store, mid, agent, host, part)
-            with conn.cursor() as cur:
-                cur.executemany(
-                    "insert into clawmem_chunks (agent, host, path, source, start_line, end_line, hash, model, text, tokens,"
-                    " embedding, day, ts, mtime_ns, linemap) values (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::tsvector, %s,"
-                    " %s, %s, %s, %s) on conflict do nothing", rows)
+            # one statement per batch, its columns as arrays: the rows it adds (a resumed push
+            # skips those already there) are the ones its word counts take in
+            conn.execute(
+                "with added as (insert into clawmem_chunks (agent, host, path, source, start_line, end_line, hash, model, text,"
+                " tokens, embedding, day, ts, mtime_ns, linemap) select %s, %s, * from unnest(%s::text[], %s::text[], %s::int[],"
+                " %s::int[], %s::text[], %s::text[], %s::text[], %s::tsvector[], %s::vector[], %s::text[], %s::float8[],"
+                " %s::int8[], %s::text[]) on conflict do nothing returning agent, tokens)"
+                " insert into clawmem_terms as t (agent, term, chunks) select a.agent, u.lexeme, count(*) from added a,"
+                " unnest(a.tokens) u group by 1, 2 order by 1, 2 on conflict (agent, term) do update set chunks = t.chunks + excluded.chunks",
+                (agent, host, *(list(col) for col in zip(*_rows_for(store, mid, part)))))
             conn.commit()
             state.add([key for key, _ in part])
             done += len(part)
@@ -439,7 +460,7 @@ def _batches(items: list, size: int) -> Iterable[list]:
         yield items[i : i + size]
 
 
-def _rows_for(store, mid: int | None, agent: str, host: str, part: list[tuple]) -> list[tuple]:
+def _rows_for(store, mid: int | None, part: list[tuple]) -> list[tuple]:
     ids = [cid for _, cid in part]
     marks = ",".join("?" * len(ids))
     local = {r[0]: r[1:] for r in store.conn.execute(
@@ -453,7 +474,7 @@ def _rows_for(store, mid: int | None, agent: str, host: str, part: list[tuple]) 
     for (path, s, e, h, model), cid in part:
         source, text, day, ts, mtime_ns, linemap = local[cid]
         vec = vectors.get(cid) if model else None
-        rows.append((agent, host, path, source, s, e, h, model if vec is not None else None, text, tsvector_literal(text),
+        rows.append((path, source, s, e, h, model if vec is not None else None, text, tsvector_literal(text),
                      vec, day, ts, mtime_ns, linemap))
     return rows
 
@@ -496,7 +517,8 @@ def grant(url: str, agent: str, reads: list[str], *, new_password: bool = False)
             verb = sql.SQL("alter role" if exists else "create role")
             conn.execute(sql.SQL("{} {} login password {}").format(verb, sql.Identifier(role), sql.Literal(verifier)))
         for stmt in ("grant usage on schema public to {}", "grant select, insert, delete on clawmem_chunks to {}",
-                     "grant usage on sequence clawmem_chunks_id_seq to {}", "grant select, insert, update on clawmem_agents to {}"):
+                     "grant usage on sequence clawmem_chunks_id_seq to {}", "grant select, insert, update on clawmem_agents to {}",
+                     "grant select, insert, update, delete on clawmem_terms to {}"):
             conn.execute(sql.SQL(stmt).format(sql.Identifier(role)))
         conn.execute("insert into clawmem_roles (role, agent, reads) values (%s, %s, %s) on conflict (role) do update"
                      " set reads = excluded.reads", (role, agent, sorted(set(reads) - {agent})))
@@ -529,28 +551,74 @@ class _Counts:
         return self.n
 
 
+class Client:
+    """The connection an engine's fleet searches share. A new connection costs a TCP and SCRAM
+    handshake and the vector type's lookup (about 10 ms here), so a long-lived front (the app,
+    `clawmem mcp`) keeps one: opened on the first search, opened again when the server
+    restarted in between, closed when the engine goes away. One search at a time uses it."""
+
+    def __init__(self, url: str):
+        self.url = url
+        self.conn = None
+        self.lock = threading.Lock()
+
+    def run(self, work: Callable[[Any], Any]) -> Any:
+        import psycopg
+
+        with self.lock:
+            while True:
+                fresh = self.conn is None or self.conn.closed
+                if fresh:
+                    self.conn = connect(self.url, autocommit=True)
+                try:
+                    return work(self.conn)
+                except psycopg.Error:
+                    if fresh or not self.conn.broken:
+                        raise
+                    self.conn.close()  # the kept connection died with the server's restart: once more on a new one
+
+    def close(self) -> None:
+        with self.lock:
+            if self.conn is not None:
+                self.conn.close()
+                self.conn = None
+
+
+_clients: "weakref.WeakKeyDictionary[Any, Client]" = weakref.WeakKeyDictionary()
+_clients_lock = threading.Lock()
+
+
+def client(engine) -> Client:
+    """The engine's kept fleet connection (a new one when its [fleet] url changed)."""
+    url = fleet_url(engine.cfg)
+    with _clients_lock:
+        kept = _clients.get(engine)
+        if kept is None or kept.url != url:
+            if kept is not None:
+                kept.close()
+            kept = _clients[engine] = Client(url)
+            weakref.finalize(engine, kept.close)
+    return kept
+
+
 def search(engine, query: str, *, agents: list[str] | None = None, max_results=None, min_score=None,
            explain: bool = False, show_hidden: bool = False) -> dict:
     """Hybrid search over the fleet rows this agent may read. Hits carry agent, host, path,
     lines and the stored snippet; `ref` reads a hit's stored text back (`get`)."""
     import psycopg
 
-    cfg = engine.cfg
-    url = fleet_url(cfg)
+    kept = client(engine)
     opts = engine.options(max_results=max_results, min_score=min_score, explain=explain, show_hidden=show_hidden)
     query = (query or "").strip()
     t0 = time.perf_counter()
     notes: list[str] = []
     qv = query_vector(engine, query, notes) if query else None
-    conn = connect(url, autocommit=True)
     try:
-        if not _has_schema(conn):
-            raise FleetError("the fleet database has no clawmem tables yet: push first (`clawmem fleet push`)")
-        out = search_with(conn, query, opts, agents, qv)
+        out = kept.run(lambda conn: search_with(conn, query, opts, agents, qv))
+    except (psycopg.errors.UndefinedTable, psycopg.errors.UndefinedFunction):
+        raise FleetError("the fleet database has no clawmem tables yet: push first (`clawmem fleet push`)") from None
     except psycopg.Error as exc:
-        raise FleetError(f"fleet search on {mask_url(url)} failed: {_one_line(exc, url)}") from None
-    finally:
-        conn.close()
+        raise FleetError(f"fleet search on {mask_url(kept.url)} failed: {_one_line(exc, kept.url)}") from None
     out["notes"][:0] = notes
     out["ms"] = round((time.perf_counter() - t0) * 1000, 2)
     return out
@@ -582,14 +650,57 @@ def query_vector(engine, query: str, notes: list[str]) -> QueryVector | None:
     return QueryVector(model_key(info), info["dims"], vec, side.reference, info["provider"], info["model"])
 
 
+def _batch(conn):
+    """Statements sent together and answered together: each round trip to the server (and
+    each wait for its process to be scheduled on a busy host) is paid once per batch."""
+    import contextlib
+
+    import psycopg
+
+    return conn.pipeline() if psycopg.Pipeline.is_supported() else contextlib.nullcontext()
+
+
 def search_with(conn, query: str, opts, agents: list[str] | None, qv: QueryVector | None) -> dict:
-    """The fleet search on an open connection, the query's vector given (None: keywords only)."""
+    """The fleet search on an open connection, the query's vector given (None: keywords only).
+    `agents`: only these (None: every agent the login role may read). Three round trips at
+    most: everything that needs only the query, the relaxed keyword pass if the strict one
+    found too few, the candidates' rows."""
     import numpy as np
+    from psycopg import sql
 
     from . import ranking, search as s
     from .text import STOPWORDS, query_terms, relaxed_terms
 
-    seen = {r[0]: r[1:] for r in conn.execute("select agent, host, model, dims, chunks from clawmem_agents")}
+    n = opts.candidates
+    terms, relaxed = query_terms(query), relaxed_terms(query)
+    words = list(dict.fromkeys(relaxed + terms))
+    model = qv.model if qv is not None else None
+    q = np.asarray(qv.vector, dtype=np.float32) if qv is not None else None
+    # the model as a literal, as in the partial index's predicate, so the planner can use it;
+    # the dimensions are part of the model's key, so the cast fits every row of that model
+    dist = sql.SQL("(embedding::vector({d}) <=> %s::vector({d}))").format(d=sql.Literal(int(qv.dims))) if qv else None
+    keyword = "select id, rank from clawmem_keyword(%s::tsquery, %s, %s, %s)"
+    exact_toks = s.exact_tokens(query) if qv is not None else []
+    with _batch(conn):
+        if qv is not None:
+            conn.execute("select set_config('hnsw.ef_search', %s, false)", (str(max(40, 2 * n)),))
+        seen_cur = conn.execute("select agent, host, model, dims, chunks from clawmem_agents")
+        df_cur = conn.execute("select term, sum(chunks)::bigint from clawmem_terms where term = any(%s)"
+                              " and (%s::text[] is null or agent = any(%s)) group by term", (words, agents, agents))
+        # all words at once needs no counts first: a word no chunk holds ends it in the index
+        strict_cur = conn.execute(keyword, (tsquery_literal(terms, "&"), agents, n, s.OR_POSTINGS)) if terms and query else None
+        # only when a readable agent pushed vectors of this model: else its index does not exist
+        # and the scan would read every row to find none
+        vec_cur = conn.execute(sql.SQL("select id, {dist} from clawmem_chunks where model = {m} and (%s::text[] is null or agent = any(%s))"
+                                       " and exists (select 1 from clawmem_agents a where a.model = {m}) order by {dist} limit %s")
+                               .format(dist=dist, m=sql.Literal(model)), (q, agents, agents, q, n)) if qv is not None and query else None
+        # chunks naming a rare identifier of the query (an id, an env var, an error code) are
+        # lifted as in the local search: vectors say little about such words
+        exact_cur = conn.execute("select t, k.id from unnest(%s::text[]) with ordinality as u(t, i),"
+                                 " clawmem_keyword(u.t::tsquery, %s, %s, %s) k order by u.i",
+                                 ([tsquery_literal([t], "&") for t in exact_toks], agents, s.EXACT_MAX_CHUNKS + 1,
+                                  s.EXACT_MAX_CHUNKS + 1)) if exact_toks else None
+    seen = {r[0]: r[1:] for r in seen_cur.fetchall()}
     names = [a for a in seen if agents is None or a in agents]
     unknown = sorted(set(agents or ()) - set(seen))
     base: dict[str, Any] = {"results": [], "mode": "keyword", "provider": None, "model": None, "corpus": "fleet",
@@ -599,54 +710,26 @@ def search_with(conn, query: str, opts, agents: list[str] | None, qv: QueryVecto
     if not names or not query:
         return base
     n_docs = max(1, sum(seen[a][3] or 0 for a in names))
-    n = opts.candidates
+    df = {t: 0 for t in words} | {t: int(c) for t, c in df_cur.fetchall()}
 
-    # keyword side: clawmem's tokens against the stored tsvectors, all words first, then some
-    terms, relaxed = query_terms(query), relaxed_terms(query)
-    cap = s.OR_POSTINGS + 1
-    words = list(dict.fromkeys(relaxed + terms))
-    counts = conn.execute("select clawmem_doc_count(q::tsquery, %s, %s) from unnest(%s::text[]) with ordinality as u(q, i) order by i",
-                          (names, cap, [tsquery_literal([t], "&") for t in words])).fetchall()
-    df = {t: count for t, (count,) in zip(words, counts)}
+    # keyword side: clawmem's tokens against the stored tsvectors, all words first, then the rarest
     kw: dict[int, s.Candidate] = {}
 
-    def keyword_pass(q: str, strict: bool) -> None:
-        for rid, r in conn.execute("select id, rank from clawmem_keyword(%s::tsquery, %s, %s, %s)", (q, names, n, s.OR_POSTINGS)):
+    def keyword_hits(rows, strict: bool) -> None:
+        for rid, r in rows:
             if rid not in kw and len(kw) < n:
                 # ts_rank is about a tenth of FTS5's bm25 magnitude; negative as bm25 is, better first
                 kw[rid] = s.Candidate(rid, kw_rank=len(kw) + 1, kw_bm25=-float(r) * 10, kw_strict=strict)
 
-    if terms and all(df.get(t) for t in terms):
-        keyword_pass(tsquery_literal(terms, "&"), True)
-    if len(kw) < n:
-        chosen = s.selective_terms(relaxed, df)
-        if chosen:
-            keyword_pass(tsquery_literal(chosen, "|"), False)
+    if strict_cur is not None:
+        keyword_hits(strict_cur.fetchall(), True)
+    chosen = s.selective_terms(relaxed, df) if len(kw) < n else []
+    if chosen and not (strict_cur is not None and chosen == terms and len(terms) == 1):  # that OR is the AND just run
+        keyword_hits(conn.execute(keyword, (tsquery_literal(chosen, "|"), agents, n, s.OR_POSTINGS)).fetchall(), False)
 
-    # vector side: only the agents whose vectors come from the query's model
-    model = qv.model if qv is not None else None
-    same = [a for a in names if model and seen[a][1] == model]
-    other = sorted(a for a in names if a not in same)
-    vec: dict[int, float] = {}  # the vector pool: id -> cosine
-    standing: dict[int, float] = {}  # cosines of keyword hits outside the pool
-    qvec = qv.vector if qv is not None and same else None
-    if qvec is not None:
-        from psycopg import sql
-
-        dims = int(qv.dims)
-        conn.execute(sql.SQL("set hnsw.ef_search = {}").format(sql.Literal(max(40, 2 * n))))
-        q = np.asarray(qvec, dtype=np.float32)
-        # the model as a literal, as in the partial index's predicate, so the planner can use it
-        dist = sql.SQL("(embedding::vector({d}) <=> %s::vector({d}))").format(d=sql.Literal(dims))
-        for rid, d in conn.execute(sql.SQL("select id, {dist} from clawmem_chunks where model = {m} and agent = any(%s)"
-                                           " order by {dist} limit %s").format(dist=dist, m=sql.Literal(model)),
-                                   (q, same, q, n)):
-            vec[rid] = 1.0 - float(d)
-        missing = [rid for rid in kw if rid not in vec]
-        if missing:  # the keyword hits' cosines too: relative fusion weighs every candidate's standing
-            for rid, d in conn.execute(sql.SQL("select id, {dist} from clawmem_chunks where model = {m} and id = any(%s)")
-                                       .format(dist=dist, m=sql.Literal(model)), (q, missing)):
-                standing[rid] = 1.0 - float(d)
+    # vector side: only rows whose vectors come from the query's model
+    vec = {rid: 1.0 - float(d) for rid, d in vec_cur.fetchall()} if vec_cur is not None else {}
+    other = sorted(a for a in names if seen[a][1] != model)
     if other and model:
         base["notes"].append(f"{', '.join(other)}: vectors from another model than {model}; keyword results only from them")
 
@@ -654,7 +737,7 @@ def search_with(conn, query: str, opts, agents: list[str] | None, qv: QueryVecto
     if vec:
         ref = qv.reference
         if ref is not None:
-            sims = s.matvec(ref, np.asarray(qvec, dtype=np.float32))
+            sims = s.matvec(ref, q)
             mean, std = float(sims.mean()), float(sims.std())
         else:
             sims = np.array(list(vec.values()))
@@ -663,33 +746,37 @@ def search_with(conn, query: str, opts, agents: list[str] | None, qv: QueryVecto
         for rank, (rid, cos) in enumerate(ranked, start=1):
             c = by_id.setdefault(rid, s.Candidate(rid))
             c.vec_rank, c.vec_cos, c.vec_score = rank, cos, ranking.calibrate_cosine(cos, mean, std)
-        for c in by_id.values():
-            c.parts["vectorReference"] = {"mean": round(mean, 4), "std": round(std, 4)}
-            cos = c.vec_cos if c.vec_cos is not None else standing.get(c.id)
-            if cos is not None and opts.fusion == "relative":
-                c.vec_z = (cos - mean) / max(std, 1e-4)
-    # chunks naming a rare identifier of the query (an id, an env var, an error code) are lifted
-    # as in the local search: vectors say little about such words
     exact: dict[int, dict] = {}
-    for tok in s.exact_tokens(query) if vec else ():
-        ids = [r[0] for r in conn.execute("select id from clawmem_keyword(%s::tsquery, %s, %s, %s)",
-                                          (tsquery_literal([tok], "&"), names, s.EXACT_MAX_CHUNKS + 1, s.EXACT_MAX_CHUNKS + 1))]
-        if 0 < len(ids) <= s.EXACT_MAX_CHUNKS:
-            for rid in ids:
-                exact.setdefault(rid, {"token": tok, "chunks": len(ids)})
-                by_id.setdefault(rid, s.Candidate(rid))
+    if vec and exact_cur is not None:
+        found: dict[str, list[int]] = {}
+        for tok, rid in exact_cur.fetchall():
+            found.setdefault(tok, []).append(rid)
+        for tok in exact_toks:
+            ids = found.get(tsquery_literal([tok], "&"), [])
+            if 0 < len(ids) <= s.EXACT_MAX_CHUNKS:
+                for rid in ids:
+                    exact.setdefault(rid, {"token": tok, "chunks": len(ids)})
+                    by_id.setdefault(rid, s.Candidate(rid))
     if not by_id:
         return base
-    rows = {r[0]: r[1:] for r in conn.execute(
-        "select id, agent, host, path, source, start_line, end_line, text, ts, linemap, day, mtime_ns from clawmem_chunks"
-        " where id = any(%s)", (list(by_id),))}
+    # the rows, and every candidate's cosine (relative fusion weighs the standing of keyword
+    # hits outside the vector pool too); by agent and id, the table's key
+    cosine = sql.SQL("case when model = {m} then 1 - {dist} end").format(m=sql.Literal(model), dist=dist) if vec else sql.SQL("null")
+    rows = {r[0]: r[1:] for r in conn.execute(sql.SQL(
+        "select id, agent, host, path, source, start_line, end_line, text, ts, linemap, day, mtime_ns, {cos} from clawmem_chunks"
+        " where agent = any(%s) and id = any(%s)").format(cos=cosine), ((q,) if vec else ()) + (names, list(by_id)))}
     cands = []
     for rid, c in by_id.items():
         if rid not in rows:
             continue
-        agent, host, path, source, start, end, text, ts, linemap, day, mtime_ns = rows[rid]
+        agent, host, path, source, start, end, text, ts, linemap, day, mtime_ns, cos = rows[rid]
         c.row = (path, source, start, end, text, ts, linemap, day, mtime_ns)
         c.parts["fleet"] = (agent, host)
+        if vec:
+            c.parts["vectorReference"] = {"mean": round(mean, 4), "std": round(std, 4)}
+            cos = c.vec_cos if c.vec_cos is not None else cos
+            if cos is not None and opts.fusion == "relative":
+                c.vec_z = (float(cos) - mean) / max(std, 1e-4)
         cands.append(c)
     mode = "hybrid" if vec else "keyword"
     content = [t for t in terms if t not in STOPWORDS] or terms

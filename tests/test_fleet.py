@@ -41,6 +41,13 @@ def rows(url: str, sql: str = "select agent, path, text from clawmem_chunks orde
         return conn.execute(sql, args).fetchall()
 
 
+def assert_counts_match_rows(url: str) -> None:
+    """The word counts push keeps equal a count over the rows themselves."""
+    kept = set(rows(url, "select agent, term, chunks from clawmem_terms"))
+    counted = set(rows(url, "select agent, u.lexeme, count(*)::int from clawmem_chunks, unnest(tokens) u group by 1, 2"))
+    assert kept == counted and kept
+
+
 def local_shared_count(eng) -> int:
     from clawmem.engine import fleet
 
@@ -79,6 +86,7 @@ def test_push_is_incremental_idempotent_and_deletes(db, agent, uid):
     assert seen[-1] == (n, n) and len(seen) == n  # one batch per chunk here: progress after each
     assert {p for _, p, _ in rows(db)} == {"memory/2026-03-02.md", "memory/projects/heron.md"}  # MEMORY.md stays home
     assert not any("zebracrossing" in t for *_, t in rows(db))
+    assert_counts_match_rows(db)
     again = fleet.push(a)
     assert (again["added"], again["deleted"]) == (0, 0)
 
@@ -89,6 +97,8 @@ def test_push_is_incremental_idempotent_and_deletes(db, agent, uid):
     texts = [t for _, p, t in rows(db) if p == "memory/projects/heron.md"]
     assert len(texts) == 1 and "migration is done" in texts[0]
     assert not any("rollback" in t for *_, t in rows(db))
+    assert_counts_match_rows(db)
+    assert rows(db, "select count(*) from clawmem_terms where term = 'rollback'")[0][0] == 0  # its only chunk is gone
 
     (a.workspace / "memory" / "2026-03-02.md").unlink()
     a.run_index()
@@ -97,6 +107,7 @@ def test_push_is_incremental_idempotent_and_deletes(db, agent, uid):
     assert {p for _, p, _ in rows(db)} == {"memory/projects/heron.md"}
     (count,) = rows(db, "select chunks from clawmem_agents where agent = %s", (a.cfg.agent_id,))[0]
     assert count == local_shared_count(a) == len(rows(db))
+    assert_counts_match_rows(db)
 
 
 def test_push_killed_mid_way_resumes(db, make_engine, tmp_path, uid):
@@ -130,6 +141,7 @@ def test_push_killed_mid_way_resumes(db, make_engine, tmp_path, uid):
     resumed = fleet.push(eng)
     assert resumed["added"] == total - before and resumed["deleted"] == 0
     assert rows(db, "select count(*), count(distinct (path, start_line, hash)) from clawmem_chunks")[0] == (total, total)
+    assert_counts_match_rows(db)  # the killed batch's counts went with its rows
     assert fleet.push(eng)["added"] == 0
 
 
@@ -160,12 +172,19 @@ def test_private_files_and_ungranted_agents_are_out_of_reach_even_by_sql(db, age
                          " values (%s, 'h', 'x.md', 'memory', 1, 1, 'h', 'forged', ''::tsvector)", (a,))
     with psycopg.connect(grants[b]["url"]) as conn:
         assert conn.execute("delete from clawmem_chunks where agent = %s", (a,)).rowcount == 0
+        assert conn.execute("update clawmem_terms set chunks = 0 where agent = %s", (a,)).rowcount == 0
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):  # nor another agent's word counts
+            conn.execute("insert into clawmem_terms values (%s, 'forged', 1)", (a,))
     with psycopg.connect(grants[b]["url"]) as conn, pytest.raises(psycopg.errors.RaiseException):
         conn.execute("select clawmem_vector_index('not/its-model@3', 3)")  # no indexes for models it does not push
     assert {r[0] for r in rows(grants[c]["url"])} == {c}  # c was granted nothing
     # the keyword functions (they apply the access rule themselves, to use the full-text index)
     assert rows(grants[b]["url"], "select count(*) from clawmem_keyword('osprey'::tsquery, %s, 10, 100)", ([c],))[0][0] == 0
-    assert rows(grants[b]["url"], "select clawmem_doc_count('osprey'::tsquery, %s, 100)", ([c],))[0][0] == 0
+    assert rows(grants[b]["url"], "select count(*) from clawmem_keyword('osprey'::tsquery, null, 10, 100)")[0][0] == 0
+    # the word counts kept for the ranking: those of readable agents only
+    assert rows(grants[c]["url"], "select count(*) from clawmem_terms where term = 'osprey'")[0][0] == 1
+    assert rows(grants[b]["url"], "select count(*) from clawmem_terms where term = 'osprey'")[0][0] == 0
+    assert {r[0] for r in rows(grants[b]["url"], "select distinct agent from clawmem_terms")} == {a}
     assert rows(grants[c]["url"], "select count(*) from clawmem_keyword('osprey'::tsquery, %s, 10, 100)", ([c],))[0][0] == 1
     assert rows(grants[c]["url"], "select count(*) from clawmem_keyword('billing'::tsquery, %s, 10, 100)", ([a],))[0][0] == 0
     assert {r[0] for r in rows(grants[b]["url"], "select agent from clawmem_agents")} == {a}  # b has not pushed yet
@@ -259,6 +278,42 @@ def test_outage_leaves_local_work_going_and_the_watcher_catches_up(pg, db, tmp_p
     assert caught_up.returncode == 0, caught_up.stderr
     assert any("puffin" in t for *_, t in rows(db))
     assert "Fleet:     up to date" in cli("status").stdout
+
+
+def test_searches_keep_one_connection_that_survives_a_server_restart(pg, db, agent, uid):
+    """A long-lived engine (the app, `clawmem mcp`) searches on one kept connection; after the
+    server restarts, the next search opens a new one by itself, and while it is down the
+    search says so in one line."""
+    from clawmem.engine import fleet
+
+    a = agent(f"r{uid}", NOTES, db)
+    fleet.push(a)
+    first = fleet.search(a, "heron rollback")
+    kept = fleet.client(a)
+    conn = kept.conn
+    assert first["results"] and conn is not None and not conn.closed
+    assert fleet.search(a, "billing Postgres")["results"] and kept.conn is conn
+
+    def restart() -> None:
+        down = pg.cli("fleet", "down")
+        assert down.returncode == 0, down.stderr
+        up = pg.cli("fleet", "up", "--json")
+        assert up.returncode == 0 and json.loads(up.stdout)["url"] == pg.url, up.stderr
+
+    restart()
+    again = fleet.search(a, "heron rollback")
+    assert [r["path"] for r in again["results"]] == [r["path"] for r in first["results"]]
+    assert kept.conn is not conn and fleet.client(a) is kept
+    down = pg.cli("fleet", "down")
+    assert down.returncode == 0, down.stderr
+    try:
+        with pytest.raises(fleet.FleetError, match="cannot reach the fleet database") as err:
+            fleet.search(a, "heron")
+        assert db.split(":")[2].split("@")[0] not in str(err.value)  # the password stays masked
+    finally:
+        up = pg.cli("fleet", "up")
+        assert up.returncode == 0, up.stderr
+    assert fleet.search(a, "heron rollback")["results"]
 
 
 def test_cli_fleet_search_get_and_grant(db, agent, uid, tmp_path):
