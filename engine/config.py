@@ -8,7 +8,6 @@ there are ignored and listed.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
@@ -587,7 +586,3 @@ def write_value(file: Path, key: str, value: Any) -> None:
 
     paths.private_dir(file.parent)
     atomic_write(file, new_text)
-
-
-def dumps_effective(cfg: Config) -> str:
-    return json.dumps({k: v for k, v, _ in cfg.effective()}, indent=2, ensure_ascii=False)

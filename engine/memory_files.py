@@ -3,7 +3,6 @@ app's File tab shows, today's log. The reading itself (and every write) is memfi
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 from pathlib import Path
 
@@ -84,6 +83,3 @@ class MemoryFiles(Core):
     def list_files(self) -> list[dict]:
         files = list_sources(self.cfg)
         return [{"path": f.path, "source": f.source, "abspath": str(f.abspath)} for f in files]
-
-    def today_log_path(self, today: dt.date | None = None) -> Path:
-        return self.workspace / "memory" / f"{(today or dt.date.today()).isoformat()}.md"

@@ -50,11 +50,6 @@ def _is_regular_md(p: Path) -> bool:
     return stat.S_ISREG(st.st_mode) and p.name.endswith(".md")
 
 
-def walk_md(root: Path, errors: list[str] | None = None) -> list[Path]:
-    """All regular `.md` files under `root`, depth first, never through a symlink."""
-    return [Path(a) for a, _ in _walk_rel(str(root), errors)]
-
-
 def _utf8_name(name: str) -> str | None:
     """The name as UTF-8 text, whatever the filesystem encoding Python was started with (under
     LANG=C a name arrives as ASCII plus lone surrogates); None when its bytes are not UTF-8."""

@@ -136,7 +136,6 @@ ENV_VARS = {
     "mistral": ("MISTRAL_API_KEY",),
     "ollama": ("OLLAMA_API_KEY",),
 }
-ENV_KEYS = {name: names[0] for name, names in ENV_VARS.items()}
 # OpenClaw's `models.providers` id for each provider (Gemini's models live under "google").
 OPENCLAW_PROVIDER_ID = {"openai": "openai", "gemini": "google", "voyage": "voyage", "mistral": "mistral", "ollama": "ollama"}
 DEFAULT_MODELS = {
