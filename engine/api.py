@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from . import config as config_mod
 from .core import Core, IndexUnavailable
-from .health import Health, log_path
+from .health import Health
+from .paths import log_path
 from .jobs import IndexJobs
 from .memory_files import AccessDenied, MemoryFiles
 from .searching import SearchDisabled, Searching, disabled_reason

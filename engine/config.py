@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any, Callable, NamedTuple
 
 from . import paths
+from .provider_registry import BATCH, NAMES
 
-PROVIDERS = ("local", "openai", "gemini", "voyage", "mistral", "ollama")
+PROVIDERS = NAMES
 DEFAULT_LOCAL_MODEL = "hf:cstr/multilingual-e5-small-GGUF/multilingual-e5-small-q8_0.gguf"
 
 
@@ -271,9 +272,9 @@ class Config:
     def masked(self, key: str) -> Any:
         v = self.values[key]
         if key == "fleet.url" and v:  # the server stays readable, the password does not
-            from .fleet import mask_url
+            from .redaction import mask_password
 
-            return mask_url(v)
+            return mask_password(v)
         if KEYS[key].secret and v:
             return mask_secret(v)
         if key == "remote.headers":
@@ -289,7 +290,7 @@ class Config:
         return [(k, self.masked(k), self.sources.get(k, "default")) for k in KEYS]
 
 
-BATCH_PROVIDERS = ("openai", "voyage", "gemini")  # the providers with a batch API (embeddings/batch.py CLIENTS)
+BATCH_PROVIDERS = BATCH  # the providers with a batch API
 
 
 def not_honoured(cfg: Config) -> list[str]:

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from . import config as config_mod
+from . import config as config_mod, paths
 from .core import Core, IndexUnavailable
 from .fsutil import os_path
 from .embeddings import ProviderError
@@ -210,7 +210,7 @@ class Health(Core):
             "enabled": cfg["enabled"],
             "config": {"file": str(cfg.file) if cfg.file else None, "fileExists": bool(cfg.file and cfg.file.exists()),
                        "openclaw": str(cfg.openclaw_file) if cfg.openclaw_file else None, "warnings": cfg.warnings},
-            "log": str(log_path()),
+            "log": str(paths.log_path()),
             "workspaceEmpty": cfg.workspace.is_dir() and self.freshness()["filesOnDisk"] == 0,
             "fileNotes": self.file_notes(store),
             "leftovers": [{"path": str(p), "what": what} for p, what in self.leftovers()],
@@ -347,9 +347,3 @@ class Health(Core):
             for path, note in st.conn.execute("select path, note from files where note is not null"):
                 out.append(f"{path}: {note}")
         return out
-
-
-def log_path() -> Path:
-    from . import paths
-
-    return paths.state_dir() / "clawmem.log"

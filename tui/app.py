@@ -21,7 +21,7 @@ from textual.app import InvalidThemeError
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from clawmem.engine import Engine, events as ev, files as fileops, journal
+from clawmem.engine import Engine, events as ev, files as fileops, writers
 from clawmem.engine import config as config_mod
 from clawmem.engine.config import ConfigError
 from clawmem.engine.fsutil import atomic_write
@@ -63,7 +63,7 @@ class ClawmemApp(App):
         load_args: dict | None = None,
     ) -> None:
         super().__init__()
-        journal.WRITER = "app"  # what this process writes, the journal credits to the app
+        writers.WRITER = "app"  # what this process writes, the journal credits to the app
         self.engine = engine
         self.settings = settings or UISettings()
         self.clock = clock or dt.datetime.now
