@@ -6,16 +6,17 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .core import Core
+from .config import Config
+from .errors import AccessDenied
 from .sources import list_sources
 from .workspace import normalize_extra_paths
 
 
-class AccessDenied(ValueError):
-    """memory_get refused a path; the message says why."""
+class MemoryFiles:
+    def __init__(self, cfg: Config):
+        self.cfg = cfg
+        self.workspace = cfg.workspace
 
-
-class MemoryFiles(Core):
     def resolve_allowed(self, path: str) -> tuple[str, Path]:
         """(display path, absolute path) of a memory file the tools may read, or AccessDenied."""
         raw = (path or "").strip()
@@ -48,7 +49,7 @@ class MemoryFiles(Core):
         return rel, abs_p
 
     def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> dict:
-        """memory_get (SPEC §7): {path, text}."""
+        """memory_get: {path, text}, the whole file or `lines` lines from `from_line`."""
         raw = (path or "").strip()
         start = int(from_line) if from_line else None
         count = int(lines) if lines else None

@@ -23,10 +23,10 @@ from typing import Any
 
 from . import files, memfile
 from .files import add_bullet, memory_file
-from .api import AccessDenied, IndexUnavailable, SearchDisabled, disabled_reason
 from .config import ConfigError
+from .errors import AccessDenied, IndexUnavailable, SearchDisabled
 from .lock import LockBusy
-from .searching import citation
+from .searching import citation, disabled_reason
 from .store import DatabaseError
 
 QUOTA_WARNING = "Memory search is unavailable because the embedding provider quota is exhausted."
