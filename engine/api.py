@@ -8,6 +8,7 @@
   IndexJobs    jobs.py          index, update, rebuild and resume under the writer lock
   Health       health.py        status, issues, rebuild state, `status --fix` repairs
   MemoryFiles  memory_files.py  memory_get, the paths the tools may read, the File tab's list
+  History      history.py       the journal opened caught up, its changes, restores
 Each takes its collaborators as arguments and is usable alone. The writes agents and people
 make are in memfile.py (through files.py, tools.py, editing.py); background sync in sync.py.
 """
@@ -21,11 +22,13 @@ from .config import Config
 from .errors import AccessDenied, IndexUnavailable, SearchDisabled
 from .freshness import Freshness
 from .health import Health
+from .history import History
 from .jobs import IndexJobs
 from .memory_files import MemoryFiles
 from .paths import log_path
 from .providers import Providers
 from .reader import IndexReader
+from .results import FileText, SearchResults, Status, WriteReceipt
 from .searching import Searcher, disabled_reason
 
 # kept importable from here, where the fronts and tests have always found them
@@ -52,6 +55,7 @@ class Engine:
         self.health = Health(cfg, self.index_reader, self.providers, self.freshness_check, self.searcher, self.jobs)
         self.health.fleet_line = self._fleet_line
         self.memory_files = MemoryFiles(cfg)
+        self.history_log = History(cfg, self.memory_files)
 
     @classmethod
     def open(cls, *, config_path=None, workspace=None, agent=None, overrides=None, persistent=False) -> "Engine":
@@ -88,10 +92,10 @@ class Engine:
     def options(self, **kw):
         return self.searcher.options(**kw)
 
-    def search(self, query: str, **kw) -> dict:
+    def search(self, query: str, **kw) -> SearchResults:
         return self.searcher.search(query, **kw)
 
-    def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> dict:
+    def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> FileText:
         return self.memory_files.get(path, from_line, lines)
 
     def resolve_allowed(self, path: str):
@@ -119,7 +123,7 @@ class Engine:
     def watcher_state(self) -> str:
         return self.freshness_check.watcher_state()
 
-    def status(self, *, deep: bool = False) -> dict:
+    def status(self, *, deep: bool = False) -> Status:
         return self.health.status(deep=deep)
 
     def issues(self) -> list[str]:
@@ -127,6 +131,138 @@ class Engine:
 
     def repair(self) -> list[str]:
         return self.health.repair()
+
+    # ------------------------------------------------------------------ writes
+
+    def append(self, text, heading=None, *, now=None) -> WriteReceipt:
+        """memory_append: a block at the end of today's daily log, as the agent tools write it."""
+        from . import tools
+
+        return WriteReceipt(tools.memory_append(self, text, heading, now=now))
+
+    def remember(self, text, section=None) -> WriteReceipt:
+        """memory_remember: a durable fact as a bullet in MEMORY.md."""
+        from . import tools
+
+        return WriteReceipt(tools.memory_remember(self, text, section))
+
+    def log_entry(self, text: str, now):
+        """A person's note at the end of today's daily log: (the file as written, its line)."""
+        from . import files
+
+        return files.append_entry(self.workspace, text, now)
+
+    def daily_log_path(self, day):
+        from . import files
+
+        return files.daily_log_path(self.workspace, day)
+
+    def memory_file(self):
+        """MEMORY.md, or an existing lowercase memory.md."""
+        from . import files
+
+        return files.memory_file(self.workspace)
+
+    def create_workspace(self) -> list:
+        from . import files
+
+        return files.create_workspace(self.workspace)
+
+    def archive(self, transcript, *, slug=None, now=None):
+        """A session transcript kept as a Markdown note under memory/ (archive.ArchiveError if not)."""
+        from .archive import archive_session
+
+        return archive_session(self.workspace, transcript, slug=slug, now=now)
+
+    def context(self, **kw) -> dict:
+        """The session-start context: the files an agent reads first, cut to the budget."""
+        from .context import session_context
+
+        return session_context(self, **kw)
+
+    # ------------------------------------------------------------------ editing a file
+
+    def edit(self, abspath):
+        """An edit session on one memory file: open, save with a conflict check, merge."""
+        from .editing import EditSession
+
+        return EditSession(abspath)
+
+    def keep_recovery(self, session):
+        from . import editing
+
+        return editing.keep_recovery(self.cfg.agent_id, session)
+
+    def find_recovery(self, abspath):
+        from . import editing
+
+        return editing.find_recovery(self.cfg.agent_id, abspath)
+
+    def drop_recovery(self, abspath) -> None:
+        from . import editing
+
+        editing.drop_recovery(self.cfg.agent_id, abspath)
+
+    # ------------------------------------------------------------------ history
+
+    def open_journal(self, *, catch_up: bool = True):
+        return self.history_log.open(catch_up=catch_up)
+
+    def history(self, path: str | None = None, since: float | None = None, *, catch_up: bool = True) -> list:
+        return self.history_log.changes(path, since, catch_up=catch_up)
+
+    def restore(self, path: str, version: int, *, catch_up: bool = True):
+        return self.history_log.restore(path, version, catch_up=catch_up)
+
+    def undo_hunk(self, path: str, previous: int, version: int, hunk: int):
+        return self.history_log.undo_hunk(path, previous, version, hunk)
+
+    # ------------------------------------------------------------------ watching, promoting, the fleet
+
+    def watch(self, on_event=None):
+        """Start the watcher (file events, debounced syncs); `stop()` the object it returns."""
+        from .sync import Syncer
+
+        syncer = Syncer(self, on_event=on_event)
+        syncer.start()
+        return syncer
+
+    def promotion_candidates(self, gates=None, **kw):
+        """(the passages of daily logs worth keeping in MEMORY.md, notes), best first."""
+        from . import promote
+
+        return promote.preview(self, gates or promote.COMMAND, **kw)
+
+    def promote(self, candidates, **kw):
+        from . import promote
+
+        return promote.apply(self, candidates, **kw)
+
+    def reject_promotion(self, candidate) -> None:
+        from . import promote
+
+        promote.reject(self, candidate)
+
+    def record_recall(self, query: str, results: list[dict]) -> int:
+        """Count daily-log hits a person looked at, for promotion."""
+        from . import recall
+
+        return recall.record(self.cfg, query, results)
+
+    def fleet_search(self, query: str, **kw) -> dict:
+        from . import fleet
+
+        return fleet.search(self, query, **kw)
+
+    def fleet_get(self, ref: str, from_line: int | None = None, lines: int | None = None) -> dict:
+        from . import fleet
+
+        return fleet.get_stored(self.cfg, ref, from_line, lines)
+
+    def fleet_push(self, progress=None) -> dict:
+        from . import fleet
+
+        return fleet.push(self, progress)
 
     # ------------------------------------------------------------------ for the fleet and the tests
 

@@ -15,6 +15,7 @@ from .jobs import IndexJobs
 from .lock import LockBusy, WriterLock, current_holder, describe_holder, read_holder
 from .providers import Providers
 from .reader import IndexReader
+from .results import Status
 from .searching import Searcher
 from .sources import list_sources
 from .store import DatabaseError, SCHEMA_VERSION, Store, rebuild_path
@@ -33,7 +34,7 @@ class Health:
         self.jobs = jobs  # a repair rebuilds an unusable index
         self.fleet_line: Callable[[], dict | None] = lambda: None  # the fleet's line of status, when one is set
 
-    def status(self, *, deep: bool = False) -> dict:
+    def status(self, *, deep: bool = False) -> Status:
         cfg = self.cfg
         plan = self.providers.plan()
         usable = plan.usable()
@@ -138,7 +139,7 @@ class Health:
                 cache.close()
             except Exception as exc:
                 out["cache"] = {"error": str(exc)}
-        return out
+        return Status(out)
 
     def file_notes(self, store=None) -> list[dict]:
         """Every file the index skipped (`skipped`), holds only in part, or read with a change

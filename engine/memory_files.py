@@ -8,6 +8,7 @@ from pathlib import Path
 
 from .config import Config
 from .errors import AccessDenied
+from .results import FileText
 from .sources import list_sources
 from .workspace import normalize_extra_paths
 
@@ -48,7 +49,7 @@ class MemoryFiles:
             )
         return rel, abs_p
 
-    def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> dict:
+    def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> FileText:
         """memory_get: {path, text}, the whole file or `lines` lines from `from_line`."""
         raw = (path or "").strip()
         start = int(from_line) if from_line else None
@@ -63,10 +64,10 @@ class MemoryFiles:
             try:
                 data = f.read_bytes()
             except FileNotFoundError:
-                return {"path": raw, "text": ""}
+                return FileText(path=raw, text="")
             from .sessions import parse_transcript, render_range
 
-            return {"path": raw, "text": render_range(parse_transcript(data), start, count)}
+            return FileText(path=raw, text=render_range(parse_transcript(data), start, count))
         rel, abs_p = self.resolve_allowed(raw)
         from . import memfile  # loads on use: a keyword search never reads a file this way
 
@@ -75,11 +76,11 @@ class MemoryFiles:
         except memfile.Refused as exc:
             raise AccessDenied(str(exc)) from None
         if start is None and count is None:
-            return {"path": rel, "text": text}
+            return FileText(path=rel, text=text)
         all_lines = text.split("\n")
         s = max(1, start or 1)
         n = max(1, count or len(all_lines))
-        return {"path": rel, "text": "\n".join(all_lines[s - 1 : s - 1 + n])}
+        return FileText(path=rel, text="\n".join(all_lines[s - 1 : s - 1 + n]))
 
     def list_files(self) -> list[dict]:
         files = list_sources(self.cfg)

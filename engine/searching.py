@@ -13,6 +13,7 @@ from .errors import IndexUnavailable, SearchDisabled
 from .freshness import Freshness
 from .providers import Providers
 from .reader import IndexReader
+from .results import SearchResults
 from .store import DatabaseError, Store
 
 
@@ -140,7 +141,7 @@ class Searcher:
 
     def search(self, query: str, *, max_results=None, min_score=None, now=None, after=None, before=None,
                explain=False, show_hidden=False, date_filter: bool | None = None, stale_check: bool = True,
-               sync_on_stale: bool = True, private: bool = False) -> dict:
+               sync_on_stale: bool = True, private: bool = False) -> SearchResults:
         """memory_search: cited hits for `query`. Raises SearchDisabled when `enabled = false`.
 
         Daily-log hits are recorded for `clawmem promote` (recall.py) unless `private` is set
@@ -158,7 +159,7 @@ class Searcher:
             base["stale"] = True
             base["reason"] = "the index is empty: run `clawmem index`"
             self._stale_found()
-            return base
+            return SearchResults(base)
         # time phrases narrow dated sources (only in short queries, only when not given explicitly)
         date_range = None
         text = query
@@ -196,7 +197,7 @@ class Searcher:
                 out["stale"] = True
             if out["stale"] and sync_on_stale:
                 self._stale_found()
-        return out
+        return SearchResults(out)
 
     def _stale_found(self) -> None:
         """A search saw the index lag the files: ask for a background sync, never wait for it."""

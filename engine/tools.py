@@ -228,7 +228,7 @@ def _write_refused(engine, text: Any, label: Any = None) -> dict | None:
     return None
 
 
-def _index_now(engine) -> dict:
+def index_now(engine) -> dict:
     """Index what was just written, so the next memory_search finds it."""
     try:
         engine.run_index(reason="write", backfill_sessions=False, lock_timeout=10.0)
@@ -240,6 +240,9 @@ def _index_now(engine) -> dict:
         return {"indexed": False, "warning": f"written, not yet indexed: {exc}"}
     except Exception as exc:
         return {"indexed": False, "warning": f"written, not yet indexed: {type(exc).__name__}: {exc}"}
+
+
+_index_now = index_now  # the name the CLI used before the engine exported it
 
 
 AGENT = "agent (MCP)"  # the journal's name for writes made through these tools
@@ -260,7 +263,7 @@ def memory_append(engine, text: Any, heading: Any = None, *, now: dt.datetime | 
     except OSError as exc:
         return {"error": f"{getattr(exc, 'filename', '') or 'memory/'}: cannot append ({exc.strerror or exc})"}
     rel = path.relative_to(engine.workspace).as_posix()
-    return {"path": rel, "startLine": start, "endLine": end, "citation": citation(rel, start, end), **_index_now(engine)}
+    return {"path": rel, "startLine": start, "endLine": end, "citation": citation(rel, start, end), **index_now(engine)}
 
 
 def memory_remember(engine, text: Any, section: Any = None) -> dict:
@@ -298,7 +301,7 @@ def memory_remember(engine, text: Any, section: Any = None) -> dict:
     except OSError as exc:
         return {"error": f"{rel}: cannot write ({exc.strerror or exc})"}
     start, end = lines["start"], lines["end"]
-    return {"path": rel, "startLine": start, "endLine": end, "citation": citation(rel, start, end), **_index_now(engine)}
+    return {"path": rel, "startLine": start, "endLine": end, "citation": citation(rel, start, end), **index_now(engine)}
 
 
 # ---------------------------------------------------------------------------- promotion
@@ -347,4 +350,4 @@ def memory_promote(engine, keys: Any = None, limit: Any = None) -> dict:
         return {"error": str(exc)}
     done = [o.as_json() for o in outcomes if o.promoted]
     out = {"promoted": done, "skipped": [o.as_json() for o in outcomes if not o.promoted]}
-    return {**out, **_index_now(engine)} if done else out
+    return {**out, **index_now(engine)} if done else out

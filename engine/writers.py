@@ -18,6 +18,12 @@ OUTSIDE = "outside"
 WRITER = "clawmem"
 
 
+def name_this_process(name: str) -> None:
+    """What the journal credits this process's writes to ("app", "agent (MCP)")."""
+    global WRITER
+    WRITER = name
+
+
 def _note_file(abspath: Path, notes: Path | None = None, real: str | None = None) -> Path:
     key = hashlib.sha256(os.fsencode(real or os.path.realpath(abspath))).hexdigest()[:24]
     return (notes or paths.data_dir() / "journal" / "writers") / f"{key}.json"
