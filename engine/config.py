@@ -1,4 +1,4 @@
-"""Configuration (SPEC §9): defaults < OpenClaw's openclaw.json < our TOML file < env < flags.
+"""Configuration: defaults < OpenClaw's openclaw.json < our TOML file < env < flags.
 
 Our file keeps OpenClaw's memory-search key names at its top level, plus our own keys and
 a `[ui]` table that the engine passes through untouched. Unknown keys and wrong types in

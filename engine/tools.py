@@ -1,4 +1,4 @@
-"""The agent tools (SPEC §7; study §10) as plain functions over an Engine: the MCP server's
+"""The agent tools as plain functions over an Engine: the MCP server's
 tools, usable from Python too.
 
     memory_search(engine, query, maxResults=None, minScore=None)   -> OpenClaw's payload
@@ -79,7 +79,7 @@ def disabled_payload(error: str) -> dict:
 
 def memory_search(engine, query: Any, maxResults: Any = None, minScore: Any = None, *,
                   max_results: Any = None, min_score: Any = None, corpus: Any = None, private: Any = None, **options: Any) -> dict:
-    """memory_search: OpenClaw's payload (study §10.1) plus ours; never raises.
+    """memory_search: OpenClaw's payload plus ours; never raises.
 
     `options` go to Engine.search (after, before, now, explain, show_hidden, date_filter).
     Citations (`citations` = on/off/auto; auto is on: an agent's own session is direct)
@@ -135,7 +135,7 @@ def memory_search(engine, query: Any, maxResults: Any = None, minScore: Any = No
         if "explain" in r:
             item["explain"] = r["explain"]
         results.append(item)
-    # the engine's order is kept: SPEC §5 returns the order MMR chose (OpenClaw re-sorts by score)
+    # the engine's order is kept: the order MMR chose for variety (OpenClaw re-sorts by score)
     out: dict[str, Any] = {"results": results, "provider": res["provider"], "model": res["model"]}
     if res.get("fallback"):
         out["fallback"] = res["fallback"]
@@ -145,7 +145,7 @@ def memory_search(engine, query: Any, maxResults: Any = None, minScore: Any = No
     out["dateRange"] = res["dateRange"]
     out["stale"] = res["stale"]
     if res["mode"] == "keyword" and engine.plan().usable():
-        # SPEC §4: a provider that fails still leaves keyword results, and the payload says why
+        # a provider that fails still leaves keyword results, and the payload says why
         why = (res.get("fallback") or {}).get("reason") or res.get("reason") or "no vectors"
         out["warning"] = f"{DEGRADED_WARNING}: {why}"
         out["action"] = QUOTA_ACTION if _is_quota(why) else INDEX_ACTION if "clawmem index" in why else ERROR_ACTION
@@ -185,7 +185,7 @@ def _fleet_search(engine, text: str, mr: int | None, ms: float | None, started: 
 
 
 def memory_get(engine, path: Any, from_: Any = None, lines: Any = None) -> dict:
-    """memory_get (study §10.2): `{path, text}`; `from` 1-based, `lines` a count (0 = absent);
+    """memory_get: `{path, text}`; `from` 1-based, `lines` a count (0 = absent);
     a missing allowed file is `{path, text: ""}`; refusals and failures come back as
     `{path, text: "", disabled: true, error}`."""
     raw = path if isinstance(path, str) else ""

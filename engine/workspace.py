@@ -1,4 +1,4 @@
-"""Which files are memory (SPEC §1): MEMORY.md, memory.md, memory/**/*.md, extraPaths.
+"""Which files are memory: MEMORY.md, memory.md, memory/**/*.md, extraPaths.
 
 Only `.md` files, symlinks never followed, duplicates by real path indexed once, paths
 shown workspace-relative with `/`. Folders that hold tooling rather than notes (.git,

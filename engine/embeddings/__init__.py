@@ -1,4 +1,4 @@
-"""Embedding providers behind one small interface, and the ordered choice between them (SPEC §4).
+"""Embedding providers behind one small interface, and the ordered choice between them.
 
 A provider embeds passages and queries and names itself (id, model, endpoint). Which
 provider serves is decided by `plan()`: `provider = "auto"` tries a configured local

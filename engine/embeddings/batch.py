@@ -1,4 +1,4 @@
-"""OpenAI's, Voyage's and Gemini's batch APIs for big backfills (`remote.batch.enabled`; study §8.8).
+"""OpenAI's, Voyage's and Gemini's batch APIs for big backfills (`remote.batch.enabled`).
 
 The chunks a backfill still needs are uploaded as a JSONL file (`POST /files`, purpose
 `batch`), submitted as jobs (`POST /batches`, endpoint `/v1/embeddings`, 24 h window) of at

@@ -1,7 +1,7 @@
 """Remote providers over httpx: OpenAI (and any OpenAI-compatible server), Gemini, Voyage,
 Mistral, and Ollama's native API.
 
-Request shapes follow the providers' embedding APIs as OpenClaw uses them (study §8.5–8.6).
+Request shapes follow the providers' embedding APIs as OpenClaw uses them.
 Passages are grouped into requests of at most ~8000 UTF-8 bytes, a few requests run at
 once, and 429 / 5xx / connection errors are retried (4 attempts, 500 ms doubling, ±20 %
 jitter, at most 8 s). Each request has a 60 s timeout; a timed-out request is not retried
@@ -33,7 +33,7 @@ BATCH_BYTES = 8000
 CONCURRENCY = 4
 TIMEOUT = 60.0
 
-# input limits by model (study §2), treated as UTF-8 bytes; never above one request's budget
+# input limits by model, as the providers document them, treated as UTF-8 bytes; never above one request's budget
 INPUT_LIMIT = {
     "openai:text-embedding-3-small": 8192,
     "openai:text-embedding-3-large": 8192,
