@@ -8,7 +8,7 @@ import pytest
 
 from clawmem.engine import context, ranking
 from clawmem.engine.search import named_terms, snippet_match, term_spans
-from clawmem.tui.cli import format_results
+from clawmem.tui.cli.search import format_results
 
 from helpers import write
 

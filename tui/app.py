@@ -591,7 +591,7 @@ def help_text(keymap: dict[str, str]) -> str:
 
 
 def main(args) -> int:
-    """`clawmem` with no subcommand (tui/cli.py); returns the exit code."""
+    """`clawmem` with no subcommand (tui/cli/); returns the exit code."""
     cfg = config_mod.load(args.config, workspace=args.workspace, agent=args.agent)
     settings = ui_settings.from_table(cfg.ui, str(cfg.file))
     engine = Engine(cfg, persistent=True)

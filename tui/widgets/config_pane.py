@@ -19,7 +19,7 @@ from ..host import PaneHost
 from ..messages import ContextLoaded, ReloadConfig, SaveSetting
 from ..words import plural
 from .dialogs import EditValueScreen
-from .file_pane import run_external_editor
+from .file_editor import run_external_editor
 
 
 def show_value(value: Any) -> str:

@@ -5,26 +5,21 @@ when the open file changes on disk; unsaved text is kept in a recovery file unti
 
 from __future__ import annotations
 
-import os
-import shlex
-import subprocess
 from dataclasses import dataclass
-from typing import Callable
 
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.binding import Binding
 from textual.widgets import Button, ContentSwitcher, Input, Static, TextArea, Tree
-from textual.widgets.tree import TreeNode
 
 from clawmem.engine import editing, files as fileops
-from clawmem.engine.workspace import DATED_RE
 
 from .. import keys
 from ..host import PaneHost
 from ..messages import IndexRequested
 from .dialogs import ConflictScreen, DeletedScreen, RecoveryScreen, UnsavedScreen
+from .file_editor import EDGES, FileBar, MemoryEditor, find_in, run_external_editor
+from .file_tree import FileTree
 
 
 NO_FILE = "No file open: Enter opens the file under the cursor; ctrl+n writes in today's log."
@@ -38,115 +33,6 @@ class OpenedFile:
     abspath: object | None  # pathlib.Path; None for session transcripts
     session: editing.EditSession | None  # None for read-only session transcripts
     read_only: bool
-
-
-class MemoryEditor(TextArea):
-    """A TextArea that reports its text after every edit, undo and redo, at once (not via a
-    message, which may come after several edits): the edit session must see every text the
-    undo history can bring back to know which disk version it derives from."""
-
-    def __init__(self, *args, on_text: Callable[[str], None], edge_keys: Callable[[], dict[str, str]] | None = None, **kw) -> None:
-        super().__init__(*args, **kw)
-        self._on_text = on_text
-        self._edge_keys = edge_keys
-
-    async def _on_key(self, event) -> None:
-        # ctrl+home / ctrl+end (file.top / file.bottom, as the keymap has them) act here, in turn
-        # with the typed characters: as bindings they acted only once the key had bubbled up to the
-        # app, after the text typed right behind them (typing ahead over SSH) had gone in at the
-        # old cursor
-        where = self._edge_keys().get(event.key) if self._edge_keys else None
-        if where:
-            event.stop()
-            event.prevent_default()
-            self.go_to_edge(where)
-            return
-        await super()._on_key(event)
-
-    def go_to_edge(self, where: str) -> None:
-        """The cursor to the start ("top") or the end ("bottom") of the text, in view."""
-        self.move_cursor((0, 0) if where == "top" else self.document.end)
-        self.call_after_refresh(self.scroll_cursor_visible, animate=False)
-
-    def edit(self, edit):
-        result = super().edit(edit)
-        self._on_text(self.text)
-        return result
-
-    def undo(self) -> None:
-        super().undo()
-        self._on_text(self.text)
-
-    def redo(self) -> None:
-        super().redo()
-        self._on_text(self.text)
-
-
-EDGES = {"file.top": "top", "file.bottom": "bottom"}  # binding id -> MemoryEditor.go_to_edge's argument
-
-
-class FileBar(Input):
-    """The one-line bar under the editor for find (ctrl+f) and go-to-line (ctrl+g)."""
-
-    BINDINGS = [Binding("escape", "close", "Back to the text")]
-
-    def __init__(self, **kw) -> None:
-        super().__init__(**kw)
-        self.mode = "find"
-
-    def action_close(self) -> None:
-        self.display = False
-        self.app.query_one("#editor").focus()
-
-
-def find_in(text: str, query: str, start: int) -> int | None:
-    """Index of the next case-insensitive `query` in `text` from `start`, wrapping to the top."""
-    low, q = text.lower(), query.lower()
-    pos = low.find(q, start)
-    if pos < 0:
-        pos = low.find(q)
-    return None if pos < 0 else pos
-
-
-class FileTree(Tree):
-    """The file tree; names too long for its width end in "…" instead of scrolling sideways."""
-
-    def render_label(self, node, base_style, style):
-        label = super().render_label(node, base_style, style)
-        width = self.scrollable_content_region.width
-        depth, parent = 0, node.parent
-        while parent is not None and parent is not self.root:
-            depth, parent = depth + 1, parent.parent
-        room = width - depth * self.guide_depth
-        if width > 0 and label.cell_len > room:
-            label.truncate(max(room, 2), overflow="ellipsis")
-        return label
-
-    def on_resize(self) -> None:
-        self._invalidate()  # the labels are cut to the width
-
-
-def group_files(entries: list[dict]) -> tuple[list[str], dict[str, list[str]], list[str], list[str]]:
-    """(top files, daily logs by month newest first, sessions, extra) for the tree."""
-    top: list[str] = []
-    months: dict[str, list[str]] = {}
-    sessions: list[str] = []
-    extra: list[str] = []
-    for e in entries:
-        path = e["path"]
-        if e["source"] == "sessions":
-            sessions.append(path)
-            continue
-        name = path.rsplit("/", 1)[-1]
-        if path.startswith("memory/") and DATED_RE.match(name):
-            months.setdefault(name[:7], []).append(path)
-        elif path in ("MEMORY.md", "memory.md") or path.startswith("memory/"):
-            top.append(path)
-        else:
-            extra.append(path)
-    top.sort(key=lambda p: (p not in ("MEMORY.md", "memory.md"), p))
-    ordered = {m: sorted(months[m], key=lambda p: p.rsplit("/", 1)[-1], reverse=True) for m in sorted(months, reverse=True)}
-    return top, ordered, sorted(sessions, reverse=True), sorted(extra)
 
 
 class FilePane(Horizontal):
@@ -207,56 +93,7 @@ class FilePane(Horizontal):
         if entries == self._entries:
             return
         self._entries = entries
-        tree: Tree[str | None] = self.query_one("#file-tree", Tree)
-        current = tree.cursor_node.data if tree.cursor_node else None
-        tree.clear()
-        top, months, sessions, extra = group_files(entries)
-        root = tree.root
-        for p in top:
-            root.add_leaf(p, data=p)
-        if months:
-            logs = root.add("Daily logs", expand=True)
-            for i, (month, paths) in enumerate(months.items()):
-                node = logs.add(month, expand=i == 0)
-                for p in paths:
-                    node.add_leaf(p.rsplit("/", 1)[-1], data=p)
-        if extra:
-            node = root.add("Extra paths", expand=True)
-            for p in extra:
-                node.add_leaf(p, data=p)
-        if sessions:
-            node = root.add("Sessions (read-only)", expand=False)
-            for p in sessions:
-                node.add_leaf(p.rsplit("/", 1)[-1], data=p)
-        if not entries:
-            root.add_leaf("(no memory files yet: ctrl+n)", data=None)
-        target = current or (self.opened.path if self.opened else None)
-        if target:
-            self._move_tree_to(target)
-        else:
-            tree.call_after_refresh(setattr, tree, "cursor_line", 0)  # Enter opens the top file at once
-
-    def _move_tree_to(self, path: str | None) -> None:
-        if not path:
-            return
-        tree: Tree[str | None] = self.query_one("#file-tree", Tree)
-
-        def walk(node: TreeNode) -> TreeNode | None:
-            for child in node.children:
-                if child.data == path:
-                    return child
-                found = walk(child)
-                if found is not None:
-                    return found
-            return None
-
-        node = walk(tree.root)
-        if node is not None:
-            parent = node.parent
-            while parent is not None:
-                parent.expand()
-                parent = parent.parent
-            tree.call_after_refresh(tree.move_cursor, node)
+        self.query_one("#file-tree", FileTree).show_files(entries, self.opened.path if self.opened else None)
 
     @on(Tree.NodeSelected, "#file-tree")
     def _tree_selected(self, event: Tree.NodeSelected) -> None:
@@ -305,7 +142,7 @@ class FilePane(Horizontal):
         editor.read_only = opened.read_only
         editor.load_text(text)
         self._update_header(start, end)
-        self._move_tree_to(opened.path)
+        self.query_one("#file-tree", FileTree).select_path(opened.path)
         switcher = self.query_one("#file-switcher", ContentSwitcher)
         if switcher.current == "md-view":
             self._show_markdown(text)
@@ -712,20 +549,3 @@ class FilePane(Horizontal):
             return True if self.dirty else None  # dimmed while there is nothing to save
         return True
 
-
-def run_external_editor(app, path: str, after: Callable[[], None], request_index: Callable[[str], None],
-                        line: int | None = None) -> None:
-    """Open `path` in $VISUAL/$EDITOR with the app suspended (works over SSH; not in a browser),
-    at `line` with the `+LINE` argument vi, vim, nano, emacs, micro and kakoune understand."""
-    if getattr(app, "is_web", False):
-        app.notify("$EDITOR is not available in a browser session.", severity="warning")
-        return
-    command = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-    try:
-        with app.suspend():
-            subprocess.call([*shlex.split(command), *([f"+{line}"] if line else []), path])
-    except Exception as exc:  # SuspendNotSupported, a missing editor…
-        app.notify(f"Cannot run {command}: {exc}", severity="error", timeout=8)
-        return
-    after()
-    request_index(f"edited {path} in $EDITOR")
