@@ -12,7 +12,7 @@ import importlib
 
 from .api import Engine
 from .config import Config, ConfigError, load as load_config
-from .errors import AccessDenied, IndexUnavailable, SearchDisabled
+from .errors import AccessDenied, IndexUnavailable, JournalUnavailable, SearchDisabled
 from .results import FileText, Restored, SearchResults, Status, WriteReceipt, vectors_serving
 
 # name -> "module:attribute" under clawmem.engine, imported when first asked for
@@ -25,6 +25,9 @@ _LAZY = {
     "ChangedOnDisk": "files:ChangedOnDisk",
     "HunkConflict": "journal:HunkConflict",
     "FleetError": "fleet:FleetError",
+    "fleet_url": "fleet:fleet_url",
+    "fleet_grant": "fleet:grant",
+    "mask_password": "redaction:mask_password",
     "PromoteError": "promote:PromoteError",
     "RecallUnreadable": "recall:RecallUnreadable",
     "ProviderError": "embeddings.base:ProviderError",
@@ -89,7 +92,7 @@ _LAZY = {
     "index_now": "tools:index_now",
 }
 
-__all__ = ["Engine", "Config", "ConfigError", "load_config", "AccessDenied", "IndexUnavailable", "SearchDisabled",
+__all__ = ["Engine", "Config", "ConfigError", "load_config", "AccessDenied", "IndexUnavailable", "JournalUnavailable", "SearchDisabled",
            "FileText", "Restored", "SearchResults", "Status", "WriteReceipt", "vectors_serving",
            "events",  # the typed events long jobs yield: a module of plain data classes
            *_LAZY]

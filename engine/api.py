@@ -98,6 +98,13 @@ class Engine:
     def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> FileText:
         return self.memory_files.get(path, from_line, lines)
 
+    def read_text(self, path) -> str:
+        """A memory file's text as the tools read it ("" when missing); FileRefused for a symlink
+        out of the workspace or anything but a regular file."""
+        from . import memfile
+
+        return memfile.read_text(self.workspace, path)
+
     def resolve_allowed(self, path: str):
         return self.memory_files.resolve_allowed(path)
 

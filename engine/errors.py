@@ -11,3 +11,7 @@ class AccessDenied(ValueError):
 
 class SearchDisabled(RuntimeError):
     """Memory search is turned off (`enabled = false`, e.g. OpenClaw's memorySearch.enabled)."""
+
+
+class JournalUnavailable(RuntimeError):
+    """The journal of file versions cannot be opened or brought up to date; the message says why."""

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .config import Config
+from .errors import JournalUnavailable
 from .memory_files import MemoryFiles
 from .results import Restored
 
@@ -21,13 +22,21 @@ class History:
 
     def open(self, *, catch_up: bool = True) -> Journal:
         """The journal, with the changes no sync has seen yet recorded first (when journal.enabled
-        and `catch_up`). Raises OSError or sqlite3.Error when it cannot be opened."""
+        and `catch_up`). JournalUnavailable when it cannot be opened or brought up to date."""
+        import sqlite3
+
         from .journal import Journal
 
-        jr = Journal(self.cfg)
+        try:
+            jr = Journal(self.cfg)
+        except (OSError, sqlite3.Error) as exc:
+            raise JournalUnavailable(str(exc)) from None
         try:
             if catch_up and self.cfg["journal.enabled"]:
                 jr.catch_up()
+        except (OSError, sqlite3.Error) as exc:
+            jr.close()
+            raise JournalUnavailable(str(exc)) from None
         except BaseException:
             jr.close()
             raise
@@ -44,7 +53,8 @@ class History:
 
     def restore(self, path: str, version: int, *, catch_up: bool = True) -> Restored:
         """Write version `version` of `path` back. AccessDenied for a path the tools may not
-        write, ValueError for a version not of this file, OSError when the write fails."""
+        write, ValueError for a version not of this file, OSError when the write fails,
+        JournalUnavailable when the journal cannot be opened."""
         from .journal import restore
 
         abspath = self.memory_files.resolve_allowed(path)[1]

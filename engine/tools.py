@@ -242,9 +242,6 @@ def index_now(engine) -> dict:
         return {"indexed": False, "warning": f"written, not yet indexed: {type(exc).__name__}: {exc}"}
 
 
-_index_now = index_now  # the name the CLI used before the engine exported it
-
-
 AGENT = "agent (MCP)"  # the journal's name for writes made through these tools
 
 

@@ -28,9 +28,8 @@ from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetad
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from clawmem.engine import files, memfile, tools
-from clawmem.engine.net import allowed_names, cannot_listen, needs_token, refuse_request, token_weakness
-from clawmem.engine.context import session_context
+from clawmem.engine import (FileRefused, allowed_names, cannot_listen, memory_append, memory_get, memory_promote, memory_remember,
+                            memory_search, needs_token, promote_preview as promotion_preview, refuse_request, token_weakness)
 
 log = logging.getLogger("clawmem.mcp")
 
@@ -194,21 +193,21 @@ def build_server(engine, first_sync_over: Callable[[], bool] = lambda: True) -> 
 
     def search(**kw: Any) -> dict:
         wait_for_first_index(engine, first_sync_over)
-        return tools.memory_search(engine, **kw)
+        return memory_search(engine, **kw)
 
     made = [
         _tool("memory_search", SEARCH_DESCRIPTION, SEARCH_SCHEMA, SearchArgs, search, read_only=True),
         _tool("memory_get", GET_DESCRIPTION, GET_SCHEMA, GetArgs,
-              lambda **kw: tools.memory_get(engine, kw.get("path"), kw.get("from"), kw.get("lines")), read_only=True),
+              lambda **kw: memory_get(engine, kw.get("path"), kw.get("from"), kw.get("lines")), read_only=True),
     ]
     if cfg["mcp.write"]:
         made += [
             _tool("memory_append", APPEND_DESCRIPTION, APPEND_SCHEMA, AppendArgs,
-                  lambda **kw: tools.memory_append(engine, kw.get("text"), kw.get("heading")), read_only=False),
+                  lambda **kw: memory_append(engine, kw.get("text"), kw.get("heading")), read_only=False),
             _tool("memory_remember", REMEMBER_DESCRIPTION, REMEMBER_SCHEMA, RememberArgs,
-                  lambda **kw: tools.memory_remember(engine, kw.get("text"), kw.get("section")), read_only=False),
+                  lambda **kw: memory_remember(engine, kw.get("text"), kw.get("section")), read_only=False),
             _tool("memory_promote", PROMOTE_DESCRIPTION, PROMOTE_SCHEMA, PromoteArgs,
-                  lambda **kw: tools.memory_promote(engine, kw.get("keys"), kw.get("limit")), read_only=False),
+                  lambda **kw: memory_promote(engine, kw.get("keys"), kw.get("limit")), read_only=False),
         ]
     server = MCPServer(
         "clawmem",
@@ -222,17 +221,17 @@ def build_server(engine, first_sync_over: Callable[[], bool] = lambda: True) -> 
         from mcp.server.mcpserver.exceptions import ResourceError
 
         try:
-            return memfile.read_text(engine.workspace, path)
-        except (memfile.Refused, OSError) as exc:
+            return engine.read_text(path)
+        except (FileRefused, OSError) as exc:
             raise ResourceError(str(exc)) from None
 
     def daily(offset: int) -> str:
-        return read(files.daily_log_path(engine.workspace, dt.date.today() - dt.timedelta(days=offset)))
+        return read(engine.daily_log_path(dt.date.today() - dt.timedelta(days=offset)))
 
     @server.resource("memory://MEMORY.md", name="MEMORY.md", mime_type="text/markdown",
                      description="Long-term memory: MEMORY.md (or memory.md); empty when there is none")
     def memory_md() -> str:
-        return read(tools.memory_file(engine.workspace))
+        return read(engine.memory_file())
 
     @server.resource("memory://today", name="today", mime_type="text/markdown",
                      description="Today's daily log (memory/YYYY-MM-DD.md, local date); empty when there is none")
@@ -248,13 +247,13 @@ def build_server(engine, first_sync_over: Callable[[], bool] = lambda: True) -> 
                      description="What to load at session start: MEMORY.md, today's and yesterday's logs within "
                                  "OpenClaw's size caps, saying what was truncated (as `clawmem context`)")
     def context() -> str:
-        return session_context(engine)["text"]
+        return engine.context()["text"]
 
     @server.resource("memory://promote", name="promote", mime_type="application/json",
                      description="Promotion candidates: daily-log passages searches keep recalling, with their six "
                                  "signals, score and live lines (as `clawmem promote --json`); memory_promote writes them")
     def promote_preview() -> str:
-        return json.dumps(tools.promote_preview(engine), indent=2, ensure_ascii=False)
+        return json.dumps(promotion_preview(engine), indent=2, ensure_ascii=False)
 
     @server.prompt("memory-recall", description="The Memory Recall guidance for a system prompt (OpenClaw's)")
     def memory_recall() -> str:
@@ -476,8 +475,7 @@ def check_can_listen(bind: str, port: int) -> None:
 
 def serve(engine, *, http: str | None = None, host: str | None = None) -> int:
     """Run the server until the client goes away (stdio) or Ctrl-C/SIGTERM (HTTP)."""
-    from clawmem.engine import logs
-    from clawmem.engine.sync import Syncer
+    from clawmem.engine import Syncer, setup_logging
 
     if host and not http:
         raise ServeError("--host needs --http HOST:PORT (stdio has no address)")
@@ -487,7 +485,7 @@ def serve(engine, *, http: str | None = None, host: str | None = None) -> int:
         token = bearer_token(engine.cfg, bind)
         check_can_listen(bind, port)
     try:
-        logs.setup()
+        setup_logging()
     except OSError:
         pass
     syncer = Syncer(engine)

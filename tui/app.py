@@ -21,10 +21,8 @@ from textual.app import InvalidThemeError
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from clawmem.engine import Engine, events as ev, files as fileops, writers
-from clawmem.engine import config as config_mod
-from clawmem.engine.config import ConfigError
-from clawmem.engine.fsutil import atomic_write
+from clawmem.engine import (PROMOTE_DEFAULT_GATES, ConfigError, Engine, atomic_write, events as ev, load_config, name_this_process,
+                            parse_text_value, vectors_serving, write_config_value)
 
 from . import keys, settings as ui_settings
 from .commands import ClawmemCommands
@@ -63,7 +61,7 @@ class ClawmemApp(App):
         load_args: dict | None = None,
     ) -> None:
         super().__init__()
-        writers.WRITER = "app"  # what this process writes, the journal credits to the app
+        name_this_process("app")  # what this process writes, the journal credits to the app
         self.engine = engine
         self.settings = settings or UISettings()
         self.clock = clock or dt.datetime.now
@@ -159,7 +157,7 @@ class ClawmemApp(App):
                         "opens another folder.", severity="warning", timeout=10)
             return
         try:
-            fileops.create_workspace(self.engine.workspace)
+            self.engine.create_workspace()
         except OSError as exc:
             self.notify(f"Cannot create {self.engine.workspace}: {exc.strerror or exc}", severity="error", timeout=10)
             return
@@ -188,7 +186,7 @@ class ClawmemApp(App):
         st = self.last_status
         if st:
             pv = st["provider"]
-            mode = f" · {pv['active']}/{pv['model']}" if pv.get("active") and not pv.get("reason") else " · keyword-only"
+            mode = f" · {pv['active']}/{pv['model']}" if vectors_serving(st) else " · keyword-only"
         running = self.sync_pane.progress  # on every tab, like k9s's header
         # the running job comes first: a narrow terminal cuts the line's end, never the job
         job = f" · {running}" if running else ""
@@ -233,10 +231,8 @@ class ClawmemApp(App):
 
     @work(thread=True, exclusive=True, group="promote-count", exit_on_error=False)
     def load_promote_count(self) -> None:
-        from clawmem.engine import promote
-
         try:
-            found, _ = promote.preview(self.engine, promote.COMMAND, now=self.clock().timestamp())
+            found, _ = self.engine.promotion_candidates(PROMOTE_DEFAULT_GATES, now=self.clock().timestamp())
         except Exception:
             return  # an unreadable recall store: the Promote screen says why when opened
         if not get_current_worker().is_cancelled:
@@ -258,18 +254,12 @@ class ClawmemApp(App):
         if self._status_timer is None:  # freshness (files behind, watcher) stays current on screen
             self._status_timer = self.set_interval(STATUS_SECONDS, self.load_status)
         try:
-            from clawmem.engine.sync import Syncer  # the watcher, when the engine has it
-        except ImportError:
-            Syncer = None
-        if Syncer is not None:
-            try:
-                self.syncer = Syncer(self.engine, on_event=self.post_engine_event)
-                self.syncer.start()
-                self.sync_pane.set_watcher("running")
-                return True
-            except Exception as exc:
-                self.syncer = None
-                self.sync_pane.log_line(f"watcher could not start ({exc}); checking for changes every {POLL_SECONDS:.0f} s")
+            self.syncer = self.engine.watch(on_event=self.post_engine_event)
+            self.sync_pane.set_watcher("running")
+            return True
+        except Exception as exc:
+            self.syncer = None
+            self.sync_pane.log_line(f"watcher could not start ({exc}); checking for changes every {POLL_SECONDS:.0f} s")
         if self._poll_timer is None:
             self._poll_timer = self.set_interval(POLL_SECONDS, self._check_freshness)
         self.sync_pane.set_watcher(f"polling (a stat check every {POLL_SECONDS:.0f} s)")
@@ -455,14 +445,14 @@ class ClawmemApp(App):
             self.notify(f"No workspace at {self.shorten(str(ws))} yet.", severity="error")
             return
         now = self.clock()
-        target = fileops.daily_log_path(ws, now.date())
+        target = self.engine.daily_log_path(now.date())
         rel = f"memory/{target.name}"
 
         def append(text: str | None) -> None:
             if not text:
                 return
             try:
-                _, line = fileops.append_entry(ws, text, self.clock())
+                _, line = self.engine.log_entry(text, self.clock())
             except OSError as exc:
                 self.notify(f"Not added: {rel}: {exc.strerror or exc}", severity="error", timeout=10)
                 return
@@ -492,7 +482,7 @@ class ClawmemApp(App):
                 if name == "theme" and value not in self.available_themes:
                     raise ValueError(f"no theme named {value!r} (known: {', '.join(sorted(self.available_themes))})")
             else:
-                value = config_mod.parse_text_value(key, text)
+                value = parse_text_value(key, text)
         except ValueError as exc:
             return f"{key}: {exc}"
         file = cfg.file
@@ -500,8 +490,8 @@ class ClawmemApp(App):
             return f"{key}: no config file to write to"
         before = file.read_text(encoding="utf-8") if file.exists() else None
         try:
-            config_mod.write_value(file, key, value)
-            new_cfg = config_mod.load(**self.load_args)
+            write_config_value(file, key, value)
+            new_cfg = load_config(**self.load_args)
             new_ui = ui_settings.from_table(new_cfg.ui, str(file))
         except (ConfigError, ValueError, OSError) as exc:
             # the file as a whole must still load: put it back as it was
@@ -554,7 +544,7 @@ class ClawmemApp(App):
 
     def reload_config_from_disk(self) -> None:
         try:
-            cfg = config_mod.load(**self.load_args)
+            cfg = load_config(**self.load_args)
             new_ui = ui_settings.from_table(cfg.ui, str(cfg.file))
         except ConfigError as exc:
             self.notify(f"Not applied: {exc}", severity="error", timeout=15)
@@ -568,7 +558,7 @@ class ClawmemApp(App):
         if not self._started_up or name == self.settings.theme or self.engine.cfg.file is None:
             return
         try:
-            config_mod.write_value(self.engine.cfg.file, "ui.theme", name)
+            write_config_value(self.engine.cfg.file, "ui.theme", name)
             self.settings = self.settings.with_value("theme", name)
             self.config_pane.reload()
         except (ConfigError, ValueError, OSError) as exc:
@@ -592,7 +582,7 @@ def help_text(keymap: dict[str, str]) -> str:
 
 def main(args) -> int:
     """`clawmem` with no subcommand (tui/cli/); returns the exit code."""
-    cfg = config_mod.load(args.config, workspace=args.workspace, agent=args.agent)
+    cfg = load_config(args.config, workspace=args.workspace, agent=args.agent)
     settings = ui_settings.from_table(cfg.ui, str(cfg.file))
     engine = Engine(cfg, persistent=True)
     app = ClawmemApp(engine, settings=settings, load_args={"config_path": args.config, "workspace": args.workspace, "agent": args.agent})

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from clawmem.engine.config import ConfigError
+from clawmem.engine import ConfigError
 
 DEFAULT_THEME = "clawmem-dark"
 ANIMATION_LEVELS = ("none", "basic", "full")

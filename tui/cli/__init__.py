@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
         return fail(str(exc), EXIT_USAGE, "--json" in argv)
     if args.command is None:
         return run_app(args)
-    from clawmem.engine.config import ConfigError
+    from clawmem.engine import ConfigError
 
     as_json = bool(getattr(args, "json", False))
     try:
@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
 def run_app(args) -> int:
     if args.color_system:
         os.environ["TEXTUAL_COLOR_SYSTEM"] = args.color_system
-    from clawmem.engine.config import ConfigError
+    from clawmem.engine import ConfigError
     from clawmem.tui.app import main as app_main  # Textual loads only here
 
     try:

@@ -86,7 +86,7 @@ _C1 = re.compile("[\x7f-\x9f]")  # only inside JSON strings: the rest of JSON is
 
 def printable(raw: str) -> str:
     """Memory text is never printed raw: control sequences are shown visibly (engine.text)."""
-    from clawmem.engine.text import printable as visible  # here: the engine loads only once a command runs
+    from clawmem.engine import printable as visible  # here: the engine loads only once a command runs
 
     return visible(raw)
 
@@ -129,7 +129,7 @@ def targets(args) -> list:
     if args.agent or args.workspace:
         raise CommandError("--all-agents covers every agent, each with its own workspace; drop --agent and --workspace", EXIT_USAGE)
     from clawmem.engine import load_config
-    from clawmem.engine.agents import all_agents
+    from clawmem.engine import all_agents
 
     load_config(args.config)  # a broken config file is one usage error, not one per agent
     return all_agents() or [None]

@@ -24,19 +24,17 @@ def fleet_arguments(s) -> None:
 
 
 def cmd_fleet(args) -> int:
-    from clawmem.engine import fleet
+    from clawmem.engine import FleetError, LocalFleetServer, fleet_grant, fleet_url, load_config, mask_password
 
     if args.fleet_command is None:
         raise CommandError("fleet: say `clawmem fleet up`, `down`, `push` or `grant AGENT`", EXIT_USAGE)
     try:
         if args.fleet_command in ("up", "down"):
-            from clawmem.engine.fleet_server import LocalServer
-
-            server = LocalServer()
+            server = LocalFleetServer()
             if args.fleet_command == "up":
                 url = server.up()
                 out = {"url": url, "dataDir": str(server.pgdata)}
-                text = (f"PostgreSQL with pgvector runs at {fleet.mask_url(url)} (data in {server.pgdata}).\n"
+                text = (f"PostgreSQL with pgvector runs at {mask_password(url)} (data in {server.pgdata}).\n"
                         f"The owner's URL, with its password (put it in [fleet] url or CLAWMEM_FLEET_URL; it sees every agent):\n{url}")
             else:
                 stopped = server.down()
@@ -46,7 +44,7 @@ def cmd_fleet(args) -> int:
             eng = open_engine(args)
             try:
                 progress = ProgressLine(quiet=args.json)
-                out = fleet.push(eng, lambda done, total: progress.show(f"fleet push {bar(done, total)} {done}/{total} chunks",
+                out = eng.fleet_push(lambda done, total: progress.show(f"fleet push {bar(done, total)} {done}/{total} chunks",
                                                                         force=done == total))
                 if progress.tty and progress.width:
                     sys.stderr.write("\n")
@@ -55,15 +53,13 @@ def cmd_fleet(args) -> int:
             text = (f"pushed {out['added']} chunks, deleted {out['deleted']} ({out['chunks']} shared chunks of {out['agent']}@{out['host']}, "
                     f"model {out['model'] or 'none: keyword only'}) in {out['seconds']} s")
         else:
-            from clawmem.engine import load_config
-
             cfg = load_config(args.config, workspace=args.workspace, agent=args.agent)
-            out = fleet.grant(fleet.fleet_url(cfg), args.fleet_agent, args.read, new_password=args.new_password)
+            out = fleet_grant(fleet_url(cfg), args.fleet_agent, args.read, new_password=args.new_password)
             reads = ", ".join(out["reads"]) or "no other agent"
             note = "" if out["newPassword"] else "  (password unchanged: --new-password sets a new one)"
             text = (f"role {out['role']} reads its own and {reads}'s shared memory.\n"
                     f"Put this in agent {out['agent']}'s clawmem config{note}:\n\n{out['config']}")
-    except fleet.FleetError as exc:
+    except FleetError as exc:
         raise CommandError(str(exc)) from None
     print(json.dumps(out, indent=2, ensure_ascii=False) if args.json else text.rstrip())
     return EXIT_OK

@@ -24,7 +24,7 @@ def restore_arguments(s) -> None:
 
 
 def _journal_path(eng, path: str | None) -> str | None:
-    from clawmem.engine.api import AccessDenied
+    from clawmem.engine import AccessDenied
 
     if path is None:
         return None
@@ -35,16 +35,11 @@ def _journal_path(eng, path: str | None) -> str | None:
 
 
 def _open_journal(eng):
-    import sqlite3
-
-    from clawmem.engine.journal import Journal
+    from clawmem.engine import JournalUnavailable
 
     try:
-        jr = Journal(eng.cfg)
-        if eng.cfg["journal.enabled"]:
-            jr.catch_up()  # changes no sync has seen yet
-        return jr
-    except (OSError, sqlite3.Error) as exc:
+        return eng.open_journal()  # with the changes no sync has seen yet
+    except JournalUnavailable as exc:
         raise CommandError(f"journal: {exc}") from None
 
 
@@ -69,7 +64,7 @@ def format_change(ch, with_diff: bool, color: bool) -> list[str]:
 
 
 def cmd_history(args) -> int:
-    from clawmem.engine.journal import parse_since
+    from clawmem.engine import parse_since
 
     eng = open_engine(args)
     path = _journal_path(eng, args.path)
@@ -97,26 +92,25 @@ def cmd_history(args) -> int:
 
 
 def cmd_restore(args) -> int:
-    from clawmem.engine.journal import restore
+    from clawmem.engine import JournalUnavailable
 
     eng = open_engine(args)
     path = _journal_path(eng, args.path)
-    abspath = eng.resolve_allowed(path)[1]
-    with _open_journal(eng) as jr:
-        before = jr.latest(path)
-        try:
-            v = restore(jr, path, abspath, args.version)
-        except ValueError as exc:
-            raise CommandError(str(exc), EXIT_USAGE) from None
-        except OSError as exc:
-            raise CommandError(f"{path}: cannot write ({exc.strerror or exc}); nothing was changed") from None
+    try:
+        done = eng.restore(path, args.version)
+    except JournalUnavailable as exc:
+        raise CommandError(f"journal: {exc}") from None
+    except ValueError as exc:
+        raise CommandError(str(exc), EXIT_USAGE) from None
+    except OSError as exc:
+        raise CommandError(f"{path}: cannot write ({exc.strerror or exc}); nothing was changed") from None
     _, index_error = run_index_job(eng, ProgressLine(quiet=True))
     eng.close()
-    undo = before.id if before else None
+    undo = done["undo"]
     if args.json:
-        print(json.dumps({"path": path, "restored": args.version, "version": v.id, "undo": undo, "indexed": index_error is None}))
+        print(json.dumps({**done.as_json(), "indexed": index_error is None}))
     else:
-        print(f"restored {path} to v{args.version} (now v{v.id})" + (f"; undo: clawmem restore {path} --to {undo}" if undo else ""))
+        print(f"restored {path} to v{args.version} (now v{done['version']})" + (f"; undo: clawmem restore {path} --to {undo}" if undo else ""))
     return EXIT_OK
 
 

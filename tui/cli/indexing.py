@@ -22,13 +22,10 @@ def watch_arguments(s) -> None:
 
 def run_index_job(eng, out: ProgressLine, force: bool = False):
     """Run one index job with progress on `out`: (JobFinished, None) or (None, why it failed)."""
-    from clawmem.engine import events as ev
-    from clawmem.engine import logs
-    from clawmem.engine.lock import LockBusy
-    from clawmem.engine.store import DatabaseError
+    from clawmem.engine import DatabaseError, LockBusy, events as ev, log_event, setup_logging
 
     try:
-        logs.setup()  # warnings of a background (--quiet) index end up in the log file
+        setup_logging()  # warnings of a background (--quiet) index end up in the log file
     except OSError:
         pass
     finished = None
@@ -36,7 +33,7 @@ def run_index_job(eng, out: ProgressLine, force: bool = False):
         for e in eng.index(force=force, reason="cli"):
             render_event(e, out)
             if isinstance(e, (ev.Warning, ev.Error, ev.ProviderSwitched, ev.JobFinished)):
-                logs.log_event(e)
+                log_event(e)
             if isinstance(e, ev.JobFinished):
                 finished = e
     except LockBusy as exc:
@@ -52,7 +49,7 @@ def run_index_job(eng, out: ProgressLine, force: bool = False):
 
 def index_header(eng) -> list[str]:
     """What `index --verbose` prints first (study §11: provider, model, sources, extra paths, fallback)."""
-    from clawmem.engine.workspace import normalize_extra_paths
+    from clawmem.engine import normalize_extra_paths
 
     plan = eng.plan()
     usable = plan.usable()
@@ -72,7 +69,7 @@ def index_header(eng) -> list[str]:
 
 
 def cmd_index(args) -> int:
-    from clawmem.engine.config import ConfigError
+    from clawmem.engine import ConfigError
 
     many = args.all_agents
     out = ProgressLine(quiet=args.quiet)
@@ -123,7 +120,7 @@ def cmd_index(args) -> int:
 
 
 def cmd_watch(args) -> int:
-    from clawmem.engine.sync import run_daemon
+    from clawmem.engine import run_daemon
 
     eng = open_engine(args, persistent=True, need_workspace=False)
     return run_daemon(eng, once=args.once, printer=lambda line: print(printable(line), flush=True))

@@ -19,9 +19,9 @@ def model_arguments(s) -> None:
 
 def cmd_model(args) -> int:
     from clawmem.engine import load_config
-    from clawmem.engine.config import DEFAULT_LOCAL_MODEL
-    from clawmem.engine.embeddings import model_cache_dir
-    from clawmem.engine.embeddings.download import cached_models
+    from clawmem.engine import DEFAULT_LOCAL_MODEL
+    from clawmem.engine import model_cache_dir
+    from clawmem.engine import cached_models
 
     if args.model_command is None:
         raise CommandError("model: say `clawmem model pull [URI]` or `clawmem model list`", EXIT_USAGE)
@@ -46,7 +46,7 @@ def cmd_model(args) -> int:
 
 def model_pull(uri: str, cache, as_json: bool) -> int:
     from clawmem.engine import events as ev
-    from clawmem.engine.embeddings.download import DownloadError, cached_path, download
+    from clawmem.engine import DownloadError, cached_model_path as cached_path, download_model as download
 
     if not uri.lower().startswith("hf:"):
         raise CommandError(f"model pull: {uri!r} is a local file, not an hf:owner/repo/file.gguf URI; nothing to download", EXIT_USAGE)

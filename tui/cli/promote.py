@@ -16,7 +16,7 @@ def promote_arguments(s) -> None:
 
 
 def cmd_promote(args) -> int:
-    from clawmem.engine import promote, recall
+    from clawmem.engine import PromoteError, PromoteGates, RecallUnreadable, index_now
 
     if args.limit is not None and args.limit < 0:
         raise CommandError(f"--limit: expected an integer >= 0, got {args.limit}", EXIT_USAGE)
@@ -28,18 +28,16 @@ def cmd_promote(args) -> int:
     eng = open_engine(args)
     if not eng.workspace.is_dir():
         raise CommandError(f"no workspace at {eng.workspace}: give --workspace, or set workspace in the clawmem config", EXIT_USAGE)
-    gates = promote.Gates(args.min_score, args.min_recall_count, args.min_unique_queries)
+    gates = PromoteGates(args.min_score, args.min_recall_count, args.min_unique_queries)
     try:
-        found, notes = promote.preview(eng, gates, limit=args.limit, include_promoted=args.include_promoted)
+        found, notes = eng.promotion_candidates(gates, limit=args.limit, include_promoted=args.include_promoted)
         for note in notes:
             err(note)
-        outcomes = promote.apply(eng, [c for c in found if not c.promoted]) if args.apply else None
-    except (promote.PromoteError, recall.RecallUnreadable) as exc:
+        outcomes = eng.promote([c for c in found if not c.promoted]) if args.apply else None
+    except (PromoteError, RecallUnreadable) as exc:
         raise CommandError(str(exc)) from None
     if outcomes and any(o.promoted for o in outcomes):
-        from clawmem.engine.tools import _index_now
-
-        _index_now(eng)
+        index_now(eng)
     eng.close()
     if args.json:
         out = {"candidates": [c.as_json() for c in found], "gates": {"minScore": gates.min_score, "minRecallCount": gates.min_recall_count,

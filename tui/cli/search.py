@@ -33,7 +33,7 @@ def get_arguments(s) -> None:
 
 
 def cmd_search(args) -> int:
-    from clawmem.engine.api import IndexUnavailable, SearchDisabled
+    from clawmem.engine import IndexUnavailable, SearchDisabled
 
     query = (args.query_option if args.query_option is not None else " ".join(args.query)).strip()
     if not query:
@@ -49,7 +49,7 @@ def cmd_search(args) -> int:
     def spawn(_reason):
         # a stale index is brought up to date by a detached `clawmem index`; this search does not
         # wait (sync.py loads only then: most searches find the index fresh)
-        from clawmem.engine.sync import spawn_background_index
+        from clawmem.engine import spawn_background_index
 
         return spawn_background_index(eng)
 
@@ -64,7 +64,7 @@ def cmd_search(args) -> int:
         raise CommandError(str(exc)) from None
     except SearchDisabled as exc:
         # the agent tool's shape, so a script gets what an agent gets
-        from clawmem.engine.tools import disabled_payload
+        from clawmem.engine import disabled_payload
 
         err(str(exc))
         if args.json:
@@ -78,15 +78,15 @@ def cmd_search(args) -> int:
 
 
 def fleet_search(eng, query: str, args) -> int:
-    from clawmem.engine import fleet
+    from clawmem.engine import FleetError
 
     agents = [a.strip() for a in args.agents.split(",") if a.strip()] if args.agents else None
     try:
-        res = fleet.search(eng, query, agents=agents, max_results=args.max_results, min_score=args.min_score,
-                           explain=args.explain, show_hidden=args.show_hidden)
+        res = eng.fleet_search(query, agents=agents, max_results=args.max_results, min_score=args.min_score,
+                               explain=args.explain, show_hidden=args.show_hidden)
     except ValueError as exc:
         raise CommandError(str(exc), EXIT_USAGE) from None
-    except fleet.FleetError as exc:
+    except FleetError as exc:
         raise CommandError(str(exc)) from None
     finally:
         eng.close()
@@ -110,8 +110,8 @@ def describe_mode(res: dict) -> str:
 def format_results(res: dict, explain: bool = False, query: str = "", color: bool = False) -> str:
     """The text output: each hit's score, band and citation, then its snippet with the line it
     matched on marked `›` and the query's words in bold (on a terminal)."""
-    from clawmem.engine.search import snippet_match, term_spans
-    from clawmem.engine.text import query_terms
+    from clawmem.engine import snippet_match, term_spans
+    from clawmem.engine import query_terms
 
     terms = [t for t in query_terms(query) if len(t) > 1 or not t.isascii()] if query else []
     lines = [printable(f"# {describe_mode(res)}")]
@@ -141,7 +141,7 @@ def format_results(res: dict, explain: bool = False, query: str = "", color: boo
                     sl = f"{sl[:a]}\x1b[1m{sl[a:b]}\x1b[0m{sl[b:]}"
             lines.append(("  › " if i == match else "    ") + sl)
         if explain and r.get("explain"):
-            from clawmem.engine.search import explain_parts
+            from clawmem.engine import explain_parts
 
             lines += [printable(f"    · {part}: {text}") for part, text in explain_parts(r["explain"])]
         lines.append("")
@@ -155,16 +155,16 @@ def format_results(res: dict, explain: bool = False, query: str = "", color: boo
 
 
 def cmd_get(args) -> int:
-    from clawmem.engine.api import AccessDenied
+    from clawmem.engine import AccessDenied
 
     eng = open_engine(args, need_workspace=not args.path.startswith("fleet:"))
     try:
         if args.path.startswith("fleet:"):  # a fleet hit's ref: its stored text, the file being on another host
-            from clawmem.engine import fleet
+            from clawmem.engine import FleetError
 
             try:
-                res = fleet.get_stored(eng.cfg, args.path, args.from_line, args.lines)
-            except fleet.FleetError as exc:
+                res = eng.fleet_get(args.path, args.from_line, args.lines)
+            except FleetError as exc:
                 raise CommandError(str(exc)) from None
         else:
             res = eng.get(args.path, args.from_line, args.lines)

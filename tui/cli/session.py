@@ -31,8 +31,7 @@ def cmd_flush_prompt(args) -> int:
     import datetime as dt
     import re
 
-    from clawmem.engine import load_config
-    from clawmem.engine.agent_prompts import flush_plan
+    from clawmem.engine import flush_plan, load_config
 
     day = None
     if args.date is not None:
@@ -60,11 +59,11 @@ def cmd_flush_prompt(args) -> int:
 
 
 def cmd_archive(args) -> int:
-    from clawmem.engine.archive import ArchiveError, archive_session
+    from clawmem.engine import ArchiveError
 
     eng = open_engine(args)
     try:
-        made = archive_session(eng.workspace, args.session, slug=args.slug)
+        made = eng.archive(args.session, slug=args.slug)
     except ArchiveError as exc:
         raise CommandError(str(exc), EXIT_USAGE) from None
     except OSError as exc:
@@ -84,10 +83,8 @@ def cmd_archive(args) -> int:
 
 
 def cmd_context(args) -> int:
-    from clawmem.engine.context import session_context
-
     try:
-        ctx = session_context(open_engine(args), max_chars=args.max_chars, session=args.session)
+        ctx = open_engine(args).context(max_chars=args.max_chars, session=args.session)
     except ValueError as exc:
         raise CommandError(str(exc), EXIT_USAGE) from None
     if args.json:

@@ -17,8 +17,8 @@ def status_arguments(s) -> None:
 
 
 def cmd_status(args) -> int:
-    from clawmem.engine.api import IndexUnavailable
-    from clawmem.engine.config import ConfigError
+    from clawmem.engine import IndexUnavailable
+    from clawmem.engine import ConfigError
 
     many = args.all_agents
     reports: list[dict] = []
@@ -71,7 +71,7 @@ def scan_sources(eng) -> dict:
     """Files per source on disk and the extra paths (status --verbose)."""
     from collections import Counter
 
-    from clawmem.engine.workspace import normalize_extra_paths
+    from clawmem.engine import normalize_extra_paths
 
     on_disk = Counter(f["source"] for f in eng.list_files())
     return {

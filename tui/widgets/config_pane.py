@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Input, Static
 
-from clawmem.engine import config as config_mod
+from clawmem.engine import CONFIG_KEYS, not_honoured, vectors_serving
 
 from .. import keys, settings as ui_settings
 from ..host import PaneHost
@@ -124,12 +124,12 @@ class ConfigPane(Vertical):
             lines.append(f"OpenClaw:    {self.host.shorten(str(cfg.openclaw_file))} (read as defaults under ours)")
         for w in cfg.warnings:
             lines.append(f"Warning:     {w}")
-        for note in config_mod.not_honoured(cfg):  # read but not acted on: say what happens instead
+        for note in not_honoured(cfg):  # read but not acted on: say what happens instead
             lines.append(f"Not honoured: {note}")
         st = status or self.host.last_status
         if st:
             pv, vec = st["provider"], st["vector"]
-            active = f"{pv['active']} / {pv['model']}" if pv.get("active") and not pv.get("reason") else f"keyword-only ({pv.get('reason')})"
+            active = f"{pv['active']} / {pv['model']}" if vectors_serving(st) else f"keyword-only ({pv.get('reason')})"
             lines.append(f"Provider:    {active} · vectors: {vec.get('backend')} {vec.get('version') or ''}".rstrip()
                          + (f" ({vec['reason']})" if vec.get("reason") else ""))
         self.query_one("#config-head", Static).update("\n".join(lines))
@@ -140,10 +140,8 @@ class ConfigPane(Vertical):
 
     @work(thread=True, exclusive=True, group="context", exit_on_error=False)
     def load_context(self) -> None:
-        from clawmem.engine.context import session_context
-
         try:
-            self.post_message(ContextLoaded(session_context(self.host.engine, today=self.host.clock().date())))
+            self.post_message(ContextLoaded(self.host.engine.context(today=self.host.clock().date())))
         except Exception as exc:  # an unreadable OpenClaw config, a workspace gone…: said, never fatal
             self.post_message(ContextLoaded(None, str(exc) or type(exc).__name__))
 
@@ -161,7 +159,7 @@ class ConfigPane(Vertical):
     def _doc(self, key: str) -> str:
         if key.startswith("ui."):
             return ui_settings.DOCS.get(key[3:], "")
-        spec = config_mod.KEYS[key]
+        spec = CONFIG_KEYS[key]
         parts = [spec.doc] if spec.doc else []
         if spec.choices:
             parts.append("one of " + ", ".join(spec.choices))
@@ -189,7 +187,7 @@ class ConfigPane(Vertical):
             current = ui_settings.as_text(getattr(self.host.settings, key[3:]))
             secret = False
         else:
-            secret = config_mod.KEYS[key].secret
+            secret = CONFIG_KEYS[key].secret
             current = ui_settings.as_text(cfg[key]) if not secret else ""
         self.app.push_screen(
             EditValueScreen(key, current, self._doc(key), lambda text, answer: self.post_message(SaveSetting(key, text, answer)),

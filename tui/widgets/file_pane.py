@@ -1,6 +1,6 @@
 """The File tab: a tree of the memory files, an editor with Markdown highlighting and a
 Markdown view. Saving is atomic, re-indexes at once and never overwrites what the agent
-wrote meanwhile without showing it first (engine.editing does the file work). A banner says
+wrote meanwhile without showing it first (the engine's edit session does the file work). A banner says
 when the open file changes on disk; unsaved text is kept in a recovery file until saved."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, ContentSwitcher, Input, Static, TextArea, Tree
 
-from clawmem.engine import editing, files as fileops
+from clawmem.engine import ChangedOnDisk, EditSession, FileSnapshot, Merged, unified_diff
 
 from .. import keys
 from ..host import PaneHost
@@ -31,7 +31,7 @@ RECOVERY_SECONDS = 1.0  # unsaved text reaches its recovery file at most this lo
 class OpenedFile:
     path: str  # as shown and as the index knows it
     abspath: object | None  # pathlib.Path; None for session transcripts
-    session: editing.EditSession | None  # None for read-only session transcripts
+    session: EditSession | None  # None for read-only session transcripts
     read_only: bool
 
 
@@ -43,7 +43,7 @@ class FilePane(Horizontal):
         super().__init__(**kw)
         self.opened: OpenedFile | None = None
         self._entries: list[dict] = []
-        self._banner_disk: fileops.FileSnapshot | None = None  # the disk version the banner tells of
+        self._banner_disk: FileSnapshot | None = None  # the disk version the banner tells of
         self._recovery_timer = None
         self._find_query = ""
         self._find_from = 0  # where the search started when the find bar opened
@@ -129,7 +129,7 @@ class FilePane(Horizontal):
                 opened = OpenedFile(path, None, None, True)
             else:
                 rel, abspath = engine.resolve_allowed(path)
-                session = editing.EditSession(abspath)
+                session = self.host.engine.edit(abspath)
                 text = session.text
                 opened = OpenedFile(rel, abspath, session, False)
         except Exception as exc:
@@ -226,7 +226,7 @@ class FilePane(Horizontal):
         if o is None or o.session is None or not o.session.dirty:
             return
         try:
-            editing.keep_recovery(self.host.engine.cfg.agent_id, o.session)
+            self.host.engine.keep_recovery(o.session)
         except OSError as exc:
             self.app.notify(f"No recovery copy of {o.path}: {exc.strerror or exc}", severity="warning", timeout=8)
 
@@ -241,24 +241,23 @@ class FilePane(Horizontal):
         o = self.opened
         if o is not None and o.session is not None:
             try:
-                editing.drop_recovery(self.host.engine.cfg.agent_id, o.session.path)
+                self.host.engine.drop_recovery(o.session.path)
             except OSError:
                 pass  # nothing to lose: at worst it is offered again next time
 
     def _offer_recovery(self, opened: OpenedFile) -> None:
         session = opened.session
         assert session is not None
-        agent = self.host.engine.cfg.agent_id
-        rec = editing.find_recovery(agent, session.path)
+        rec = self.host.engine.find_recovery(session.path)
         if rec is None:
             return
         if rec.text == session.text:  # nothing unsaved after all
-            editing.drop_recovery(agent, session.path)
+            self.host.engine.drop_recovery(session.path)
             return
         moved = "" if rec.base_hash == session.base.hash else "; the file changed on disk since"
         sizes = (f"Unsaved: {len(rec.text.splitlines())} lines, {len(rec.text)} characters; on disk: "
                  f"{len(session.text.splitlines())} lines, {len(session.text)} characters{moved}")
-        diff = fileops.unified_diff(session.text, rec.text, opened.path)
+        diff = unified_diff(session.text, rec.text, opened.path)
 
         def answer(choice: str | None) -> None:
             if self.opened is not opened:
@@ -288,7 +287,7 @@ class FilePane(Horizontal):
             return
         self._show_banner(disk)
 
-    def _show_banner(self, disk: fileops.FileSnapshot | None) -> None:
+    def _show_banner(self, disk: FileSnapshot | None) -> None:
         self._banner_disk = disk
         banner = self.query_one("#file-banner")
         banner.display = disk is not None
@@ -301,7 +300,7 @@ class FilePane(Horizontal):
         self.query_one("#banner-merge").display = not deleted
         self.query_one("#banner-new").display = deleted
 
-    def _take_disk(self, disk: fileops.FileSnapshot) -> None:
+    def _take_disk(self, disk: FileSnapshot) -> None:
         o = self.opened
         assert o is not None and o.session is not None
         o.session.reload(disk)
@@ -330,7 +329,7 @@ class FilePane(Horizontal):
             self._show_banner(None)  # keep mine: saving will still show the difference first
         self.query_one("#editor").focus()
 
-    def _tell_merged(self, merged: fileops.Merged, saved: bool) -> None:
+    def _tell_merged(self, merged: Merged, saved: bool) -> None:
         path = self.opened.path if self.opened else ""
         if merged.conflicts:
             self.app.notify(f"Merged {path}: {merged.conflicts} place(s) where both sides changed the same lines keep "
@@ -349,7 +348,7 @@ class FilePane(Horizontal):
             return False
         try:
             snap = o.session.save()
-        except fileops.ChangedOnDisk as exc:
+        except ChangedOnDisk as exc:
             self._conflict(exc.disk)
             return False
         except OSError as exc:
@@ -358,7 +357,7 @@ class FilePane(Horizontal):
         self._saved(snap)
         return True
 
-    def _saved(self, snap: fileops.FileSnapshot, how: str = "Saved") -> None:
+    def _saved(self, snap: FileSnapshot, how: str = "Saved") -> None:
         assert self.opened is not None
         self.discard_recovery()
         self._show_banner(None)
@@ -366,17 +365,17 @@ class FilePane(Horizontal):
         self.app.notify(f"{how} {self.opened.path}")
         self.post_message(IndexRequested(f"saved {self.opened.path}"))
 
-    def save_as_new(self, shown: fileops.FileSnapshot) -> None:
+    def save_as_new(self, shown: FileSnapshot) -> None:
         o = self.opened
         assert o is not None and o.session is not None
         try:
             self._saved(o.session.save_over(shown), "Saved as new:")
-        except fileops.ChangedOnDisk as again:
+        except ChangedOnDisk as again:
             self._conflict(again.disk)  # it came back meanwhile
         except OSError as exc:
             self.app.notify(f"Not saved: {o.path}: {exc.strerror or exc}", severity="error", timeout=10)
 
-    def _conflict(self, disk: fileops.FileSnapshot) -> None:
+    def _conflict(self, disk: FileSnapshot) -> None:
         """The disk no longer holds what the text derives from: show it and let the user choose."""
         o = self.opened
         assert o is not None and o.session is not None
@@ -404,17 +403,12 @@ class FilePane(Horizontal):
                         self._saved(session.save(), "Merged and saved")
                 elif choice == "overwrite":
                     self._saved(session.save_over(disk), "Overwrote")
-            except fileops.ChangedOnDisk as again:
+            except ChangedOnDisk as again:
                 self._conflict(again.disk)  # it changed once more while the user chose
             except OSError as exc:
                 self.app.notify(f"Not saved: {o.path}: {exc.strerror or exc}", severity="error", timeout=10)
 
-        self.app.push_screen(ConflictScreen(o.path, fileops.unified_diff(disk.text, session.text, o.path)), answer)
-
-    def reload_if_clean(self, path: str) -> None:
-        """After an append from the app, show the new text when nothing unsaved is in the way."""
-        if self.opened and self.opened.path == path and not self.dirty:
-            self._load(path, None, None, focus_editor=False)
+        self.app.push_screen(ConflictScreen(o.path, unified_diff(disk.text, session.text, o.path)), answer)
 
     # ------------------------------------------------------------------ actions
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from clawmem.engine.workspace import DATED_RE
+from clawmem.engine import DATED_RE
 
 
 def group_files(entries: list[dict]) -> tuple[list[str], dict[str, list[str]], list[str], list[str]]:

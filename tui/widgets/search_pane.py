@@ -14,7 +14,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from clawmem.engine.text import printable, query_terms
+from clawmem.engine import printable, query_terms
 
 from .. import keys
 from ..host import PaneHost
@@ -78,7 +78,7 @@ def describe_mode(res: dict | None, status: dict | None) -> tuple[str, bool]:
 
 def explanation(r: dict) -> str:
     """The explain view: how the selected result's score was made, one part a line."""
-    from clawmem.engine.search import explain_parts
+    from clawmem.engine import explain_parts
 
     out = [f"Why {r['path']}:{r['startLine']}-{r['endLine']} scored {r['score']:.3f}", ""]
     out += [f"{part:<8} {text}" for part, text in explain_parts(r.get("explain") or {})]
@@ -99,7 +99,7 @@ def first_match_line(lines: list[str], first: int, start: int, end: int, terms) 
 
 def from_match(r: dict, terms: list[str]) -> str:
     """A result's snippet from the line it matched on."""
-    from clawmem.engine.search import snippet_match
+    from clawmem.engine import snippet_match
 
     return "\n".join(r["snippet"].split("\n")[snippet_match(r, terms):])
 
@@ -199,9 +199,7 @@ class SearchPane(Vertical):
         worker = get_current_worker()
         try:
             if self.fleet:
-                from clawmem.engine import fleet
-
-                res = fleet.search(self.host.engine, query, explain=True, show_hidden=show_hidden)
+                res = self.host.engine.fleet_search(query, explain=True, show_hidden=show_hidden)
             else:
                 res = self.host.engine.search(query, explain=True, show_hidden=show_hidden, sync_on_stale=may_sync,
                                               private=True)  # search-as-you-type: half-typed words are not recalls; opening a result records one
@@ -354,9 +352,7 @@ class SearchPane(Vertical):
     def _load_preview(self, key, path: str, start: int, count: int) -> None:
         try:
             if path.startswith("fleet:"):
-                from clawmem.engine import fleet
-
-                text = fleet.get_stored(self.host.engine.cfg, path, start, count)["text"]
+                text = self.host.engine.fleet_get(path, start, count)["text"]
             else:
                 text = self.host.engine.get(path, start, count)["text"]
         except Exception as exc:
@@ -428,9 +424,7 @@ class SearchPane(Vertical):
 
     @work(thread=True, group="recall", exit_on_error=False)
     def _record_recall(self, query: str, results: list[dict]) -> None:
-        from clawmem.engine import recall
-
-        recall.record(self.host.engine.cfg, query, results)
+        self.host.engine.record_recall(query, results)
 
     def action_toggle_fleet(self) -> None:
         if not self.fleet and not self.host.engine.cfg["fleet.url"]:

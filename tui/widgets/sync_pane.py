@@ -10,8 +10,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Log, ProgressBar, Static
 
-from clawmem.engine import events as ev
-from clawmem.engine.text import printable
+from clawmem.engine import events as ev, printable, vectors_serving
 
 from .. import keys
 from ..host import PaneHost
@@ -83,7 +82,7 @@ def status_lines(st: dict, shorten, running: str | None = None) -> list[str]:
     if rebuild and not rebuild["running"]:
         done = f" ({rebuild['files']} files done)" if rebuild.get("files") is not None else ""
         lines.append(f"Rebuild   left unfinished{done} · the next index (ctrl+r) resumes it · {shorten(rebuild['path'])}")
-    if pv.get("active") and not pv.get("reason"):
+    if vectors_serving(st):
         provider = f"{pv['active']} / {pv['model']} (configured: {pv['configured']})"
     else:
         provider = f"keyword-only (configured: {pv['configured']}): {pv.get('reason') or 'no provider'}"
