@@ -47,3 +47,22 @@ def wait_for(cond, limit: float = 20.0, what: str = "condition", interval: float
             return got
         time.sleep(interval)
     raise AssertionError(f"timed out after {limit:.0f}s waiting for {what}")
+
+
+def imports_in(path: Path, package: str) -> list[tuple[str, list[str]]]:
+    """Every import anywhere in module `path` of `package` (top level, functions, `if TYPE_CHECKING:`)
+    as (absolute module, names imported from it): `import a.b` gives ("a.b", []),
+    `from ..x import y` in package p.q gives ("p.x", ["y"])."""
+    import ast
+
+    out: list[tuple[str, list[str]]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out += [(alias.name, []) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                module = ".".join(parts[: len(parts) - node.level + 1] + ([module] if module else []))
+            out.append((module, [alias.name for alias in node.names]))
+    return out

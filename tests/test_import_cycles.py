@@ -10,13 +10,13 @@ A `from package import name` counts as an import of the submodule when `name` is
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import clawmem.engine
 import clawmem.mcp
 import clawmem.themes
 import clawmem.tui
+from helpers import imports_in
 
 PACKAGES = {pkg.__name__: Path(pkg.__file__).parent for pkg in (clawmem.engine, clawmem.tui, clawmem.mcp, clawmem.themes)}
 
@@ -37,20 +37,10 @@ def modules(packages: dict[str, Path]) -> dict[str, tuple[Path, bool]]:
 def imports_of(name: str, known: dict[str, tuple[Path, bool]]) -> set[str]:
     """The modules of `known` that module `name` imports anywhere in its file."""
     path, is_package = known[name]
-    package = name if is_package else name.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                module = ".".join(base + ([node.module] if node.module else []))
-            else:
-                module = node.module or ""
-            for alias in node.names:
-                sub = f"{module}.{alias.name}"
-                found.add(sub if sub in known else module)
+    for module, names in imports_in(path, name if is_package else name.rpartition(".")[0]):
+        # `from package import submodule` depends on the submodule, not on the package's __init__
+        found.update({f"{module}.{n}" if f"{module}.{n}" in known else module for n in names} or {module})
     out = set()
     for module in found:
         while module and module not in known:  # `import a.b.c` of a name inside: its module

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import clawmem.tui
 from clawmem.tui.host import PaneHost
+from helpers import imports_in
 
 TUI = Path(clawmem.tui.__file__).parent
 APP = "clawmem.tui.app"
@@ -30,17 +31,9 @@ def imported(path: Path, package: str) -> set[str]:
     """Every module `path` (in `package`) imports anywhere: top level, functions, `if TYPE_CHECKING:`;
     made absolute; `from X import y` counts as both X and X.y, since y may be a module."""
     out: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            out.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                module = ".".join(base + ([node.module] if node.module else []))
-            else:
-                module = node.module or ""
-            out.add(module)
-            out.update(f"{module}.{alias.name}" for alias in node.names)
+    for module, names in imports_in(path, package):
+        out.add(module)
+        out.update(f"{module}.{name}" for name in names)
     return out
 
 
@@ -119,19 +112,11 @@ def engine_reaches(path: Path, package: str) -> list[str]:
     clawmem.engine does not export (a submodule reached through the package)."""
     public = set(clawmem.engine.__all__)
     bad = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            bad += [a.name for a in node.names if a.name.startswith(ENGINE + ".")]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                module = ".".join(base + ([node.module] if node.module else []))
-            else:
-                module = node.module or ""
-            if module.startswith(ENGINE + "."):
-                bad.append(module)
-            elif module == ENGINE:
-                bad += [f"{ENGINE}.{a.name}" for a in node.names if a.name not in public]
+    for module, names in imports_in(path, package):
+        if module.startswith(ENGINE + "."):
+            bad.append(module)
+        elif module == ENGINE:
+            bad += [f"{ENGINE}.{name}" for name in names if name not in public]
     return bad
 
 
