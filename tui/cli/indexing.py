@@ -69,7 +69,7 @@ def index_header(eng) -> list[str]:
 
 
 def cmd_index(args) -> int:
-    from clawmem.engine import ConfigError
+    from clawmem.engine import ConfigError, vectors_serving
 
     many = args.all_agents
     out = ProgressLine(quiet=args.quiet)
@@ -107,7 +107,7 @@ def cmd_index(args) -> int:
                 if not args.quiet:
                     st = eng.status()
                     pv = st["provider"]
-                    mode = f"hybrid search with {pv['active']} ({pv['model']})" if pv["active"] and not pv.get("reason") else f"keyword-only search ({pv['reason']})"
+                    mode = f"hybrid search with {pv['active']} ({pv['model']})" if vectors_serving(st) else f"keyword-only search ({pv['reason']})"
                     out.line(f"index: {st['index']['path']}: {st['index']['files']} files, {st['index']['chunks']} chunks; {mode}")
         finally:
             eng.close()

@@ -14,7 +14,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from clawmem.engine import printable, query_terms
+from clawmem.engine import printable, query_terms, vectors_serving
 
 from .. import keys
 from ..host import PaneHost
@@ -71,7 +71,7 @@ def describe_mode(res: dict | None, status: dict | None) -> tuple[str, bool]:
     if status is None:
         return "Loading…", False
     pv = status["provider"]
-    if pv.get("active") and not pv.get("reason"):
+    if vectors_serving(status):
         return f"Hybrid: {pv['active']} / {pv['model']}", False
     return keyword_line(pv.get("reason") or "no provider"), True
 
