@@ -17,9 +17,10 @@ from textual.worker import get_current_worker
 from clawmem.engine.text import printable, query_terms
 
 from .. import keys
-from ..host import PaneHost
+from ..keys import Key
 from ..words import plural
 from ..messages import IndexRequested, OpenFile, PreviewLoaded, SearchDone
+from .pane import Pane
 
 PREVIEW_CONTEXT = 4  # lines shown above and below the matched range
 KEYWORD_HINT = "meaning search needs local.modelPath or an API key such as OPENAI_API_KEY (F5)"
@@ -115,10 +116,26 @@ def _one_line(text: str, limit: int = 160) -> str:
     return (head[:space] if space >= limit // 2 else head).rstrip() + "…"
 
 
-class SearchPane(Vertical):
+class SearchPane(Pane, Vertical):
     """Search box, mode line, results beside a preview, and the hidden-results line."""
 
-    BINDINGS = keys.bindings(keys.SEARCH_KEYS) + [("down", "focus_results", "")]
+    TAB = "search"
+    TAB_KEY = keys.tab_key("search", "f2", "Search tab")
+    ABOUT = "finds passages as you type"
+    KEYS = [
+        Key("search.open", "enter", "open_result", "Open", "Open the selected result in the File tab", show=False, bound=False),
+        Key("search.hidden", "f6", "toggle_hidden", "Hidden", "Show or hide the results below the score threshold"),
+        Key("search.explain", "f7", "toggle_explain", "Why", "Explain the selected result's score"),
+        Key("search.copy", "ctrl+y", "copy_citation", "Copy", "Copy the selected result's citation (OSC 52)"),
+        Key("search.fleet", "ctrl+t", "toggle_fleet", "Fleet", "Search the fleet (every agent this one may read) or this agent's memory",
+            show=False),
+    ]
+    PALETTE = [
+        ("Show or hide results below the threshold", "Search: the results the score threshold hides", "toggle_hidden"),
+        ("Explain the selected result", "Search: how its score was made", "toggle_explain"),
+        ("Copy the selected result's citation", "Search: to the clipboard (OSC 52, works over SSH)", "copy_citation"),
+    ]
+    BINDINGS = keys.bindings(KEYS) + [("down", "focus_results", "")]
     HELP = "Type to search. Enter opens the highlighted result; ↓ moves to the list."
 
     def __init__(self, **kw) -> None:
@@ -137,9 +154,8 @@ class SearchPane(Vertical):
         self._quiet_seq = -1  # the search re-run after a sync, which must not ask for another
         self._terms: list[str] = []
 
-    @property
-    def host(self) -> PaneHost:
-        return self.app  # type: ignore[return-value]
+    def tab_shown(self) -> None:
+        self.focus_input()
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="Search memory… (type; Enter opens, ↓ results)", id="search-input")

@@ -14,9 +14,10 @@ from clawmem.engine import events as ev
 from clawmem.engine.text import printable
 
 from .. import keys
-from ..host import PaneHost
+from ..keys import Key
 from ..messages import IndexRequested
 from ..words import plural
+from .pane import Pane
 
 
 def ago(iso: str | None, now: float | None = None) -> str:
@@ -97,8 +98,19 @@ def status_lines(st: dict, shorten, running: str | None = None) -> list[str]:
     return lines
 
 
-class SyncPane(Vertical):
-    BINDINGS = keys.bindings(keys.SYNC_KEYS)
+class SyncPane(Pane, Vertical):
+    TAB = "sync"
+    TAB_KEY = keys.tab_key("sync", "f4", "Sync tab")
+    ABOUT = "shows the index at work"
+    KEYS = [
+        Key("index.run", "ctrl+r", "reindex", "Re-index", "Bring the index up to date now"),
+        Key("index.rebuild", "f9", "rebuild", "Rebuild", "Rebuild the whole index (into a new file, swapped in when done)"),
+    ]
+    PALETTE = [
+        ("Re-index now", "Sync: bring the index up to date", "reindex"),
+        ("Rebuild the whole index", "Sync: into a new file, swapped in when complete", "rebuild"),
+    ]
+    BINDINGS = keys.bindings(KEYS)
     HELP = "ctrl+r re-indexes what changed; F9 rebuilds the whole index into a new file."
 
     def __init__(self, **kw) -> None:
@@ -109,9 +121,8 @@ class SyncPane(Vertical):
         self.meter = EtaMeter()
         self.progress: str | None = None  # "Rebuild: 750/3001 files · ETA 19s" while a job runs
 
-    @property
-    def host(self) -> PaneHost:
-        return self.app  # type: ignore[return-value]
+    def tab_shown(self) -> None:
+        self.query_one("#sync-log").focus()
 
     def compose(self) -> ComposeResult:
         yield Static("Loading…", id="sync-status", markup=False)
