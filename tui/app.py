@@ -30,6 +30,7 @@ from . import keys, settings as ui_settings
 from .commands import ClawmemCommands
 from .messages import (EngineEvent, FilesBehind, FilesListed, IndexProgress, IndexRequested, IndexWorkerDone, OpenFile,
                        PromoteCounted, ReloadConfig, SaveSetting, StatusLoaded, to_message)
+from .present import vectors_serving
 from .settings import DEFAULT_THEME, UISettings
 from .themes import load_themes
 from .tabs import APP_KEYS, TABS, help_table, key_label
@@ -185,7 +186,7 @@ class ClawmemApp(App):
         st = self.last_status
         if st:
             pv = st["provider"]
-            mode = f" · {pv['active']}/{pv['model']}" if pv.get("active") and not pv.get("reason") else " · keyword-only"
+            mode = f" · {pv['active']}/{pv['model']}" if vectors_serving(pv) else " · keyword-only"
         running = self.sync_pane.progress  # on every tab, like k9s's header
         # the running job comes first: a narrow terminal cuts the line's end, never the job
         job = f" · {running}" if running else ""

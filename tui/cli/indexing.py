@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from ..present import vectors_serving
 from .base import EXIT_FAILED, EXIT_OK, Command, CommandError, engine_for, err, open_engine, printable, targets
 from .progress import ProgressLine, render_event
 
@@ -110,7 +111,7 @@ def cmd_index(args) -> int:
                 if not args.quiet:
                     st = eng.status()
                     pv = st["provider"]
-                    mode = f"hybrid search with {pv['active']} ({pv['model']})" if pv["active"] and not pv.get("reason") else f"keyword-only search ({pv['reason']})"
+                    mode = f"hybrid search with {pv['active']} ({pv['model']})" if vectors_serving(pv) else f"keyword-only search ({pv['reason']})"
                     out.line(f"index: {st['index']['path']}: {st['index']['files']} files, {st['index']['chunks']} chunks; {mode}")
         finally:
             eng.close()

@@ -16,6 +16,7 @@ from clawmem.engine import config as config_mod
 
 from .. import keys, settings as ui_settings
 from ..keys import Key
+from ..present import vectors_serving
 from ..messages import ContextLoaded, ReloadConfig, SaveSetting
 from ..words import plural
 from .dialogs import EditValueScreen
@@ -141,7 +142,7 @@ class ConfigPane(Pane, Vertical):
         st = status or self.host.last_status
         if st:
             pv, vec = st["provider"], st["vector"]
-            active = f"{pv['active']} / {pv['model']}" if pv.get("active") and not pv.get("reason") else f"keyword-only ({pv.get('reason')})"
+            active = f"{pv['active']} / {pv['model']}" if vectors_serving(pv) else f"keyword-only ({pv.get('reason')})"
             lines.append(f"Provider:    {active} · vectors: {vec.get('backend')} {vec.get('version') or ''}".rstrip()
                          + (f" ({vec['reason']})" if vec.get("reason") else ""))
         self.query_one("#config-head", Static).update("\n".join(lines))

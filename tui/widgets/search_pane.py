@@ -19,18 +19,11 @@ from clawmem.engine.text import printable, query_terms
 from .. import keys
 from ..keys import Key
 from ..words import plural
+from ..present import explanation, mode_line
 from ..messages import IndexRequested, OpenFile, PreviewLoaded, SearchDone
 from .pane import Pane
 
 PREVIEW_CONTEXT = 4  # lines shown above and below the matched range
-KEYWORD_HINT = "meaning search needs local.modelPath or an API key such as OPENAI_API_KEY (F5)"
-
-
-def keyword_line(why: str) -> str:
-    """One line: why the search is keyword-only, and how to change that (once, not twice)."""
-    if "local.modelPath" in why or "API key" in why:
-        return f"Keyword-only: {why} (F5)"
-    return f"Keyword-only: {why}; {KEYWORD_HINT}"
 
 
 def highlight(text: str, terms: list[str], style: str = "bold $text-accent underline") -> Content:
@@ -45,47 +38,6 @@ def highlight(text: str, terms: list[str], style: str = "bold $text-accent under
             content = content.stylize(style, pos, pos + len(term))
             start = pos + len(term)
     return content
-
-
-def describe_mode(res: dict | None, status: dict | None) -> tuple[str, bool]:
-    """(the mode line, keyword-only?) from the last result set, or from status before any search."""
-    if res is not None:
-        if res["mode"] == "keyword":
-            why = res.get("reason") or "keyword-only"
-            line = keyword_line(why)
-            keyword = True
-        else:
-            line = f"{res['mode'].capitalize()}: {res['provider']} / {res['model']}"
-            keyword = False
-        if res.get("corpus") == "fleet":
-            line = f"Fleet ({', '.join(res['agents']) or 'no agent readable'}) · {line}"
-            line += "".join(f" · {note}" for note in res["notes"])
-        if res.get("fallback"):
-            line += f" · fallback from {res['fallback']['from']}: {res['fallback']['reason']}"
-        d = res.get("dateRange")
-        if d:
-            span = f"{d.get('after') or '…'} to {d.get('before') or '…'}"
-            line += f" · dates {span} ('{d.get('from')}')" if d.get("applied", True) else f" · date filter '{d.get('from')}' dropped: nothing matched"
-        if res.get("stale"):
-            line += " · index behind the files, syncing"
-        return line, keyword
-    if status is None:
-        return "Loading…", False
-    pv = status["provider"]
-    if pv.get("active") and not pv.get("reason"):
-        return f"Hybrid: {pv['active']} / {pv['model']}", False
-    return keyword_line(pv.get("reason") or "no provider"), True
-
-
-def explanation(r: dict) -> str:
-    """The explain view: how the selected result's score was made, one part a line."""
-    from clawmem.engine.search import explain_parts
-
-    out = [f"Why {r['path']}:{r['startLine']}-{r['endLine']} scored {r['score']:.3f}", ""]
-    out += [f"{part:<8} {text}" for part, text in explain_parts(r.get("explain") or {})]
-    if len(out) == 2:
-        out.append("no explanation was returned for this result")
-    return "\n".join(out)
 
 
 def first_match_line(lines: list[str], first: int, start: int, end: int, terms) -> int:
@@ -261,7 +213,7 @@ class SearchPane(Pane, Vertical):
     # ------------------------------------------------------------------ rendering
 
     def _render_mode(self) -> None:
-        line, keyword = describe_mode(self.result, self.status)
+        line, keyword = mode_line(self.result, self.status)
         mode = self.query_one("#mode-line", Static)
         mode.update(line)
         mode.set_class(keyword, "-keyword")
