@@ -205,7 +205,8 @@ def _tool(spec: ToolSpec, call: Callable[[dict], dict]) -> Tool:
 
 
 def recall_guidance(citations: str) -> str:
-    """OpenClaw's "Memory Recall" system prompt section (study §10.4)."""
+    """OpenClaw's "Memory Recall" system prompt section, so an agent moved from OpenClaw to clawmem
+    gets the same guidance."""
     lines = [
         "## Memory Recall",
         "Before answering anything about prior work, decisions, dates, people, preferences, or todos: run "

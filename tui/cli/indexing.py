@@ -52,7 +52,8 @@ def run_index_job(eng, out: ProgressLine, force: bool = False):
 
 
 def index_header(eng) -> list[str]:
-    """What `index --verbose` prints first (study §11: provider, model, sources, extra paths, fallback)."""
+    """What `index --verbose` prints first, as OpenClaw's `memory index --verbose` does: provider, model,
+    sources, extra paths, fallback."""
     from clawmem.engine.workspace import normalize_extra_paths
 
     plan = eng.plan()

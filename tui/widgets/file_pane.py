@@ -434,11 +434,6 @@ class FilePane(Pane, Horizontal):
 
         self.app.push_screen(ConflictScreen(o.path, fileops.unified_diff(disk.text, session.text, o.path)), answer)
 
-    def reload_if_clean(self, path: str) -> None:
-        """After an append from the app, show the new text when nothing unsaved is in the way."""
-        if self.opened and self.opened.path == path and not self.dirty:
-            self._load(path, None, None, focus_editor=False)
-
     # ------------------------------------------------------------------ actions
 
     def action_save(self) -> None:
