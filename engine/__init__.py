@@ -55,7 +55,7 @@ _LAZY = {
     "query_terms": "text:query_terms",
     "term_spans": "search:term_spans",
     "snippet_match": "search:snippet_match",
-    "explain_parts": "search:explain_parts",
+    "EXACT_CONFIDENCE": "search:EXACT_CONFIDENCE",
     "unified_diff": "files:unified_diff",
     "parse_since": "journal:parse_since",
     "DATED_RE": "workspace:DATED_RE",

@@ -30,12 +30,12 @@ class Status(Result):
     def vectors_serving(self) -> bool:
         """Whether searches use vectors now (a provider is active and nothing keeps it from
         serving); else they are keyword-only, and provider.reason says why."""
-        return vectors_serving(self)
+        return vectors_serving(self["provider"])
 
 
-def vectors_serving(status: dict) -> bool:
-    """Status.vectors_serving for a status dict that travelled as plain JSON."""
-    provider = status["provider"]
+def vectors_serving(provider: dict) -> bool:
+    """Status.vectors_serving from status()["provider"] as plain JSON (a status that travelled
+    in a message)."""
     return bool(provider.get("active")) and not provider.get("reason")
 
 

@@ -64,12 +64,12 @@ def test_whether_vectors_serve_is_decided_once(make_engine, workspace, embed_ser
     keyword = make_engine()
     keyword.run_index()
     st = keyword.status()
-    assert not st.vectors_serving and not vectors_serving(json.loads(json.dumps(st)))
+    assert not st.vectors_serving and not vectors_serving(json.loads(json.dumps(st))["provider"])
     hybrid = make_engine({"provider": "openai", "remote.baseUrl": embed_server.url + "/v1", "remote.apiKey": embed_server.api_key})
     assert not hybrid.status().vectors_serving  # configured, but no vector indexed yet
     hybrid.run_index()
     st = hybrid.status()
-    assert st.vectors_serving and vectors_serving(json.loads(json.dumps(st)))
+    assert st.vectors_serving and vectors_serving(json.loads(json.dumps(st))["provider"])
     assert hybrid.search("herons")["mode"] == "hybrid"
 
 

@@ -30,17 +30,18 @@ from .messages import (EngineEvent, FilesBehind, FilesListed, IndexProgress, Ind
                        PromoteCounted, ReloadConfig, SaveSetting, StatusLoaded, to_message)
 from .settings import DEFAULT_THEME, UISettings
 from .themes import load_themes
+from .tabs import APP_KEYS, TABS, help_table, key_label
 from .widgets.config_pane import ConfigPane
 from .widgets.dialogs import AppendScreen, CreateWorkspaceScreen, HelpScreen, RebuildRunningScreen, UnsavedScreen
 from .widgets.file_pane import FilePane
 from .widgets.history_pane import HistoryPane
+from .widgets.pane import Pane
 from .widgets.promote_screen import PromoteScreen
 from .widgets.search_pane import SearchPane
 from .widgets.sync_pane import SyncPane
 
 POLL_SECONDS = 5.0  # freshness check (stat only) when watching without engine.sync
 STATUS_SECONDS = 10.0  # status refresh while watching
-TABS = ("search", "file", "sync", "config", "history")
 # settings whose change means the index must be brought up to date
 INDEX_KEYS = ("workspace", "agentId", "extraPaths", "sources", "sessions.includeArchives", "chunking.tokens",
               "chunking.overlap", "provider", "model", "fallback", "local.modelPath", "store.path", "store.vector.enabled")
@@ -49,7 +50,7 @@ INDEX_KEYS = ("workspace", "agentId", "extraPaths", "sources", "sessions.include
 class ClawmemApp(App):
     CSS_PATH = Path(__file__).with_name("app.tcss")
     TITLE = "clawmem"
-    BINDINGS = keys.bindings(keys.APP_KEYS)
+    BINDINGS = keys.bindings(APP_KEYS)
     COMMANDS = App.COMMANDS | {ClawmemCommands}
 
     def __init__(
@@ -90,22 +91,18 @@ class ClawmemApp(App):
 
     def compose(self) -> ComposeResult:
         yield Static("clawmem", id="topbar", markup=False)
-        with TabbedContent(initial="search", id="tabs"):
-            with TabPane(self.tab_label("search"), id="search"):
-                yield SearchPane(id="search-pane")
-            with TabPane(self.tab_label("file"), id="file"):
-                yield FilePane(id="file-pane")
-            with TabPane(self.tab_label("sync"), id="sync"):
-                yield SyncPane(id="sync-pane")
-            with TabPane(self.tab_label("config"), id="config"):
-                yield ConfigPane(id="config-pane")
-            with TabPane(self.tab_label("history"), id="history"):
-                yield HistoryPane(id="history-pane")
+        with TabbedContent(initial=TABS[0].TAB, id="tabs"):
+            for tab in TABS:
+                with TabPane(self.tab_label(tab.TAB), id=tab.TAB):
+                    yield tab(id=f"{tab.TAB}-pane")
         yield Footer()
 
     def tab_label(self, tab: str) -> str:
         """"Search F2": the tab's name and its key as configured."""
-        return f"{tab.capitalize()} {keys.key_label(self.settings.keymap, f'tab.{tab}')}"
+        return f"{tab.capitalize()} {key_label(self.settings.keymap, f'tab.{tab}')}"
+
+    def pane(self, tab: str) -> Pane:
+        return self.query_one(f"#{tab}-pane", Pane)  # type: ignore[type-abstract]
 
     @property
     def search_pane(self) -> SearchPane:
@@ -186,12 +183,12 @@ class ClawmemApp(App):
         st = self.last_status
         if st:
             pv = st["provider"]
-            mode = f" · {pv['active']}/{pv['model']}" if vectors_serving(st) else " · keyword-only"
+            mode = f" · {pv['active']}/{pv['model']}" if vectors_serving(pv) else " · keyword-only"
         running = self.sync_pane.progress  # on every tab, like k9s's header
         # the running job comes first: a narrow terminal cuts the line's end, never the job
         job = f" · {running}" if running else ""
         n = self.promote_count
-        promote = f" · {n} to promote ({keys.key_label(self.settings.keymap, 'promote.open')})" if n else ""
+        promote = f" · {n} to promote ({key_label(self.settings.keymap, 'promote.open')})" if n else ""
         self.query_one("#topbar", Static).update(f"clawmem{job} · {self.shorten(str(cfg.workspace))} · agent {cfg.agent_id}{mode}{promote}")
 
     # ------------------------------------------------------------------ the bridge: workers → messages
@@ -371,18 +368,7 @@ class ClawmemApp(App):
 
     def show_tab(self, tab: str) -> None:
         self.query_one("#tabs", TabbedContent).active = tab
-        if tab == "search":
-            self.search_pane.focus_input()
-        elif tab == "file":
-            fp = self.file_pane
-            (fp.query_one("#editor") if fp.opened else fp.query_one("#file-tree")).focus()
-        elif tab == "sync":
-            self.sync_pane.query_one("#sync-log").focus()
-        elif tab == "config":
-            self.config_pane.query_one("#config-table").focus()
-        elif tab == "history":
-            self.history_pane.query_one("#history-list").focus()
-            self.history_pane.reload()
+        self.pane(tab).tab_shown()
 
     def action_show_tab(self, tab: str) -> None:
         self.show_tab(tab)
@@ -406,9 +392,7 @@ class ClawmemApp(App):
     def action_pane(self, tab: str, action: str) -> None:
         """Run a tab's action from the palette (the tab is shown first)."""
         self.show_tab(tab)
-        pane = {"search": self.search_pane, "file": self.file_pane, "sync": self.sync_pane, "config": self.config_pane,
-                "history": self.history_pane}[tab]
-        getattr(pane, f"action_{action}")()
+        getattr(self.pane(tab), f"action_{action}")()
 
     def open_file(self, path: str, start: int | None = None, end: int | None = None, terms: tuple[str, ...] = ()) -> None:
         self.query_one("#tabs", TabbedContent).active = "file"
@@ -520,7 +504,7 @@ class ClawmemApp(App):
             self.set_keymap(new.keymap)
             tabs = self.query_one("#tabs", TabbedContent)
             for tab in TABS:
-                tabs.get_tab(tab).label = self.tab_label(tab)
+                tabs.get_tab(tab.TAB).label = self.tab_label(tab.TAB)
         if new.animation != old.animation:
             self.animation_level = new.animation  # type: ignore[assignment]
         if new.blinkingCursor != old.blinkingCursor:
@@ -568,14 +552,12 @@ class ClawmemApp(App):
 def help_text(keymap: dict[str, str]) -> str:
     return (
         "# clawmem\n\n"
-        "Long-term memory kept as plain Markdown. **Search** (F2) finds passages as you type; "
-        "**File** (F3) reads and edits the memory files; **Sync** (F4) shows the index at work; "
-        "**Config** (F5) shows every setting and where it came from; **History** (F8) shows what "
-        "changed in the memory files, who likely wrote it, and restores a file or a hunk. **Promote** "
-        "(F10) reviews the daily-log passages the agent keeps recalling before they go to MEMORY.md.\n\n"
+        "Long-term memory kept as plain Markdown. "
+        + "; ".join(f"**{tab.TAB.capitalize()}** ({tab.TAB_KEY.keys.upper()}) {tab.ABOUT}" for tab in TABS)
+        + ". **Promote** (F10) reviews the daily-log passages the agent keeps recalling before they go to MEMORY.md.\n\n"
         "Every action is also in the command palette (**ctrl+p**). Keys can be changed in the "
         "`[ui.keymap]` table of the config file with the ids below.\n\n"
-        + keys.help_table(keymap)
+        + help_table(keymap)
         + "\nEsc closes this help."
     )
 

@@ -62,7 +62,7 @@ def check(name: str, value: Any) -> Any:
         if not isinstance(value, str) or not value.strip():
             raise ValueError(f"expected a theme name, got {value!r}")
     elif name == "keymap":
-        from .keys import KNOWN_IDS, keymap_problem
+        from .tabs import KNOWN_IDS, keymap_problem
 
         if not isinstance(value, dict):
             raise ValueError('expected a table of binding id = "keys"')

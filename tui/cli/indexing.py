@@ -48,7 +48,8 @@ def run_index_job(eng, out: ProgressLine, force: bool = False):
 
 
 def index_header(eng) -> list[str]:
-    """What `index --verbose` prints first (study §11: provider, model, sources, extra paths, fallback)."""
+    """What `index --verbose` prints first, as OpenClaw's `memory index --verbose` does: provider, model,
+    sources, extra paths, fallback."""
     from clawmem.engine import normalize_extra_paths
 
     plan = eng.plan()
@@ -107,7 +108,7 @@ def cmd_index(args) -> int:
                 if not args.quiet:
                     st = eng.status()
                     pv = st["provider"]
-                    mode = f"hybrid search with {pv['active']} ({pv['model']})" if vectors_serving(st) else f"keyword-only search ({pv['reason']})"
+                    mode = f"hybrid search with {pv['active']} ({pv['model']})" if vectors_serving(pv) else f"keyword-only search ({pv['reason']})"
                     out.line(f"index: {st['index']['path']}: {st['index']['files']} files, {st['index']['chunks']} chunks; {mode}")
         finally:
             eng.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
+from ..present import format_results
 from .base import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Command, CommandError, dump_json, err, open_engine, printable
 
 
@@ -95,63 +96,6 @@ def fleet_search(eng, query: str, args) -> int:
     else:
         print(format_results(res, explain=args.explain, query=query, color=sys.stdout.isatty() and "NO_COLOR" not in os.environ))
     return EXIT_OK
-
-
-def describe_mode(res: dict) -> str:
-    if res["mode"] == "keyword":
-        why = res.get("reason") or ""
-        return f"keyword-only{': ' + why if why else ''}"
-    s = f"{res['mode']} ({res['provider']}/{res['model']})"
-    if res.get("fallback"):
-        s += f"; fallback from {res['fallback']['from']}: {res['fallback']['reason']}"
-    return s
-
-
-def format_results(res: dict, explain: bool = False, query: str = "", color: bool = False) -> str:
-    """The text output: each hit's score, band and citation, then its snippet with the line it
-    matched on marked `›` and the query's words in bold (on a terminal)."""
-    from clawmem.engine import snippet_match, term_spans
-    from clawmem.engine import query_terms
-
-    terms = [t for t in query_terms(query) if len(t) > 1 or not t.isascii()] if query else []
-    lines = [printable(f"# {describe_mode(res)}")]
-    if res.get("corpus") == "fleet":
-        lines.append(printable(f"# fleet: {', '.join(res['agents']) or 'no agent readable'}"))
-        lines += [printable(f"# {note}") for note in res["notes"]]
-    if res.get("dateRange"):
-        d = res["dateRange"]
-        span = f"{d['after'] or '…'} to {d['before'] or '…'} (before)"
-        if d.get("applied") is False:
-            lines.append(f"# date filter '{d['from']}' ({span}) dropped: {d.get('reason')}")
-        else:
-            lines.append(f"# dated entries from {span}, from '{d['from']}'")
-    if res.get("stale"):
-        lines.append("# the index is behind the files (run `clawmem index` or `clawmem watch`)")
-    if not res["results"]:
-        lines.append("No matches.")
-    for r in res["results"]:
-        band = f" {r['band']}" if r.get("band") else ""
-        where = f"{r['agent']}@{r['host']} " if "agent" in r else ""
-        lines.append(printable(f"{r['score']:.3f}{band} {where}{r['path']}:{r['startLine']}-{r['endLine']}" + (f"  [{r['source']}]" if r["source"] != "memory" else "")))
-        match = snippet_match(r, terms)
-        for i, sl in enumerate(r["snippet"].splitlines() or [""]):
-            sl = printable(sl)  # escaped before our own bold codes go in
-            if color:
-                for a, b in reversed(term_spans(sl, terms)):
-                    sl = f"{sl[:a]}\x1b[1m{sl[a:b]}\x1b[0m{sl[b:]}"
-            lines.append(("  › " if i == match else "    ") + sl)
-        if explain and r.get("explain"):
-            from clawmem.engine import explain_parts
-
-            lines += [printable(f"    · {part}: {text}") for part, text in explain_parts(r["explain"])]
-        lines.append("")
-    h = res["hidden"]
-    if h.get("reason"):
-        held = f" {h['count']} weak hit(s) held back (best {h['bestScore']:.3f}); --show-hidden to see them" if h["count"] else ""
-        lines.append(printable(f"Nothing shown: {h['reason']}.{held}"))
-    elif h["count"]:
-        lines.append(f"{h['count']} more below the score threshold (best {h['bestScore']:.3f}); --show-hidden to see them")
-    return "\n".join(lines).rstrip()
 
 
 def cmd_get(args) -> int:

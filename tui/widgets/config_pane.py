@@ -15,11 +15,12 @@ from textual.widgets import DataTable, Input, Static
 from clawmem.engine import CONFIG_KEYS, not_honoured, vectors_serving
 
 from .. import keys, settings as ui_settings
-from ..host import PaneHost
+from ..keys import Key
 from ..messages import ContextLoaded, ReloadConfig, SaveSetting
 from ..words import plural
 from .dialogs import EditValueScreen
 from .file_editor import run_external_editor
+from .pane import Pane
 
 
 def show_value(value: Any) -> str:
@@ -63,13 +64,24 @@ def short_source(source: str) -> str:
     return source.split(" (")[0] if source.startswith(("file", "openclaw")) else source
 
 
-class ConfigPane(Vertical):
-    BINDINGS = keys.bindings(keys.CONFIG_KEYS)
+class ConfigPane(Pane, Vertical):
+    TAB = "config"
+    # f5 is TextArea's select-word: shadowed on purpose so the tab key works everywhere
+    TAB_KEY = keys.tab_key("config", "f5", "Config tab")
+    ABOUT = "shows every setting and where it came from"
+    KEYS = [
+        Key("config.edit", "enter", "edit_value", "Edit", "Edit the selected setting (validated before it is saved)", bound=False),
+        Key("config.filter", "slash", "focus_filter", "Filter", "Filter the settings by name (Enter goes back to the list)"),
+        Key("config.external-editor", "ctrl+o", "edit_file", "$EDITOR", "Edit the config file in $EDITOR, then reload it"),
+    ]
+    PALETTE = [
+        ("Edit the config file in $EDITOR", "Config: then reload it", "edit_file"),
+    ]
+    BINDINGS = keys.bindings(KEYS)
     HELP = "Enter edits the highlighted setting; the value is checked before anything is saved."
 
-    @property
-    def host(self) -> PaneHost:
-        return self.app  # type: ignore[return-value]
+    def tab_shown(self) -> None:
+        self.query_one("#config-table").focus()
 
     def compose(self) -> ComposeResult:
         yield Static("", id="config-head", markup=False)
@@ -129,7 +141,7 @@ class ConfigPane(Vertical):
         st = status or self.host.last_status
         if st:
             pv, vec = st["provider"], st["vector"]
-            active = f"{pv['active']} / {pv['model']}" if vectors_serving(st) else f"keyword-only ({pv.get('reason')})"
+            active = f"{pv['active']} / {pv['model']}" if vectors_serving(pv) else f"keyword-only ({pv.get('reason')})"
             lines.append(f"Provider:    {active} · vectors: {vec.get('backend')} {vec.get('version') or ''}".rstrip()
                          + (f" ({vec['reason']})" if vec.get("reason") else ""))
         self.query_one("#config-head", Static).update("\n".join(lines))

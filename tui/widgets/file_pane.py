@@ -15,11 +15,12 @@ from textual.widgets import Button, ContentSwitcher, Input, Static, TextArea, Tr
 from clawmem.engine import ChangedOnDisk, EditSession, FileSnapshot, Merged, unified_diff
 
 from .. import keys
-from ..host import PaneHost
+from ..keys import Key
 from ..messages import IndexRequested
 from .dialogs import ConflictScreen, DeletedScreen, RecoveryScreen, UnsavedScreen
 from .file_editor import EDGES, FileBar, MemoryEditor, find_in, run_external_editor
 from .file_tree import FileTree
+from .pane import Pane
 
 
 NO_FILE = "No file open: Enter opens the file under the cursor; ctrl+n writes in today's log."
@@ -35,8 +36,31 @@ class OpenedFile:
     read_only: bool
 
 
-class FilePane(Horizontal):
-    BINDINGS = keys.bindings(keys.FILE_KEYS)
+class FilePane(Pane, Horizontal):
+    TAB = "file"
+    TAB_KEY = keys.tab_key("file", "f3", "File tab")
+    ABOUT = "reads and edits the memory files"
+    KEYS = [
+        Key("file.save", "ctrl+s", "save", "Save", "Save the file (atomic) and re-index it"),
+        Key("file.view", "ctrl+l", "toggle_view", "View", "Switch between the editor and the Markdown view"),
+        Key("file.external-editor", "ctrl+o", "external_editor", "$EDITOR", "Edit the file in $EDITOR"),
+        Key("file.tree", "ctrl+t", "focus_tree", "Files", "Go to the file tree", show=False),
+        # ctrl+f finds in the file here; elsewhere it still goes to the search box
+        Key("file.find", "ctrl+f", "find", "Find", "Find in the file (Enter: next match; Esc: back to the text)"),
+        # f8 is the History tab; F12 is free in the File tab and reaches it over plain SSH
+        Key("file.find-next", "f12", "find_next", "Next", "Find the next match of the last search", show=False),
+        Key("file.goto", "ctrl+g", "goto_line", "Line", "Go to a line number", show=False),
+        Key("file.top", "ctrl+home", "edge('top')", "Top", "Go to the start of the file", show=False),
+        Key("file.bottom", "ctrl+end", "edge('bottom')", "End", "Go to the end of the file", show=False),
+    ]
+    PALETTE = [
+        ("Save the file", "File: atomic save, then re-index", "save"),
+        ("Switch editor / Markdown view", "File", "toggle_view"),
+        ("Edit the file in $EDITOR", "File: at the cursor's line", "external_editor"),
+        ("Find in the file", "File: as you type; Enter and F12 find the next", "find"),
+        ("Go to a line", "File", "goto_line"),
+    ]
+    BINDINGS = keys.bindings(KEYS)
     HELP = "Pick a file in the tree (Enter). ctrl+s saves, ctrl+l switches to the Markdown view."
 
     def __init__(self, **kw) -> None:
@@ -53,9 +77,8 @@ class FilePane(Horizontal):
         o = self.opened
         return bool(o and o.session and o.session.dirty)
 
-    @property
-    def host(self) -> PaneHost:
-        return self.app  # type: ignore[return-value]
+    def tab_shown(self) -> None:
+        (self.query_one("#editor") if self.opened else self.query_one("#file-tree")).focus()
 
     def compose(self) -> ComposeResult:
         tree: Tree[str | None] = FileTree("Memory", id="file-tree")
@@ -475,7 +498,7 @@ class FilePane(Horizontal):
     def _edge_keys(self) -> dict[str, str]:
         """key -> "top" / "bottom" for the editor, from the keymap in use."""
         keymap = self.host.settings.keymap
-        return {key: EDGES[k.id] for k in keys.FILE_KEYS if k.id in EDGES for key in keys.keys_of(k, keymap)}
+        return {key: EDGES[k.id] for k in self.KEYS if k.id in EDGES for key in keys.keys_of(k, keymap)}
 
     def action_edge(self, where: str) -> None:
         self.query_one("#editor", MemoryEditor).go_to_edge(where)

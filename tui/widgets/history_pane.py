@@ -19,8 +19,9 @@ from textual.worker import get_current_worker
 from clawmem.engine import printable
 
 from .. import keys
-from ..host import PaneHost
+from ..keys import Key
 from ..messages import IndexRequested
+from .pane import Pane
 
 SINCE = ("today", "yesterday", "7d", "30d", "all")
 SINCE_WORDS = {"today": "today", "yesterday": "yesterday", "7d": "the last 7 days", "30d": "the last 30 days", "all": "ever"}
@@ -74,8 +75,22 @@ def diff_content(entry: Entry, selected: int) -> Content:
     return Content("\n").join(lines)
 
 
-class HistoryPane(Vertical):
-    BINDINGS = keys.bindings(keys.HISTORY_KEYS)
+class HistoryPane(Pane, Vertical):
+    TAB = "history"
+    TAB_KEY = keys.tab_key("history", "f8", "History tab: what changed in the memory files")
+    ABOUT = "shows what changed in the memory files, who likely wrote it, and restores a file or a hunk"
+    KEYS = [
+        Key("history.restore", "r", "restore_file", "Restore", "Restore the file to its version before the selected change (itself undoable)"),
+        Key("history.hunk", "u", "undo_hunk", "Undo hunk", "Undo only the marked hunk, keeping everything else the file has now"),
+        Key("history.next-hunk", "right_square_bracket", "next_hunk", "Next hunk", "Mark the next hunk of the diff", show=False),
+        Key("history.prev-hunk", "left_square_bracket", "prev_hunk", "Prev hunk", "Mark the previous hunk of the diff", show=False),
+        Key("history.since", "s", "cycle_since", "Since", "Show changes since today, yesterday, 7 days, 30 days, or all"),
+    ]
+    PALETTE = [
+        ("Restore the file to before the selected change", "History: itself undoable", "restore_file"),
+    ]
+    PALETTE_HELP = "F8: what changed in the memory files, and restore"
+    BINDINGS = keys.bindings(KEYS)
 
     def __init__(self, **kw) -> None:
         super().__init__(**kw)
@@ -84,9 +99,9 @@ class HistoryPane(Vertical):
         self.hunk = 0
         self._select_newest = False  # after a restore: its own change, so r undoes it
 
-    @property
-    def host(self) -> PaneHost:
-        return self.app  # type: ignore[return-value]
+    def tab_shown(self) -> None:
+        self.query_one("#history-list").focus()
+        self.reload()
 
     def compose(self) -> ComposeResult:
         yield Static("Loading…", id="history-line", markup=False)
