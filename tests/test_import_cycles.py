@@ -5,8 +5,9 @@ and fails on any cycle.
 
 Imports inside functions count too: deferring an import keeps start-up cheap, it does not
 change which module depends on which, so a cycle through a lazy import is still a cycle.
-Imports under `if TYPE_CHECKING:` count as well (the dependency is in the design either way).
-A `from package import name` counts as an import of the submodule when `name` is one."""
+Imports under `if TYPE_CHECKING:` do not count: they never run, and naming a type in an
+annotation does not make one module need the other. A `from package import name` counts as
+an import of the submodule when `name` is one."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ def imports_of(name: str, known: dict[str, tuple[Path, bool]]) -> set[str]:
     """The modules of `known` that module `name` imports anywhere in its file."""
     path, is_package = known[name]
     found: set[str] = set()
-    for module, names in imports_in(path, name if is_package else name.rpartition(".")[0]):
+    for module, names in imports_in(path, name if is_package else name.rpartition(".")[0], type_checking=False):
         # `from package import submodule` depends on the submodule, not on the package's __init__
         found.update({f"{module}.{n}" if f"{module}.{n}" in known else module for n in names} or {module})
     out = set()
@@ -105,12 +106,14 @@ def test_the_parser_finds_a_cycle_through_any_kind_of_import(tmp_path):
     (pkg / "low.py").write_text("import os\n")
     (pkg / "sub" / "deep.py").write_text("from .. import low\n")
     ways = ["def f():\n    from . import top\n",  # lazy, relative
-            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.top import X\n",
+            "import typing\nif typing.TYPE_CHECKING:\n    pass\nelse:\n    import pkg.top\n",
             "import pkg.top\n", "from .top import X\n"]
     for way in ways:
         (pkg / "mid.py").write_text(way)
         (pkg / "top.py").write_text("from .sub import deep\nfrom . import mid\n")
         assert cycles(graph_of({"pkg": pkg})) == [["pkg.mid", "pkg.top"]], way
+    (pkg / "mid.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.top import X\n")
+    assert cycles(graph_of({"pkg": pkg})) == []  # a type named for the checker only
     (pkg / "mid.py").write_text("from . import low\nfrom .sub.deep import low as again\n")
     graph = graph_of({"pkg": pkg})
     assert graph["pkg.mid"] == {"pkg.low", "pkg.sub.deep"} and graph["pkg.sub.deep"] == {"pkg.low"}

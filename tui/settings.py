@@ -38,6 +38,20 @@ class UISettings:
     def with_value(self, name: str, value: Any) -> "UISettings":
         return replace(self, **{name: check(name, value)})
 
+    # What the Config tab lists and how it writes a value, read through the pane host: a pane
+    # cannot import this module, which checks keymaps against the tab registry of the panes.
+    @staticmethod
+    def names() -> tuple[str, ...]:
+        return NAMES
+
+    @staticmethod
+    def doc(name: str) -> str:
+        return DOCS.get(name, "")
+
+    @staticmethod
+    def as_text(value: Any) -> str:
+        return as_text(value)
+
 
 NAMES = tuple(f.name for f in fields(UISettings))
 

@@ -14,7 +14,7 @@ from textual.widgets import DataTable, Input, Static
 
 from clawmem.engine import CONFIG_KEYS, not_honoured, vectors_serving
 
-from .. import keys, settings as ui_settings
+from .. import keys
 from ..keys import Key
 from ..messages import ContextLoaded, ReloadConfig, SaveSetting
 from ..words import plural
@@ -100,7 +100,7 @@ class ConfigPane(Pane, Vertical):
         cfg = self.host.engine.cfg
         out = [(key, show_value(value), short_source(source)) for key, value, source in cfg.effective()]
         file_ui = cfg.ui or {}
-        for name in ui_settings.NAMES:
+        for name in self.host.settings.names():
             out.append((f"ui.{name}", show_value(getattr(self.host.settings, name)), "file" if name in file_ui else "default"))
         return out
 
@@ -170,7 +170,7 @@ class ConfigPane(Pane, Vertical):
 
     def _doc(self, key: str) -> str:
         if key.startswith("ui."):
-            return ui_settings.DOCS.get(key[3:], "")
+            return self.host.settings.doc(key[3:])
         spec = CONFIG_KEYS[key]
         parts = [spec.doc] if spec.doc else []
         if spec.choices:
@@ -196,11 +196,11 @@ class ConfigPane(Pane, Vertical):
     def edit(self, key: str) -> None:
         cfg = self.host.engine.cfg
         if key.startswith("ui."):
-            current = ui_settings.as_text(getattr(self.host.settings, key[3:]))
+            current = self.host.settings.as_text(getattr(self.host.settings, key[3:]))
             secret = False
         else:
             secret = CONFIG_KEYS[key].secret
-            current = ui_settings.as_text(cfg[key]) if not secret else ""
+            current = self.host.settings.as_text(cfg[key]) if not secret else ""
         self.app.push_screen(
             EditValueScreen(key, current, self._doc(key), lambda text, answer: self.post_message(SaveSetting(key, text, answer)),
                             secret=secret),
