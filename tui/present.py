@@ -18,6 +18,12 @@ def fleet_agents(res: dict) -> str:
     return ", ".join(res["agents"]) or "no agent readable"
 
 
+def vector_backend(vec: dict) -> str:
+    """"sqlite-vec v0.1.6", and why vectors are off when they are; `vec` is status()["vector"]."""
+    backend = f"{vec.get('backend')} {vec.get('version') or ''}".strip()
+    return backend + (f" ({vec['reason']})" if vec.get("reason") else "")
+
+
 def files_done(rebuild: dict) -> str:
     """" (120 files done)" of an unfinished rebuild, when it counted them."""
     return f" ({rebuild['files']} files done)" if rebuild.get("files") is not None else ""
@@ -72,8 +78,7 @@ def format_status(st: dict, verbose: bool = False) -> str:
         lines.append(f"           probe: {'ok, ' + str(pr['dims']) + ' dims, ' + str(pr['ms']) + ' ms' if pr['ok'] else 'failed: ' + pr['error']}")
         if pr.get("build"):
             lines.append(f"           llama.cpp build: {pr['build']}")
-    backend = f"{vec['backend']} {vec['version'] or ''}".strip()
-    lines.append(f"Vectors:   {backend}" + (f" ({vec['reason']})" if vec.get("reason") else ""))
+    lines.append(f"Vectors:   {vector_backend(vec)}")
     for m in vec.get("models", []):
         lines.append(f"           {m['provider']}/{m['model']}: {m['vectors']} vectors, {m['dims']} dims")
     lines.append(f"FTS:       {'ready' if st['fts']['available'] else 'unavailable: ' + st['fts'].get('reason', '')}")
@@ -162,8 +167,7 @@ def status_lines(st: dict, shorten, running: str | None = None) -> list[str]:
     lines.append(f"Provider  {provider}")
     if pv.get("fallback"):
         lines.append(f"Fallback  from {pv['fallback']['from']}: {pv['fallback']['reason']}")
-    backend = f"{vec.get('backend')} {vec.get('version') or ''}".strip()
-    lines.append(f"Vectors   {backend}" + (f" ({vec['reason']})" if vec.get("reason") else ""))
+    lines.append(f"Vectors   {vector_backend(vec)}")
     for m in vec.get("models", []):
         lines.append(f"          {m['provider']}/{m['model']}: {plural(m['vectors'], 'vector')}, {m['dims']} dims")
     return lines

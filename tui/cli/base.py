@@ -55,6 +55,10 @@ def add_command(sub, name: str, help: str) -> Parser:
     return sub.add_parser(name, help=help, parents=[global_options(suppress=True)])
 
 
+def add_all_agents(p: Parser) -> None:
+    p.add_argument("--all-agents", action="store_true", help="every agent with an index, and every agent in OpenClaw's agents.list")
+
+
 def open_engine(args, persistent: bool = False, need_workspace: bool = True):
     from clawmem.engine import Engine
 
@@ -133,6 +137,22 @@ def targets(args) -> list:
 
     load_config(args.config)  # a broken config file is one usage error, not one per agent
     return all_agents() or [None]
+
+
+def engines(args):
+    """(agent, engine, None) for each agent the command covers; with --all-agents, an agent whose
+    config is broken comes as (agent, None, the ConfigError) and the others still run."""
+    from clawmem.engine import ConfigError
+
+    for target in targets(args):
+        try:
+            eng = engine_for(args, target)
+        except ConfigError as exc:
+            if not args.all_agents:
+                raise
+            yield target, None, exc
+            continue
+        yield target, eng, None
 
 
 def engine_for(args, target):

@@ -7,8 +7,7 @@ import os
 import sys
 
 from .base import EXIT_OK, EXIT_USAGE, Command, CommandError, dump_json, open_engine, printable
-from .indexing import run_index_job
-from .progress import ProgressLine
+from .indexing import index_written
 
 
 def history_arguments(s) -> None:
@@ -104,8 +103,7 @@ def cmd_restore(args) -> int:
         raise CommandError(str(exc), EXIT_USAGE) from None
     except OSError as exc:
         raise CommandError(f"{path}: cannot write ({exc.strerror or exc}); nothing was changed") from None
-    _, index_error = run_index_job(eng, ProgressLine(quiet=True))
-    eng.close()
+    index_error = index_written(eng)
     undo = done["undo"]
     if args.json:
         print(json.dumps({**done.as_json(), "indexed": index_error is None}))

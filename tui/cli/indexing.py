@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from .base import EXIT_FAILED, EXIT_OK, Command, CommandError, engine_for, err, open_engine, printable, targets
+from .base import EXIT_FAILED, EXIT_OK, Command, CommandError, add_all_agents, engines, err, open_engine, printable
 from .progress import ProgressLine, render_event
 
 
@@ -12,7 +12,7 @@ def index_arguments(s) -> None:
     s.add_argument("--force", action="store_true", help="rebuild everything into a new index file")
     s.add_argument("--quiet", action="store_true", help="no progress output")
     s.add_argument("--verbose", action="store_true", help="first print the provider, model, sources and extra paths")
-    s.add_argument("--all-agents", action="store_true", help="every agent with an index, and every agent in OpenClaw's agents.list")
+    add_all_agents(s)
     s.add_argument("--json", action="store_true", help="print the summary as JSON (an array with --all-agents)")
 
 
@@ -47,6 +47,14 @@ def run_index_job(eng, out: ProgressLine, force: bool = False):
     return finished, None
 
 
+def index_written(eng) -> str | None:
+    """After a command wrote a memory file: index it at once, so the next search finds it, and
+    close the engine; why it could not be indexed (a busy writer, the watcher, picks it up), or None."""
+    _, index_error = run_index_job(eng, ProgressLine(quiet=True))
+    eng.close()
+    return index_error
+
+
 def index_header(eng) -> list[str]:
     """What `index --verbose` prints first, as OpenClaw's `memory index --verbose` does: provider, model,
     sources, extra paths, fallback."""
@@ -70,20 +78,16 @@ def index_header(eng) -> list[str]:
 
 
 def cmd_index(args) -> int:
-    from clawmem.engine import ConfigError, vectors_serving
+    from clawmem.engine import vectors_serving
 
     many = args.all_agents
     out = ProgressLine(quiet=args.quiet)
     summaries: list[dict] = []
     failed = False
-    for target in targets(args):
-        try:
-            eng = engine_for(args, target)
-        except ConfigError as exc:
-            if not many:
-                raise
-            err(f"index failed ({target.agent_id}): {exc}")
-            summaries.append({"agentId": target.agent_id, "error": str(exc)})
+    for target, eng, config_error in engines(args):
+        if config_error:
+            err(f"index failed ({target.agent_id}): {config_error}")
+            summaries.append({"agentId": target.agent_id, "error": str(config_error)})
             failed = True
             continue
         try:

@@ -6,8 +6,7 @@ from __future__ import annotations
 import sys
 
 from .base import EXIT_OK, EXIT_USAGE, Command, CommandError, dump_json, err, open_engine, printable
-from .indexing import run_index_job
-from .progress import ProgressLine
+from .indexing import index_written
 
 
 def flush_prompt_arguments(s) -> None:
@@ -68,9 +67,7 @@ def cmd_archive(args) -> int:
         raise CommandError(str(exc), EXIT_USAGE) from None
     except OSError as exc:
         raise CommandError(f"{exc.filename or eng.workspace}: cannot write the archive ({exc.strerror or exc}); check permissions and free space") from None
-    # indexed at once, so the next search finds it; a busy writer (the watcher) picks it up instead
-    _, index_error = run_index_job(eng, ProgressLine(quiet=True))
-    eng.close()
+    index_error = index_written(eng)
     if index_error:
         err(f"warning: {made.path} written but not indexed yet: {index_error}")
     if args.json:

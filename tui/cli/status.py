@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..present import format_status
-from .base import EXIT_FAILED, EXIT_OK, Command, CommandError, dump_json, engine_for, err, targets
+from .base import EXIT_FAILED, EXIT_OK, Command, CommandError, add_all_agents, dump_json, engines, err
 from .indexing import run_index_job
 from .progress import ProgressLine
 
@@ -12,25 +12,20 @@ def status_arguments(s) -> None:
     s.add_argument("--deep", action="store_true", help="also probe the embedding provider and list issues")
     s.add_argument("--index", action="store_true", help="bring the index up to date first (exit 3 if that fails)")
     s.add_argument("--verbose", action="store_true", help="also the files per source on disk and the extra paths")
-    s.add_argument("--all-agents", action="store_true", help="every agent with an index, and every agent in OpenClaw's agents.list")
+    add_all_agents(s)
     s.add_argument("--fix", action="store_true", help="repair what can be: a stale writer lock, an unfinished rebuild, a corrupt index")
     s.add_argument("--json", action="store_true", help="print the status as JSON (an array with --all-agents)")
 
 
 def cmd_status(args) -> int:
     from clawmem.engine import IndexUnavailable
-    from clawmem.engine import ConfigError
 
     many = args.all_agents
     reports: list[dict] = []
     failed = False
-    for target in targets(args):
-        try:
-            eng = engine_for(args, target)
-        except ConfigError as exc:
-            if not many:
-                raise
-            reports.append({"agentId": target.agent_id, "error": str(exc)})
+    for target, eng, config_error in engines(args):
+        if config_error:
+            reports.append({"agentId": target.agent_id, "error": str(config_error)})
             failed = True
             continue
         try:

@@ -18,6 +18,7 @@ from .. import keys
 from ..keys import Key
 from ..messages import IndexRequested
 from .dialogs import ConflictScreen, DeletedScreen, RecoveryScreen, UnsavedScreen
+from .file_banner import DiskBanner
 from .file_editor import EDGES, FileBar, MemoryEditor, find_in, run_external_editor
 from .file_tree import FileTree
 from .pane import Pane
@@ -67,7 +68,6 @@ class FilePane(Pane, Horizontal):
         super().__init__(**kw)
         self.opened: OpenedFile | None = None
         self._entries: list[dict] = []
-        self._banner_disk: FileSnapshot | None = None  # the disk version the banner tells of
         self._recovery_timer = None
         self._find_query = ""
         self._find_from = 0  # where the search started when the find bar opened
@@ -87,12 +87,7 @@ class FilePane(Pane, Horizontal):
         yield tree
         with Vertical(id="file-main"):
             yield Static(NO_FILE, id="file-header", markup=False)
-            with Horizontal(id="file-banner"):
-                yield Static("", id="banner-text", markup=False)
-                yield Button("Reload", id="banner-reload", compact=True)
-                yield Button("Merge", id="banner-merge", compact=True, variant="primary")
-                yield Button("Save as new", id="banner-new", compact=True, variant="primary")
-                yield Button("Keep mine", id="banner-keep", compact=True)
+            yield DiskBanner(id="file-banner")
             with ContentSwitcher(initial="editor", id="file-switcher"):
                 yield MemoryEditor(
                     "", id="editor", language="markdown", soft_wrap=True, show_line_numbers=True, tab_behavior="focus",
@@ -311,17 +306,7 @@ class FilePane(Pane, Horizontal):
         self._show_banner(disk)
 
     def _show_banner(self, disk: FileSnapshot | None) -> None:
-        self._banner_disk = disk
-        banner = self.query_one("#file-banner")
-        banner.display = disk is not None
-        if disk is None or self.opened is None:
-            return
-        deleted = not disk.exists
-        what = "Deleted on disk; your text is still here" if deleted else "Changed on disk since you opened it"
-        self.query_one("#banner-text", Static).update(f"⚠ {what}")
-        self.query_one("#banner-reload").display = not deleted
-        self.query_one("#banner-merge").display = not deleted
-        self.query_one("#banner-new").display = deleted
+        self.query_one(DiskBanner).show(disk)
 
     def _take_disk(self, disk: FileSnapshot) -> None:
         o = self.opened
@@ -334,7 +319,7 @@ class FilePane(Pane, Horizontal):
     @on(Button.Pressed, "#file-banner Button")
     def _banner_pressed(self, event: Button.Pressed) -> None:
         event.stop()
-        disk, o = self._banner_disk, self.opened
+        disk, o = self.query_one(DiskBanner).disk, self.opened
         if disk is None or o is None or o.session is None:
             return
         if event.button.id == "banner-reload":
