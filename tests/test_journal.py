@@ -1,4 +1,4 @@
-"""The journal (issue 12 part 3): earlier versions of memory files, kept outside the
+"""The journal: earlier versions of memory files, kept outside the
 workspace, shown by `clawmem history` and put back by `clawmem restore`, on real files,
 a real watcher process and real SQLite."""
 

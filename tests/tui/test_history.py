@@ -1,4 +1,4 @@
-"""The History tab (issue 12 part 3) on the real engine and journal: an outside process
+"""The History tab on the real engine and journal: an outside process
 overwrites a log, the tab shows it as a diff by "outside", one key restores the file (and
 the restore is undoable), another undoes one hunk and keeps what was written since."""
 
