@@ -37,8 +37,9 @@ for s in sets:
                             z=z, vs=x["fusion"].get("vectorShare", 0.0), ts=x["fusion"].get("textShare", 0.0)))
         rows.append(out)
     for eng in engines.values():
-        eng._providers.clear(); eng.close()
-        def m(key):
+        eng.close()
+
+    def m(key):
         hs = [[o["hit"] for o in sorted(r, key=key)] for r in rows]
         return E.metrics(hs)
     orders = {

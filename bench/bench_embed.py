@@ -118,7 +118,7 @@ def compare(tmp: Path, args) -> int:
     llm.embed("passage: warm up", normalize=True)
     cfg = load_config(None, workspace=str(ws), overrides=overrides)
     indexer = Engine(cfg)
-    prov = indexer._provider("local")
+    prov = indexer.providers.get("local")
     prov.embed_passages(["warm up"])  # load the model before timing
 
     # time spent in the model (its worker process, pipe included) during indexer rounds: the

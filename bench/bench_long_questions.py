@@ -64,7 +64,7 @@ def main() -> int:
         rng = np.random.default_rng(3)
         prov.vector = rng.standard_normal(bv.DIMS).astype(np.float32)
         eng.search(questions[0], stale_check=False)  # warm: loads the matrix
-        mat = eng._cached_matrix(eng.reader(), eng._vector_side(eng.reader())[0].model_id)[1]
+        mat = eng._vector_side(eng.reader())[0].matrix[1]
         budgets = [int(b) for b in a.budgets.split(",")]
         default, run_after = after.OR_POSTINGS, after.run  # searching.search_mod is `after`: keep its run
         timings: dict[str, list[float]] = {}

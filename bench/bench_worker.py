@@ -122,7 +122,7 @@ else:
         (ws / "memory").mkdir(parents=True)
         cfg = load_config(None, workspace=str(ws), overrides={"provider": "local", "local.modelPath": model, "agentId": f"a{i}"})
         eng = Engine(cfg)
-        eng._provider("local").embed_query("hello")
+        eng.providers.get("local").embed_query("hello")
         held.append(eng)
 print("ready", flush=True)
 sys.stdin.readline()

@@ -105,7 +105,7 @@ def ensure_indexed(set_name: str, workspaces: list[str], use_vectors: bool) -> N
 
 def memo_query_embeddings(eng) -> None:
     """The same query is embedded once for every configuration (the model is the same)."""
-    for prov in list(eng._providers.values()) + [eng._provider(c.name) for c in eng.plan().usable()]:
+    for prov in list(eng._providers.values()) + [eng.providers.get(c.name) for c in eng.plan().usable()]:
         if prov is not None and not getattr(prov, "_memo", False):
             prov.embed_query = functools.lru_cache(maxsize=4096)(prov.embed_query)
             prov._memo = True

@@ -1,30 +1,316 @@
 """The engine facade: the one object the CLI, the app and the MCP server talk to.
 
-It is a thin door: each part lives in its own module, all built on the shared state in core.Core.
-  searching.Searching      memory_search: options, the model serving vectors, query embedding, caches
-  memory_files.MemoryFiles memory_get and the paths the tools may read, the File tab's list, today's log
-  jobs.IndexJobs           index, update, rebuild and resume under the writer lock
-  health.Health            freshness, status, issues, rebuild state, `status --fix` repairs
-The writes agents and people make are in files.py, tools.py and editing.py; background sync in sync.py.
+`Engine` holds small parts, each with one job, wired in its constructor:
+  IndexReader  reader.py        the per-thread read connection to the index, data cached from it
+  Providers    providers.py     the provider plan, providers built on first use, their failures
+  Freshness    freshness.py     how far the index lags the files, the watcher's state
+  Searcher     searching.py     memory_search: options, the model serving vectors, fallbacks
+  IndexJobs    jobs.py          index, update, rebuild and resume under the writer lock
+  Health       health.py        status, issues, rebuild state, `status --fix` repairs
+  MemoryFiles  memory_files.py  memory_get, the paths the tools may read, the File tab's list
+  History      history.py       the journal opened caught up, its changes, restores
+Each takes its collaborators as arguments and is usable alone. The writes agents and people
+make are in memfile.py (through files.py, tools.py, editing.py); background sync in sync.py.
 """
 
 from __future__ import annotations
 
+from typing import Any, Callable, Iterator
+
 from . import config as config_mod
-from .core import Core, IndexUnavailable
-from .health import Health, log_path
+from .config import Config
+from .errors import AccessDenied, IndexUnavailable, SearchDisabled
+from .freshness import Freshness
+from .health import Health
+from .history import History
 from .jobs import IndexJobs
-from .memory_files import AccessDenied, MemoryFiles
-from .searching import SearchDisabled, Searching, disabled_reason
+from .memory_files import MemoryFiles
+from .paths import log_path
+from .providers import Providers
+from .reader import IndexReader
+from .results import FileText, SearchResults, Status, WriteReceipt
+from .searching import Searcher, disabled_reason
 
 # kept importable from here, where the fronts and tests have always found them
-__all__ = ["Engine", "Core", "AccessDenied", "IndexUnavailable", "SearchDisabled", "disabled_reason", "log_path"]
+__all__ = ["Engine", "AccessDenied", "IndexUnavailable", "SearchDisabled", "disabled_reason", "log_path"]
 
 
-class Engine(Health, IndexJobs, Searching, MemoryFiles):
-    """Every part joined on one shared Core (config, providers, reader, caches)."""
+class Engine:
+    def __init__(self, cfg: Config, *, persistent: bool = False):
+        self.persistent = persistent  # long-lived (the app, watch): keep vectors in memory
+        # Called with "search" when a search finds the index stale and sync.onSearch is on; it
+        # must return at once (a Syncer queues a sync, the CLI spawns a background index).
+        self.sync_hook: Callable[[str], Any] | None = None
+        self._wire(cfg)
+
+    def _wire(self, cfg: Config) -> None:
+        """Build the parts for `cfg`: the one place they are joined."""
+        self.cfg = cfg
+        self.index_reader = IndexReader(cfg)
+        self.providers = Providers(cfg)
+        self.freshness_check = Freshness(cfg, self.index_reader, persistent=self.persistent)
+        self.searcher = Searcher(cfg, self.index_reader, self.providers, self.freshness_check,
+                                 persistent=self.persistent, on_stale=self._ask_for_sync)
+        self.jobs = IndexJobs(cfg, self.index_reader, self.providers, self.freshness_check)
+        self.health = Health(cfg, self.index_reader, self.providers, self.freshness_check, self.searcher, self.jobs)
+        self.health.fleet_line = self._fleet_line
+        self.memory_files = MemoryFiles(cfg)
+        self.history_log = History(cfg, self.memory_files)
 
     @classmethod
     def open(cls, *, config_path=None, workspace=None, agent=None, overrides=None, persistent=False) -> "Engine":
         cfg = config_mod.load(config_path, workspace=workspace, agent=agent, overrides=overrides)
         return cls(cfg, persistent=persistent)
+
+    # ------------------------------------------------------------------ configuration
+
+    @property
+    def workspace(self):
+        return self.cfg.workspace
+
+    @property
+    def index_path(self):
+        return self.index_reader.index_path
+
+    def reload_config(self, cfg: Config) -> None:
+        """Apply a new configuration without a restart (the app's Config tab)."""
+        self.close()
+        self._wire(cfg)
+
+    def plan(self):
+        return self.providers.plan()
+
+    def reader(self):
+        return self.index_reader.reader()
+
+    def close(self) -> None:
+        self.index_reader.close()
+        self.providers.close()
+
+    # ------------------------------------------------------------------ search and read
+
+    def options(self, **kw):
+        return self.searcher.options(**kw)
+
+    def search(self, query: str, **kw) -> SearchResults:
+        return self.searcher.search(query, **kw)
+
+    def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> FileText:
+        return self.memory_files.get(path, from_line, lines)
+
+    def read_text(self, path) -> str:
+        """A memory file's text as the tools read it ("" when missing); FileRefused for a symlink
+        out of the workspace or anything but a regular file."""
+        from . import memfile
+
+        return memfile.read_text(self.workspace, path)
+
+    def resolve_allowed(self, path: str):
+        return self.memory_files.resolve_allowed(path)
+
+    def list_files(self) -> list[dict]:
+        return self.memory_files.list_files()
+
+    # ------------------------------------------------------------------ index
+
+    def index(self, **kw) -> Iterator:
+        return self.jobs.index(**kw)
+
+    def run_index(self, **kw):
+        return self.jobs.run_index(**kw)
+
+    # ------------------------------------------------------------------ state
+
+    def freshness(self, *, max_age: float = 0.0, full: bool = False) -> dict:
+        return self.freshness_check.freshness(max_age=max_age, full=full)
+
+    def seen_behind(self) -> bool:
+        return self.freshness_check.seen_behind()
+
+    def watcher_state(self) -> str:
+        return self.freshness_check.watcher_state()
+
+    def status(self, *, deep: bool = False) -> Status:
+        return self.health.status(deep=deep)
+
+    def issues(self) -> list[str]:
+        return self.health.issues()
+
+    def repair(self) -> list[str]:
+        return self.health.repair()
+
+    # ------------------------------------------------------------------ writes
+
+    def append(self, text, heading=None, *, now=None) -> WriteReceipt:
+        """memory_append: a block at the end of today's daily log, as the agent tools write it."""
+        from . import tools
+
+        return WriteReceipt(tools.memory_append(self, text, heading, now=now))
+
+    def remember(self, text, section=None) -> WriteReceipt:
+        """memory_remember: a durable fact as a bullet in MEMORY.md."""
+        from . import tools
+
+        return WriteReceipt(tools.memory_remember(self, text, section))
+
+    def log_entry(self, text: str, now):
+        """A person's note at the end of today's daily log: (the file as written, its line)."""
+        from . import files
+
+        return files.append_entry(self.workspace, text, now)
+
+    def daily_log_path(self, day):
+        from . import files
+
+        return files.daily_log_path(self.workspace, day)
+
+    def memory_file(self):
+        """MEMORY.md, or an existing lowercase memory.md."""
+        from . import files
+
+        return files.memory_file(self.workspace)
+
+    def create_workspace(self) -> list:
+        from . import files
+
+        return files.create_workspace(self.workspace)
+
+    def archive(self, transcript, *, slug=None, now=None):
+        """A session transcript kept as a Markdown note under memory/ (archive.ArchiveError if not)."""
+        from .archive import archive_session
+
+        return archive_session(self.workspace, transcript, slug=slug, now=now)
+
+    def context(self, **kw) -> dict:
+        """The session-start context: the files an agent reads first, cut to the budget."""
+        from .context import session_context
+
+        return session_context(self, **kw)
+
+    # ------------------------------------------------------------------ editing a file
+
+    def edit(self, abspath):
+        """An edit session on one memory file: open, save with a conflict check, merge."""
+        from .editing import EditSession
+
+        return EditSession(abspath)
+
+    def keep_recovery(self, session):
+        from . import editing
+
+        return editing.keep_recovery(self.cfg.agent_id, session)
+
+    def find_recovery(self, abspath):
+        from . import editing
+
+        return editing.find_recovery(self.cfg.agent_id, abspath)
+
+    def drop_recovery(self, abspath) -> None:
+        from . import editing
+
+        editing.drop_recovery(self.cfg.agent_id, abspath)
+
+    # ------------------------------------------------------------------ history
+
+    def open_journal(self, *, catch_up: bool = True):
+        return self.history_log.open(catch_up=catch_up)
+
+    def history(self, path: str | None = None, since: float | None = None, *, catch_up: bool = True) -> list:
+        return self.history_log.changes(path, since, catch_up=catch_up)
+
+    def restore(self, path: str, version: int, *, catch_up: bool = True):
+        return self.history_log.restore(path, version, catch_up=catch_up)
+
+    def undo_hunk(self, path: str, previous: int, version: int, hunk: int):
+        return self.history_log.undo_hunk(path, previous, version, hunk)
+
+    # ------------------------------------------------------------------ watching, promoting, the fleet
+
+    def watch(self, on_event=None):
+        """Start the watcher (file events, debounced syncs); `stop()` the object it returns."""
+        from .sync import Syncer
+
+        syncer = Syncer(self, on_event=on_event)
+        syncer.start()
+        return syncer
+
+    def promotion_candidates(self, gates=None, **kw):
+        """(the passages of daily logs worth keeping in MEMORY.md, notes), best first."""
+        from . import promote
+
+        return promote.preview(self, gates or promote.COMMAND, **kw)
+
+    def promote(self, candidates, **kw):
+        from . import promote
+
+        return promote.apply(self, candidates, **kw)
+
+    def reject_promotion(self, candidate) -> None:
+        from . import promote
+
+        promote.reject(self, candidate)
+
+    def record_recall(self, query: str, results: list[dict]) -> int:
+        """Count daily-log hits a person looked at, for promotion."""
+        from . import recall
+
+        return recall.record(self.cfg, query, results)
+
+    def fleet_search(self, query: str, **kw) -> dict:
+        from . import fleet
+
+        return fleet.search(self, query, **kw)
+
+    def fleet_get(self, ref: str, from_line: int | None = None, lines: int | None = None) -> dict:
+        from . import fleet
+
+        return fleet.get_stored(self.cfg, ref, from_line, lines)
+
+    def fleet_push(self, progress=None) -> dict:
+        from . import fleet
+
+        return fleet.push(self, progress)
+
+    # ------------------------------------------------------------------ for the fleet and the tests
+
+    def _vector_side(self, store, exclude: tuple[str, ...] = ()):
+        return self.searcher.vector_side(store, exclude)
+
+    def _embed_query(self, prov, query: str, dims: int | None):
+        return self.providers.embed_query(prov, query, dims)
+
+    @property
+    def _providers(self) -> dict:
+        return self.providers.built
+
+    @property
+    def query_retry_after(self) -> float:
+        return self.providers.query_retry_after
+
+    @query_retry_after.setter
+    def query_retry_after(self, seconds: float) -> None:
+        self.providers.query_retry_after = seconds
+
+    @property
+    def _fresh_cache(self):
+        return self.freshness_check._cache
+
+    @_fresh_cache.setter
+    def _fresh_cache(self, value) -> None:
+        self.freshness_check._cache = value
+
+    # ------------------------------------------------------------------ internal
+
+    def _ask_for_sync(self) -> None:
+        hook = self.sync_hook
+        if hook is None:
+            return
+        try:
+            hook("search")
+        except Exception:
+            pass  # a failed trigger must not fail the search; the next one tries again
+
+    def _fleet_line(self) -> dict | None:
+        from .fleet import fleet_status  # psycopg is not needed for this: it reads local state only
+
+        return fleet_status(self)

@@ -1,4 +1,4 @@
-"""Configuration (SPEC §9): defaults < OpenClaw's openclaw.json < our TOML file < env < flags.
+"""Configuration: defaults < OpenClaw's openclaw.json < our TOML file < env < flags.
 
 Our file keeps OpenClaw's memory-search key names at its top level, plus our own keys and
 a `[ui]` table that the engine passes through untouched. Unknown keys and wrong types in
@@ -8,15 +8,15 @@ there are ignored and listed.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
 from typing import Any, Callable, NamedTuple
 
 from . import paths
+from .provider_registry import BATCH, NAMES
 
-PROVIDERS = ("local", "openai", "gemini", "voyage", "mistral", "ollama")
+PROVIDERS = NAMES
 DEFAULT_LOCAL_MODEL = "hf:cstr/multilingual-e5-small-GGUF/multilingual-e5-small-q8_0.gguf"
 
 
@@ -272,9 +272,9 @@ class Config:
     def masked(self, key: str) -> Any:
         v = self.values[key]
         if key == "fleet.url" and v:  # the server stays readable, the password does not
-            from .fleet import mask_url
+            from .redaction import mask_password
 
-            return mask_url(v)
+            return mask_password(v)
         if KEYS[key].secret and v:
             return mask_secret(v)
         if key == "remote.headers":
@@ -290,7 +290,7 @@ class Config:
         return [(k, self.masked(k), self.sources.get(k, "default")) for k in KEYS]
 
 
-BATCH_PROVIDERS = ("openai", "voyage", "gemini")  # the providers with a batch API (embeddings/batch.py CLIENTS)
+BATCH_PROVIDERS = BATCH  # the providers with a batch API
 
 
 def not_honoured(cfg: Config) -> list[str]:
@@ -587,7 +587,3 @@ def write_value(file: Path, key: str, value: Any) -> None:
 
     paths.private_dir(file.parent)
     atomic_write(file, new_text)
-
-
-def dumps_effective(cfg: Config) -> str:
-    return json.dumps({k: v for k, v, _ in cfg.effective()}, indent=2, ensure_ascii=False)

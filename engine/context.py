@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from . import memfile
-from .files import daily_log_path
-from .tools import memory_file
+from .files import daily_log_path, memory_file
 
 FILE_CAP = 20000  # agents.defaults.bootstrapMaxChars
 TOTAL_CAP = 60000  # agents.defaults.bootstrapTotalMaxChars

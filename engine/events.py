@@ -137,6 +137,11 @@ class JobFinished(Event):
     ok: bool = True
     message: str = ""
 
+    def as_json(self) -> dict:
+        """The summary `clawmem index --json` prints."""
+        return {"files": self.files_indexed, "removed": self.files_removed, "unchanged": self.files_unchanged,
+                "embedded": self.chunks_embedded, "seconds": round(self.seconds, 3)}
+
     def describe(self) -> str:
         state = "finished" if self.ok else "stopped"
         extra = f": {self.message}" if self.message else ""

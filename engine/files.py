@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -206,3 +207,34 @@ def create_workspace(root: Path) -> list[Path]:
         _write(top, "# Memory\n\nLong-term notes: facts, preferences and decisions worth keeping.\n")
         made.append(top)
     return made
+
+
+def memory_file(workspace: Path) -> Path:
+    """MEMORY.md, or an existing lowercase memory.md (OpenClaw reads either)."""
+    upper, lower = workspace / "MEMORY.md", workspace / "memory.md"
+    return lower if lower.is_file() and not upper.is_file() else upper
+
+
+def add_bullet(text: str, section: str, fact: str) -> tuple[str, int, int]:
+    """`text` with `- fact` added at the end of the `## section` section (created at the end of
+    the file if missing). Returns the new text and the 1-based lines of the bullet."""
+    first, *rest = fact.strip().splitlines()
+    bullet = ["- " + first] + [("  " + ln) if ln.strip() else "" for ln in rest]
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the final newline; put back below
+    want = section.strip().lower()
+    head = next((i for i, ln in enumerate(lines) if ln.startswith("## ") and ln[3:].strip().lower() == want), None)
+    if head is None:
+        while lines and lines[-1] == "":
+            lines.pop()
+        block = ([""] if lines else []) + [f"## {section.strip()}"] + bullet
+        at = len(lines) + len(block) - len(bullet)
+        lines += block
+    else:
+        end = next((i for i in range(head + 1, len(lines)) if re.match(r"#{1,2} ", lines[i])), len(lines))
+        at = end
+        while at > head + 1 and not lines[at - 1].strip():
+            at -= 1  # after the section's last non-blank line
+        lines[at:at] = bullet
+    return "\n".join(lines) + "\n", at + 1, at + len(bullet)

@@ -29,6 +29,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 from urllib.parse import urlsplit, urlunsplit
 
+from .redaction import mask_password
+
 PUSH_BATCH = 500
 CONNECT_TIMEOUT = 5  # seconds: a fleet that is down must not hold up the watcher
 FLEET_PREFIX = "fleet:"  # `clawmem get fleet:AGENT/PATH` reads a fleet hit's stored text
@@ -41,17 +43,7 @@ class FleetError(Exception):
 # ----------------------------------------------------------------------------- settings
 
 
-def mask_url(url: str) -> str:
-    """The URL with its password replaced by ***, for every message and log."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<unparsable URL>"
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)
-    user = (parts.username or "") + ":***"
-    return urlunsplit(parts._replace(netloc=f"{user}@{netloc[-1]}"))
+mask_url = mask_password  # the fleet's name for it
 
 
 def _masked(text: str, url: str) -> str:

@@ -13,12 +13,22 @@ if TYPE_CHECKING:  # the indexer and events load when a job runs: a search needs
     from . import events as ev
     from .indexer import Stats
 
-from .core import PROVIDER_FAILURES, Core
+from .config import Config
+from .freshness import Freshness
 from .lock import LockBusy, WriterLock, current_holder, describe_holder
+from .providers import Providers
+from .reader import IndexReader
 from .store import DatabaseError, ForeignIndex, Store, adopt_legacy_index, index_meta, move_aside, rebuild_path, remember_intact, remove_index_files
 
 
-class IndexJobs(Core):
+class IndexJobs:
+    def __init__(self, cfg: Config, reader: IndexReader, providers: Providers, freshness: Freshness):
+        self.cfg = cfg
+        self.index_reader = reader
+        self.index_path = reader.index_path
+        self.providers = providers
+        self.freshness = freshness
+
     def index(
         self,
         *,
@@ -49,7 +59,7 @@ class IndexJobs(Core):
                 yield ev.Warning(adopted)
             store, moved = open_writer(self.index_path, self.cfg)
             if moved:
-                self._per_model.clear()  # vectors cached from the file that was moved aside
+                self.index_reader.forget_cached()  # vectors cached from the file that was moved aside
                 yield ev.Warning(moved, str(self.index_path))
             why = "--force" if force else needs_rebuild(store, self.cfg)
             if not why and rebuild_path(self.index_path).exists():
@@ -62,7 +72,7 @@ class IndexJobs(Core):
                     yield from self._update(store, reason, stats, stop, backfill_sessions)
                 finally:
                     store.close()
-            self._fresh_cache = None
+            self.freshness.forget()
             remember_intact(self.index_path)  # closed cleanly: the next writer need not check it
             ok = not stop()
             finished = ev.JobFinished("rebuild" if why else "index", stats.indexed, stats.removed, stats.unchanged,
@@ -98,8 +108,8 @@ class IndexJobs(Core):
         """(fingerprints of the configured providers, the configured providers that cannot be
         built right now), for prune_models."""
         fingerprints, unsure = set(), set()
-        for cand in self.plan().candidates:
-            prov = self._provider(cand.name) if cand.factory is not None else None
+        for cand in self.providers.plan().candidates:
+            prov = self.providers.get(cand.name) if cand.factory is not None else None
             if prov is None:
                 unsure.add(cand.name)
             else:
@@ -111,16 +121,17 @@ class IndexJobs(Core):
         from .embeddings.cache import EmbeddingCache
         from .indexer import ProviderChain, vector_phase
 
-        plan = self.plan()
+        providers = self.providers
+        plan = providers.plan()
         if not plan.usable():
             return
-        self._provider_errors.clear()  # every index run gives failed providers another chance
-        chain = ProviderChain(plan, self._providers)
+        providers.errors.clear()  # every index run gives failed providers another chance
+        chain = ProviderChain(plan, providers.built)
         for name, why in chain.failures:
-            self._provider_errors[name] = why
+            providers.errors[name] = why
             yield ev.ProviderSwitched(name, chain.current().id if chain.current() else None, why)
         if chain.current() is None:
-            self._record_failures(store)
+            providers.record_failures(store)
             return
         cache = None
         if self.cfg["cache.enabled"]:
@@ -134,7 +145,7 @@ class IndexJobs(Core):
         try:
             for e in vector_phase(store, chain, cache, stats, stop):
                 if isinstance(e, ev.ProviderSwitched):
-                    self._provider_errors[e.from_provider or "?"] = e.reason
+                    providers.errors[e.from_provider or "?"] = e.reason
                 yield e
             if cache:
                 cache.evict()
@@ -142,15 +153,7 @@ class IndexJobs(Core):
             if cache:
                 cache.close()
         if not stop():
-            self._record_failures(store)
-
-    def _record_failures(self, store: Store) -> None:
-        """Keep this run's provider failures in the index, so that `status` and searches in other
-        processes give the real reason ("openai: 500 …"), not a guess from vector counts."""
-        if self._provider_errors:
-            store.set_meta(PROVIDER_FAILURES, json.dumps(self._provider_errors))
-        else:
-            store.conn.execute("delete from meta where key = ?", (PROVIDER_FAILURES,))
+            providers.record_failures(store)
 
     def _leftover_rebuild(self) -> Generator[ev.Event, None, str | None]:
         """A rebuild stopped before its end (Ctrl-Q during F9, a kill) left its file: resume it when
@@ -177,7 +180,7 @@ class IndexJobs(Core):
         return None
 
     def _rebuild(self, why: str, stats: Stats, stop, backfill: bool) -> Iterator[ev.Event]:
-        """Build a complete new index beside the old one, then swap it in (SPEC §4)."""
+        """Build a complete new index beside the old one, then swap it in: a search never sees a half-built index."""
         from . import events as ev
         from .indexer import open_writer, prune_models, rebuild_fits, swap_in
 
@@ -206,12 +209,9 @@ class IndexJobs(Core):
             new.close()
         if stop():
             return
-        old = getattr(self._tls, "store", None)
-        if old is not None:
-            old.close()
-            self._tls.store = None
+        self.index_reader.close()
         swap_in(tmp, self.index_path)
-        self._per_model.clear()
+        self.index_reader.forget_cached()
 
     def run_index(self, *, force: bool = False, on_event: Callable[[ev.Event], None] | None = None, **kw) -> ev.JobFinished | None:
         from . import events as ev

@@ -19,7 +19,6 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import hashlib
-import json
 import os
 import sqlite3
 import time
@@ -28,11 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import memfile, paths
-from .fsutil import atomic_write, os_path, path_text
+from .fsutil import os_path, path_text
 
-OUTSIDE = "outside"
-# Who this process is when it writes a memory file; the app and the MCP server set it.
-WRITER = "clawmem"
+from .writers import OUTSIDE, writer_of as _writer_of
 
 SCHEMA = """
 create table if not exists versions(
@@ -59,32 +56,6 @@ def bytes_hash(data: bytes) -> str:
 def journal_dir(cfg) -> Path:
     key = hashlib.sha256(os.fsencode(os.path.realpath(cfg.workspace))).hexdigest()[:16]
     return paths.data_dir() / "journal" / cfg.agent_id / key
-
-
-def _note_file(abspath: Path, notes: Path | None = None, real: str | None = None) -> Path:
-    key = hashlib.sha256(os.fsencode(real or os.path.realpath(abspath))).hexdigest()[:24]
-    return (notes or paths.data_dir() / "journal" / "writers") / f"{key}.json"
-
-
-def note_write(abspath: Path, writer: str | None = None) -> None:
-    """Leave a note that `writer` (default: this process) just wrote `abspath`: the file's
-    hash as it is now. Never raises: a missing note only makes the journal say "outside"."""
-    try:
-        data = Path(abspath).read_bytes()
-        note = _note_file(Path(abspath))
-        paths.private_dir(note.parent.parent)
-        paths.private_dir(note.parent)
-        atomic_write(note, json.dumps({"hash": bytes_hash(data), "writer": writer or WRITER, "ts": time.time()}), mode=0o600)
-    except OSError:
-        pass
-
-
-def _writer_of(abspath: Path, digest: str | None, notes: Path | None = None, real: str | None = None) -> str:
-    try:
-        note = json.loads(_note_file(abspath, notes, real).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return OUTSIDE
-    return (note.get("writer") or OUTSIDE) if note.get("hash") == digest else OUTSIDE
 
 
 @dataclass(frozen=True)

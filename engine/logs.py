@@ -1,4 +1,4 @@
-"""The log file: a rotated file in the platform state dir (`clawmem.engine.api.log_path()`).
+"""The log file: a rotated file in the platform state dir (`paths.log_path()`).
 
 The engine never prints. Long-lived front ends (`clawmem watch`, the TUI) call `setup()`
 once to send the "clawmem" loggers to the file; library use without `setup()` logs
@@ -31,8 +31,7 @@ class _Redacting(logging.Formatter):
 
 def setup(path: Path | None = None, level: int = logging.INFO) -> Path:
     """Send the clawmem loggers to a rotated, owner-only file; idempotent. Returns the path."""
-    from .api import log_path
-    from .paths import private_dir
+    from .paths import log_path, private_dir
 
     path = Path(path) if path else log_path()
     logger = logging.getLogger(LOGGER)

@@ -334,9 +334,9 @@ def _receipt(path: Path, shown: str, data: bytes, start: int = 0, end: int = 0, 
 
 
 def _note(path: Path, writer: str | None) -> None:
-    from . import journal
+    from . import writers
 
-    journal.note_write(path, writer)
+    writers.note_write(path, writer)
 
 
 def append(workspace: Path, rel: str | Path, compose: Callable[[bytes], str], *, writer: str | None = None,

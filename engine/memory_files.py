@@ -3,20 +3,21 @@ app's File tab shows, today's log. The reading itself (and every write) is memfi
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 from pathlib import Path
 
-from .core import Core
+from .config import Config
+from .errors import AccessDenied
+from .results import FileText
 from .sources import list_sources
 from .workspace import normalize_extra_paths
 
 
-class AccessDenied(ValueError):
-    """memory_get refused a path; the message says why."""
+class MemoryFiles:
+    def __init__(self, cfg: Config):
+        self.cfg = cfg
+        self.workspace = cfg.workspace
 
-
-class MemoryFiles(Core):
     def resolve_allowed(self, path: str) -> tuple[str, Path]:
         """(display path, absolute path) of a memory file the tools may read, or AccessDenied."""
         raw = (path or "").strip()
@@ -48,8 +49,8 @@ class MemoryFiles(Core):
             )
         return rel, abs_p
 
-    def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> dict:
-        """memory_get (SPEC §7): {path, text}."""
+    def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> FileText:
+        """memory_get: {path, text}, the whole file or `lines` lines from `from_line`."""
         raw = (path or "").strip()
         start = int(from_line) if from_line else None
         count = int(lines) if lines else None
@@ -63,10 +64,10 @@ class MemoryFiles(Core):
             try:
                 data = f.read_bytes()
             except FileNotFoundError:
-                return {"path": raw, "text": ""}
+                return FileText(path=raw, text="")
             from .sessions import parse_transcript, render_range
 
-            return {"path": raw, "text": render_range(parse_transcript(data), start, count)}
+            return FileText(path=raw, text=render_range(parse_transcript(data), start, count))
         rel, abs_p = self.resolve_allowed(raw)
         from . import memfile  # loads on use: a keyword search never reads a file this way
 
@@ -75,15 +76,12 @@ class MemoryFiles(Core):
         except memfile.Refused as exc:
             raise AccessDenied(str(exc)) from None
         if start is None and count is None:
-            return {"path": rel, "text": text}
+            return FileText(path=rel, text=text)
         all_lines = text.split("\n")
         s = max(1, start or 1)
         n = max(1, count or len(all_lines))
-        return {"path": rel, "text": "\n".join(all_lines[s - 1 : s - 1 + n])}
+        return FileText(path=rel, text="\n".join(all_lines[s - 1 : s - 1 + n]))
 
     def list_files(self) -> list[dict]:
         files = list_sources(self.cfg)
         return [{"path": f.path, "source": f.source, "abspath": str(f.abspath)} for f in files]
-
-    def today_log_path(self, today: dt.date | None = None) -> Path:
-        return self.workspace / "memory" / f"{(today or dt.date.today()).isoformat()}.md"

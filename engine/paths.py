@@ -61,3 +61,8 @@ def private_dir(path: Path) -> Path:
     except OSError:
         pass
     return path
+
+
+def log_path() -> Path:
+    """clawmem's log file (logs.setup writes it; status shows where)."""
+    return state_dir() / "clawmem.log"

@@ -356,9 +356,7 @@ def preview(engine, gates: Gates = COMMAND, *, limit: int | None = None, include
 
 
 def memory_path(workspace: Path) -> Path:
-    from .tools import memory_file
-
-    return memory_file(workspace)
+    return files.memory_file(workspace)
 
 
 def _write_memory(engine, target: Path, transform) -> None:
@@ -398,8 +396,6 @@ def apply(engine, candidates: list[Candidate], *, edits: dict[str, str] | None =
     reading its lines again from the live file; then a dated summary in DREAMS.md.
     `edits` maps a candidate's key to the text a person wrote for it. Raises PromoteError
     when a file cannot be written (the outcomes so far are kept in DREAMS.md first)."""
-    from .tools import add_bullet
-
     cfg, ws = engine.cfg, engine.workspace
     today = today or dt.date.today()
     target = memory_path(ws)
@@ -425,7 +421,7 @@ def apply(engine, candidates: list[Candidate], *, edits: dict[str, str] | None =
             if jr is not None:
                 jr.observe_file(rel, target)  # what is there now, so the promotion is its own version
             try:
-                _write_memory(engine, target, lambda cur, fact=fact: add_bullet(cur, _section(today), fact)[0])
+                _write_memory(engine, target, lambda cur, fact=fact: files.add_bullet(cur, _section(today), fact)[0])
             except PromoteError as exc:
                 error = exc
                 break

@@ -119,6 +119,20 @@ def redact(text: str) -> str:
     return "".join(out)
 
 
+def mask_password(url: str) -> str:
+    """The URL with its password replaced by ***, the server and user still readable (a
+    fleet URL in messages and logs)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparsable URL>"
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.rsplit("@", 1)
+    user = (parts.username or "") + ":***"
+    return urlunsplit(parts._replace(netloc=f"{user}@{netloc[-1]}"))
+
+
 def mask_url(url: str) -> str:
     """`url` without the credentials it carries: user:password and secret-looking query values."""
     try:

@@ -4,26 +4,22 @@ caches for a long-lived engine), the query embedding and its fallbacks, and the 
 from __future__ import annotations
 
 import datetime as dt
-import time
-from typing import TYPE_CHECKING, Any, Callable
-
-if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts faster without it
-    import numpy as np
+from typing import Any, Callable
 
 from . import dates, recall, search as search_mod
 from .config import Config
-from .core import Core, IndexUnavailable
-from .embeddings import Provider, ProviderError
+from .embeddings import ProviderError
+from .errors import IndexUnavailable, SearchDisabled
+from .freshness import Freshness
+from .providers import Providers
+from .reader import IndexReader
+from .results import SearchResults
 from .store import DatabaseError, Store
 
 
 def citation(path: str, start: int, end: int) -> str:
     """OpenClaw's citation, the one shape of every front: `Source: memory/x.md#L3-L9`."""
     return f"Source: {path}#L{start}-L{end}"
-
-
-class SearchDisabled(RuntimeError):
-    """Memory search is turned off (`enabled = false`, e.g. OpenClaw's memorySearch.enabled)."""
 
 
 def disabled_reason(cfg: Config) -> str | None:
@@ -49,14 +45,21 @@ def _as_datetime(now: Any) -> dt.datetime | None:
         raise ValueError(f"now: expected a date like 2026-02-10, got {text!r}") from None
 
 
-class Searching(Core):
-    seen_behind: Callable[[], bool]  # from health.Health: a search says whether the index lags the files
+class Searcher:
+    def __init__(self, cfg: Config, reader: IndexReader, providers: Providers, freshness: Freshness, *,
+                 persistent: bool = False, on_stale: Callable[[], None] = lambda: None):
+        self.cfg = cfg
+        self.index_reader = reader
+        self.providers = providers
+        self.freshness = freshness
+        self.persistent = persistent  # long-lived (the app, watch): keep vectors in memory
+        self.on_stale = on_stale  # a search found the index behind the files; must return at once
 
-    def _vector_side(self, store: Store, exclude: tuple[str, ...] = ()) -> tuple[search_mod.VectorSide | None, dict]:
+    def vector_side(self, store: Store, exclude: tuple[str, ...] = ()) -> tuple[search_mod.VectorSide | None, dict]:
         """Pick the model whose vectors cover the index best among the providers we can use
         (leaving out `exclude`: providers whose query embedding just failed)."""
         info: dict[str, Any] = {"provider": None, "model": None, "fallback": None, "reason": None, "dims": None}
-        plan = self.plan()
+        plan = self.providers.plan()
         if plan.configured == "none":
             info["reason"] = plan.keyword_reason()
             return None, info
@@ -68,7 +71,7 @@ class Searching(Core):
         best = None
         present = []  # (order, provider, model row) of the usable providers with a vector table
         for order, cand in enumerate(usable):
-            prov = self._provider(cand.name)
+            prov = self.providers.get(cand.name)
             if prov is None or cand.name in exclude:
                 continue
             m = models.get(prov.fingerprint())
@@ -79,18 +82,18 @@ class Searching(Core):
             cov = store.coverage(m["id"]) if len(present) > 1 else int(store.has_vectors(m["id"]))
             if cov and (best is None or cov > best[0]):
                 best = (cov, order, prov, m)
-        failures = self._known_failures(store)
+        failures = self.providers.known_failures(store)
         if best is None:
             errs = [f"{n}: {e}" if not e.startswith(n) else e for n, e in failures.items()]
             first = usable[0].name
-            note = self._providers[first].not_ready() if first in self._providers else None
+            note = self.providers.built[first].not_ready() if first in self.providers.built else None
             info["reason"] = "; ".join(errs) if errs else note or f"no vectors indexed yet for {first} (run `clawmem index`)"
             return None, info
         _, order, prov, m = best
         side = search_mod.VectorSide(prov, m["id"])
         if self.persistent:
-            side.matrix = self._cached_matrix(store, m["id"])
-            side.reference = self._cached("reference", store, m["id"], store.reference_sample)
+            side.matrix = self.index_reader.cached("matrix", store, m["id"], store.load_matrix)
+            side.reference = self.index_reader.cached("reference", store, m["id"], store.reference_sample)
         else:
             side.reference = store.reference_sample(m["id"])
         # the provider the user asked for (auto: the first usable one) is not the one serving
@@ -102,36 +105,6 @@ class Searching(Core):
         # the serving provider failed part-way through the last index: some chunks have no vector
         info["lastError"] = failures.get(prov.id)
         return side, info
-
-    def _embed_query(self, prov: Provider, query: str, dims: int | None) -> np.ndarray:
-        """A provider that just failed is not asked again for a while: a search as you type
-        must not wait for the same retries on every key."""
-        now = time.monotonic()
-        failed = self._query_failures.get(prov.id)
-        if failed and now - failed[0] < self.query_retry_after:
-            raise ProviderError(failed[1])
-        try:
-            vec = prov.embed_query(query)
-            if dims is not None and vec.size != dims:
-                raise ProviderError(f"{prov.id}: the query vector has {vec.size} dimensions but the index has {dims}; run `clawmem index --force`")
-        except ProviderError as exc:
-            self._query_failures[prov.id] = (now, str(exc))
-            raise
-        self._query_failures.pop(prov.id, None)
-        return vec
-
-    def _cached_matrix(self, store: Store, mid: int):
-        return self._cached("matrix", store, mid, store.load_matrix)
-
-    def _cached(self, kind: str, store: Store, mid: int, load):
-        """Per-model data a long-lived engine keeps in memory until the index changes."""
-        gen = store.generation()
-        cached = self._per_model.get((kind, mid))
-        if cached and cached[0] == gen:
-            return cached[1]
-        data = load(mid)
-        self._per_model[(kind, mid)] = (gen, data)
-        return data
 
     def options(self, *, max_results=None, min_score=None, now=None, after=None, before=None, explain=False, show_hidden=False) -> search_mod.Options:
         c = self.cfg
@@ -168,8 +141,8 @@ class Searching(Core):
 
     def search(self, query: str, *, max_results=None, min_score=None, now=None, after=None, before=None,
                explain=False, show_hidden=False, date_filter: bool | None = None, stale_check: bool = True,
-               sync_on_stale: bool = True, private: bool = False) -> dict:
-        """memory_search (SPEC §7). Raises SearchDisabled when `enabled = false`.
+               sync_on_stale: bool = True, private: bool = False) -> SearchResults:
+        """memory_search: cited hits for `query`. Raises SearchDisabled when `enabled = false`.
 
         Daily-log hits are recorded for `clawmem promote` (recall.py) unless `private` is set
         or `recall.enabled` is false."""
@@ -181,12 +154,12 @@ class Searching(Core):
         query = (query or "").strip()
         base = {"results": [], "mode": "keyword", "provider": None, "model": None, "fallback": None,
                 "hidden": {"count": 0, "bestScore": None}, "dateRange": None, "stale": False}
-        store = self.reader()
+        store = self.index_reader.reader()
         if store is None or not store.has_schema():
             base["stale"] = True
             base["reason"] = "the index is empty: run `clawmem index`"
             self._stale_found()
-            return base
+            return SearchResults(base)
         # time phrases narrow dated sources (only in short queries, only when not given explicitly)
         date_range = None
         text = query
@@ -214,44 +187,39 @@ class Searching(Core):
                     dr["applied"] = True
                 out["dateRange"] = dr
         except DatabaseError as exc:
-            raise IndexUnavailable(f"{self.index_path}: the index cannot be read ({exc}); run `clawmem index` to rebuild it") from None
+            raise IndexUnavailable(f"{self.index_reader.index_path}: the index cannot be read ({exc}); run `clawmem index` to rebuild it") from None
         if not private:
             recall.record(self.cfg, query, out["results"])
         if stale_check:
             try:
-                out["stale"] = self.seen_behind()
+                out["stale"] = self.freshness.seen_behind()
             except Exception:
                 out["stale"] = True
             if out["stale"] and sync_on_stale:
                 self._stale_found()
-        return out
+        return SearchResults(out)
 
     def _stale_found(self) -> None:
-        """A search saw the index lag the files: ask for a background sync (SPEC §6); never wait."""
-        hook = self.sync_hook
-        if hook is None or not self.cfg["sync.onSearch"]:
-            return
-        try:
-            hook("search")
-        except Exception:
-            pass  # a failed trigger must not fail the search; the next one tries again
+        """A search saw the index lag the files: ask for a background sync, never wait for it."""
+        if self.cfg["sync.onSearch"]:
+            self.on_stale()
 
     def _run_search(self, store: Store, query: str, opts: search_mod.Options, base: dict) -> dict:
-        side, info = self._vector_side(store)
+        side, info = self.vector_side(store)
         qvec = None
         fallback = info["fallback"]
         failed: list[str] = []
         while side is not None and query:
             # the query embedding failing degrades to the next model with vectors, then to keywords
             try:
-                qvec = self._embed_query(side.provider, query, info["dims"])
+                qvec = self.providers.embed_query(side.provider, query, info["dims"])
                 break
             except ProviderError as exc:
                 if not failed:
                     fallback = {"from": side.provider.id, "reason": f"query embedding failed: {exc}"}
                 failed.append(side.provider.id)
                 reason = str(exc)
-                side, info = self._vector_side(store, exclude=tuple(failed))
+                side, info = self.vector_side(store, exclude=tuple(failed))
                 if side is None:
                     info["reason"] = reason
         result = search_mod.run(store, query, opts, side if qvec is not None else None, qvec)

@@ -1,4 +1,4 @@
-"""The agent tools (SPEC §7; study §10) as plain functions over an Engine: the MCP server's
+"""The agent tools as plain functions over an Engine: the MCP server's
 tools, usable from Python too.
 
     memory_search(engine, query, maxResults=None, minScore=None)   -> OpenClaw's payload
@@ -19,14 +19,14 @@ import datetime as dt
 import math
 import re
 import time
-from pathlib import Path
 from typing import Any
 
 from . import files, memfile
-from .api import AccessDenied, IndexUnavailable, SearchDisabled, disabled_reason
+from .files import add_bullet, memory_file
 from .config import ConfigError
+from .errors import AccessDenied, IndexUnavailable, SearchDisabled
 from .lock import LockBusy
-from .searching import citation
+from .searching import citation, disabled_reason
 from .store import DatabaseError
 
 QUOTA_WARNING = "Memory search is unavailable because the embedding provider quota is exhausted."
@@ -79,7 +79,7 @@ def disabled_payload(error: str) -> dict:
 
 def memory_search(engine, query: Any, maxResults: Any = None, minScore: Any = None, *,
                   max_results: Any = None, min_score: Any = None, corpus: Any = None, private: Any = None, **options: Any) -> dict:
-    """memory_search: OpenClaw's payload (study §10.1) plus ours; never raises.
+    """memory_search: OpenClaw's payload plus ours; never raises.
 
     `options` go to Engine.search (after, before, now, explain, show_hidden, date_filter).
     Citations (`citations` = on/off/auto; auto is on: an agent's own session is direct)
@@ -135,7 +135,7 @@ def memory_search(engine, query: Any, maxResults: Any = None, minScore: Any = No
         if "explain" in r:
             item["explain"] = r["explain"]
         results.append(item)
-    # the engine's order is kept: SPEC §5 returns the order MMR chose (OpenClaw re-sorts by score)
+    # the engine's order is kept: the order MMR chose for variety (OpenClaw re-sorts by score)
     out: dict[str, Any] = {"results": results, "provider": res["provider"], "model": res["model"]}
     if res.get("fallback"):
         out["fallback"] = res["fallback"]
@@ -145,7 +145,7 @@ def memory_search(engine, query: Any, maxResults: Any = None, minScore: Any = No
     out["dateRange"] = res["dateRange"]
     out["stale"] = res["stale"]
     if res["mode"] == "keyword" and engine.plan().usable():
-        # SPEC §4: a provider that fails still leaves keyword results, and the payload says why
+        # a provider that fails still leaves keyword results, and the payload says why
         why = (res.get("fallback") or {}).get("reason") or res.get("reason") or "no vectors"
         out["warning"] = f"{DEGRADED_WARNING}: {why}"
         out["action"] = QUOTA_ACTION if _is_quota(why) else INDEX_ACTION if "clawmem index" in why else ERROR_ACTION
@@ -185,7 +185,7 @@ def _fleet_search(engine, text: str, mr: int | None, ms: float | None, started: 
 
 
 def memory_get(engine, path: Any, from_: Any = None, lines: Any = None) -> dict:
-    """memory_get (study §10.2): `{path, text}`; `from` 1-based, `lines` a count (0 = absent);
+    """memory_get: `{path, text}`; `from` 1-based, `lines` a count (0 = absent);
     a missing allowed file is `{path, text: ""}`; refusals and failures come back as
     `{path, text: "", disabled: true, error}`."""
     raw = path if isinstance(path, str) else ""
@@ -228,7 +228,7 @@ def _write_refused(engine, text: Any, label: Any = None) -> dict | None:
     return None
 
 
-def _index_now(engine) -> dict:
+def index_now(engine) -> dict:
     """Index what was just written, so the next memory_search finds it."""
     try:
         engine.run_index(reason="write", backfill_sessions=False, lock_timeout=10.0)
@@ -260,38 +260,7 @@ def memory_append(engine, text: Any, heading: Any = None, *, now: dt.datetime | 
     except OSError as exc:
         return {"error": f"{getattr(exc, 'filename', '') or 'memory/'}: cannot append ({exc.strerror or exc})"}
     rel = path.relative_to(engine.workspace).as_posix()
-    return {"path": rel, "startLine": start, "endLine": end, "citation": citation(rel, start, end), **_index_now(engine)}
-
-
-def memory_file(workspace: Path) -> Path:
-    """MEMORY.md, or an existing lowercase memory.md (OpenClaw reads either)."""
-    upper, lower = workspace / "MEMORY.md", workspace / "memory.md"
-    return lower if lower.is_file() and not upper.is_file() else upper
-
-
-def add_bullet(text: str, section: str, fact: str) -> tuple[str, int, int]:
-    """`text` with `- fact` added at the end of the `## section` section (created at the end of
-    the file if missing). Returns the new text and the 1-based lines of the bullet."""
-    first, *rest = fact.strip().splitlines()
-    bullet = ["- " + first] + [("  " + ln) if ln.strip() else "" for ln in rest]
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()  # the final newline; put back below
-    want = section.strip().lower()
-    head = next((i for i, ln in enumerate(lines) if ln.startswith("## ") and ln[3:].strip().lower() == want), None)
-    if head is None:
-        while lines and lines[-1] == "":
-            lines.pop()
-        block = ([""] if lines else []) + [f"## {section.strip()}"] + bullet
-        at = len(lines) + len(block) - len(bullet)
-        lines += block
-    else:
-        end = next((i for i in range(head + 1, len(lines)) if re.match(r"#{1,2} ", lines[i])), len(lines))
-        at = end
-        while at > head + 1 and not lines[at - 1].strip():
-            at -= 1  # after the section's last non-blank line
-        lines[at:at] = bullet
-    return "\n".join(lines) + "\n", at + 1, at + len(bullet)
+    return {"path": rel, "startLine": start, "endLine": end, "citation": citation(rel, start, end), **index_now(engine)}
 
 
 def memory_remember(engine, text: Any, section: Any = None) -> dict:
@@ -329,7 +298,7 @@ def memory_remember(engine, text: Any, section: Any = None) -> dict:
     except OSError as exc:
         return {"error": f"{rel}: cannot write ({exc.strerror or exc})"}
     start, end = lines["start"], lines["end"]
-    return {"path": rel, "startLine": start, "endLine": end, "citation": citation(rel, start, end), **_index_now(engine)}
+    return {"path": rel, "startLine": start, "endLine": end, "citation": citation(rel, start, end), **index_now(engine)}
 
 
 # ---------------------------------------------------------------------------- promotion
@@ -378,4 +347,4 @@ def memory_promote(engine, keys: Any = None, limit: Any = None) -> dict:
         return {"error": str(exc)}
     done = [o.as_json() for o in outcomes if o.promoted]
     out = {"promoted": done, "skipped": [o.as_json() for o in outcomes if not o.promoted]}
-    return {**out, **_index_now(engine)} if done else out
+    return {**out, **index_now(engine)} if done else out

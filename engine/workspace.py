@@ -1,4 +1,4 @@
-"""Which files are memory (SPEC §1): MEMORY.md, memory.md, memory/**/*.md, extraPaths.
+"""Which files are memory: MEMORY.md, memory.md, memory/**/*.md, extraPaths.
 
 Only `.md` files, symlinks never followed, duplicates by real path indexed once, paths
 shown workspace-relative with `/`. Folders that hold tooling rather than notes (.git,
@@ -48,11 +48,6 @@ def _is_regular_md(p: Path) -> bool:
     except OSError:
         return False
     return stat.S_ISREG(st.st_mode) and p.name.endswith(".md")
-
-
-def walk_md(root: Path, errors: list[str] | None = None) -> list[Path]:
-    """All regular `.md` files under `root`, depth first, never through a symlink."""
-    return [Path(a) for a, _ in _walk_rel(str(root), errors)]
 
 
 def _utf8_name(name: str) -> str | None:

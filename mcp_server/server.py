@@ -1,8 +1,8 @@
 """`clawmem mcp`: the memory tools for any MCP client, on the SDK's high-level server.
 
-Tools: memory_search and memory_get with OpenClaw's input schemas, descriptions and result
-payloads (engine/tools.py), memory_append, memory_remember and memory_promote unless
-`mcp.write = false`.
+Tools (TOOLS, one table: the server, its tests and README's table are made from it):
+memory_search and memory_get with OpenClaw's input schemas, descriptions and result payloads
+(engine/tools.py), memory_append, memory_remember and memory_promote unless `mcp.write = false`.
 Resources: memory://MEMORY.md, memory://today, memory://yesterday, memory://context, memory://promote.
 Prompt: memory-recall (OpenClaw's "Memory Recall" system prompt section).
 
@@ -28,9 +28,8 @@ from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetad
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from clawmem.engine import files, memfile, tools
-from clawmem.engine.net import allowed_names, cannot_listen, needs_token, refuse_request, token_weakness
-from clawmem.engine.context import session_context
+from clawmem.engine import (FileRefused, allowed_names, cannot_listen, memory_get, memory_promote, memory_search, needs_token,
+                            promote_preview as promotion_preview, refuse_request, token_weakness)
 
 log = logging.getLogger("clawmem.mcp")
 
@@ -135,29 +134,78 @@ class RememberArgs(ArgModelBase):
     section: Any = None
 
 
+class ToolSpec:
+    """One MCP tool: what the server registers, what the tests list and what README's table shows.
+    `call(engine, arguments)` answers with the payload; `returns` is README's words for it;
+    `writes` tools are left out with `mcp.write = false`; a tool that `needs_index` waits for the
+    index the server's first sync builds."""
+
+    def __init__(self, name: str, description: str, schema: dict, args: type[ArgModelBase],
+                 call: Callable[[Any, dict], dict], returns: str, writes: bool = False, needs_index: bool = False):
+        self.name, self.description, self.schema, self.args = name, description, schema, args
+        self.call, self.returns, self.writes, self.needs_index = call, returns, writes, needs_index
+
+    def arguments(self) -> str:
+        """`query`, `maxResults?`: the schema's arguments, optional ones marked ?."""
+        required = self.schema.get("required", [])
+        return ", ".join(f"`{name}{'' if name in required else '?'}`" for name in self.schema["properties"])
+
+
+TOOLS = [
+    ToolSpec("memory_search", SEARCH_DESCRIPTION, SEARCH_SCHEMA, SearchArgs, lambda engine, kw: memory_search(engine, **kw),
+             "OpenClaw's payload: `results[]` (`path`, `startLine`, `endLine`, `score`, `snippet`, `source`, `citation` as "
+             "`Source: path#L3-L9`, ending the snippet too; ours: `band`), `provider`, `model`, `citations`, plus `mode`, "
+             "`hidden`, `dateRange`, `stale`; `corpus: \"fleet\"` searches the fleet (each hit also has `agent`, `host`, "
+             "`file`, and `path` is `fleet:AGENT/PATH`)", needs_index=True),
+    ToolSpec("memory_get", GET_DESCRIPTION, GET_SCHEMA, GetArgs,
+             lambda engine, kw: memory_get(engine, kw.get("path"), kw.get("from"), kw.get("lines")),
+             "`{path, text}`; a `fleet:AGENT/PATH` path gives the fleet's stored text of that file"),
+    ToolSpec("memory_append", APPEND_DESCRIPTION, APPEND_SCHEMA, AppendArgs,
+             lambda engine, kw: engine.append(kw.get("text"), kw.get("heading")),
+             "appends `## HH:MM heading` and the text to `memory/YYYY-MM-DD.md`; `{path, startLine, endLine, citation}`",
+             writes=True),
+    ToolSpec("memory_remember", REMEMBER_DESCRIPTION, REMEMBER_SCHEMA, RememberArgs,
+             lambda engine, kw: engine.remember(kw.get("text"), kw.get("section")),
+             "adds `- text` under `## section` (default Notes) in `MEMORY.md`; same shape", writes=True),
+    ToolSpec("memory_promote", PROMOTE_DESCRIPTION, PROMOTE_SCHEMA, PromoteArgs,
+             lambda engine, kw: memory_promote(engine, kw.get("keys"), kw.get("limit")),
+             "promotes the candidates of `memory://promote` (those named by `keys`, else all, best first) into `MEMORY.md`; "
+             "`{promoted: [...], skipped: [{key, citation, reason}]}`; see [Consolidation](#consolidation)", writes=True),
+]
+
+
+def tools_markdown() -> str:
+    """README's table of the tools, made from TOOLS (a test checks README holds it)."""
+    rows = ["| tool | arguments | returns |", "|---|---|---|"]
+    rows += [f"| `{t.name}` | {t.arguments()} | {t.returns} |" for t in TOOLS]
+    return "\n".join(rows) + "\n"
+
+
 def as_result(payload: dict) -> CallToolResult:
     """The payload pretty-printed (2 spaces) as text, as OpenClaw does, and as structured content."""
     return CallToolResult(content=[TextContent(type="text", text=json.dumps(payload, indent=2, ensure_ascii=False))],
                           structured_content=payload)
 
 
-def _tool(name: str, description: str, schema: dict, args: type[ArgModelBase], fn: Callable[..., dict], read_only: bool) -> Tool:
+def _tool(spec: ToolSpec, call: Callable[[dict], dict]) -> Tool:
     def run(**kw: Any) -> CallToolResult:
         try:
-            return as_result(fn(**kw))
+            return as_result(call(kw))
         except Exception as exc:  # the tools return failures as data; this is the last guard
-            log.exception("%s failed", name)
+            log.exception("%s failed", spec.name)
             return as_result({"error": f"{type(exc).__name__}: {exc}"})
 
-    return Tool(fn=run, name=name, description=description, parameters=schema, fn_metadata=FuncMetadata(arg_model=args),
-                is_async=False, annotations=ToolAnnotations(read_only_hint=read_only, destructive_hint=False))
+    return Tool(fn=run, name=spec.name, description=spec.description, parameters=spec.schema,
+                fn_metadata=FuncMetadata(arg_model=spec.args), is_async=False,
+                annotations=ToolAnnotations(read_only_hint=not spec.writes, destructive_hint=False))
 
 
 # ---------------------------------------------------------------------------- prompt
 
 
 def recall_guidance(citations: str) -> str:
-    """OpenClaw's "Memory Recall" system prompt section (study §10.4)."""
+    """OpenClaw's "Memory Recall" system prompt section, so an agent moved from OpenClaw to clawmem
+    gets the same guidance."""
     lines = [
         "## Memory Recall",
         "Before answering anything about prior work, decisions, dates, people, preferences, or todos: run "
@@ -192,24 +240,15 @@ def wait_for_first_index(engine, first_sync_over: Callable[[], bool], limit: flo
 def build_server(engine, first_sync_over: Callable[[], bool] = lambda: True) -> MCPServer:
     cfg = engine.cfg
 
-    def search(**kw: Any) -> dict:
-        wait_for_first_index(engine, first_sync_over)
-        return tools.memory_search(engine, **kw)
+    def call(spec: ToolSpec) -> Callable[[dict], dict]:
+        def run(kw: dict) -> dict:
+            if spec.needs_index:
+                wait_for_first_index(engine, first_sync_over)
+            return spec.call(engine, kw)
 
-    made = [
-        _tool("memory_search", SEARCH_DESCRIPTION, SEARCH_SCHEMA, SearchArgs, search, read_only=True),
-        _tool("memory_get", GET_DESCRIPTION, GET_SCHEMA, GetArgs,
-              lambda **kw: tools.memory_get(engine, kw.get("path"), kw.get("from"), kw.get("lines")), read_only=True),
-    ]
-    if cfg["mcp.write"]:
-        made += [
-            _tool("memory_append", APPEND_DESCRIPTION, APPEND_SCHEMA, AppendArgs,
-                  lambda **kw: tools.memory_append(engine, kw.get("text"), kw.get("heading")), read_only=False),
-            _tool("memory_remember", REMEMBER_DESCRIPTION, REMEMBER_SCHEMA, RememberArgs,
-                  lambda **kw: tools.memory_remember(engine, kw.get("text"), kw.get("section")), read_only=False),
-            _tool("memory_promote", PROMOTE_DESCRIPTION, PROMOTE_SCHEMA, PromoteArgs,
-                  lambda **kw: tools.memory_promote(engine, kw.get("keys"), kw.get("limit")), read_only=False),
-        ]
+        return run
+
+    made = [_tool(spec, call(spec)) for spec in TOOLS if cfg["mcp.write"] or not spec.writes]
     server = MCPServer(
         "clawmem",
         instructions=recall_guidance(cfg["citations"]),
@@ -222,17 +261,17 @@ def build_server(engine, first_sync_over: Callable[[], bool] = lambda: True) -> 
         from mcp.server.mcpserver.exceptions import ResourceError
 
         try:
-            return memfile.read_text(engine.workspace, path)
-        except (memfile.Refused, OSError) as exc:
+            return engine.read_text(path)
+        except (FileRefused, OSError) as exc:
             raise ResourceError(str(exc)) from None
 
     def daily(offset: int) -> str:
-        return read(files.daily_log_path(engine.workspace, dt.date.today() - dt.timedelta(days=offset)))
+        return read(engine.daily_log_path(dt.date.today() - dt.timedelta(days=offset)))
 
     @server.resource("memory://MEMORY.md", name="MEMORY.md", mime_type="text/markdown",
                      description="Long-term memory: MEMORY.md (or memory.md); empty when there is none")
     def memory_md() -> str:
-        return read(tools.memory_file(engine.workspace))
+        return read(engine.memory_file())
 
     @server.resource("memory://today", name="today", mime_type="text/markdown",
                      description="Today's daily log (memory/YYYY-MM-DD.md, local date); empty when there is none")
@@ -248,13 +287,13 @@ def build_server(engine, first_sync_over: Callable[[], bool] = lambda: True) -> 
                      description="What to load at session start: MEMORY.md, today's and yesterday's logs within "
                                  "OpenClaw's size caps, saying what was truncated (as `clawmem context`)")
     def context() -> str:
-        return session_context(engine)["text"]
+        return engine.context()["text"]
 
     @server.resource("memory://promote", name="promote", mime_type="application/json",
                      description="Promotion candidates: daily-log passages searches keep recalling, with their six "
                                  "signals, score and live lines (as `clawmem promote --json`); memory_promote writes them")
     def promote_preview() -> str:
-        return json.dumps(tools.promote_preview(engine), indent=2, ensure_ascii=False)
+        return json.dumps(promotion_preview(engine), indent=2, ensure_ascii=False)
 
     @server.prompt("memory-recall", description="The Memory Recall guidance for a system prompt (OpenClaw's)")
     def memory_recall() -> str:
@@ -476,8 +515,7 @@ def check_can_listen(bind: str, port: int) -> None:
 
 def serve(engine, *, http: str | None = None, host: str | None = None) -> int:
     """Run the server until the client goes away (stdio) or Ctrl-C/SIGTERM (HTTP)."""
-    from clawmem.engine import logs
-    from clawmem.engine.sync import Syncer
+    from clawmem.engine import Syncer, setup_logging
 
     if host and not http:
         raise ServeError("--host needs --http HOST:PORT (stdio has no address)")
@@ -487,7 +525,7 @@ def serve(engine, *, http: str | None = None, host: str | None = None) -> int:
         token = bearer_token(engine.cfg, bind)
         check_can_listen(bind, port)
     try:
-        logs.setup()
+        setup_logging()
     except OSError:
         pass
     syncer = Syncer(engine)

@@ -47,3 +47,31 @@ def wait_for(cond, limit: float = 20.0, what: str = "condition", interval: float
             return got
         time.sleep(interval)
     raise AssertionError(f"timed out after {limit:.0f}s waiting for {what}")
+
+
+def imports_in(path: Path, package: str, *, type_checking: bool = True) -> list[tuple[str, list[str]]]:
+    """Every import anywhere in module `path` of `package` (top level, functions, and unless
+    `type_checking` is false, `if TYPE_CHECKING:` blocks) as (absolute module, names imported
+    from it): `import a.b` gives ("a.b", []), `from ..x import y` in package p.q gives ("p.x", ["y"])."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skipped: set[int] = set()
+    if not type_checking:
+        for node in ast.walk(tree):
+            test = node.test if isinstance(node, ast.If) else None
+            if (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"):
+                skipped.update(id(inner) for child in node.body for inner in ast.walk(child))
+    out: list[tuple[str, list[str]]] = []
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            out += [(alias.name, []) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                module = ".".join(parts[: len(parts) - node.level + 1] + ([module] if module else []))
+            out.append((module, [alias.name for alias in node.names]))
+    return out

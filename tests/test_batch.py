@@ -205,7 +205,7 @@ def test_gemini_batch_404_turns_batching_off_and_falls_back(notes, embed_server,
     assert eng.search("cat number 3")["mode"] == "hybrid"
     batch = eng.status()["provider"]["batch"]
     assert batch == {"enabled": True, "lastError": warning.message}
-    from clawmem.tui.cli import format_status
+    from clawmem.tui.cli.status import format_status
 
     assert f"Batch:     on; the last index fell back: {warning.message}" in format_status(eng.status()).splitlines()
     # the same engine does not ask again: a second backfill goes straight to normal requests

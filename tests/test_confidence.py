@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from clawmem.engine import ranking
-from clawmem.engine.search import explain_parts
+from clawmem.tui.present import explain_parts
 
 from helpers import write
 

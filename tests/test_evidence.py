@@ -9,7 +9,7 @@ import pytest
 from clawmem.engine import context, ranking
 from clawmem.engine.search import abstain_reason, named_terms, snippet_match, speakers, term_spans
 from clawmem.engine.text import word_forms
-from clawmem.tui.cli import format_results
+from clawmem.tui.cli.search import format_results
 
 from helpers import write
 

@@ -1,4 +1,4 @@
-"""The journal (issue 12 part 3): earlier versions of memory files, kept outside the
+"""The journal: earlier versions of memory files, kept outside the
 workspace, shown by `clawmem history` and put back by `clawmem restore`, on real files,
 a real watcher process and real SQLite."""
 
@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from clawmem.engine import files, journal, tools
+from clawmem.engine import files, tools, writers
 from clawmem.engine.journal import Journal, journal_dir, parse_since
 from helpers import run_cli, wait_for, write
 
@@ -109,7 +109,7 @@ def test_who_wrote_it(workspace, make_engine, monkeypatch):
     res = tools.memory_remember(eng, "Bo sells honey")
     assert versions(eng, "MEMORY.md")[-1].writer == tools.AGENT
     # the app's save (the app names itself at start)
-    monkeypatch.setattr(journal, "WRITER", "app")
+    monkeypatch.setattr(writers, "WRITER", "app")
     files.overwrite(workspace / "MEMORY.md", "# Memory\n- tidy\n")
     eng.run_index()
     assert versions(eng, "MEMORY.md")[-1].writer == "app"

@@ -1,1 +1,1 @@
-"""clawmem's front ends: the `clawmem` command (cli.py) and the terminal app (app.py)."""
+"""clawmem's front ends: the `clawmem` command (cli/) and the terminal app (app.py)."""

@@ -21,10 +21,8 @@ from textual.app import InvalidThemeError
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from clawmem.engine import Engine, events as ev, files as fileops, journal
-from clawmem.engine import config as config_mod
-from clawmem.engine.config import ConfigError
-from clawmem.engine.fsutil import atomic_write
+from clawmem.engine import (PROMOTE_DEFAULT_GATES, ConfigError, Engine, atomic_write, events as ev, load_config, name_this_process,
+                            parse_text_value, vectors_serving, write_config_value)
 
 from . import keys, settings as ui_settings
 from .commands import ClawmemCommands
@@ -32,17 +30,18 @@ from .messages import (EngineEvent, FilesBehind, FilesListed, IndexProgress, Ind
                        PromoteCounted, ReloadConfig, SaveSetting, StatusLoaded, to_message)
 from .settings import DEFAULT_THEME, UISettings
 from .themes import load_themes
+from .tabs import APP_KEYS, TABS, help_table, key_label
 from .widgets.config_pane import ConfigPane
 from .widgets.dialogs import AppendScreen, CreateWorkspaceScreen, HelpScreen, RebuildRunningScreen, UnsavedScreen
 from .widgets.file_pane import FilePane
 from .widgets.history_pane import HistoryPane
+from .widgets.pane import Pane
 from .widgets.promote_screen import PromoteScreen
 from .widgets.search_pane import SearchPane
 from .widgets.sync_pane import SyncPane
 
 POLL_SECONDS = 5.0  # freshness check (stat only) when watching without engine.sync
 STATUS_SECONDS = 10.0  # status refresh while watching
-TABS = ("search", "file", "sync", "config", "history")
 # settings whose change means the index must be brought up to date
 INDEX_KEYS = ("workspace", "agentId", "extraPaths", "sources", "sessions.includeArchives", "chunking.tokens",
               "chunking.overlap", "provider", "model", "fallback", "local.modelPath", "store.path", "store.vector.enabled")
@@ -51,7 +50,7 @@ INDEX_KEYS = ("workspace", "agentId", "extraPaths", "sources", "sessions.include
 class ClawmemApp(App):
     CSS_PATH = Path(__file__).with_name("app.tcss")
     TITLE = "clawmem"
-    BINDINGS = keys.bindings(keys.APP_KEYS)
+    BINDINGS = keys.bindings(APP_KEYS)
     COMMANDS = App.COMMANDS | {ClawmemCommands}
 
     def __init__(
@@ -63,7 +62,7 @@ class ClawmemApp(App):
         load_args: dict | None = None,
     ) -> None:
         super().__init__()
-        journal.WRITER = "app"  # what this process writes, the journal credits to the app
+        name_this_process("app")  # what this process writes, the journal credits to the app
         self.engine = engine
         self.settings = settings or UISettings()
         self.clock = clock or dt.datetime.now
@@ -92,22 +91,18 @@ class ClawmemApp(App):
 
     def compose(self) -> ComposeResult:
         yield Static("clawmem", id="topbar", markup=False)
-        with TabbedContent(initial="search", id="tabs"):
-            with TabPane(self.tab_label("search"), id="search"):
-                yield SearchPane(id="search-pane")
-            with TabPane(self.tab_label("file"), id="file"):
-                yield FilePane(id="file-pane")
-            with TabPane(self.tab_label("sync"), id="sync"):
-                yield SyncPane(id="sync-pane")
-            with TabPane(self.tab_label("config"), id="config"):
-                yield ConfigPane(id="config-pane")
-            with TabPane(self.tab_label("history"), id="history"):
-                yield HistoryPane(id="history-pane")
+        with TabbedContent(initial=TABS[0].TAB, id="tabs"):
+            for tab in TABS:
+                with TabPane(self.tab_label(tab.TAB), id=tab.TAB):
+                    yield tab(id=f"{tab.TAB}-pane")
         yield Footer()
 
     def tab_label(self, tab: str) -> str:
         """"Search F2": the tab's name and its key as configured."""
-        return f"{tab.capitalize()} {keys.key_label(self.settings.keymap, f'tab.{tab}')}"
+        return f"{tab.capitalize()} {key_label(self.settings.keymap, f'tab.{tab}')}"
+
+    def pane(self, tab: str) -> Pane:
+        return self.query_one(f"#{tab}-pane", Pane)  # type: ignore[type-abstract]
 
     @property
     def search_pane(self) -> SearchPane:
@@ -159,7 +154,7 @@ class ClawmemApp(App):
                         "opens another folder.", severity="warning", timeout=10)
             return
         try:
-            fileops.create_workspace(self.engine.workspace)
+            self.engine.create_workspace()
         except OSError as exc:
             self.notify(f"Cannot create {self.engine.workspace}: {exc.strerror or exc}", severity="error", timeout=10)
             return
@@ -188,12 +183,12 @@ class ClawmemApp(App):
         st = self.last_status
         if st:
             pv = st["provider"]
-            mode = f" · {pv['active']}/{pv['model']}" if pv.get("active") and not pv.get("reason") else " · keyword-only"
+            mode = f" · {pv['active']}/{pv['model']}" if vectors_serving(pv) else " · keyword-only"
         running = self.sync_pane.progress  # on every tab, like k9s's header
         # the running job comes first: a narrow terminal cuts the line's end, never the job
         job = f" · {running}" if running else ""
         n = self.promote_count
-        promote = f" · {n} to promote ({keys.key_label(self.settings.keymap, 'promote.open')})" if n else ""
+        promote = f" · {n} to promote ({key_label(self.settings.keymap, 'promote.open')})" if n else ""
         self.query_one("#topbar", Static).update(f"clawmem{job} · {self.shorten(str(cfg.workspace))} · agent {cfg.agent_id}{mode}{promote}")
 
     # ------------------------------------------------------------------ the bridge: workers → messages
@@ -233,10 +228,8 @@ class ClawmemApp(App):
 
     @work(thread=True, exclusive=True, group="promote-count", exit_on_error=False)
     def load_promote_count(self) -> None:
-        from clawmem.engine import promote
-
         try:
-            found, _ = promote.preview(self.engine, promote.COMMAND, now=self.clock().timestamp())
+            found, _ = self.engine.promotion_candidates(PROMOTE_DEFAULT_GATES, now=self.clock().timestamp())
         except Exception:
             return  # an unreadable recall store: the Promote screen says why when opened
         if not get_current_worker().is_cancelled:
@@ -258,18 +251,12 @@ class ClawmemApp(App):
         if self._status_timer is None:  # freshness (files behind, watcher) stays current on screen
             self._status_timer = self.set_interval(STATUS_SECONDS, self.load_status)
         try:
-            from clawmem.engine.sync import Syncer  # the watcher, when the engine has it
-        except ImportError:
-            Syncer = None
-        if Syncer is not None:
-            try:
-                self.syncer = Syncer(self.engine, on_event=self.post_engine_event)
-                self.syncer.start()
-                self.sync_pane.set_watcher("running")
-                return True
-            except Exception as exc:
-                self.syncer = None
-                self.sync_pane.log_line(f"watcher could not start ({exc}); checking for changes every {POLL_SECONDS:.0f} s")
+            self.syncer = self.engine.watch(on_event=self.post_engine_event)
+            self.sync_pane.set_watcher("running")
+            return True
+        except Exception as exc:
+            self.syncer = None
+            self.sync_pane.log_line(f"watcher could not start ({exc}); checking for changes every {POLL_SECONDS:.0f} s")
         if self._poll_timer is None:
             self._poll_timer = self.set_interval(POLL_SECONDS, self._check_freshness)
         self.sync_pane.set_watcher(f"polling (a stat check every {POLL_SECONDS:.0f} s)")
@@ -381,18 +368,7 @@ class ClawmemApp(App):
 
     def show_tab(self, tab: str) -> None:
         self.query_one("#tabs", TabbedContent).active = tab
-        if tab == "search":
-            self.search_pane.focus_input()
-        elif tab == "file":
-            fp = self.file_pane
-            (fp.query_one("#editor") if fp.opened else fp.query_one("#file-tree")).focus()
-        elif tab == "sync":
-            self.sync_pane.query_one("#sync-log").focus()
-        elif tab == "config":
-            self.config_pane.query_one("#config-table").focus()
-        elif tab == "history":
-            self.history_pane.query_one("#history-list").focus()
-            self.history_pane.reload()
+        self.pane(tab).tab_shown()
 
     def action_show_tab(self, tab: str) -> None:
         self.show_tab(tab)
@@ -416,9 +392,7 @@ class ClawmemApp(App):
     def action_pane(self, tab: str, action: str) -> None:
         """Run a tab's action from the palette (the tab is shown first)."""
         self.show_tab(tab)
-        pane = {"search": self.search_pane, "file": self.file_pane, "sync": self.sync_pane, "config": self.config_pane,
-                "history": self.history_pane}[tab]
-        getattr(pane, f"action_{action}")()
+        getattr(self.pane(tab), f"action_{action}")()
 
     def open_file(self, path: str, start: int | None = None, end: int | None = None, terms: tuple[str, ...] = ()) -> None:
         self.query_one("#tabs", TabbedContent).active = "file"
@@ -455,14 +429,14 @@ class ClawmemApp(App):
             self.notify(f"No workspace at {self.shorten(str(ws))} yet.", severity="error")
             return
         now = self.clock()
-        target = fileops.daily_log_path(ws, now.date())
+        target = self.engine.daily_log_path(now.date())
         rel = f"memory/{target.name}"
 
         def append(text: str | None) -> None:
             if not text:
                 return
             try:
-                _, line = fileops.append_entry(ws, text, self.clock())
+                _, line = self.engine.log_entry(text, self.clock())
             except OSError as exc:
                 self.notify(f"Not added: {rel}: {exc.strerror or exc}", severity="error", timeout=10)
                 return
@@ -492,7 +466,7 @@ class ClawmemApp(App):
                 if name == "theme" and value not in self.available_themes:
                     raise ValueError(f"no theme named {value!r} (known: {', '.join(sorted(self.available_themes))})")
             else:
-                value = config_mod.parse_text_value(key, text)
+                value = parse_text_value(key, text)
         except ValueError as exc:
             return f"{key}: {exc}"
         file = cfg.file
@@ -500,8 +474,8 @@ class ClawmemApp(App):
             return f"{key}: no config file to write to"
         before = file.read_text(encoding="utf-8") if file.exists() else None
         try:
-            config_mod.write_value(file, key, value)
-            new_cfg = config_mod.load(**self.load_args)
+            write_config_value(file, key, value)
+            new_cfg = load_config(**self.load_args)
             new_ui = ui_settings.from_table(new_cfg.ui, str(file))
         except (ConfigError, ValueError, OSError) as exc:
             # the file as a whole must still load: put it back as it was
@@ -530,7 +504,7 @@ class ClawmemApp(App):
             self.set_keymap(new.keymap)
             tabs = self.query_one("#tabs", TabbedContent)
             for tab in TABS:
-                tabs.get_tab(tab).label = self.tab_label(tab)
+                tabs.get_tab(tab.TAB).label = self.tab_label(tab.TAB)
         if new.animation != old.animation:
             self.animation_level = new.animation  # type: ignore[assignment]
         if new.blinkingCursor != old.blinkingCursor:
@@ -554,7 +528,7 @@ class ClawmemApp(App):
 
     def reload_config_from_disk(self) -> None:
         try:
-            cfg = config_mod.load(**self.load_args)
+            cfg = load_config(**self.load_args)
             new_ui = ui_settings.from_table(cfg.ui, str(cfg.file))
         except ConfigError as exc:
             self.notify(f"Not applied: {exc}", severity="error", timeout=15)
@@ -568,7 +542,7 @@ class ClawmemApp(App):
         if not self._started_up or name == self.settings.theme or self.engine.cfg.file is None:
             return
         try:
-            config_mod.write_value(self.engine.cfg.file, "ui.theme", name)
+            write_config_value(self.engine.cfg.file, "ui.theme", name)
             self.settings = self.settings.with_value("theme", name)
             self.config_pane.reload()
         except (ConfigError, ValueError, OSError) as exc:
@@ -578,21 +552,19 @@ class ClawmemApp(App):
 def help_text(keymap: dict[str, str]) -> str:
     return (
         "# clawmem\n\n"
-        "Long-term memory kept as plain Markdown. **Search** (F2) finds passages as you type; "
-        "**File** (F3) reads and edits the memory files; **Sync** (F4) shows the index at work; "
-        "**Config** (F5) shows every setting and where it came from; **History** (F8) shows what "
-        "changed in the memory files, who likely wrote it, and restores a file or a hunk. **Promote** "
-        "(F10) reviews the daily-log passages the agent keeps recalling before they go to MEMORY.md.\n\n"
+        "Long-term memory kept as plain Markdown. "
+        + "; ".join(f"**{tab.TAB.capitalize()}** ({tab.TAB_KEY.keys.upper()}) {tab.ABOUT}" for tab in TABS)
+        + ". **Promote** (F10) reviews the daily-log passages the agent keeps recalling before they go to MEMORY.md.\n\n"
         "Every action is also in the command palette (**ctrl+p**). Keys can be changed in the "
         "`[ui.keymap]` table of the config file with the ids below.\n\n"
-        + keys.help_table(keymap)
+        + help_table(keymap)
         + "\nEsc closes this help."
     )
 
 
 def main(args) -> int:
-    """`clawmem` with no subcommand (tui/cli.py); returns the exit code."""
-    cfg = config_mod.load(args.config, workspace=args.workspace, agent=args.agent)
+    """`clawmem` with no subcommand (tui/cli/); returns the exit code."""
+    cfg = load_config(args.config, workspace=args.workspace, agent=args.agent)
     settings = ui_settings.from_table(cfg.ui, str(cfg.file))
     engine = Engine(cfg, persistent=True)
     app = ClawmemApp(engine, settings=settings, load_args={"config_path": args.config, "workspace": args.workspace, "agent": args.agent})

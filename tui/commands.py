@@ -10,28 +10,14 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from .host import PaneHost
 from .messages import OpenFile
+from .tabs import TABS
 
 # (title, help, action on the app); actions are App.run_action strings so keys and palette agree
 ACTIONS: list[tuple[str, str, str]] = [
     ("Search", "Go to the search box", "focus_search"),
     ("Append to today's log", "Add a timestamped entry to memory/<today>.md", "append_today"),
-    ("Show or hide results below the threshold", "Search: the results the score threshold hides", "pane('search', 'toggle_hidden')"),
-    ("Explain the selected result", "Search: how its score was made", "pane('search', 'toggle_explain')"),
-    ("Copy the selected result's citation", "Search: to the clipboard (OSC 52, works over SSH)", "pane('search', 'copy_citation')"),
-    ("Save the file", "File: atomic save, then re-index", "pane('file', 'save')"),
-    ("Switch editor / Markdown view", "File", "pane('file', 'toggle_view')"),
-    ("Edit the file in $EDITOR", "File: at the cursor's line", "pane('file', 'external_editor')"),
-    ("Find in the file", "File: as you type; Enter and F12 find the next", "pane('file', 'find')"),
-    ("Go to a line", "File", "pane('file', 'goto_line')"),
-    ("Re-index now", "Sync: bring the index up to date", "pane('sync', 'reindex')"),
-    ("Rebuild the whole index", "Sync: into a new file, swapped in when complete", "pane('sync', 'rebuild')"),
-    ("Edit the config file in $EDITOR", "Config: then reload it", "pane('config', 'edit_file')"),
-    ("Show the Search tab", "F2", "show_tab('search')"),
-    ("Show the File tab", "F3", "show_tab('file')"),
-    ("Show the Sync tab", "F4", "show_tab('sync')"),
-    ("Show the Config tab", "F5", "show_tab('config')"),
-    ("Show the History tab", "F8: what changed in the memory files, and restore", "show_tab('history')"),
-    ("Restore the file to before the selected change", "History: itself undoable", "pane('history', 'restore_file')"),
+    *((title, help, f"pane('{tab.TAB}', '{action}')") for tab in TABS for title, help, action in tab.PALETTE),
+    *((f"Show the {tab.TAB.capitalize()} tab", tab.PALETTE_HELP or tab.TAB_KEY.keys.upper(), tab.TAB_KEY.action) for tab in TABS),
     ("Promote what the agent keeps recalling", "F10: review candidates for MEMORY.md; accept, edit or reject", "promote"),
     ("Help", "Keys and what each tab does (F1)", "help"),
 ]

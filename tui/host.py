@@ -8,11 +8,12 @@ app depends on its panes and never the other way round.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Callable, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Callable, Protocol, runtime_checkable
 
-from clawmem.engine import Engine
+if TYPE_CHECKING:  # types only: settings validates keymaps against the tabs, whose panes read this
+    from clawmem.engine import Engine
 
-from .settings import UISettings
+    from .settings import UISettings
 
 
 @runtime_checkable

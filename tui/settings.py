@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from clawmem.engine.config import ConfigError
+from clawmem.engine import ConfigError
 
 DEFAULT_THEME = "clawmem-dark"
 ANIMATION_LEVELS = ("none", "basic", "full")
@@ -38,6 +38,20 @@ class UISettings:
     def with_value(self, name: str, value: Any) -> "UISettings":
         return replace(self, **{name: check(name, value)})
 
+    # What the Config tab lists and how it writes a value, read through the pane host: a pane
+    # cannot import this module, which checks keymaps against the tab registry of the panes.
+    @staticmethod
+    def names() -> tuple[str, ...]:
+        return NAMES
+
+    @staticmethod
+    def doc(name: str) -> str:
+        return DOCS.get(name, "")
+
+    @staticmethod
+    def as_text(value: Any) -> str:
+        return as_text(value)
+
 
 NAMES = tuple(f.name for f in fields(UISettings))
 
@@ -62,7 +76,7 @@ def check(name: str, value: Any) -> Any:
         if not isinstance(value, str) or not value.strip():
             raise ValueError(f"expected a theme name, got {value!r}")
     elif name == "keymap":
-        from .keys import KNOWN_IDS, keymap_problem
+        from .tabs import KNOWN_IDS, keymap_problem
 
         if not isinstance(value, dict):
             raise ValueError('expected a table of binding id = "keys"')

@@ -33,9 +33,9 @@ class ThemeFileError(ValueError):
 
 
 def user_themes_dir() -> Path:
-    from clawmem.engine import paths
+    from clawmem.engine import config_dir
 
-    return paths.config_dir() / "themes"
+    return config_dir() / "themes"
 
 
 def parse_theme(text: str) -> Theme:

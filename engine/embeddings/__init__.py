@@ -1,4 +1,4 @@
-"""Embedding providers behind one small interface, and the ordered choice between them (SPEC §4).
+"""Embedding providers behind one small interface, and the ordered choice between them.
 
 A provider embeds passages and queries and names itself (id, model, endpoint). Which
 provider serves is decided by `plan()`: `provider = "auto"` tries a configured local
@@ -11,91 +11,17 @@ status and search results can say why.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple
-
-if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts faster without it
-    import numpy as np
+from typing import Callable, NamedTuple
 
 from .. import paths
-from ..config import BATCH_PROVIDERS, DEFAULT_LOCAL_MODEL, Config
+from ..config import DEFAULT_LOCAL_MODEL, Config
+from ..provider_registry import AUTO_ORDER, BATCH, SPECS
+from .base import Provider, ProviderError, check_vector, fingerprint, one_line, resolve_model_path
 
-
-class ProviderError(Exception):
-    """A provider failed; the message is one line naming the provider ("openai: 401 invalid api key")."""
-
-
-class Provider:
-    """Base class. Subclasses set id, model, endpoint, max_input_bytes and implement the two embeds."""
-
-    id: str = "?"
-    model: str = "?"
-    endpoint: str = ""  # what else identifies the vectors: base URL, or the model file's identity
-    max_input_bytes: int = 8000
-    dims: int | None = None
-    batch = None  # a batch-API client (embeddings/batch.py) when remote.batch.enabled applies
-
-    def embed_passages(self, texts: list[str]) -> list[np.ndarray | None]:
-        """One L2-normalised float32 vector per text, or None for an input whose vector was
-        invalid (wrong size, NaN, all zeros). Over-long inputs are split, never truncated.
-        Raises ProviderError when the provider cannot serve at all."""
-        raise NotImplementedError
-
-    def embed_query(self, text: str) -> np.ndarray:
-        raise NotImplementedError
-
-    def prepare(self) -> Iterator:
-        """Make the provider ready to embed (a local model may need downloading), yielding
-        progress events. The indexer calls it; a search never does."""
-        return iter(())
-
-    def not_ready(self) -> str | None:
-        """Why this provider cannot embed yet without `prepare()` (a model to download), if so."""
-        return None
-
-    def fingerprint(self) -> str:
-        return fingerprint(self.id, self.model, self.endpoint)
-
-    def label(self) -> str:
-        return f"{self.id}/{self.model}"
-
-    def build_info(self) -> str | None:
-        """What the code running the model was built for (a local model's CPU features), if known."""
-        return None
-
-    def close(self) -> None:
-        pass
-
-
-def one_line(exc: BaseException) -> str:
-    """An exception as one short line for a provider's error message."""
-    text = " ".join(str(exc).split())
-    return text[:200] or type(exc).__name__
-
-
-def fingerprint(provider: str, model: str, endpoint: str) -> str:
-    import hashlib  # here: a keyword-only search never needs it (3 ms of imports)
-
-    raw = json.dumps([provider, model, endpoint], separators=(",", ":"))
-    return hashlib.sha256(raw.encode()).hexdigest()[:24]
-
-
-def check_vector(vec, dims: int | None) -> np.ndarray | None:
-    """A float32 unit vector, or None if the provider returned something unusable."""
-
-
-    import numpy as np
-    arr = np.asarray(vec, dtype=np.float32)
-    if arr.ndim != 1 or arr.size == 0 or (dims is not None and arr.size != dims):
-        return None
-    if not np.all(np.isfinite(arr)):
-        return None
-    norm = float(np.linalg.norm(arr))
-    if norm < 1e-12:
-        return None
-    return arr / norm
+__all__ = ["Provider", "ProviderError", "check_vector", "fingerprint", "one_line", "Candidate", "Plan", "plan",
+           "find_key", "resolve_model_path", "model_cache_dir"]
 
 
 class Candidate:
@@ -128,27 +54,6 @@ class Plan:
         return "no embedding provider configured (set local.modelPath or an API key such as OPENAI_API_KEY)"
 
 
-# The environment variables OpenClaw reads each provider's key from, in its order.
-ENV_VARS = {
-    "openai": ("OPENAI_API_KEY",),
-    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
-    "voyage": ("VOYAGE_API_KEY",),
-    "mistral": ("MISTRAL_API_KEY",),
-    "ollama": ("OLLAMA_API_KEY",),
-}
-ENV_KEYS = {name: names[0] for name, names in ENV_VARS.items()}
-# OpenClaw's `models.providers` id for each provider (Gemini's models live under "google").
-OPENCLAW_PROVIDER_ID = {"openai": "openai", "gemini": "google", "voyage": "voyage", "mistral": "mistral", "ollama": "ollama"}
-DEFAULT_MODELS = {
-    "openai": "text-embedding-3-small",
-    "gemini": "gemini-embedding-001",
-    "voyage": "voyage-3-lite",
-    "mistral": "mistral-embed",
-    "ollama": "nomic-embed-text",
-}
-AUTO_ORDER = ("local", "openai", "gemini", "voyage", "mistral")  # OpenClaw's auto priorities; ollama only when named
-
-
 class Key(NamedTuple):
     value: str
     source: str  # where it came from; never the value
@@ -175,14 +80,14 @@ def find_key(cfg: Config, name: str, owns_remote: bool) -> tuple[Key | None, lis
         return Key(value, f"remote.apiKey ({where.split(' (')[0]})")
 
     def env() -> Key | None:
-        for var in ENV_VARS[name]:
+        for var in SPECS[name].env_vars:
             got = secrets.env(var)
             if got:
                 return Key(got.value, got.source)
         return None
 
     def models_providers() -> Key | None:
-        pid = OPENCLAW_PROVIDER_ID[name]
+        pid = SPECS[name].openclaw_id
         raw = cfg.openclaw_provider(pid).get("apiKey")
         if raw is None:
             return None
@@ -206,19 +111,19 @@ def _remote_candidate(cfg: Config, name: str, primary: bool) -> Candidate:
     models.providers.<id> in openclaw.json fills in the key, base URL and headers."""
     owns_remote = primary or (cfg["provider"] == "auto" and name == "openai")
     key, problems = find_key(cfg, name, owns_remote)
-    model = cfg["model"] if (primary or cfg["provider"] == "auto") and cfg["model"] else DEFAULT_MODELS[name]
-    if key is None and name != "ollama":  # ollama runs without a key
-        where = "set " + " or ".join((["remote.apiKey"] if owns_remote else []) + list(ENV_VARS[name]))
+    model = cfg["model"] if (primary or cfg["provider"] == "auto") and cfg["model"] else SPECS[name].default_model
+    if key is None and SPECS[name].needs_key:
+        where = "set " + " or ".join((["remote.apiKey"] if owns_remote else []) + list(SPECS[name].env_vars))
         why = f"{name}: no API key ({'; '.join(problems) + '; ' if problems else ''}{where})"
         return Candidate(name, None, why, model)
-    entry = cfg.openclaw_provider(OPENCLAW_PROVIDER_ID[name])
+    entry = cfg.openclaw_provider(SPECS[name].openclaw_id)
     base_url = (cfg["remote.baseUrl"] if owns_remote else "") or (entry.get("baseUrl") if isinstance(entry.get("baseUrl"), str) else "")
     headers: dict[str, str] = {}
     from ..secrets import SecretError
 
     for h, v in (entry.get("headers") or {}).items() if isinstance(entry.get("headers"), dict) else ():
         try:  # header values are SecretInputs too
-            got = cfg.secrets().resolve(v, f"openclaw.json models.providers.{OPENCLAW_PROVIDER_ID[name]}.headers.{h}")
+            got = cfg.secrets().resolve(v, f"openclaw.json models.providers.{SPECS[name].openclaw_id}.headers.{h}")
         except SecretError as exc:
             return Candidate(name, None, f"{name}: {exc}", model)
         if got:
@@ -234,7 +139,7 @@ def _remote_candidate(cfg: Config, name: str, primary: bool) -> Candidate:
         if CREDENTIAL_HEADER.search(h):
             remember(v, f"{h} header")
 
-    use_batch = name in BATCH_PROVIDERS and owns_remote and cfg["remote.batch.enabled"]
+    use_batch = name in BATCH and owns_remote and cfg["remote.batch.enabled"]
 
     def make() -> Provider:
         from .remote import make_remote
@@ -242,21 +147,13 @@ def _remote_candidate(cfg: Config, name: str, primary: bool) -> Candidate:
         prov = make_remote(name, model=model, api_key=api_key, base_url=base_url, headers=headers, output_dimensionality=dims,
                            timeout=cfg["remote.timeoutSeconds"])
         if use_batch:
-            from .batch import CLIENTS, BatchSettings
+            from ..provider_registry import load
+            from .batch import BatchSettings
 
-            prov.batch = CLIENTS[name](prov, BatchSettings.from_config(cfg), cfg.agent_id)
+            prov.batch = load(SPECS[name].batch)(prov, BatchSettings.from_config(cfg), cfg.agent_id)
         return prov
 
-    return Candidate(name, make, None, model, key_source=key.source if key else "none (ollama needs no key)")
-
-
-def resolve_model_path(model_path: str, cache_dir: str = "") -> tuple[Path | None, str | None]:
-    """(local file, hf URI or None). For hf: URIs the file is where the download puts it."""
-    if model_path.lower().startswith("hf:"):
-        from .download import cached_path
-
-        return cached_path(model_path, Path(cache_dir).expanduser() if cache_dir else None), model_path
-    return Path(os.path.expanduser(model_path)), None
+    return Candidate(name, make, None, model, key_source=key.source if key else f"none ({name} needs no key)")
 
 
 def _local_candidate(cfg: Config, explicit: bool) -> Candidate:

@@ -1,4 +1,4 @@
-"""OpenAI's, Voyage's and Gemini's batch APIs for big backfills (`remote.batch.enabled`; study §8.8).
+"""OpenAI's, Voyage's and Gemini's batch APIs for big backfills (`remote.batch.enabled`).
 
 The chunks a backfill still needs are uploaded as a JSONL file (`POST /files`, purpose
 `batch`), submitted as jobs (`POST /batches`, endpoint `/v1/embeddings`, 24 h window) of at
@@ -23,7 +23,8 @@ import re
 import time
 from typing import Any, Callable, NamedTuple
 
-from . import ProviderError
+from ..provider_registry import REGISTRY
+from .base import ProviderError
 
 MAX_REQUESTS = 50_000  # per job, OpenAI's limit
 MIN_CHUNKS = 100  # fewer chunks than this are quicker through normal requests
@@ -249,7 +250,7 @@ def upload_base(base_url: str) -> str:
     return base_url[: m.start()] + f"/upload/{m.group(1)}" if m else base_url + "/upload"
 
 
-CLIENTS = {"openai": OpenAIBatch, "voyage": VoyageBatch, "gemini": GeminiBatch}
+CLIENTS = {spec.name: globals()[spec.batch.partition(":")[2]] for spec in REGISTRY if spec.batch}
 
 
 def _dig(obj, *keys):

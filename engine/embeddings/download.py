@@ -1,4 +1,4 @@
-"""Fetching `hf:owner/repo/file.gguf` models into the cache dir (SPEC §4).
+"""Fetching `hf:owner/repo/file.gguf` models into the cache dir.
 
 The file is streamed to `<file>.part` and renamed into place only when complete, so a
 half-downloaded model is never loaded. An interrupted download resumes with an HTTP Range

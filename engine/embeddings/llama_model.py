@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import check_vector, one_line
+from .base import check_vector, one_line
 
 N_CTX = 512
 

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
-from . import Provider, ProviderError, one_line, resolve_model_path
+from .base import Provider, ProviderError, one_line, resolve_model_path
 from .. import events as ev
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """Remote providers over httpx: OpenAI (and any OpenAI-compatible server), Gemini, Voyage,
 Mistral, and Ollama's native API.
 
-Request shapes follow the providers' embedding APIs as OpenClaw uses them (study §8.5–8.6).
+Request shapes follow the providers' embedding APIs as OpenClaw uses them.
 Passages are grouped into requests of at most ~8000 UTF-8 bytes, a few requests run at
 once, and 429 / 5xx / connection errors are retried (4 attempts, 500 ms doubling, ±20 %
 jitter, at most 8 s). Each request has a 60 s timeout; a timed-out request is not retried
@@ -24,7 +24,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import ENV_VARS, Provider, ProviderError, check_vector
+from ..provider_registry import SPECS, load
+from .base import Provider, ProviderError, check_vector
 from ..chunking import split_by_bytes
 from ..redaction import CREDENTIAL_HEADER, mask_url, url_secrets
 
@@ -32,16 +33,7 @@ BATCH_BYTES = 8000
 CONCURRENCY = 4
 TIMEOUT = 60.0
 
-DEFAULT_BASE = {
-    "openai": "https://api.openai.com/v1",
-    "gemini": "https://generativelanguage.googleapis.com/v1beta",
-    "voyage": "https://api.voyageai.com/v1",
-    "mistral": "https://api.mistral.ai/v1",
-    "ollama": "http://127.0.0.1:11434",
-}
-DEFAULT_MODEL = {"openai": "text-embedding-3-small", "gemini": "gemini-embedding-001", "voyage": "voyage-3-lite",
-                 "mistral": "mistral-embed", "ollama": "nomic-embed-text"}
-# input limits by model (study §2), treated as UTF-8 bytes; never above one request's budget
+# input limits by model, as the providers document them, treated as UTF-8 bytes; never above one request's budget
 INPUT_LIMIT = {
     "openai:text-embedding-3-small": 8192,
     "openai:text-embedding-3-large": 8192,
@@ -84,19 +76,14 @@ class _Retryable(Exception):
 def normalize_model(name: str, model: str) -> str:
     m = (model or "").strip()
     if not m:
-        return DEFAULT_MODEL[name]
-    if name == "gemini":
-        m = m.removeprefix("models/")
-        for p in ("gemini/", "google/"):
-            m = m.removeprefix(p)
-        return m
-    for p in ("openai/", "voyage/", "mistral/", "ollama/"):
-        m = m.removeprefix(p)
+        return SPECS[name].default_model
+    for prefix in SPECS[name].model_prefixes:
+        m = m.removeprefix(prefix)
     return m
 
 
 def normalize_base(name: str, base_url: str) -> str:
-    base = (base_url or "").strip().rstrip("/") or DEFAULT_BASE[name]
+    base = (base_url or "").strip().rstrip("/") or SPECS[name].default_base
     if name == "gemini":
         # an OpenAI-compatibility URL of Gemini's, or the bare host, means the native v1beta API
         base = re.sub(r"/openai(/.*)?$", "", base)
@@ -301,7 +288,7 @@ class RemoteProvider(Provider):
 
     def _http_error(self, resp) -> str:
         status = resp.status_code
-        env = " or ".join(ENV_VARS.get(self.id, ()))
+        env = " or ".join(SPECS[self.id].env_vars if self.id in SPECS else ())
         if status == 401:
             return f"{self.id}: 401 invalid api key (check remote.apiKey or {env})"
         if status == 403:
@@ -444,14 +431,12 @@ class OllamaProvider(RemoteProvider):
         return super()._http_error(resp)
 
 
-CLASSES = {"openai": OpenAIProvider, "gemini": GeminiProvider, "voyage": VoyageProvider, "mistral": MistralProvider,
-           "ollama": OllamaProvider}
-
-
 def make_remote(name: str, *, model: str, api_key: str, base_url: str = "", headers: dict | None = None, **kw) -> Provider:
-    if name not in CLASSES:
-        raise ProviderError(f"{name}: unknown remote provider (use {', '.join(CLASSES)})")
-    return CLASSES[name](name, model=model, api_key=api_key, base_url=base_url, headers=headers, **kw)
+    """The provider the registry names, built with its key and settings."""
+    remote = [n for n in SPECS if n != "local"]
+    if name not in remote:
+        raise ProviderError(f"{name}: unknown remote provider (use {', '.join(remote)})")
+    return load(SPECS[name].implementation)(name, model=model, api_key=api_key, base_url=base_url, headers=headers, **kw)
 
 
 # ---------------------------------------------------------------------------- helpers

@@ -35,7 +35,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable
 
-from . import ProviderError
+from .base import ProviderError
 
 TROUBLESHOOT = "see README → Troubleshooting"
 # A slow worker on a starved machine is not a hung one: a request is given up when the worker
@@ -88,7 +88,7 @@ def serve() -> None:
     """The worker's loop: load once, then embed until the pipe closes."""
     import numpy as np
 
-    from . import one_line
+    from .base import one_line
     from .llama_model import Embedder, LoadError
 
     # No PR_SET_PDEATHSIG: Linux sends it when the *thread* that started the worker ends (a

@@ -37,7 +37,6 @@ from .evidence import (
 from .snippets import (
     line_tokens, normalized_tokens, LineFocus, line_focus, line_scores, match_line,
     MATCHED_SHARE, cited_lines, snippet_window, term_spans, snippet_match, line_span, render,
-    explain_parts,
 )
 
 # the pipeline's parts, importable from here as they were from the single module
@@ -52,7 +51,7 @@ __all__ = [
     "ABSENT_SHARE", "WEAK_HIT", "abstain_reason", "present_coverage", "query_evidence",
     "line_tokens", "normalized_tokens", "LineFocus", "line_focus", "line_scores", "match_line",
     "MATCHED_SHARE", "cited_lines", "snippet_window", "term_spans", "snippet_match",
-    "line_span", "render", "explain_parts", "run",
+    "line_span", "render", "run",
 ]
 
 

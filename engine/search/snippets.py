@@ -12,7 +12,6 @@ from ..store import Store
 from ..text import CJK_RE, WORD_RE, index_tokens, normalize, query_terms, relaxed_terms
 from .options import Candidate, Options, SNIPPET_CHARS
 from .candidates import doc_freqs
-from .evidence import EXACT_CONFIDENCE
 
 
 # ----------------------------------------------------------------------------- snippets
@@ -214,50 +213,4 @@ def render(c: Candidate, focus: LineFocus, opts: Options) -> dict:
             parts["vector"] = {"rank": c.vec_rank, "cosine": round(c.vec_cos or 0.0, 4), "calibrated": round(c.vec_score or 0.0, 4)}
         parts["chunk"] = {"startLine": start, "endLine": end}
         out["explain"] = parts
-    return out
-
-
-def explain_parts(x: dict) -> list[tuple[str, str]]:
-    """A result's `explain` as (part, plain text) pairs, for the CLI and the app alike."""
-    out: list[tuple[str, str]] = []
-    if "keyword" in x:
-        k = x["keyword"]
-        out.append(("keyword", f"rank {k['rank']} · bm25 {k['bm25']} · {k['match']} · score {k['score']}"))
-    if "vector" in x:
-        v = x["vector"]
-        out.append(("vector", f"rank {v['rank']} · cosine {v['cosine']} → {v['calibrated']}"))
-    if "exact" in x:
-        e = x["exact"]
-        out.append(("exact", f"names the rare identifier {e['token']!r} (in {e['chunks']} chunk(s)); lifted to the top of its band"))
-    f = x.get("fusion") or {}
-    where = f" → {f['relative']} of the best" if "relative" in f else ""
-    if f.get("method") == "weighted":
-        out.append(("order", f"weighted {f['vectorWeight']} vector / {f['textWeight']} text{where}"))
-    elif f.get("method") == "relative":
-        out.append(("order", f"relative: {f['textShare']} of the best keyword hit's BM25, {f['vectorShare']} of the best vector standing{where}"))
-    elif f.get("method") == "rrf":
-        out.append(("order", f"rrf k={f['k']} (vector #{f.get('vectorRank') or '-'}, keyword #{f.get('keywordRank') or '-'}){where}"))
-    elif f:
-        out.append(("order", f"keyword-only, {'by rank' if f.get('scale') == 'rank' else 'the BM25 score alone'}{where}"))
-    if "confidence" in x:
-        c = x["confidence"]
-        terms = ", ".join(c.get("terms") or []) or "none"
-        text = (f"own evidence {c['own']}: one passage holds {c['termCoverage']:.0%} of the query's term weight "
-                f"({c['termWeight']} of {c['queryWeight']}; terms: {terms}) → keyword {c['keyword']}; "
-                f"own similarity → vector {c['vector']}; combined 1-(1-k)(1-v)")
-        if c.get("exact"):
-            text += f"; names the rare identifier {c['exact']!r} → at least {EXACT_CONFIDENCE}"
-        out.append(("score", text))
-    if "decay" in x:
-        d = x["decay"]
-        when = f"{d['date']}, {d['basis']}" if d.get("date") else d["basis"]
-        out.append(("decay", f"×{d['factor']} ({when})"))
-    if "mmr" in x:
-        m = x["mmr"]
-        out.append(("mmr", f"step {m['step']} (max similarity {m['maxSimilarity']}, λ {m['lambda']})"))
-    if "merged" in x:
-        spans = ", ".join(f"{m['startLine']}-{m['endLine']}" for m in x["merged"])
-        out.append(("merged", f"overlapping hits of this file folded in: lines {spans}"))
-    if "chunk" in x:
-        out.append(("chunk", f"lines {x['chunk']['startLine']}-{x['chunk']['endLine']}"))
     return out

@@ -130,7 +130,7 @@ async def test_tree_width_follows_the_terminal_and_long_names_end_in_an_ellipsis
 def test_the_default_keys_collide_nowhere_and_a_history_key_is_checked_too():
     """The shipped keymap passes its own check (History's F8 once took the File tab's
     find-next); a History key that shadows an everywhere-key is refused like any other."""
-    from clawmem.tui import keys
+    from clawmem.tui import tabs as keys
 
     assert keys.keymap_problem({}) is None
     assert "collides with tab.search" in keys.keymap_problem({"history.since": "f2"})

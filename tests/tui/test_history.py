@@ -1,4 +1,4 @@
-"""The History tab (issue 12 part 3) on the real engine and journal: an outside process
+"""The History tab on the real engine and journal: an outside process
 overwrites a log, the tab shows it as a diff by "outside", one key restores the file (and
 the restore is undoable), another undoes one hunk and keeps what was written since."""
 
@@ -8,7 +8,7 @@ import subprocess
 
 from textual.widgets import OptionList, Static
 
-from clawmem.engine import journal
+from clawmem.engine import writers
 from clawmem.engine.journal import Journal
 from tuikit import DAY_10, settle
 
@@ -94,7 +94,7 @@ async def test_a_hunk_changed_again_since_is_refused(ws, make_app):
 
 
 async def test_the_apps_own_saves_and_notes_are_credited_to_the_app(ws, make_app, monkeypatch):
-    monkeypatch.setattr(journal, "WRITER", journal.WRITER)  # the app renames this process; put it back after
+    monkeypatch.setattr(writers, "WRITER", writers.WRITER)  # the app renames this process; put it back after
     app = make_app(ws)
     async with app.run_test(size=(110, 32)) as pilot:
         await settle(pilot)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import clawmem.tui
 from clawmem.tui.host import PaneHost
+from helpers import imports_in
 
 TUI = Path(clawmem.tui.__file__).parent
 APP = "clawmem.tui.app"
@@ -30,17 +31,9 @@ def imported(path: Path, package: str) -> set[str]:
     """Every module `path` (in `package`) imports anywhere: top level, functions, `if TYPE_CHECKING:`;
     made absolute; `from X import y` counts as both X and X.y, since y may be a module."""
     out: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            out.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                module = ".".join(base + ([node.module] if node.module else []))
-            else:
-                module = node.module or ""
-            out.add(module)
-            out.update(f"{module}.{alias.name}" for alias in node.names)
+    for module, names in imports_in(path, package):
+        out.add(module)
+        out.update(f"{module}.{name}" for name in names)
     return out
 
 
@@ -90,3 +83,62 @@ def test_the_panes_read_only_what_the_protocol_offers():
                 used.setdefault(node.attr, set()).add(path.name)
     assert {"engine", "settings", "shorten", "clock"} <= set(used)  # the panes do read through it
     assert {name: sorted(files) for name, files in used.items() if name not in members} == {}
+
+
+# ------------------------------------------------------------------ the fronts use only clawmem.engine
+
+import clawmem.engine  # noqa: E402
+import clawmem.mcp  # noqa: E402
+
+ENGINE = "clawmem.engine"
+FRONTS = {"clawmem.tui": TUI, "clawmem.mcp": Path(clawmem.mcp.__file__).parent}
+
+
+def front_modules() -> list[tuple[Path, str]]:
+    """Every module of every front (the app, its widgets, the CLI package, serve, the MCP server)
+    with the package it is in."""
+    out = []
+    for name, root in FRONTS.items():
+        for path in sorted(root.rglob("*.py")):
+            parent = path.parent.relative_to(root).parts
+            out.append((path, ".".join([name, *parent])))
+    assert any(p.name == "server.py" for p, _ in out) and any(p.name == "serve.py" for p, _ in out)
+    return out
+
+
+def engine_reaches(path: Path, package: str) -> list[str]:
+    """The imports of `path` that go past clawmem.engine's public face: `import clawmem.engine.x`,
+    `from clawmem.engine.x import y`, or `from clawmem.engine import z` where z is a name
+    clawmem.engine does not export (a submodule reached through the package)."""
+    public = set(clawmem.engine.__all__)
+    bad = []
+    for module, names in imports_in(path, package):
+        if module.startswith(ENGINE + "."):
+            bad.append(module)
+        elif module == ENGINE:
+            bad += [f"{ENGINE}.{name}" for name in names if name not in public]
+    return bad
+
+
+def test_the_import_parser_sees_each_way_of_reaching_past_the_engine(tmp_path):
+    probe = tmp_path / "probe.py"
+    ways = ["import clawmem.engine.store", "from clawmem.engine.store import Store", "from clawmem.engine import store",
+            "from clawmem.engine import journal as j", "def f():\n    from clawmem.engine.api import Engine",
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from clawmem.engine.config import Config"]
+    for way in ways:
+        probe.write_text(way + "\n")
+        assert engine_reaches(probe, "clawmem.tui.widgets"), way
+    probe.write_text("import clawmem.engine\nfrom clawmem.engine import Engine, SearchResults, events as ev, printable\n"
+                     "from ..messages import OpenFile\nfrom . import base\n")
+    assert engine_reaches(probe, "clawmem.tui.widgets") == []
+
+
+def test_the_fronts_import_the_engine_only_through_its_public_face():
+    offenders = {p.relative_to(p.parents[1] if pkg.count(".") > 1 else p.parent).as_posix(): engine_reaches(p, pkg)
+                 for p, pkg in front_modules()}
+    assert {k: sorted(set(v)) for k, v in offenders.items() if v} == {}
+
+
+def test_every_name_the_engine_exports_resolves():
+    missing = [name for name in clawmem.engine.__all__ if not hasattr(clawmem.engine, name)]
+    assert missing == []

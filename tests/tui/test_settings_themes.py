@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from clawmem.engine.config import ConfigError
-from clawmem.tui import keys, settings, themes
+from clawmem.tui import settings, themes
+from clawmem.tui import tabs as keys
 
 
 def test_defaults_and_valid_table():

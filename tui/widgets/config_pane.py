@@ -12,14 +12,15 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Input, Static
 
-from clawmem.engine import config as config_mod
+from clawmem.engine import CONFIG_KEYS, not_honoured, vectors_serving
 
-from .. import keys, settings as ui_settings
-from ..host import PaneHost
+from .. import keys
+from ..keys import Key
 from ..messages import ContextLoaded, ReloadConfig, SaveSetting
 from ..words import plural
 from .dialogs import EditValueScreen
-from .file_pane import run_external_editor
+from .file_editor import run_external_editor
+from .pane import Pane
 
 
 def show_value(value: Any) -> str:
@@ -63,13 +64,24 @@ def short_source(source: str) -> str:
     return source.split(" (")[0] if source.startswith(("file", "openclaw")) else source
 
 
-class ConfigPane(Vertical):
-    BINDINGS = keys.bindings(keys.CONFIG_KEYS)
+class ConfigPane(Pane, Vertical):
+    TAB = "config"
+    # f5 is TextArea's select-word: shadowed on purpose so the tab key works everywhere
+    TAB_KEY = keys.tab_key("config", "f5", "Config tab")
+    ABOUT = "shows every setting and where it came from"
+    KEYS = [
+        Key("config.edit", "enter", "edit_value", "Edit", "Edit the selected setting (validated before it is saved)", bound=False),
+        Key("config.filter", "slash", "focus_filter", "Filter", "Filter the settings by name (Enter goes back to the list)"),
+        Key("config.external-editor", "ctrl+o", "edit_file", "$EDITOR", "Edit the config file in $EDITOR, then reload it"),
+    ]
+    PALETTE = [
+        ("Edit the config file in $EDITOR", "Config: then reload it", "edit_file"),
+    ]
+    BINDINGS = keys.bindings(KEYS)
     HELP = "Enter edits the highlighted setting; the value is checked before anything is saved."
 
-    @property
-    def host(self) -> PaneHost:
-        return self.app  # type: ignore[return-value]
+    def tab_shown(self) -> None:
+        self.query_one("#config-table").focus()
 
     def compose(self) -> ComposeResult:
         yield Static("", id="config-head", markup=False)
@@ -88,7 +100,7 @@ class ConfigPane(Vertical):
         cfg = self.host.engine.cfg
         out = [(key, show_value(value), short_source(source)) for key, value, source in cfg.effective()]
         file_ui = cfg.ui or {}
-        for name in ui_settings.NAMES:
+        for name in self.host.settings.names():
             out.append((f"ui.{name}", show_value(getattr(self.host.settings, name)), "file" if name in file_ui else "default"))
         return out
 
@@ -124,12 +136,12 @@ class ConfigPane(Vertical):
             lines.append(f"OpenClaw:    {self.host.shorten(str(cfg.openclaw_file))} (read as defaults under ours)")
         for w in cfg.warnings:
             lines.append(f"Warning:     {w}")
-        for note in config_mod.not_honoured(cfg):  # read but not acted on: say what happens instead
+        for note in not_honoured(cfg):  # read but not acted on: say what happens instead
             lines.append(f"Not honoured: {note}")
         st = status or self.host.last_status
         if st:
             pv, vec = st["provider"], st["vector"]
-            active = f"{pv['active']} / {pv['model']}" if pv.get("active") and not pv.get("reason") else f"keyword-only ({pv.get('reason')})"
+            active = f"{pv['active']} / {pv['model']}" if vectors_serving(pv) else f"keyword-only ({pv.get('reason')})"
             lines.append(f"Provider:    {active} · vectors: {vec.get('backend')} {vec.get('version') or ''}".rstrip()
                          + (f" ({vec['reason']})" if vec.get("reason") else ""))
         self.query_one("#config-head", Static).update("\n".join(lines))
@@ -140,10 +152,8 @@ class ConfigPane(Vertical):
 
     @work(thread=True, exclusive=True, group="context", exit_on_error=False)
     def load_context(self) -> None:
-        from clawmem.engine.context import session_context
-
         try:
-            self.post_message(ContextLoaded(session_context(self.host.engine, today=self.host.clock().date())))
+            self.post_message(ContextLoaded(self.host.engine.context(today=self.host.clock().date())))
         except Exception as exc:  # an unreadable OpenClaw config, a workspace gone…: said, never fatal
             self.post_message(ContextLoaded(None, str(exc) or type(exc).__name__))
 
@@ -160,8 +170,8 @@ class ConfigPane(Vertical):
 
     def _doc(self, key: str) -> str:
         if key.startswith("ui."):
-            return ui_settings.DOCS.get(key[3:], "")
-        spec = config_mod.KEYS[key]
+            return self.host.settings.doc(key[3:])
+        spec = CONFIG_KEYS[key]
         parts = [spec.doc] if spec.doc else []
         if spec.choices:
             parts.append("one of " + ", ".join(spec.choices))
@@ -186,11 +196,11 @@ class ConfigPane(Vertical):
     def edit(self, key: str) -> None:
         cfg = self.host.engine.cfg
         if key.startswith("ui."):
-            current = ui_settings.as_text(getattr(self.host.settings, key[3:]))
+            current = self.host.settings.as_text(getattr(self.host.settings, key[3:]))
             secret = False
         else:
-            secret = config_mod.KEYS[key].secret
-            current = ui_settings.as_text(cfg[key]) if not secret else ""
+            secret = CONFIG_KEYS[key].secret
+            current = self.host.settings.as_text(cfg[key]) if not secret else ""
         self.app.push_screen(
             EditValueScreen(key, current, self._doc(key), lambda text, answer: self.post_message(SaveSetting(key, text, answer)),
                             secret=secret),

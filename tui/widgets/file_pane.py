@@ -1,30 +1,27 @@
 """The File tab: a tree of the memory files, an editor with Markdown highlighting and a
 Markdown view. Saving is atomic, re-indexes at once and never overwrites what the agent
-wrote meanwhile without showing it first (engine.editing does the file work). A banner says
+wrote meanwhile without showing it first (the engine's edit session does the file work). A banner says
 when the open file changes on disk; unsaved text is kept in a recovery file until saved."""
 
 from __future__ import annotations
 
-import os
-import shlex
-import subprocess
 from dataclasses import dataclass
-from typing import Callable
 
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.binding import Binding
 from textual.widgets import Button, ContentSwitcher, Input, Static, TextArea, Tree
-from textual.widgets.tree import TreeNode
 
-from clawmem.engine import editing, files as fileops
-from clawmem.engine.workspace import DATED_RE
+from clawmem.engine import ChangedOnDisk, EditSession, FileSnapshot, Merged, unified_diff
 
 from .. import keys
-from ..host import PaneHost
+from ..keys import Key
 from ..messages import IndexRequested
 from .dialogs import ConflictScreen, DeletedScreen, RecoveryScreen, UnsavedScreen
+from .file_banner import DiskBanner
+from .file_editor import EDGES, FileBar, MemoryEditor, find_in, run_external_editor
+from .file_tree import FileTree
+from .pane import Pane
 
 
 NO_FILE = "No file open: Enter opens the file under the cursor; ctrl+n writes in today's log."
@@ -36,128 +33,41 @@ RECOVERY_SECONDS = 1.0  # unsaved text reaches its recovery file at most this lo
 class OpenedFile:
     path: str  # as shown and as the index knows it
     abspath: object | None  # pathlib.Path; None for session transcripts
-    session: editing.EditSession | None  # None for read-only session transcripts
+    session: EditSession | None  # None for read-only session transcripts
     read_only: bool
 
 
-class MemoryEditor(TextArea):
-    """A TextArea that reports its text after every edit, undo and redo, at once (not via a
-    message, which may come after several edits): the edit session must see every text the
-    undo history can bring back to know which disk version it derives from."""
-
-    def __init__(self, *args, on_text: Callable[[str], None], edge_keys: Callable[[], dict[str, str]] | None = None, **kw) -> None:
-        super().__init__(*args, **kw)
-        self._on_text = on_text
-        self._edge_keys = edge_keys
-
-    async def _on_key(self, event) -> None:
-        # ctrl+home / ctrl+end (file.top / file.bottom, as the keymap has them) act here, in turn
-        # with the typed characters: as bindings they acted only once the key had bubbled up to the
-        # app, after the text typed right behind them (typing ahead over SSH) had gone in at the
-        # old cursor
-        where = self._edge_keys().get(event.key) if self._edge_keys else None
-        if where:
-            event.stop()
-            event.prevent_default()
-            self.go_to_edge(where)
-            return
-        await super()._on_key(event)
-
-    def go_to_edge(self, where: str) -> None:
-        """The cursor to the start ("top") or the end ("bottom") of the text, in view."""
-        self.move_cursor((0, 0) if where == "top" else self.document.end)
-        self.call_after_refresh(self.scroll_cursor_visible, animate=False)
-
-    def edit(self, edit):
-        result = super().edit(edit)
-        self._on_text(self.text)
-        return result
-
-    def undo(self) -> None:
-        super().undo()
-        self._on_text(self.text)
-
-    def redo(self) -> None:
-        super().redo()
-        self._on_text(self.text)
-
-
-EDGES = {"file.top": "top", "file.bottom": "bottom"}  # binding id -> MemoryEditor.go_to_edge's argument
-
-
-class FileBar(Input):
-    """The one-line bar under the editor for find (ctrl+f) and go-to-line (ctrl+g)."""
-
-    BINDINGS = [Binding("escape", "close", "Back to the text")]
-
-    def __init__(self, **kw) -> None:
-        super().__init__(**kw)
-        self.mode = "find"
-
-    def action_close(self) -> None:
-        self.display = False
-        self.app.query_one("#editor").focus()
-
-
-def find_in(text: str, query: str, start: int) -> int | None:
-    """Index of the next case-insensitive `query` in `text` from `start`, wrapping to the top."""
-    low, q = text.lower(), query.lower()
-    pos = low.find(q, start)
-    if pos < 0:
-        pos = low.find(q)
-    return None if pos < 0 else pos
-
-
-class FileTree(Tree):
-    """The file tree; names too long for its width end in "…" instead of scrolling sideways."""
-
-    def render_label(self, node, base_style, style):
-        label = super().render_label(node, base_style, style)
-        width = self.scrollable_content_region.width
-        depth, parent = 0, node.parent
-        while parent is not None and parent is not self.root:
-            depth, parent = depth + 1, parent.parent
-        room = width - depth * self.guide_depth
-        if width > 0 and label.cell_len > room:
-            label.truncate(max(room, 2), overflow="ellipsis")
-        return label
-
-    def on_resize(self) -> None:
-        self._invalidate()  # the labels are cut to the width
-
-
-def group_files(entries: list[dict]) -> tuple[list[str], dict[str, list[str]], list[str], list[str]]:
-    """(top files, daily logs by month newest first, sessions, extra) for the tree."""
-    top: list[str] = []
-    months: dict[str, list[str]] = {}
-    sessions: list[str] = []
-    extra: list[str] = []
-    for e in entries:
-        path = e["path"]
-        if e["source"] == "sessions":
-            sessions.append(path)
-            continue
-        name = path.rsplit("/", 1)[-1]
-        if path.startswith("memory/") and DATED_RE.match(name):
-            months.setdefault(name[:7], []).append(path)
-        elif path in ("MEMORY.md", "memory.md") or path.startswith("memory/"):
-            top.append(path)
-        else:
-            extra.append(path)
-    top.sort(key=lambda p: (p not in ("MEMORY.md", "memory.md"), p))
-    ordered = {m: sorted(months[m], key=lambda p: p.rsplit("/", 1)[-1], reverse=True) for m in sorted(months, reverse=True)}
-    return top, ordered, sorted(sessions, reverse=True), sorted(extra)
-
-
-class FilePane(Horizontal):
-    BINDINGS = keys.bindings(keys.FILE_KEYS)
+class FilePane(Pane, Horizontal):
+    TAB = "file"
+    TAB_KEY = keys.tab_key("file", "f3", "File tab")
+    ABOUT = "reads and edits the memory files"
+    KEYS = [
+        Key("file.save", "ctrl+s", "save", "Save", "Save the file (atomic) and re-index it"),
+        Key("file.view", "ctrl+l", "toggle_view", "View", "Switch between the editor and the Markdown view"),
+        Key("file.external-editor", "ctrl+o", "external_editor", "$EDITOR", "Edit the file in $EDITOR"),
+        Key("file.tree", "ctrl+t", "focus_tree", "Files", "Go to the file tree", show=False),
+        # ctrl+f finds in the file here; elsewhere it still goes to the search box
+        Key("file.find", "ctrl+f", "find", "Find", "Find in the file (Enter: next match; Esc: back to the text)"),
+        # f8 is the History tab; F12 is free in the File tab and reaches it over plain SSH
+        Key("file.find-next", "f12", "find_next", "Next", "Find the next match of the last search", show=False),
+        Key("file.goto", "ctrl+g", "goto_line", "Line", "Go to a line number", show=False),
+        Key("file.top", "ctrl+home", "edge('top')", "Top", "Go to the start of the file", show=False),
+        Key("file.bottom", "ctrl+end", "edge('bottom')", "End", "Go to the end of the file", show=False),
+    ]
+    PALETTE = [
+        ("Save the file", "File: atomic save, then re-index", "save"),
+        ("Switch editor / Markdown view", "File", "toggle_view"),
+        ("Edit the file in $EDITOR", "File: at the cursor's line", "external_editor"),
+        ("Find in the file", "File: as you type; Enter and F12 find the next", "find"),
+        ("Go to a line", "File", "goto_line"),
+    ]
+    BINDINGS = keys.bindings(KEYS)
     HELP = "Pick a file in the tree (Enter). ctrl+s saves, ctrl+l switches to the Markdown view."
 
     def __init__(self, **kw) -> None:
         super().__init__(**kw)
         self.opened: OpenedFile | None = None
         self._entries: list[dict] = []
-        self._banner_disk: fileops.FileSnapshot | None = None  # the disk version the banner tells of
         self._recovery_timer = None
         self._find_query = ""
         self._find_from = 0  # where the search started when the find bar opened
@@ -167,9 +77,8 @@ class FilePane(Horizontal):
         o = self.opened
         return bool(o and o.session and o.session.dirty)
 
-    @property
-    def host(self) -> PaneHost:
-        return self.app  # type: ignore[return-value]
+    def tab_shown(self) -> None:
+        (self.query_one("#editor") if self.opened else self.query_one("#file-tree")).focus()
 
     def compose(self) -> ComposeResult:
         tree: Tree[str | None] = FileTree("Memory", id="file-tree")
@@ -178,12 +87,7 @@ class FilePane(Horizontal):
         yield tree
         with Vertical(id="file-main"):
             yield Static(NO_FILE, id="file-header", markup=False)
-            with Horizontal(id="file-banner"):
-                yield Static("", id="banner-text", markup=False)
-                yield Button("Reload", id="banner-reload", compact=True)
-                yield Button("Merge", id="banner-merge", compact=True, variant="primary")
-                yield Button("Save as new", id="banner-new", compact=True, variant="primary")
-                yield Button("Keep mine", id="banner-keep", compact=True)
+            yield DiskBanner(id="file-banner")
             with ContentSwitcher(initial="editor", id="file-switcher"):
                 yield MemoryEditor(
                     "", id="editor", language="markdown", soft_wrap=True, show_line_numbers=True, tab_behavior="focus",
@@ -207,56 +111,7 @@ class FilePane(Horizontal):
         if entries == self._entries:
             return
         self._entries = entries
-        tree: Tree[str | None] = self.query_one("#file-tree", Tree)
-        current = tree.cursor_node.data if tree.cursor_node else None
-        tree.clear()
-        top, months, sessions, extra = group_files(entries)
-        root = tree.root
-        for p in top:
-            root.add_leaf(p, data=p)
-        if months:
-            logs = root.add("Daily logs", expand=True)
-            for i, (month, paths) in enumerate(months.items()):
-                node = logs.add(month, expand=i == 0)
-                for p in paths:
-                    node.add_leaf(p.rsplit("/", 1)[-1], data=p)
-        if extra:
-            node = root.add("Extra paths", expand=True)
-            for p in extra:
-                node.add_leaf(p, data=p)
-        if sessions:
-            node = root.add("Sessions (read-only)", expand=False)
-            for p in sessions:
-                node.add_leaf(p.rsplit("/", 1)[-1], data=p)
-        if not entries:
-            root.add_leaf("(no memory files yet: ctrl+n)", data=None)
-        target = current or (self.opened.path if self.opened else None)
-        if target:
-            self._move_tree_to(target)
-        else:
-            tree.call_after_refresh(setattr, tree, "cursor_line", 0)  # Enter opens the top file at once
-
-    def _move_tree_to(self, path: str | None) -> None:
-        if not path:
-            return
-        tree: Tree[str | None] = self.query_one("#file-tree", Tree)
-
-        def walk(node: TreeNode) -> TreeNode | None:
-            for child in node.children:
-                if child.data == path:
-                    return child
-                found = walk(child)
-                if found is not None:
-                    return found
-            return None
-
-        node = walk(tree.root)
-        if node is not None:
-            parent = node.parent
-            while parent is not None:
-                parent.expand()
-                parent = parent.parent
-            tree.call_after_refresh(tree.move_cursor, node)
+        self.query_one("#file-tree", FileTree).show_files(entries, self.opened.path if self.opened else None)
 
     @on(Tree.NodeSelected, "#file-tree")
     def _tree_selected(self, event: Tree.NodeSelected) -> None:
@@ -292,7 +147,7 @@ class FilePane(Horizontal):
                 opened = OpenedFile(path, None, None, True)
             else:
                 rel, abspath = engine.resolve_allowed(path)
-                session = editing.EditSession(abspath)
+                session = self.host.engine.edit(abspath)
                 text = session.text
                 opened = OpenedFile(rel, abspath, session, False)
         except Exception as exc:
@@ -305,7 +160,7 @@ class FilePane(Horizontal):
         editor.read_only = opened.read_only
         editor.load_text(text)
         self._update_header(start, end)
-        self._move_tree_to(opened.path)
+        self.query_one("#file-tree", FileTree).select_path(opened.path)
         switcher = self.query_one("#file-switcher", ContentSwitcher)
         if switcher.current == "md-view":
             self._show_markdown(text)
@@ -389,7 +244,7 @@ class FilePane(Horizontal):
         if o is None or o.session is None or not o.session.dirty:
             return
         try:
-            editing.keep_recovery(self.host.engine.cfg.agent_id, o.session)
+            self.host.engine.keep_recovery(o.session)
         except OSError as exc:
             self.app.notify(f"No recovery copy of {o.path}: {exc.strerror or exc}", severity="warning", timeout=8)
 
@@ -404,24 +259,23 @@ class FilePane(Horizontal):
         o = self.opened
         if o is not None and o.session is not None:
             try:
-                editing.drop_recovery(self.host.engine.cfg.agent_id, o.session.path)
+                self.host.engine.drop_recovery(o.session.path)
             except OSError:
                 pass  # nothing to lose: at worst it is offered again next time
 
     def _offer_recovery(self, opened: OpenedFile) -> None:
         session = opened.session
         assert session is not None
-        agent = self.host.engine.cfg.agent_id
-        rec = editing.find_recovery(agent, session.path)
+        rec = self.host.engine.find_recovery(session.path)
         if rec is None:
             return
         if rec.text == session.text:  # nothing unsaved after all
-            editing.drop_recovery(agent, session.path)
+            self.host.engine.drop_recovery(session.path)
             return
         moved = "" if rec.base_hash == session.base.hash else "; the file changed on disk since"
         sizes = (f"Unsaved: {len(rec.text.splitlines())} lines, {len(rec.text)} characters; on disk: "
                  f"{len(session.text.splitlines())} lines, {len(session.text)} characters{moved}")
-        diff = fileops.unified_diff(session.text, rec.text, opened.path)
+        diff = unified_diff(session.text, rec.text, opened.path)
 
         def answer(choice: str | None) -> None:
             if self.opened is not opened:
@@ -451,20 +305,10 @@ class FilePane(Horizontal):
             return
         self._show_banner(disk)
 
-    def _show_banner(self, disk: fileops.FileSnapshot | None) -> None:
-        self._banner_disk = disk
-        banner = self.query_one("#file-banner")
-        banner.display = disk is not None
-        if disk is None or self.opened is None:
-            return
-        deleted = not disk.exists
-        what = "Deleted on disk; your text is still here" if deleted else "Changed on disk since you opened it"
-        self.query_one("#banner-text", Static).update(f"⚠ {what}")
-        self.query_one("#banner-reload").display = not deleted
-        self.query_one("#banner-merge").display = not deleted
-        self.query_one("#banner-new").display = deleted
+    def _show_banner(self, disk: FileSnapshot | None) -> None:
+        self.query_one(DiskBanner).show(disk)
 
-    def _take_disk(self, disk: fileops.FileSnapshot) -> None:
+    def _take_disk(self, disk: FileSnapshot) -> None:
         o = self.opened
         assert o is not None and o.session is not None
         o.session.reload(disk)
@@ -475,7 +319,7 @@ class FilePane(Horizontal):
     @on(Button.Pressed, "#file-banner Button")
     def _banner_pressed(self, event: Button.Pressed) -> None:
         event.stop()
-        disk, o = self._banner_disk, self.opened
+        disk, o = self.query_one(DiskBanner).disk, self.opened
         if disk is None or o is None or o.session is None:
             return
         if event.button.id == "banner-reload":
@@ -493,7 +337,7 @@ class FilePane(Horizontal):
             self._show_banner(None)  # keep mine: saving will still show the difference first
         self.query_one("#editor").focus()
 
-    def _tell_merged(self, merged: fileops.Merged, saved: bool) -> None:
+    def _tell_merged(self, merged: Merged, saved: bool) -> None:
         path = self.opened.path if self.opened else ""
         if merged.conflicts:
             self.app.notify(f"Merged {path}: {merged.conflicts} place(s) where both sides changed the same lines keep "
@@ -512,7 +356,7 @@ class FilePane(Horizontal):
             return False
         try:
             snap = o.session.save()
-        except fileops.ChangedOnDisk as exc:
+        except ChangedOnDisk as exc:
             self._conflict(exc.disk)
             return False
         except OSError as exc:
@@ -521,7 +365,7 @@ class FilePane(Horizontal):
         self._saved(snap)
         return True
 
-    def _saved(self, snap: fileops.FileSnapshot, how: str = "Saved") -> None:
+    def _saved(self, snap: FileSnapshot, how: str = "Saved") -> None:
         assert self.opened is not None
         self.discard_recovery()
         self._show_banner(None)
@@ -529,17 +373,17 @@ class FilePane(Horizontal):
         self.app.notify(f"{how} {self.opened.path}")
         self.post_message(IndexRequested(f"saved {self.opened.path}"))
 
-    def save_as_new(self, shown: fileops.FileSnapshot) -> None:
+    def save_as_new(self, shown: FileSnapshot) -> None:
         o = self.opened
         assert o is not None and o.session is not None
         try:
             self._saved(o.session.save_over(shown), "Saved as new:")
-        except fileops.ChangedOnDisk as again:
+        except ChangedOnDisk as again:
             self._conflict(again.disk)  # it came back meanwhile
         except OSError as exc:
             self.app.notify(f"Not saved: {o.path}: {exc.strerror or exc}", severity="error", timeout=10)
 
-    def _conflict(self, disk: fileops.FileSnapshot) -> None:
+    def _conflict(self, disk: FileSnapshot) -> None:
         """The disk no longer holds what the text derives from: show it and let the user choose."""
         o = self.opened
         assert o is not None and o.session is not None
@@ -567,17 +411,12 @@ class FilePane(Horizontal):
                         self._saved(session.save(), "Merged and saved")
                 elif choice == "overwrite":
                     self._saved(session.save_over(disk), "Overwrote")
-            except fileops.ChangedOnDisk as again:
+            except ChangedOnDisk as again:
                 self._conflict(again.disk)  # it changed once more while the user chose
             except OSError as exc:
                 self.app.notify(f"Not saved: {o.path}: {exc.strerror or exc}", severity="error", timeout=10)
 
-        self.app.push_screen(ConflictScreen(o.path, fileops.unified_diff(disk.text, session.text, o.path)), answer)
-
-    def reload_if_clean(self, path: str) -> None:
-        """After an append from the app, show the new text when nothing unsaved is in the way."""
-        if self.opened and self.opened.path == path and not self.dirty:
-            self._load(path, None, None, focus_editor=False)
+        self.app.push_screen(ConflictScreen(o.path, unified_diff(disk.text, session.text, o.path)), answer)
 
     # ------------------------------------------------------------------ actions
 
@@ -644,7 +483,7 @@ class FilePane(Horizontal):
     def _edge_keys(self) -> dict[str, str]:
         """key -> "top" / "bottom" for the editor, from the keymap in use."""
         keymap = self.host.settings.keymap
-        return {key: EDGES[k.id] for k in keys.FILE_KEYS if k.id in EDGES for key in keys.keys_of(k, keymap)}
+        return {key: EDGES[k.id] for k in self.KEYS if k.id in EDGES for key in keys.keys_of(k, keymap)}
 
     def action_edge(self, where: str) -> None:
         self.query_one("#editor", MemoryEditor).go_to_edge(where)
@@ -712,20 +551,3 @@ class FilePane(Horizontal):
             return True if self.dirty else None  # dimmed while there is nothing to save
         return True
 
-
-def run_external_editor(app, path: str, after: Callable[[], None], request_index: Callable[[str], None],
-                        line: int | None = None) -> None:
-    """Open `path` in $VISUAL/$EDITOR with the app suspended (works over SSH; not in a browser),
-    at `line` with the `+LINE` argument vi, vim, nano, emacs, micro and kakoune understand."""
-    if getattr(app, "is_web", False):
-        app.notify("$EDITOR is not available in a browser session.", severity="warning")
-        return
-    command = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-    try:
-        with app.suspend():
-            subprocess.call([*shlex.split(command), *([f"+{line}"] if line else []), path])
-    except Exception as exc:  # SuspendNotSupported, a missing editor…
-        app.notify(f"Cannot run {command}: {exc}", severity="error", timeout=8)
-        return
-    after()
-    request_index(f"edited {path} in $EDITOR")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from pathlib import Path
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -17,11 +16,12 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from clawmem.engine.text import printable
+from clawmem.engine import printable
 
 from .. import keys
-from ..host import PaneHost
+from ..keys import Key
 from ..messages import IndexRequested
+from .pane import Pane
 
 SINCE = ("today", "yesterday", "7d", "30d", "all")
 SINCE_WORDS = {"today": "today", "yesterday": "yesterday", "7d": "the last 7 days", "30d": "the last 30 days", "all": "ever"}
@@ -75,8 +75,22 @@ def diff_content(entry: Entry, selected: int) -> Content:
     return Content("\n").join(lines)
 
 
-class HistoryPane(Vertical):
-    BINDINGS = keys.bindings(keys.HISTORY_KEYS)
+class HistoryPane(Pane, Vertical):
+    TAB = "history"
+    TAB_KEY = keys.tab_key("history", "f8", "History tab: what changed in the memory files")
+    ABOUT = "shows what changed in the memory files, who likely wrote it, and restores a file or a hunk"
+    KEYS = [
+        Key("history.restore", "r", "restore_file", "Restore", "Restore the file to its version before the selected change (itself undoable)"),
+        Key("history.hunk", "u", "undo_hunk", "Undo hunk", "Undo only the marked hunk, keeping everything else the file has now"),
+        Key("history.next-hunk", "right_square_bracket", "next_hunk", "Next hunk", "Mark the next hunk of the diff", show=False),
+        Key("history.prev-hunk", "left_square_bracket", "prev_hunk", "Prev hunk", "Mark the previous hunk of the diff", show=False),
+        Key("history.since", "s", "cycle_since", "Since", "Show changes since today, yesterday, 7 days, 30 days, or all"),
+    ]
+    PALETTE = [
+        ("Restore the file to before the selected change", "History: itself undoable", "restore_file"),
+    ]
+    PALETTE_HELP = "F8: what changed in the memory files, and restore"
+    BINDINGS = keys.bindings(KEYS)
 
     def __init__(self, **kw) -> None:
         super().__init__(**kw)
@@ -85,9 +99,9 @@ class HistoryPane(Vertical):
         self.hunk = 0
         self._select_newest = False  # after a restore: its own change, so r undoes it
 
-    @property
-    def host(self) -> PaneHost:
-        return self.app  # type: ignore[return-value]
+    def tab_shown(self) -> None:
+        self.query_one("#history-list").focus()
+        self.reload()
 
     def compose(self) -> ComposeResult:
         yield Static("Loading…", id="history-line", markup=False)
@@ -115,9 +129,10 @@ class HistoryPane(Vertical):
         """What the journal holds is shown at once; the files are then checked for changes not
         yet recorded (hashing every file takes seconds on a busy machine), and the list is
         filled in again only if that found any."""
-        from clawmem.engine.journal import Journal, parse_since
+        from clawmem.engine import parse_since
 
-        cfg = self.host.engine.cfg
+        eng = self.host.engine
+        cfg = eng.cfg
         worker = get_current_worker()
         off = None if cfg["journal.enabled"] else "journal.enabled is false: no new versions are kept (F5 turns it back on)"
 
@@ -131,7 +146,7 @@ class HistoryPane(Vertical):
             return out
 
         try:
-            with Journal(cfg) as jr:
+            with eng.open_journal(catch_up=False) as jr:
                 ready = entries_of(jr)
                 if not cfg["journal.enabled"]:
                     self.post_message(HistoryLoaded(ready, off))
@@ -220,23 +235,17 @@ class HistoryPane(Vertical):
 
     @work(thread=True, exclusive=True, group="history-restore", exit_on_error=False)
     def _restore(self, entry: Entry, hunk: int | None) -> None:
-        from clawmem.engine.api import AccessDenied
-        from clawmem.engine.journal import Change, Journal, restore, restore_hunk
+        from clawmem.engine import AccessDenied
 
         eng = self.host.engine
         try:
-            _, abspath = eng.resolve_allowed(entry.path)
-            with Journal(eng.cfg) as jr:
-                if hunk is None:
-                    v = restore(jr, entry.path, Path(abspath), entry.previous)
-                    text = f"Restored {entry.path} to v{entry.previous} (now v{v.id}; r on that change undoes it)"
-                else:
-                    before, after = jr.version(entry.previous), jr.version(entry.version)
-                    if before is None or after is None:
-                        raise ValueError(f"{entry.path}: v{entry.previous} is no longer in the journal")
-                    v = restore_hunk(jr, Change(jr, before, after), hunk, Path(abspath))
-                    text = (f"Undid hunk {hunk + 1} of v{entry.version} in {entry.path} (now v{v.id})" if v
-                            else f"{entry.path} already has hunk {hunk + 1} undone")
+            if hunk is None:
+                done = eng.restore(entry.path, entry.previous, catch_up=False)
+                text = f"Restored {entry.path} to v{entry.previous} (now v{done['version']}; r on that change undoes it)"
+            else:
+                v = eng.undo_hunk(entry.path, entry.previous, entry.version, hunk)
+                text = (f"Undid hunk {hunk + 1} of v{entry.version} in {entry.path} (now v{v.id})" if v
+                        else f"{entry.path} already has hunk {hunk + 1} undone")
             error = False
         except (AccessDenied, ValueError, OSError) as exc:
             text, error = f"Not restored: {exc}", True

@@ -16,7 +16,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
-from clawmem.engine.text import printable
+from clawmem.engine import printable
 
 from .. import keys
 from ..messages import IndexRequested
@@ -126,11 +126,11 @@ class PromoteScreen(Screen):
 
     @work(thread=True, exclusive=True, group="promote", exit_on_error=False)
     def load_candidates(self) -> None:
-        from clawmem.engine import promote
+        from clawmem.engine import PROMOTE_DEFAULT_GATES
 
         try:
             app = self.app
-            found, notes = promote.preview(app.engine, promote.COMMAND, now=app.clock().timestamp())  # type: ignore[attr-defined]
+            found, notes = app.engine.promotion_candidates(PROMOTE_DEFAULT_GATES, now=app.clock().timestamp())  # type: ignore[attr-defined]
             self.post_message(Loaded(found, notes))
         except Exception as exc:  # an unreadable recall store is shown, never fatal
             self.post_message(Loaded([], [], f"{type(exc).__name__}: {exc}"))
@@ -194,16 +194,14 @@ class PromoteScreen(Screen):
 
     @work(thread=True, exclusive=True, group="promote-decide", exit_on_error=False)
     def _decide(self, c, what: str, text: str | None) -> None:
-        from clawmem.engine import promote
-
         engine = self.app.engine  # type: ignore[attr-defined]
         try:
             if what == "reject":
-                promote.reject(engine, c)
+                engine.reject_promotion(c)
                 self.post_message(Decided(c.key, f"Rejected {c.citation}: it will not be offered again", False, True))
                 return
             today = self.app.clock().date()  # type: ignore[attr-defined]
-            [outcome] = promote.apply(engine, [c], edits={c.key: text} if text else None, today=today)
+            [outcome] = engine.promote([c], edits={c.key: text} if text else None, today=today)
             if outcome.promoted:
                 version = f" as v{outcome.version}; the History tab shows it and r there undoes it" if outcome.version else ""
                 self.post_message(Decided(c.key, f"Promoted {c.citation} to MEMORY.md{version}", False, True, written=True))

@@ -14,22 +14,16 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from clawmem.engine.text import printable, query_terms
+from clawmem.engine import printable, query_terms
 
 from .. import keys
-from ..host import PaneHost
+from ..keys import Key
 from ..words import plural
+from ..present import explanation, mode_line
 from ..messages import IndexRequested, OpenFile, PreviewLoaded, SearchDone
+from .pane import Pane
 
 PREVIEW_CONTEXT = 4  # lines shown above and below the matched range
-KEYWORD_HINT = "meaning search needs local.modelPath or an API key such as OPENAI_API_KEY (F5)"
-
-
-def keyword_line(why: str) -> str:
-    """One line: why the search is keyword-only, and how to change that (once, not twice)."""
-    if "local.modelPath" in why or "API key" in why:
-        return f"Keyword-only: {why} (F5)"
-    return f"Keyword-only: {why}; {KEYWORD_HINT}"
 
 
 def highlight(text: str, terms: list[str], style: str = "bold $text-accent underline") -> Content:
@@ -46,47 +40,6 @@ def highlight(text: str, terms: list[str], style: str = "bold $text-accent under
     return content
 
 
-def describe_mode(res: dict | None, status: dict | None) -> tuple[str, bool]:
-    """(the mode line, keyword-only?) from the last result set, or from status before any search."""
-    if res is not None:
-        if res["mode"] == "keyword":
-            why = res.get("reason") or "keyword-only"
-            line = keyword_line(why)
-            keyword = True
-        else:
-            line = f"{res['mode'].capitalize()}: {res['provider']} / {res['model']}"
-            keyword = False
-        if res.get("corpus") == "fleet":
-            line = f"Fleet ({', '.join(res['agents']) or 'no agent readable'}) · {line}"
-            line += "".join(f" · {note}" for note in res["notes"])
-        if res.get("fallback"):
-            line += f" · fallback from {res['fallback']['from']}: {res['fallback']['reason']}"
-        d = res.get("dateRange")
-        if d:
-            span = f"{d.get('after') or '…'} to {d.get('before') or '…'}"
-            line += f" · dates {span} ('{d.get('from')}')" if d.get("applied", True) else f" · date filter '{d.get('from')}' dropped: nothing matched"
-        if res.get("stale"):
-            line += " · index behind the files, syncing"
-        return line, keyword
-    if status is None:
-        return "Loading…", False
-    pv = status["provider"]
-    if pv.get("active") and not pv.get("reason"):
-        return f"Hybrid: {pv['active']} / {pv['model']}", False
-    return keyword_line(pv.get("reason") or "no provider"), True
-
-
-def explanation(r: dict) -> str:
-    """The explain view: how the selected result's score was made, one part a line."""
-    from clawmem.engine.search import explain_parts
-
-    out = [f"Why {r['path']}:{r['startLine']}-{r['endLine']} scored {r['score']:.3f}", ""]
-    out += [f"{part:<8} {text}" for part, text in explain_parts(r.get("explain") or {})]
-    if len(out) == 2:
-        out.append("no explanation was returned for this result")
-    return "\n".join(out)
-
-
 def first_match_line(lines: list[str], first: int, start: int, end: int, terms) -> int:
     """The number of the first line in start..end (1-based; `lines` begin at `first`) that holds
     a query word, else `start`: where the preview scrolls to and the File tab's cursor goes."""
@@ -99,7 +52,7 @@ def first_match_line(lines: list[str], first: int, start: int, end: int, terms) 
 
 def from_match(r: dict, terms: list[str]) -> str:
     """A result's snippet from the line it matched on."""
-    from clawmem.engine.search import snippet_match
+    from clawmem.engine import snippet_match
 
     return "\n".join(r["snippet"].split("\n")[snippet_match(r, terms):])
 
@@ -115,10 +68,26 @@ def _one_line(text: str, limit: int = 160) -> str:
     return (head[:space] if space >= limit // 2 else head).rstrip() + "…"
 
 
-class SearchPane(Vertical):
+class SearchPane(Pane, Vertical):
     """Search box, mode line, results beside a preview, and the hidden-results line."""
 
-    BINDINGS = keys.bindings(keys.SEARCH_KEYS) + [("down", "focus_results", "")]
+    TAB = "search"
+    TAB_KEY = keys.tab_key("search", "f2", "Search tab")
+    ABOUT = "finds passages as you type"
+    KEYS = [
+        Key("search.open", "enter", "open_result", "Open", "Open the selected result in the File tab", show=False, bound=False),
+        Key("search.hidden", "f6", "toggle_hidden", "Hidden", "Show or hide the results below the score threshold"),
+        Key("search.explain", "f7", "toggle_explain", "Why", "Explain the selected result's score"),
+        Key("search.copy", "ctrl+y", "copy_citation", "Copy", "Copy the selected result's citation (OSC 52)"),
+        Key("search.fleet", "ctrl+t", "toggle_fleet", "Fleet", "Search the fleet (every agent this one may read) or this agent's memory",
+            show=False),
+    ]
+    PALETTE = [
+        ("Show or hide results below the threshold", "Search: the results the score threshold hides", "toggle_hidden"),
+        ("Explain the selected result", "Search: how its score was made", "toggle_explain"),
+        ("Copy the selected result's citation", "Search: to the clipboard (OSC 52, works over SSH)", "copy_citation"),
+    ]
+    BINDINGS = keys.bindings(KEYS) + [("down", "focus_results", "")]
     HELP = "Type to search. Enter opens the highlighted result; ↓ moves to the list."
 
     def __init__(self, **kw) -> None:
@@ -137,9 +106,8 @@ class SearchPane(Vertical):
         self._quiet_seq = -1  # the search re-run after a sync, which must not ask for another
         self._terms: list[str] = []
 
-    @property
-    def host(self) -> PaneHost:
-        return self.app  # type: ignore[return-value]
+    def tab_shown(self) -> None:
+        self.focus_input()
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="Search memory… (type; Enter opens, ↓ results)", id="search-input")
@@ -199,9 +167,7 @@ class SearchPane(Vertical):
         worker = get_current_worker()
         try:
             if self.fleet:
-                from clawmem.engine import fleet
-
-                res = fleet.search(self.host.engine, query, explain=True, show_hidden=show_hidden)
+                res = self.host.engine.fleet_search(query, explain=True, show_hidden=show_hidden)
             else:
                 res = self.host.engine.search(query, explain=True, show_hidden=show_hidden, sync_on_stale=may_sync,
                                               private=True)  # search-as-you-type: half-typed words are not recalls; opening a result records one
@@ -245,7 +211,7 @@ class SearchPane(Vertical):
     # ------------------------------------------------------------------ rendering
 
     def _render_mode(self) -> None:
-        line, keyword = describe_mode(self.result, self.status)
+        line, keyword = mode_line(self.result, self.status)
         mode = self.query_one("#mode-line", Static)
         mode.update(line)
         mode.set_class(keyword, "-keyword")
@@ -354,9 +320,7 @@ class SearchPane(Vertical):
     def _load_preview(self, key, path: str, start: int, count: int) -> None:
         try:
             if path.startswith("fleet:"):
-                from clawmem.engine import fleet
-
-                text = fleet.get_stored(self.host.engine.cfg, path, start, count)["text"]
+                text = self.host.engine.fleet_get(path, start, count)["text"]
             else:
                 text = self.host.engine.get(path, start, count)["text"]
         except Exception as exc:
@@ -428,9 +392,7 @@ class SearchPane(Vertical):
 
     @work(thread=True, group="recall", exit_on_error=False)
     def _record_recall(self, query: str, results: list[dict]) -> None:
-        from clawmem.engine import recall
-
-        recall.record(self.host.engine.cfg, query, results)
+        self.host.engine.record_recall(query, results)
 
     def action_toggle_fleet(self) -> None:
         if not self.fleet and not self.host.engine.cfg["fleet.url"]:

@@ -3,7 +3,6 @@ and vector state, and the re-index / rebuild keys."""
 
 from __future__ import annotations
 
-import datetime as dt
 import time
 
 from textual.app import ComposeResult
@@ -11,30 +10,14 @@ from textual.containers import Vertical
 from textual.widgets import Log, ProgressBar, Static
 
 from clawmem.engine import events as ev
-from clawmem.engine.text import printable
+from clawmem.engine import printable
 
 from .. import keys
-from ..host import PaneHost
+from ..keys import Key
+from ..present import status_lines
 from ..messages import IndexRequested
 from ..words import plural
-
-
-def ago(iso: str | None, now: float | None = None) -> str:
-    """A last-sync time as people say it ("just now", "5 min ago", "2026-02-10 14:05")."""
-    if not iso:
-        return "never"
-    try:
-        when = dt.datetime.fromisoformat(iso)
-    except ValueError:
-        return iso
-    secs = (now if now is not None else time.time()) - when.timestamp()
-    if secs < 60:
-        return "just now"
-    if secs < 3600:
-        return f"{int(secs // 60)} min ago"
-    if secs < 86400:
-        return f"{int(secs // 3600)} h ago"
-    return when.strftime("%Y-%m-%d %H:%M")
+from .pane import Pane
 
 
 def duration(seconds: float) -> str:
@@ -67,38 +50,19 @@ class EtaMeter:
         return rate, max(total - done, 0) / rate
 
 
-def status_lines(st: dict, shorten, running: str | None = None) -> list[str]:
-    fr, pv, vec, idx = st["freshness"], st["provider"], st["vector"], st["index"]
-    fresh = "up to date" if not fr["dirty"] else f"{plural(fr['filesBehind'], 'file')} behind"
-    # while a job runs, its progress (live, from its events) stands in for the counts, which
-    # are only read again when it ends: reading them during the job would slow it and the app
-    counts = running or f"{plural(idx['files'], 'file')}, {plural(idx['chunks'], 'chunk')}"
-    lines = [
-        f"Index     {counts} · {shorten(idx['path'])}",
-        f"Fresh     {fresh} ({fr['filesIndexed']} indexed / {fr['filesOnDisk']} on disk) · last sync {ago(fr['lastSync'])}",
+class SyncPane(Pane, Vertical):
+    TAB = "sync"
+    TAB_KEY = keys.tab_key("sync", "f4", "Sync tab")
+    ABOUT = "shows the index at work"
+    KEYS = [
+        Key("index.run", "ctrl+r", "reindex", "Re-index", "Bring the index up to date now"),
+        Key("index.rebuild", "f9", "rebuild", "Rebuild", "Rebuild the whole index (into a new file, swapped in when done)"),
     ]
-    if idx.get("error"):
-        lines.append(f"          error: {idx['error']}")
-    rebuild = idx.get("rebuild")
-    if rebuild and not rebuild["running"]:
-        done = f" ({rebuild['files']} files done)" if rebuild.get("files") is not None else ""
-        lines.append(f"Rebuild   left unfinished{done} · the next index (ctrl+r) resumes it · {shorten(rebuild['path'])}")
-    if pv.get("active") and not pv.get("reason"):
-        provider = f"{pv['active']} / {pv['model']} (configured: {pv['configured']})"
-    else:
-        provider = f"keyword-only (configured: {pv['configured']}): {pv.get('reason') or 'no provider'}"
-    lines.append(f"Provider  {provider}")
-    if pv.get("fallback"):
-        lines.append(f"Fallback  from {pv['fallback']['from']}: {pv['fallback']['reason']}")
-    backend = f"{vec.get('backend')} {vec.get('version') or ''}".strip()
-    lines.append(f"Vectors   {backend}" + (f" ({vec['reason']})" if vec.get("reason") else ""))
-    for m in vec.get("models", []):
-        lines.append(f"          {m['provider']}/{m['model']}: {plural(m['vectors'], 'vector')}, {m['dims']} dims")
-    return lines
-
-
-class SyncPane(Vertical):
-    BINDINGS = keys.bindings(keys.SYNC_KEYS)
+    PALETTE = [
+        ("Re-index now", "Sync: bring the index up to date", "reindex"),
+        ("Rebuild the whole index", "Sync: into a new file, swapped in when complete", "rebuild"),
+    ]
+    BINDINGS = keys.bindings(KEYS)
     HELP = "ctrl+r re-indexes what changed; F9 rebuilds the whole index into a new file."
 
     def __init__(self, **kw) -> None:
@@ -109,9 +73,8 @@ class SyncPane(Vertical):
         self.meter = EtaMeter()
         self.progress: str | None = None  # "Rebuild: 750/3001 files · ETA 19s" while a job runs
 
-    @property
-    def host(self) -> PaneHost:
-        return self.app  # type: ignore[return-value]
+    def tab_shown(self) -> None:
+        self.query_one("#sync-log").focus()
 
     def compose(self) -> ComposeResult:
         yield Static("Loading…", id="sync-status", markup=False)

@@ -1,0 +1,97 @@
+"""What every embedding provider is: the `Provider` interface, its error, and the vector checks
+they share. Each provider's module builds on this; the plan (embeddings/__init__.py) chooses
+between them."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterator
+
+if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts faster without it
+    import numpy as np
+
+
+class ProviderError(Exception):
+    """A provider failed; the message is one line naming the provider ("openai: 401 invalid api key")."""
+
+
+class Provider:
+    """Base class. Subclasses set id, model, endpoint, max_input_bytes and implement the two embeds."""
+
+    id: str = "?"
+    model: str = "?"
+    endpoint: str = ""  # what else identifies the vectors: base URL, or the model file's identity
+    max_input_bytes: int = 8000
+    dims: int | None = None
+    batch = None  # a batch-API client (embeddings/batch.py) when remote.batch.enabled applies
+
+    def embed_passages(self, texts: list[str]) -> list[np.ndarray | None]:
+        """One L2-normalised float32 vector per text, or None for an input whose vector was
+        invalid (wrong size, NaN, all zeros). Over-long inputs are split, never truncated.
+        Raises ProviderError when the provider cannot serve at all."""
+        raise NotImplementedError
+
+    def embed_query(self, text: str) -> np.ndarray:
+        raise NotImplementedError
+
+    def prepare(self) -> Iterator:
+        """Make the provider ready to embed (a local model may need downloading), yielding
+        progress events. The indexer calls it; a search never does."""
+        return iter(())
+
+    def not_ready(self) -> str | None:
+        """Why this provider cannot embed yet without `prepare()` (a model to download), if so."""
+        return None
+
+    def fingerprint(self) -> str:
+        return fingerprint(self.id, self.model, self.endpoint)
+
+    def label(self) -> str:
+        return f"{self.id}/{self.model}"
+
+    def build_info(self) -> str | None:
+        """What the code running the model was built for (a local model's CPU features), if known."""
+        return None
+
+    def close(self) -> None:
+        pass
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as one short line for a provider's error message."""
+    text = " ".join(str(exc).split())
+    return text[:200] or type(exc).__name__
+
+
+def fingerprint(provider: str, model: str, endpoint: str) -> str:
+    import hashlib  # here: a keyword-only search never needs it (3 ms of imports)
+
+    raw = json.dumps([provider, model, endpoint], separators=(",", ":"))
+    return hashlib.sha256(raw.encode()).hexdigest()[:24]
+
+
+def check_vector(vec, dims: int | None) -> np.ndarray | None:
+    """A float32 unit vector, or None if the provider returned something unusable."""
+
+
+    import numpy as np
+    arr = np.asarray(vec, dtype=np.float32)
+    if arr.ndim != 1 or arr.size == 0 or (dims is not None and arr.size != dims):
+        return None
+    if not np.all(np.isfinite(arr)):
+        return None
+    norm = float(np.linalg.norm(arr))
+    if norm < 1e-12:
+        return None
+    return arr / norm
+
+
+def resolve_model_path(model_path: str, cache_dir: str = "") -> tuple[Path | None, str | None]:
+    """(local file, hf URI or None). For hf: URIs the file is where the download puts it."""
+    if model_path.lower().startswith("hf:"):
+        from .download import cached_path
+
+        return cached_path(model_path, Path(cache_dir).expanduser() if cache_dir else None), model_path
+    return Path(os.path.expanduser(model_path)), None

@@ -1,0 +1,32 @@
+"""The MCP tools are declared once (clawmem.mcp.server.TOOLS): the server registers exactly
+those, and README's tool table is the one made from them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+from clawmem.mcp.server import TOOLS, build_server, tools_markdown
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def test_readme_tool_table_is_made_from_the_tool_table():
+    """A tool added, renamed or given new arguments in TOOLS must reach README, and back."""
+    assert tools_markdown() in README.read_text(encoding="utf-8"), (
+        "README's MCP tool table differs from clawmem.mcp.server.TOOLS; paste the output of\n"
+        "  python -c 'from clawmem.mcp.server import tools_markdown; print(tools_markdown())'")
+
+
+@pytest.mark.parametrize("write", [True, False])
+def test_the_server_registers_the_table_s_tools(make_engine, write):
+    engine = make_engine({"mcp.write": write})
+    listed = anyio.run(build_server(engine).list_tools)
+    expected = [t for t in TOOLS if write or not t.writes]
+    assert [t.name for t in listed] == [t.name for t in expected]
+    for got, spec in zip(listed, expected):
+        assert got.description == spec.description and got.input_schema == spec.schema
+        assert got.annotations.read_only_hint is (not spec.writes)
+    assert {"memory_search", "memory_get"} <= {t.name for t in listed}

@@ -1,0 +1,55 @@
+"""The `clawmem` command: status, index, search, get, watch, context, mcp, model, history, restore,
+serve, flush-prompt, archive, fleet, promote; no subcommand opens the app.
+
+One module per command group (parser.py lists them); base.py holds what they share.
+Imports Textual only when it opens the app, so `clawmem search` starts fast.
+Exit codes: 0 success (an empty result set too), 2 usage or configuration error, 3 the
+operation failed. A failure is one line on stderr; given `--json`, also
+`{"error": line, "exitCode": N}` on stdout, so a script reading stdout sees it too.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from .base import EXIT_OK, EXIT_USAGE, CommandError, UsageError, err, fail, printable_streams
+from .parser import BY_NAME, build_parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    printable_streams()
+    try:
+        args = build_parser().parse_args(argv)
+    except UsageError as exc:
+        return fail(str(exc), EXIT_USAGE, "--json" in argv)
+    if args.command is None:
+        return run_app(args)
+    from clawmem.engine import ConfigError
+
+    as_json = bool(getattr(args, "json", False))
+    try:
+        return BY_NAME[args.command].run(args)
+    except CommandError as exc:
+        return fail(f"clawmem: {exc}", exc.code, as_json)
+    except ConfigError as exc:
+        return fail(f"clawmem: {exc}", EXIT_USAGE, as_json)
+    except KeyboardInterrupt:
+        err("interrupted")
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+def run_app(args) -> int:
+    if args.color_system:
+        os.environ["TEXTUAL_COLOR_SYSTEM"] = args.color_system
+    from clawmem.engine import ConfigError
+    from clawmem.tui.app import main as app_main  # Textual loads only here
+
+    try:
+        return app_main(args)
+    except ConfigError as exc:
+        err(str(exc))
+        return EXIT_USAGE

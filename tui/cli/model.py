@@ -1,0 +1,69 @@
+"""`clawmem model pull|list`: download local embedding models and list the cache."""
+
+from __future__ import annotations
+
+import json
+
+from .base import EXIT_OK, EXIT_USAGE, Command, CommandError, Parser, add_command, dump_json
+from .progress import ProgressLine, render_event
+
+
+def model_arguments(s) -> None:
+    msub = s.add_subparsers(dest="model_command", parser_class=Parser, metavar="{pull,list}")
+    m = add_command(msub, "pull", "download an hf: model into the cache, with progress (resumes a partial one)")
+    m.add_argument("uri", nargs="?", help="hf:owner/repo/file.gguf (default: local.modelPath if it is an hf: URI, else the default model)")
+    m.add_argument("--json", action="store_true")
+    m = add_command(msub, "list", "the models in the cache (and unfinished downloads)")
+    m.add_argument("--json", action="store_true")
+
+
+def cmd_model(args) -> int:
+    from clawmem.engine import load_config
+    from clawmem.engine import DEFAULT_LOCAL_MODEL
+    from clawmem.engine import model_cache_dir
+    from clawmem.engine import cached_models
+
+    if args.model_command is None:
+        raise CommandError("model: say `clawmem model pull [URI]` or `clawmem model list`", EXIT_USAGE)
+    cfg = load_config(args.config, workspace=args.workspace, agent=args.agent)
+    cache = model_cache_dir(cfg)
+    configured = cfg["local.modelPath"] or DEFAULT_LOCAL_MODEL
+    if args.model_command == "pull":
+        return model_pull(args.uri or (configured if configured.lower().startswith("hf:") else DEFAULT_LOCAL_MODEL), cache, args.json)
+    models = cached_models(cache)
+    if args.json:
+        print(dump_json({"cacheDir": str(cache), "configured": configured, "models": models}, indent=2))
+        return EXIT_OK
+    if not models:
+        print(f"No models in {cache}; `clawmem model pull` downloads {configured if configured.lower().startswith('hf:') else DEFAULT_LOCAL_MODEL}")
+        return EXIT_OK
+    for m in models:
+        notes = ([] if m["complete"] else ["unfinished: `clawmem model pull` resumes it"]) + (["configured"] if m["uri"] == configured else [])
+        print(f"{m['uri']}  {m['bytes'] / 1e6:.1f} MB" + (f"  ({'; '.join(notes)})" if notes else ""))
+    print(f"cache: {cache}")
+    return EXIT_OK
+
+
+def model_pull(uri: str, cache, as_json: bool) -> int:
+    from clawmem.engine import events as ev
+    from clawmem.engine import DownloadError, cached_model_path as cached_path, download_model as download
+
+    if not uri.lower().startswith("hf:"):
+        raise CommandError(f"model pull: {uri!r} is a local file, not an hf:owner/repo/file.gguf URI; nothing to download", EXIT_USAGE)
+    try:
+        had = cached_path(uri, cache).is_file()
+        out = ProgressLine(quiet=as_json)
+        path = download(uri, cache, lambda done, total: render_event(ev.Download(uri, done, total), out))
+    except DownloadError as exc:
+        raise CommandError(str(exc)) from None
+    except OSError as exc:
+        raise CommandError(f"cannot download {uri}: {exc.strerror or exc} ({exc.filename or cache}); check permissions and free space") from None
+    size = path.stat().st_size
+    if as_json:
+        print(json.dumps({"uri": uri, "path": str(path), "bytes": size, "downloaded": not had}))
+    else:
+        print(f"{'already downloaded' if had else 'downloaded'}: {uri} -> {path} ({size / 1e6:.1f} MB)")
+    return EXIT_OK
+
+
+MODEL = Command("model", "download (pull) and list local embedding models", model_arguments, cmd_model)

@@ -1,0 +1,82 @@
+"""`clawmem promote`: the daily-log passages searches keep recalling, ranked for MEMORY.md."""
+
+from __future__ import annotations
+
+from .base import EXIT_OK, EXIT_USAGE, Command, CommandError, dump_json, err, open_engine, printable
+
+
+def promote_arguments(s) -> None:
+    s.add_argument("--apply", action="store_true", help="append the candidates to MEMORY.md (one undoable journal version each)")
+    s.add_argument("--limit", type=int, help="at most N candidates")
+    s.add_argument("--min-score", type=float, default=0.75, help="weighted score from 0 to 1 a candidate needs (default 0.75)")
+    s.add_argument("--min-recall-count", type=int, default=3, help="times it was recalled (default 3)")
+    s.add_argument("--min-unique-queries", type=int, default=2, help="distinct queries that recalled it (default 2)")
+    s.add_argument("--include-promoted", action="store_true", help="also list passages already promoted")
+    s.add_argument("--json", action="store_true")
+
+
+def cmd_promote(args) -> int:
+    from clawmem.engine import PromoteError, PromoteGates, RecallUnreadable, index_now
+
+    if args.limit is not None and args.limit < 0:
+        raise CommandError(f"--limit: expected an integer >= 0, got {args.limit}", EXIT_USAGE)
+    if not 0 <= args.min_score <= 1:
+        raise CommandError(f"--min-score: expected a number from 0 to 1, got {args.min_score}", EXIT_USAGE)
+    for flag, value in (("--min-recall-count", args.min_recall_count), ("--min-unique-queries", args.min_unique_queries)):
+        if value < 0:
+            raise CommandError(f"{flag}: expected an integer >= 0, got {value}", EXIT_USAGE)
+    eng = open_engine(args)
+    if not eng.workspace.is_dir():
+        raise CommandError(f"no workspace at {eng.workspace}: give --workspace, or set workspace in the clawmem config", EXIT_USAGE)
+    gates = PromoteGates(args.min_score, args.min_recall_count, args.min_unique_queries)
+    try:
+        found, notes = eng.promotion_candidates(gates, limit=args.limit, include_promoted=args.include_promoted)
+        for note in notes:
+            err(note)
+        outcomes = eng.promote([c for c in found if not c.promoted]) if args.apply else None
+    except (PromoteError, RecallUnreadable) as exc:
+        raise CommandError(str(exc)) from None
+    if outcomes and any(o.promoted for o in outcomes):
+        index_now(eng)
+    eng.close()
+    if args.json:
+        out = {"candidates": [c.as_json() for c in found], "gates": {"minScore": gates.min_score, "minRecallCount": gates.min_recall_count,
+               "minUniqueQueries": gates.min_unique_queries}}
+        if outcomes is not None:
+            out["applied"] = [o.as_json() for o in outcomes]
+        print(dump_json(out, indent=2))
+        return EXIT_OK
+    print(printable("\n".join(format_candidates(found, gates, hint=not args.apply))))
+    if outcomes is not None:
+        print()
+        done = [o for o in outcomes if o.promoted]
+        for o in outcomes:
+            print(printable(f"{'promoted' if o.promoted else 'skipped'} {o.citation}" + ("" if o.promoted else f": {o.reason}")))
+        if done:
+            print(f"{len(done)} promoted to MEMORY.md; a summary is in DREAMS.md; clawmem history MEMORY.md shows each, "
+                  f"clawmem restore MEMORY.md --to VERSION undoes them")
+    return EXIT_OK
+
+
+def format_candidates(found: list, gates, hint: bool = True) -> list[str]:
+    head = (f"{len(found)} candidate{'s' * (len(found) != 1)} (score >= {gates.min_score:g}, {gates.min_recall_count}+ recalls, "
+            f"{gates.min_unique_queries}+ distinct queries)")
+    lines = [head if found else head.replace(f"{len(found)} candidates", "No candidates")]
+    for i, c in enumerate(found, 1):
+        state = {"changed": "  [edited since recalled: will be skipped]", "deleted": "  [file deleted: will be skipped]"}.get(c.status, "")
+        lines.append("")
+        lines.append(f"{i}. {c.score:.3f}  {c.path}:{c.start}-{c.end}  {c.recalls} recalls · {c.unique_queries} queries · "
+                     f"{len(c.days)} day{'s' * (len(c.days) != 1)} · last {c.last_recalled[:10]}"
+                     + (" · already promoted" if c.promoted else "") + (f" · from {c.origin}" if c.origin != "clawmem" else "") + state)
+        lines.append("   " + "  ".join(f"{k} {v:.2f}" for k, v in c.signals.items()))
+        if c.queries:
+            lines.append("   queries: " + ", ".join(f'"{q}"' for q in c.queries[:3]) + (f" (+{len(c.queries) - 3})" if len(c.queries) > 3 else ""))
+        for n, ln in enumerate(c.lines, c.start):
+            lines.append(f"   {n:>4} │ {ln}")
+    if hint and found and not all(c.promoted for c in found):
+        lines += ["", "clawmem promote --apply writes them to MEMORY.md; the app's Promote screen (F10) reviews them one by one"]
+    return lines
+
+
+PROMOTE = Command("promote", "the daily-log passages searches keep recalling, ranked for MEMORY.md (--apply writes them)",
+                  promote_arguments, cmd_promote)

@@ -1,0 +1,125 @@
+"""`clawmem search` and `clawmem get`: ask the memory, read what a hit cites."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from ..present import format_results
+from .base import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Command, CommandError, dump_json, err, open_engine, printable
+
+
+def search_arguments(s) -> None:
+    s.add_argument("query", nargs="*", help="what to look for (or --query)")
+    s.add_argument("--query", dest="query_option", metavar="TEXT", help="the query, as `openclaw memory search --query` (wins over the positional one)")
+    s.add_argument("--max-results", type=int)
+    s.add_argument("--min-score", type=float)
+    s.add_argument("--now", help="evaluate as of this date (YYYY-MM-DD), for decay and date phrases")
+    s.add_argument("--after", help="only dated entries on or after YYYY-MM-DD")
+    s.add_argument("--before", help="only dated entries before YYYY-MM-DD")
+    s.add_argument("--explain", action="store_true", help="show how each score was made")
+    s.add_argument("--show-hidden", action="store_true", help="include results below the score threshold")
+    s.add_argument("--no-date-filter", action="store_true", help="do not read time phrases in the query as a date filter")
+    s.add_argument("--fleet", action="store_true", help="search the fleet database (every agent this one may read) instead")
+    s.add_argument("--agents", metavar="A,B", help="with --fleet: only these agents")
+    s.add_argument("--private", action="store_true", help="do not record this search's daily-log hits for clawmem promote")
+    s.add_argument("--json", action="store_true")
+
+
+def get_arguments(s) -> None:
+    s.add_argument("path")
+    s.add_argument("--from", dest="from_line", type=int)
+    s.add_argument("--lines", type=int)
+    s.add_argument("--json", action="store_true")
+
+
+def cmd_search(args) -> int:
+    from clawmem.engine import IndexUnavailable, SearchDisabled
+
+    query = (args.query_option if args.query_option is not None else " ".join(args.query)).strip()
+    if not query:
+        raise CommandError("Missing search query. Provide a positional query or use --query <text>.", EXIT_USAGE)
+    if args.agents and not args.fleet:
+        raise CommandError("--agents picks agents of the fleet: add --fleet", EXIT_USAGE)
+    if args.fleet and (args.after or args.before or args.now):
+        raise CommandError("--after, --before and --now apply to this agent's memory only: drop them with --fleet", EXIT_USAGE)
+    eng = open_engine(args, need_workspace=not args.fleet)  # the fleet is searched from any host
+    if args.fleet:
+        return fleet_search(eng, query, args)
+
+    def spawn(_reason):
+        # a stale index is brought up to date by a detached `clawmem index`; this search does not
+        # wait (sync.py loads only then: most searches find the index fresh)
+        from clawmem.engine import spawn_background_index
+
+        return spawn_background_index(eng)
+
+    eng.sync_hook = spawn
+    try:
+        res = eng.search(query, max_results=args.max_results, min_score=args.min_score, now=args.now, after=args.after,
+                         before=args.before, explain=args.explain, show_hidden=args.show_hidden,
+                         date_filter=False if args.no_date_filter else None, private=args.private)
+    except ValueError as exc:
+        raise CommandError(str(exc), EXIT_USAGE) from None
+    except IndexUnavailable as exc:
+        raise CommandError(str(exc)) from None
+    except SearchDisabled as exc:
+        # the agent tool's shape, so a script gets what an agent gets
+        from clawmem.engine import disabled_payload
+
+        err(str(exc))
+        if args.json:
+            print(dump_json(disabled_payload(str(exc)), indent=2))
+        return EXIT_FAILED
+    if args.json:
+        print(dump_json(res, indent=2))
+        return EXIT_OK
+    print(format_results(res, explain=args.explain, query=query, color=sys.stdout.isatty() and "NO_COLOR" not in os.environ))
+    return EXIT_OK
+
+
+def fleet_search(eng, query: str, args) -> int:
+    from clawmem.engine import FleetError
+
+    agents = [a.strip() for a in args.agents.split(",") if a.strip()] if args.agents else None
+    try:
+        res = eng.fleet_search(query, agents=agents, max_results=args.max_results, min_score=args.min_score,
+                               explain=args.explain, show_hidden=args.show_hidden)
+    except ValueError as exc:
+        raise CommandError(str(exc), EXIT_USAGE) from None
+    except FleetError as exc:
+        raise CommandError(str(exc)) from None
+    finally:
+        eng.close()
+    if args.json:
+        print(dump_json(res, indent=2))
+    else:
+        print(format_results(res, explain=args.explain, query=query, color=sys.stdout.isatty() and "NO_COLOR" not in os.environ))
+    return EXIT_OK
+
+
+def cmd_get(args) -> int:
+    from clawmem.engine import AccessDenied
+
+    eng = open_engine(args, need_workspace=not args.path.startswith("fleet:"))
+    try:
+        if args.path.startswith("fleet:"):  # a fleet hit's ref: its stored text, the file being on another host
+            from clawmem.engine import FleetError
+
+            try:
+                res = eng.fleet_get(args.path, args.from_line, args.lines)
+            except FleetError as exc:
+                raise CommandError(str(exc)) from None
+        else:
+            res = eng.get(args.path, args.from_line, args.lines)
+    except AccessDenied as exc:
+        raise CommandError(str(exc), EXIT_USAGE) from None
+    if args.json:
+        print(dump_json(res))
+    else:
+        sys.stdout.write(printable(res["text"]) + ("" if res["text"].endswith("\n") or not res["text"] else "\n"))
+    return EXIT_OK
+
+
+SEARCH = Command("search", "hybrid search over the memory files", search_arguments, cmd_search)
+GET = Command("get", "read lines of a memory file (or a session hit)", get_arguments, cmd_get)
