@@ -1,4 +1,4 @@
-"""The pre-compaction memory flush (study §12): the prompts an agent loop runs before it compacts.
+"""The pre-compaction memory flush: the prompts an agent loop runs before it compacts.
 
 Before OpenClaw compacts a long session it runs one silent agent turn that asks the model to
 write what should outlast the compaction into today's daily log. `flush_plan()` builds that

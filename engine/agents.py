@@ -1,4 +1,4 @@
-"""Which agents `status --all-agents` and `index --all-agents` cover (study §11).
+"""Which agents `status --all-agents` and `index --all-agents` cover.
 
 Every agent that has an index in clawmem's data dir, plus every `agents.list[].id` in
 OpenClaw's openclaw.json, each with its own workspace: the entry's `workspace`, else

@@ -1,4 +1,4 @@
-"""Line-based Markdown chunking (SPEC §2).
+"""Line-based Markdown chunking.
 
 Chunks hold about `tokens` tokens (4 characters per token, each CJK/Hangul character
 counted as 4) with `overlap` tokens carried over. Unlike OpenClaw, no chunk exceeds its

@@ -1,4 +1,4 @@
-"""Time phrases in short queries become a date range (SPEC §5).
+"""Time phrases in short queries become a date range.
 
 Only unambiguous expressions in a short query count ("last week", "yesterday",
 "since 2026-05", "in March", 上周, 昨天): a long conversational query that says "today"

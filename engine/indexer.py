@@ -165,7 +165,7 @@ def remove_file(store: Store, path: str) -> None:
 
 def _session_below_delta(cfg: Config, row: tuple, st: os.stat_result, f: SourceFile) -> bool:
     """A live transcript that grew by less than the delta thresholds since it was indexed waits
-    for more (SPEC §6); one that shrank or was rewritten is indexed at once.
+    for more; one that shrank or was rewritten is indexed at once.
 
     A threshold <= 0 means any growth counts. The delta is measured against the indexed
     size, so it accumulates across syncs and processes.

@@ -1,4 +1,4 @@
-"""Pure ranking functions (SPEC §5): score mapping, fusion, temporal decay, MMR."""
+"""Pure ranking functions: score mapping, fusion, temporal decay, MMR."""
 
 from __future__ import annotations
 

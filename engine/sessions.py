@@ -1,4 +1,4 @@
-"""Session transcripts (SPEC §1, study §3): JSONL in, `User: …` / `Assistant: …` lines out.
+"""Session transcripts: JSONL in, `User: …` / `Assistant: …` lines out.
 
 Only `type == "message"` lines with role user or assistant count; their text blocks are
 kept (thinking, tool calls, results and images dropped), whitespace-collapsed and redacted

@@ -94,7 +94,7 @@ CREATE TABLE IF NOT EXISTS models (
 
 
 def index_meta(cfg) -> dict:
-    """What the index depends on: a change means a full rebuild (SPEC §4)."""
+    """What the index depends on: a change means a full rebuild."""
     from .config import sha256
 
     extra = sorted(os.path.expanduser(p) for p in cfg["extraPaths"])

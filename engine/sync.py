@@ -1,4 +1,4 @@
-"""Live sync (SPEC §6): keep one engine's index fresh while a front end runs.
+"""Live sync: keep one engine's index fresh while a front end runs.
 
     syncer = Syncer(engine, on_event)
     syncer.start()             # sync now, then watch, sync on an interval, reconcile, heartbeat

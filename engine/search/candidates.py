@@ -39,7 +39,7 @@ def _date_sql(opts: Options) -> tuple[str, list]:
     return sql, [lo.isoformat(), hi.isoformat(), lo_ts, hi_ts]
 
 
-OR_POSTINGS = 2000  # the relaxed pass scores about this many chunks at most (issue 11: long questions)
+OR_POSTINGS = 2000  # the relaxed pass scores about this many chunks at most: a long question would otherwise score most of the index
 
 
 def doc_freqs(store: Store, terms: list[str], cap: int | None = None) -> dict[str, int]:

@@ -11,7 +11,7 @@ SNIPPET_CHARS = 700
 
 class Options:
     """One search's settings. Plain classes here, not dataclasses: importing dataclasses (and the
-    inspect module it needs) was a fifth of a `clawmem search`'s imports (issue 14)."""
+    inspect module it needs) was a fifth of a `clawmem search`'s imports."""
 
     def __init__(self, max_results: int, min_score: float, *, min_score_explicit: bool = False,
                  candidates: int = 24, fusion: str = "relative", vector_weight: float = 0.7, text_weight: float = 0.3,

@@ -31,7 +31,7 @@ def normalized_tokens(norm: str) -> list[str]:
 
 
 class LineFocus(NamedTuple):
-    """What finds the line a result matched on, and how much around it is cited (issue 11)."""
+    """What finds the line a result matched on, and how much around it is cited."""
 
     weights: dict[str, float]  # query keyword -> weight: a rarer word says more about where the match is
     context: int = 5  # lines cited on each side of the matched lines
