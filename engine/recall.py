@@ -98,14 +98,27 @@ def connect(cfg) -> sqlite3.Connection:
         conn = sqlite3.connect(file, timeout=10.0, isolation_level=None, check_same_thread=False)
         try:
             os.chmod(file, 0o600)
-            conn.execute("pragma journal_mode=wal")
-            conn.execute("pragma synchronous=normal")  # WAL: a power cut may lose the last rows, never corrupt them
-            conn.executescript(SCHEMA)
+            _set_up(conn)
         except (OSError, sqlite3.Error):
             conn.close()
             raise
         _conns[key] = conn
         return conn
+
+
+def _set_up(conn: sqlite3.Connection) -> None:
+    """WAL and the schema. Processes opening a new store at once can be refused the lock
+    without waiting (SQLite answers "locked" at once where waiting could deadlock): try again."""
+    for attempt in range(100):
+        try:
+            conn.execute("pragma journal_mode=wal")
+            conn.execute("pragma synchronous=normal")  # WAL: a power cut may lose the last rows, never corrupt them
+            conn.executescript(SCHEMA)
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or attempt == 99:
+                raise
+            time.sleep(0.05)
 
 
 def close_all() -> None:
@@ -134,7 +147,7 @@ def record(cfg, query: str, results: list[dict], now: float | None = None) -> in
     try:
         conn = connect(cfg)
         with _use_lock:
-            conn.execute("begin")  # one transaction for the search's hits, not one per row
+            conn.execute("begin immediate")  # the write lock now, so the busy timeout covers the wait; one transaction per search
             try:
                 conn.executemany("insert into recalls(ts, day, query, query_hash, path, start_line, end_line, score, snippet, match_line)"
                                  " values (?,?,?,?,?,?,?,?,?,?)", rows)
