@@ -14,6 +14,7 @@ from .api import Engine
 from .config import Config, ConfigError, load as load_config
 from .errors import AccessDenied, IndexUnavailable, JournalUnavailable, SearchDisabled
 from .results import FileText, Restored, SearchResults, Status, WriteReceipt, vectors_serving
+from .search.options import SearchRequest
 
 # name -> "module:attribute" under clawmem.engine, imported when first asked for
 _LAZY = {
@@ -93,7 +94,7 @@ _LAZY = {
 }
 
 __all__ = ["Engine", "Config", "ConfigError", "load_config", "AccessDenied", "IndexUnavailable", "JournalUnavailable", "SearchDisabled",
-           "FileText", "Restored", "SearchResults", "Status", "WriteReceipt", "vectors_serving",
+           "FileText", "Restored", "SearchRequest", "SearchResults", "Status", "WriteReceipt", "vectors_serving",
            "events",  # the typed events long jobs yield: a module of plain data classes
            *_LAZY]
 

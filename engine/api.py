@@ -29,6 +29,7 @@ from .paths import log_path
 from .providers import Providers
 from .reader import IndexReader
 from .results import FileText, SearchResults, Status, WriteReceipt
+from .search.options import SearchRequest
 from .searching import Searcher, disabled_reason
 
 # kept importable from here, where the fronts and tests have always found them
@@ -89,11 +90,13 @@ class Engine:
 
     # ------------------------------------------------------------------ search and read
 
-    def options(self, **kw):
-        return self.searcher.options(**kw)
+    def options(self, request: SearchRequest | None = None, **kw):
+        """The settings a search runs with: the request (or its fields as keywords) over the config."""
+        return self.searcher.options(request or SearchRequest(**kw))
 
-    def search(self, query: str, **kw) -> SearchResults:
-        return self.searcher.search(query, **kw)
+    def search(self, query: str, request: SearchRequest | None = None, **kw) -> SearchResults:
+        """memory_search. `request` (or its fields as keywords: max_results, min_score, after, …)."""
+        return self.searcher.search(query, request or SearchRequest(**kw))
 
     def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> FileText:
         return self.memory_files.get(path, from_line, lines)
@@ -256,10 +259,10 @@ class Engine:
 
         return recall.record(self.cfg, query, results)
 
-    def fleet_search(self, query: str, **kw) -> dict:
+    def fleet_search(self, query: str, request: SearchRequest | None = None, **kw) -> dict:
         from . import fleet
 
-        return fleet.search(self, query, **kw)
+        return fleet.search(self, query, request or SearchRequest(**kw))
 
     def fleet_get(self, ref: str, from_line: int | None = None, lines: int | None = None) -> dict:
         from . import fleet

@@ -593,14 +593,18 @@ def client(engine) -> Client:
     return kept
 
 
-def search(engine, query: str, *, agents: list[str] | None = None, max_results=None, min_score=None,
-           explain: bool = False, show_hidden: bool = False) -> dict:
+def search(engine, query: str, request=None, **fields) -> dict:
     """Hybrid search over the fleet rows this agent may read. Hits carry agent, host, path,
-    lines and the stored snippet; `ref` reads a hit's stored text back (`get`)."""
+    lines and the stored snippet; `ref` reads a hit's stored text back (`get`). `request`: a
+    SearchRequest (or its fields as keywords); its `agents` narrows the agents searched."""
     import psycopg
 
+    from .search.options import SearchRequest
+
+    request = request or SearchRequest(**fields)
+    agents = request.agents
     kept = client(engine)
-    opts = engine.options(max_results=max_results, min_score=min_score, explain=explain, show_hidden=show_hidden)
+    opts = engine.options(request)
     query = (query or "").strip()
     t0 = time.perf_counter()
     notes: list[str] = []

@@ -14,6 +14,7 @@ from .freshness import Freshness
 from .providers import Providers
 from .reader import IndexReader
 from .results import SearchResults
+from .search.options import SearchRequest
 from .store import DatabaseError, Store
 
 
@@ -106,13 +107,16 @@ class Searcher:
         info["lastError"] = failures.get(prov.id)
         return side, info
 
-    def options(self, *, max_results=None, min_score=None, now=None, after=None, before=None, explain=False, show_hidden=False) -> search_mod.Options:
+    def options(self, request: SearchRequest | None = None) -> search_mod.Options:
+        request = request or SearchRequest()
         c = self.cfg
+        max_results, min_score = request.max_results, request.min_score
         mr = int(max_results) if max_results is not None else c["query.maxResults"]
         if mr < 1:
             raise ValueError(f"max-results: expected an integer >= 1, got {max_results!r}")
         if min_score is not None and not 0 <= float(min_score) <= 1:
             raise ValueError(f"min-score: expected a number from 0 to 1, got {min_score!r}")
+        after, before = request.after, request.before
         return search_mod.Options(
             max_results=mr,
             min_score=float(min_score) if min_score is not None else c["query.minScore"],
@@ -128,20 +132,18 @@ class Searcher:
             half_life=c["query.hybrid.temporalDecay.halfLifeDays"],
             mmr=c["query.hybrid.mmr.enabled"],
             mmr_lambda=c["query.hybrid.mmr.lambda"],
-            now=_as_datetime(now),
+            now=_as_datetime(request.now),
             after=dates.parse_day(after, option="after") if isinstance(after, str) else after,
             before=dates.parse_day(before, option="before") if isinstance(before, str) else before,
-            explain=explain,
-            show_hidden=show_hidden,
+            explain=request.explain,
+            show_hidden=request.show_hidden,
             sources=tuple(c["sources"]),
             keyword_side=c["query.hybrid.enabled"],
             merge_chars=2 * 4 * c["chunking.tokens"],
             context_lines=c["query.contextLines"],
         )
 
-    def search(self, query: str, *, max_results=None, min_score=None, now=None, after=None, before=None,
-               explain=False, show_hidden=False, date_filter: bool | None = None, stale_check: bool = True,
-               sync_on_stale: bool = True, private: bool = False) -> SearchResults:
+    def search(self, query: str, request: SearchRequest | None = None) -> SearchResults:
         """memory_search: cited hits for `query`. Raises SearchDisabled when `enabled = false`.
 
         Daily-log hits are recorded for `clawmem promote` (recall.py) unless `private` is set
@@ -149,8 +151,8 @@ class Searcher:
         why_off = disabled_reason(self.cfg)
         if why_off:
             raise SearchDisabled(why_off)
-        opts = self.options(max_results=max_results, min_score=min_score, now=now, after=after, before=before,
-                            explain=explain, show_hidden=show_hidden)
+        request = request or SearchRequest()
+        opts = self.options(request)
         query = (query or "").strip()
         base = {"results": [], "mode": "keyword", "provider": None, "model": None, "fallback": None,
                 "hidden": {"count": 0, "bestScore": None}, "dateRange": None, "stale": False}
@@ -163,7 +165,7 @@ class Searcher:
         # time phrases narrow dated sources (only in short queries, only when not given explicitly)
         date_range = None
         text = query
-        use_dates = self.cfg["query.dateFilter"] if date_filter is None else date_filter
+        use_dates = self.cfg["query.dateFilter"] if request.date_filter is None else request.date_filter
         if use_dates and not (opts.after or opts.before):
             today = (opts.now or dt.datetime.now()).date()
             text, date_range = dates.extract(query, today)
@@ -188,14 +190,14 @@ class Searcher:
                 out["dateRange"] = dr
         except DatabaseError as exc:
             raise IndexUnavailable(f"{self.index_reader.index_path}: the index cannot be read ({exc}); run `clawmem index` to rebuild it") from None
-        if not private:
+        if not request.private:
             recall.record(self.cfg, query, out["results"])
-        if stale_check:
+        if request.stale_check:
             try:
                 out["stale"] = self.freshness.seen_behind()
             except Exception:
                 out["stale"] = True
-            if out["stale"] and sync_on_stale:
+            if out["stale"] and request.sync_on_stale:
                 self._stale_found()
         return SearchResults(out)
 

@@ -26,6 +26,7 @@ from .files import add_bullet, memory_file
 from .config import ConfigError
 from .errors import AccessDenied, IndexUnavailable, SearchDisabled
 from .lock import LockBusy
+from .search.options import SearchRequest
 from .searching import citation, disabled_reason
 from .store import DatabaseError
 
@@ -106,12 +107,12 @@ def memory_search(engine, query: Any, maxResults: Any = None, minScore: Any = No
     if corpus not in (None, "memory", "wiki", "all"):
         if corpus != "fleet":
             return {"results": [], "error": f"corpus: expected \"memory\" or \"fleet\", got {corpus!r}"}
-        return _fleet_search(engine, text, mr, ms, started)
+        return _fleet_search(engine, text, SearchRequest(max_results=mr, min_score=ms), started)
     try:
         store = engine.reader()
         if store is None or not store.has_schema():
             return _unavailable(f"no index yet at {engine.index_path}: run `clawmem index` (a running `clawmem mcp` or `clawmem watch` builds it)")
-        res = engine.search(text, max_results=mr, min_score=ms, private=private is True or str(private).lower() == "true", **options)
+        res = engine.search(text, SearchRequest(max_results=mr, min_score=ms, private=private is True or str(private).lower() == "true", **options))
     except SearchDisabled as exc:
         return disabled_payload(str(exc))
     except IndexUnavailable as exc:
@@ -156,12 +157,12 @@ def memory_search(engine, query: Any, maxResults: Any = None, minScore: Any = No
     return out
 
 
-def _fleet_search(engine, text: str, mr: int | None, ms: float | None, started: float) -> dict:
+def _fleet_search(engine, text: str, request: SearchRequest, started: float) -> dict:
     """memory_search over the fleet: every agent this one may read, each hit naming its agent and host."""
     from . import fleet
 
     try:
-        res = fleet.search(engine, text, max_results=mr, min_score=ms)
+        res = fleet.search(engine, text, request)
     except fleet.FleetError as exc:
         return _unavailable(str(exc))
     except Exception as exc:  # an agent gets data, never a traceback

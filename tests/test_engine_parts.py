@@ -127,3 +127,26 @@ def test_reloading_the_config_rewires_every_part(make_engine, workspace, tmp_pat
     eng.run_index()
     assert [h["path"] for h in eng.search("owls")["results"]] == ["MEMORY.md"]
     assert isinstance(eng, Engine)
+
+
+def test_a_search_request_travels_whole_and_means_what_its_keywords_mean(make_engine, workspace):
+    """What a front asks for is one SearchRequest: the same search as its fields given as
+    keywords, checked where it becomes Options (a bad value names its option), never changed."""
+    from clawmem.engine import SearchRequest
+
+    for day in ("2026-02-10", "2026-02-11", "2026-03-01"):
+        write(workspace / "memory" / f"{day}.md", f"# {day}\n\nthe herons came back on {day}\n")
+    eng = make_engine()
+    eng.run_index()
+    ask = SearchRequest(max_results=2, after="2026-02-11", explain=True, private=True, stale_check=False)
+    by_value = eng.search("herons", ask)
+    by_keywords = eng.search("herons", max_results=2, after="2026-02-11", explain=True, private=True, stale_check=False)
+    timeless = lambda res: {k: v for k, v in res.as_json().items() if k != "timingMs"}  # noqa: E731
+    assert timeless(by_value) == timeless(by_keywords)
+    assert [h["path"] for h in by_value["results"]] and all(h["path"] >= "memory/2026-02-11.md" for h in by_value["results"])
+    assert len(by_value["results"]) <= 2 and "explain" in by_value["results"][0]
+    assert ask.after == "2026-02-11" and ask.max_results == 2  # the engine's dates went into Options, not here
+    with pytest.raises(ValueError, match="min-score"):
+        eng.search("herons", SearchRequest(min_score=2))
+    with pytest.raises(ValueError, match="max-results"):
+        eng.options(SearchRequest(max_results=0))

@@ -16,7 +16,7 @@ from ..store import Store
 from ..text import STOPWORDS, query_terms
 
 from .options import (
-    SNIPPET_CHARS, Options, Candidate,
+    SNIPPET_CHARS, SearchRequest, Options, Candidate,
 )
 from .candidates import (
     fts_query, OR_POSTINGS, doc_freqs, selective_terms, keyword_candidates, ranked_matches,
@@ -41,7 +41,7 @@ from .snippets import (
 
 # the pipeline's parts, importable from here as they were from the single module
 __all__ = [
-    "SNIPPET_CHARS", "Options", "Candidate", "fts_query", "OR_POSTINGS", "doc_freqs",
+    "SNIPPET_CHARS", "SearchRequest", "Options", "Candidate", "fts_query", "OR_POSTINGS", "doc_freqs",
     "selective_terms", "keyword_candidates", "ranked_matches", "strict_can_match",
     "date_filtered_ids", "load_rows", "EXACT_MAX_CHUNKS", "exact_tokens", "exact_hits",
     "TITLES", "named_terms", "VectorSide", "vector_standing", "vector_candidates", "SPLIT_ROWS",

@@ -1,12 +1,38 @@
-"""One search's settings and the candidate every stage passes on."""
+"""What a search is asked (SearchRequest), the settings it runs with (Options), and the
+candidate every stage passes on."""
 
 from __future__ import annotations
 
 import datetime as dt
-
-
+from typing import Any
 
 SNIPPET_CHARS = 700
+
+
+class SearchRequest:
+    """What one search asks for besides the query, as a front gives it: the CLI's flags, an
+    agent's tool arguments, the app's switches. It travels whole from the front to the search,
+    so a new option is a field here plus the code that reads it. Values are checked when the
+    engine turns them into Options (a bad one is a ValueError naming it)."""
+
+    __slots__ = ("max_results", "min_score", "now", "after", "before", "explain", "show_hidden", "date_filter",
+                 "private", "stale_check", "sync_on_stale", "agents")
+
+    def __init__(self, *, max_results: Any = None, min_score: Any = None, now: Any = None, after: Any = None,
+                 before: Any = None, explain: bool = False, show_hidden: bool = False, date_filter: bool | None = None,
+                 private: bool = False, stale_check: bool = True, sync_on_stale: bool = True,
+                 agents: list[str] | None = None):
+        self.max_results = max_results  # None: query.maxResults
+        self.min_score = min_score  # None: query.minScore, and the list shown or withheld on its evidence
+        self.now = now  # the day "yesterday" and date decay count from (tests, replays)
+        self.after, self.before = after, before  # dated sources only in this range (YYYY-MM-DD or dates)
+        self.explain = explain  # every part of each score, for --explain and the app
+        self.show_hidden = show_hidden  # also what the threshold or the abstention would hide
+        self.date_filter = date_filter  # time phrases in the query narrow the dates; None: query.dateFilter
+        self.private = private  # not recorded for consolidation
+        self.stale_check = stale_check  # say whether the index lags the files
+        self.sync_on_stale = sync_on_stale  # and if it does, ask for a background sync
+        self.agents = agents  # fleet search: only these agents (None: every agent this role may read)
 
 
 class Options:

@@ -43,9 +43,15 @@ def cmd_search(args) -> int:
         raise CommandError("--agents picks agents of the fleet: add --fleet", EXIT_USAGE)
     if args.fleet and (args.after or args.before or args.now):
         raise CommandError("--after, --before and --now apply to this agent's memory only: drop them with --fleet", EXIT_USAGE)
+    from clawmem.engine import SearchRequest
+
+    request = SearchRequest(max_results=args.max_results, min_score=args.min_score, now=args.now, after=args.after,
+                            before=args.before, explain=args.explain, show_hidden=args.show_hidden,
+                            date_filter=False if args.no_date_filter else None, private=args.private,
+                            agents=[a.strip() for a in args.agents.split(",") if a.strip()] if args.agents else None)
     eng = open_engine(args, need_workspace=not args.fleet)  # the fleet is searched from any host
     if args.fleet:
-        return fleet_search(eng, query, args)
+        return fleet_search(eng, query, request, explain=args.explain, as_json=args.json)
 
     def spawn(_reason):
         # a stale index is brought up to date by a detached `clawmem index`; this search does not
@@ -56,9 +62,7 @@ def cmd_search(args) -> int:
 
     eng.sync_hook = spawn
     try:
-        res = eng.search(query, max_results=args.max_results, min_score=args.min_score, now=args.now, after=args.after,
-                         before=args.before, explain=args.explain, show_hidden=args.show_hidden,
-                         date_filter=False if args.no_date_filter else None, private=args.private)
+        res = eng.search(query, request)
     except ValueError as exc:
         raise CommandError(str(exc), EXIT_USAGE) from None
     except IndexUnavailable as exc:
@@ -78,23 +82,21 @@ def cmd_search(args) -> int:
     return EXIT_OK
 
 
-def fleet_search(eng, query: str, args) -> int:
+def fleet_search(eng, query: str, request, *, explain: bool, as_json: bool) -> int:
     from clawmem.engine import FleetError
 
-    agents = [a.strip() for a in args.agents.split(",") if a.strip()] if args.agents else None
     try:
-        res = eng.fleet_search(query, agents=agents, max_results=args.max_results, min_score=args.min_score,
-                               explain=args.explain, show_hidden=args.show_hidden)
+        res = eng.fleet_search(query, request)
     except ValueError as exc:
         raise CommandError(str(exc), EXIT_USAGE) from None
     except FleetError as exc:
         raise CommandError(str(exc)) from None
     finally:
         eng.close()
-    if args.json:
+    if as_json:
         print(dump_json(res, indent=2))
     else:
-        print(format_results(res, explain=args.explain, query=query, color=sys.stdout.isatty() and "NO_COLOR" not in os.environ))
+        print(format_results(res, explain=explain, query=query, color=sys.stdout.isatty() and "NO_COLOR" not in os.environ))
     return EXIT_OK
 
 

@@ -14,7 +14,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from clawmem.engine import printable, query_terms
+from clawmem.engine import SearchRequest, printable, query_terms
 
 from .. import keys
 from ..keys import Key
@@ -166,11 +166,10 @@ class SearchPane(Pane, Vertical):
     def _search(self, seq: int, query: str, show_hidden: bool, may_sync: bool) -> None:
         worker = get_current_worker()
         try:
-            if self.fleet:
-                res = self.host.engine.fleet_search(query, explain=True, show_hidden=show_hidden)
-            else:
-                res = self.host.engine.search(query, explain=True, show_hidden=show_hidden, sync_on_stale=may_sync,
-                                              private=True)  # search-as-you-type: half-typed words are not recalls; opening a result records one
+            # search-as-you-type: half-typed words are not recalls; opening a result records one
+            request = SearchRequest(explain=True, show_hidden=show_hidden, sync_on_stale=may_sync, private=True)
+            engine = self.host.engine
+            res = engine.fleet_search(query, request) if self.fleet else engine.search(query, request)
         except Exception as exc:  # an unreadable index, a fleet database down: say so in place of results
             if not worker.is_cancelled:
                 self.post_message(SearchDone(seq, query, None, str(exc)))
