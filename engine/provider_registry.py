@@ -8,20 +8,27 @@ It is plain data (nothing is imported until a provider is built), so the config 
 
 from __future__ import annotations
 
-from typing import NamedTuple
 
+class ProviderSpec:
+    """One provider's entry. A plain class, not a NamedTuple: building a NamedTuple class costs
+    about a millisecond, paid by every `clawmem` command (the config reads this list)."""
 
-class ProviderSpec(NamedTuple):
-    name: str
-    implementation: str  # "module:Class" under clawmem.engine.embeddings, loaded when first built
-    env_vars: tuple[str, ...] = ()  # where OpenClaw reads its key from, in its order
-    openclaw_id: str = ""  # its id under openclaw.json models.providers
-    default_model: str = ""
-    default_base: str = ""  # the API's base URL
-    model_prefixes: tuple[str, ...] = ()  # "openai/text-embedding-3-small" means the bare model
-    auto: bool = True  # tried by provider = "auto" (in this list's order); else only when named
-    batch: str = ""  # "module:Class" of its batch-API client, if it has one
-    needs_key: bool = True
+    __slots__ = ("name", "implementation", "env_vars", "openclaw_id", "default_model", "default_base",
+                 "model_prefixes", "auto", "batch", "needs_key")
+
+    def __init__(self, name: str, implementation: str, env_vars: tuple[str, ...] = (), openclaw_id: str = "",
+                 default_model: str = "", default_base: str = "", model_prefixes: tuple[str, ...] = (), *,
+                 auto: bool = True, batch: str = "", needs_key: bool = True):
+        self.name = name
+        self.implementation = implementation  # "module:Class" under clawmem.engine.embeddings, loaded when first built
+        self.env_vars = env_vars  # where OpenClaw reads its key from, in its order
+        self.openclaw_id = openclaw_id  # its id under openclaw.json models.providers
+        self.default_model = default_model
+        self.default_base = default_base  # the API's base URL
+        self.model_prefixes = model_prefixes  # "openai/text-embedding-3-small" means the bare model
+        self.auto = auto  # tried by provider = "auto" (in this list's order); else only when named
+        self.batch = batch  # "module:Class" of its batch-API client, if it has one
+        self.needs_key = needs_key
 
 
 REGISTRY: tuple[ProviderSpec, ...] = (

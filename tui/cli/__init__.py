@@ -14,14 +14,14 @@ import os
 import sys
 
 from .base import EXIT_OK, EXIT_USAGE, CommandError, UsageError, err, fail, printable_streams
-from .parser import BY_NAME, build_parser
+from .parser import build_parser, command
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     printable_streams()
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(argv).parse_args(argv)
     except UsageError as exc:
         return fail(str(exc), EXIT_USAGE, "--json" in argv)
     if args.command is None:
@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
 
     as_json = bool(getattr(args, "json", False))
     try:
-        return BY_NAME[args.command].run(args)
+        return command(args.command).run(args)
     except CommandError as exc:
         return fail(f"clawmem: {exc}", exc.code, as_json)
     except ConfigError as exc:

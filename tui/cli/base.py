@@ -43,11 +43,12 @@ def global_options(suppress: bool) -> Parser:
 
 
 class Command:
-    """One subcommand: its name and help line, what adds its arguments to its parser, and what
-    runs it (returns the exit code). A plain class: `typing` would cost every search milliseconds."""
+    """One subcommand: its name, what adds its arguments to its parser, and what runs it (returns
+    the exit code); its help line is in parser.py's table. A plain class: `typing` would cost
+    every search milliseconds."""
 
-    def __init__(self, name: str, help: str, arguments, run):
-        self.name, self.help, self.arguments, self.run = name, help, arguments, run
+    def __init__(self, name: str, arguments, run):
+        self.name, self.arguments, self.run = name, arguments, run
 
 
 def add_command(sub, name: str, help: str) -> Parser:

@@ -65,4 +65,4 @@ def cmd_fleet(args) -> int:
     return EXIT_OK
 
 
-FLEET = Command("fleet", "share memory with other agents through one PostgreSQL + pgvector database", fleet_arguments, cmd_fleet)
+FLEET = Command("fleet", fleet_arguments, cmd_fleet)

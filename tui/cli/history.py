@@ -112,6 +112,5 @@ def cmd_restore(args) -> int:
     return EXIT_OK
 
 
-HISTORY = Command("history", "what changed in the memory files, version by version (the journal)", history_arguments, cmd_history)
-RESTORE = Command("restore", "put a memory file back to a version from `clawmem history` (itself undoable)", restore_arguments,
-                  cmd_restore)
+HISTORY = Command("history", history_arguments, cmd_history)
+RESTORE = Command("restore", restore_arguments, cmd_restore)

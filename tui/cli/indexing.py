@@ -131,5 +131,5 @@ def cmd_watch(args) -> int:
     return run_daemon(eng, once=args.once, printer=lambda line: print(printable(line), flush=True))
 
 
-INDEX = Command("index", "bring the index up to date (all files, all transcripts)", index_arguments, cmd_index)
-WATCH = Command("watch", "keep the index fresh in the foreground (sync daemon)", watch_arguments, cmd_watch)
+INDEX = Command("index", index_arguments, cmd_index)
+WATCH = Command("watch", watch_arguments, cmd_watch)

@@ -66,4 +66,4 @@ def model_pull(uri: str, cache, as_json: bool) -> int:
     return EXIT_OK
 
 
-MODEL = Command("model", "download (pull) and list local embedding models", model_arguments, cmd_model)
+MODEL = Command("model", model_arguments, cmd_model)

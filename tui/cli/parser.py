@@ -2,20 +2,77 @@
 
 from __future__ import annotations
 
-from . import fleet, history, indexing, model, promote, search, serve, session, status
-from .base import Parser, add_command, global_options
+import importlib
 
-COMMANDS = (status.STATUS, indexing.INDEX, search.SEARCH, promote.PROMOTE, search.GET, indexing.WATCH,
-            session.FLUSH_PROMPT, session.ARCHIVE, session.CONTEXT, model.MODEL, history.HISTORY, history.RESTORE,
-            fleet.FLEET, serve.SERVE, serve.MCP)
-BY_NAME = {c.name: c for c in COMMANDS}
+from .base import Command, Parser, add_command, global_options
+
+# name, where the command lives ("module:Command" in this package), its help line. `clawmem
+# --help` needs only the names and help lines, so a command's module loads only when it runs:
+# every module imported is paid by each command's start.
+COMMANDS = (
+    ("status", "status:STATUS",
+     'index, freshness, provider and vector state'),
+    ("index", "indexing:INDEX",
+     'bring the index up to date (all files, all transcripts)'),
+    ("search", "search:SEARCH",
+     'hybrid search over the memory files'),
+    ("promote", "promote:PROMOTE",
+     'the daily-log passages searches keep recalling, ranked for MEMORY.md (--apply writes them)'),
+    ("get", "search:GET",
+     'read lines of a memory file (or a session hit)'),
+    ("watch", "indexing:WATCH",
+     'keep the index fresh in the foreground (sync daemon)'),
+    ("flush-prompt", "session:FLUSH_PROMPT",
+     'print the pre-compaction memory-flush prompts for an agent loop'),
+    ("archive", "session:ARCHIVE",
+     "write a session transcript's summary to memory/YYYY-MM-DD-slug.md and index it"),
+    ("context", "session:CONTEXT",
+     "what an agent should load at session start (MEMORY.md, today's and yesterday's logs)"),
+    ("model", "model:MODEL",
+     'download (pull) and list local embedding models'),
+    ("history", "history:HISTORY",
+     'what changed in the memory files, version by version (the journal)'),
+    ("restore", "history:RESTORE",
+     'put a memory file back to a version from `clawmem history` (itself undoable)'),
+    ("fleet", "fleet:FLEET",
+     'share memory with other agents through one PostgreSQL + pgvector database'),
+    ("serve", "serve:SERVE",
+     'serve the app to a web browser (textual-serve; loopback unless --host)'),
+    ("mcp", "serve:MCP",
+     'serve the memory tools to agents over MCP (stdio, or HTTP with --http)'),
+)
+GLOBAL_WITH_VALUE = ("--workspace", "--config", "--agent", "--color-system")
 
 
-def build_parser() -> Parser:
+def command(name: str) -> Command:
+    module, _, attr = next(where for n, where, _help in COMMANDS if n == name).partition(":")
+    return getattr(importlib.import_module(f"{__package__}.{module}"), attr)
+
+
+def named_command(argv: list[str]) -> str | None:
+    """The subcommand argv names: its first word that is not a global option or its value."""
+    names = {n for n, _where, _help in COMMANDS}
+    skip = False
+    for word in argv:
+        if skip:
+            skip = False
+        elif word in GLOBAL_WITH_VALUE:
+            skip = True
+        elif not word.startswith("-"):
+            return word if word in names else None
+    return None
+
+
+def build_parser(argv: list[str] | None = None) -> Parser:
+    """The parser for argv: every subcommand with its help line, and the arguments of the one argv
+    names (of all of them when argv is None)."""
     p = Parser(prog="clawmem", description="Long-term memory for AI agents, kept as plain Markdown.",
                parents=[global_options(suppress=False)])
     p.add_argument("--color-system", choices=["auto", "truecolor", "256", "standard", "none"], help="terminal colours for the app")
     sub = p.add_subparsers(dest="command", parser_class=Parser)
-    for command in COMMANDS:
-        command.arguments(add_command(sub, command.name, command.help))
+    wanted = named_command(argv) if argv is not None else None
+    for name, _where, help_ in COMMANDS:
+        parser = add_command(sub, name, help_)
+        if argv is None or name == wanted:
+            command(name).arguments(parser)
     return p

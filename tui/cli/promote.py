@@ -78,5 +78,4 @@ def format_candidates(found: list, gates, hint: bool = True) -> list[str]:
     return lines
 
 
-PROMOTE = Command("promote", "the daily-log passages searches keep recalling, ranked for MEMORY.md (--apply writes them)",
-                  promote_arguments, cmd_promote)
+PROMOTE = Command("promote", promote_arguments, cmd_promote)

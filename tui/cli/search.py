@@ -123,5 +123,5 @@ def cmd_get(args) -> int:
     return EXIT_OK
 
 
-SEARCH = Command("search", "hybrid search over the memory files", search_arguments, cmd_search)
-GET = Command("get", "read lines of a memory file (or a session hit)", get_arguments, cmd_get)
+SEARCH = Command("search", search_arguments, cmd_search)
+GET = Command("get", get_arguments, cmd_get)

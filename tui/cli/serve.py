@@ -37,5 +37,5 @@ def cmd_mcp(args) -> int:
         raise CommandError(str(exc), EXIT_USAGE) from None
 
 
-SERVE = Command("serve", "serve the app to a web browser (textual-serve; loopback unless --host)", serve_arguments, cmd_serve)
-MCP = Command("mcp", "serve the memory tools to agents over MCP (stdio, or HTTP with --http)", mcp_arguments, cmd_mcp)
+SERVE = Command("serve", serve_arguments, cmd_serve)
+MCP = Command("mcp", mcp_arguments, cmd_mcp)

@@ -91,9 +91,6 @@ def cmd_context(args) -> int:
     return EXIT_OK
 
 
-FLUSH_PROMPT = Command("flush-prompt", "print the pre-compaction memory-flush prompts for an agent loop", flush_prompt_arguments,
-                       cmd_flush_prompt)
-ARCHIVE = Command("archive", "write a session transcript's summary to memory/YYYY-MM-DD-slug.md and index it", archive_arguments,
-                  cmd_archive)
-CONTEXT = Command("context", "what an agent should load at session start (MEMORY.md, today's and yesterday's logs)",
-                  context_arguments, cmd_context)
+FLUSH_PROMPT = Command("flush-prompt", flush_prompt_arguments, cmd_flush_prompt)
+ARCHIVE = Command("archive", archive_arguments, cmd_archive)
+CONTEXT = Command("context", context_arguments, cmd_context)

@@ -76,4 +76,4 @@ def scan_sources(eng) -> dict:
     }
 
 
-STATUS = Command("status", "index, freshness, provider and vector state", status_arguments, cmd_status)
+STATUS = Command("status", status_arguments, cmd_status)
