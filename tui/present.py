@@ -18,6 +18,13 @@ def fleet_agents(res: dict) -> str:
     return ", ".join(res["agents"]) or "no agent readable"
 
 
+def vector_lines(vec: dict, label: str, count) -> list[str]:
+    """The vector store's line, then one per model under it, aligned after `label`."""
+    pad = " " * len(label)
+    return [f"{label}{vector_backend(vec)}"] + [f"{pad}{m['provider']}/{m['model']}: {count(m['vectors'])}, {m['dims']} dims"
+                                                for m in vec.get("models", [])]
+
+
 def vector_backend(vec: dict) -> str:
     """"sqlite-vec v0.1.6", and why vectors are off when they are; `vec` is status()["vector"]."""
     backend = f"{vec.get('backend')} {vec.get('version') or ''}".strip()
@@ -78,9 +85,7 @@ def format_status(st: dict, verbose: bool = False) -> str:
         lines.append(f"           probe: {'ok, ' + str(pr['dims']) + ' dims, ' + str(pr['ms']) + ' ms' if pr['ok'] else 'failed: ' + pr['error']}")
         if pr.get("build"):
             lines.append(f"           llama.cpp build: {pr['build']}")
-    lines.append(f"Vectors:   {vector_backend(vec)}")
-    for m in vec.get("models", []):
-        lines.append(f"           {m['provider']}/{m['model']}: {m['vectors']} vectors, {m['dims']} dims")
+    lines += vector_lines(vec, "Vectors:   ", lambda n: f"{n} vectors")
     lines.append(f"FTS:       {'ready' if st['fts']['available'] else 'unavailable: ' + st['fts'].get('reason', '')}")
     if verbose:
         lines.append(f"Sources:   {', '.join(st['sources'])}")
@@ -167,9 +172,7 @@ def status_lines(st: dict, shorten, running: str | None = None) -> list[str]:
     lines.append(f"Provider  {provider}")
     if pv.get("fallback"):
         lines.append(f"Fallback  from {pv['fallback']['from']}: {pv['fallback']['reason']}")
-    lines.append(f"Vectors   {vector_backend(vec)}")
-    for m in vec.get("models", []):
-        lines.append(f"          {m['provider']}/{m['model']}: {plural(m['vectors'], 'vector')}, {m['dims']} dims")
+    lines += vector_lines(vec, "Vectors   ", lambda n: plural(n, "vector"))
     return lines
 
 

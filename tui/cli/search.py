@@ -51,21 +51,24 @@ def cmd_search(args) -> int:
                             agents=[a.strip() for a in args.agents.split(",") if a.strip()] if args.agents else None)
     eng = open_engine(args, need_workspace=not args.fleet)  # the fleet is searched from any host
     if args.fleet:
-        return fleet_search(eng, query, request, explain=args.explain, as_json=args.json)
+        from clawmem.engine import FleetError
 
-    def spawn(_reason):
-        # a stale index is brought up to date by a detached `clawmem index`; this search does not
-        # wait (sync.py loads only then: most searches find the index fresh)
-        from clawmem.engine import spawn_background_index
+        search, failed = eng.fleet_search, FleetError
+    else:
+        def spawn(_reason):
+            # a stale index is brought up to date by a detached `clawmem index`; this search does not
+            # wait (sync.py loads only then: most searches find the index fresh)
+            from clawmem.engine import spawn_background_index
 
-        return spawn_background_index(eng)
+            return spawn_background_index(eng)
 
-    eng.sync_hook = spawn
+        eng.sync_hook = spawn
+        search, failed = eng.search, IndexUnavailable
     try:
-        res = eng.search(query, request)
+        res = search(query, request)
     except ValueError as exc:
         raise CommandError(str(exc), EXIT_USAGE) from None
-    except IndexUnavailable as exc:
+    except failed as exc:
         raise CommandError(str(exc)) from None
     except SearchDisabled as exc:
         # the agent tool's shape, so a script gets what an agent gets
@@ -75,28 +78,13 @@ def cmd_search(args) -> int:
         if args.json:
             print(dump_json(disabled_payload(str(exc)), indent=2))
         return EXIT_FAILED
+    finally:
+        if args.fleet:
+            eng.close()
     if args.json:
         print(dump_json(res, indent=2))
         return EXIT_OK
     print(format_results(res, explain=args.explain, query=query, color=sys.stdout.isatty() and "NO_COLOR" not in os.environ))
-    return EXIT_OK
-
-
-def fleet_search(eng, query: str, request, *, explain: bool, as_json: bool) -> int:
-    from clawmem.engine import FleetError
-
-    try:
-        res = eng.fleet_search(query, request)
-    except ValueError as exc:
-        raise CommandError(str(exc), EXIT_USAGE) from None
-    except FleetError as exc:
-        raise CommandError(str(exc)) from None
-    finally:
-        eng.close()
-    if as_json:
-        print(dump_json(res, indent=2))
-    else:
-        print(format_results(res, explain=explain, query=query, color=sys.stdout.isatty() and "NO_COLOR" not in os.environ))
     return EXIT_OK
 
 
