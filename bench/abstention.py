@@ -58,14 +58,14 @@ def collect(configs: dict, use_vectors: bool, other: int, limit: int | None, set
         def engine(set_name, ws):
             if (set_name, ws) not in engines:
                 eng = E.engine_for(set_name, ws, overrides, use_vectors)
-                eng._providers.update(shared)
+                eng.providers.built.update(shared)
                 engines[(set_name, ws)] = eng
             return engines[(set_name, ws)]
 
         def run(set_name, ws, query, now, gold=None):
             eng = engine(set_name, ws)
             got = observe(eng, query, now, gold)
-            shared.update(eng._providers)
+            shared.update(eng.providers.built)
             E.memo_query_embeddings(eng)
             return got
 
@@ -91,7 +91,7 @@ def collect(configs: dict, use_vectors: bool, other: int, limit: int | None, set
             print(f"  {cname} {s}: {len(rec['answerable'])} answerable, {len(rec['other'])} other-history, "
                   f"{len(rec['absent'])} absent-fact searches in {time.perf_counter() - t0:.0f}s", file=sys.stderr, flush=True)
         for eng in engines.values():
-            eng._providers.clear()
+            eng.providers.built.clear()
             eng.close()
         out[cname] = per_set
     return out

@@ -24,9 +24,9 @@ for s in sets:
         if ws_only and s == "longmemeval_s30" and q["workspace"] not in ws_only: continue
         eng = engines.get(q["workspace"]) or E.engine_for(s, q["workspace"], {}, True)
         engines[q["workspace"]] = eng
-        eng._providers.update(shared)
+        eng.providers.built.update(shared)
         res = eng.search(q["query"], max_results=10, now=q.get("now") or q.get("today"), show_hidden=True, explain=True, stale_check=False)
-        shared.update(eng._providers); E.memo_query_embeddings(eng)
+        shared.update(eng.providers.built); E.memo_query_embeddings(eng)
         out = []
         for i, r in enumerate(res["results"]):
             x = r["explain"]; conf = x["confidence"]; ref = x.get("vectorReference") or {}

@@ -139,13 +139,13 @@ def compare(tmp: Path, args) -> int:
     for r in range(args.rounds):
         if r % 2 == 0:  # alternate which goes first
             bare.append(bare_loop(llm, texts))
-        indexer._providers.clear()  # keep the loaded model: close() would close it
+        indexer.providers.built.clear()  # keep the loaded model: close() would close it
         indexer.close()
         for suffix in ("", "-wal", "-shm"):
             Path(str(indexer.index_path) + suffix).unlink(missing_ok=True)
         shutil.copy(template, indexer.index_path)
         indexer = Engine(cfg)
-        indexer._providers["local"] = prov
+        indexer.providers.built["local"] = prov
         in_model[0] = 0.0
         t0 = time.perf_counter()
         fin = indexer.run_index()

@@ -60,11 +60,11 @@ def main() -> int:
         bv.build(cfg, a.size, prov, bv.real_chunks())
         questions = bv.real_queries()
         eng = Engine(cfg, persistent=True)
-        eng._providers["openai"] = prov
+        eng.providers.built["openai"] = prov
         rng = np.random.default_rng(3)
         prov.vector = rng.standard_normal(bv.DIMS).astype(np.float32)
         eng.search(questions[0], stale_check=False)  # warm: loads the matrix
-        mat = eng._vector_side(eng.reader())[0].matrix[1]
+        mat = eng.searcher.vector_side(eng.reader())[0].matrix[1]
         budgets = [int(b) for b in a.budgets.split(",")]
         default, run_after = after.OR_POSTINGS, after.run  # searching.search_mod is `after`: keep its run
         timings: dict[str, list[float]] = {}

@@ -176,12 +176,12 @@ def run_size(tmp: Path, n: int, n_queries: int, chunk_texts: list[str], queries:
     engines = {}
     for name, persistent in (("persistent (numpy in memory)", True), ("one-shot (sqlite-vec KNN)", False)):
         eng = Engine(cfg, persistent=persistent)
-        eng._providers["openai"] = prov
+        eng.providers.built["openai"] = prov
         eng.search(texts[0], stale_check=False)  # warm: opens the index, loads the matrix once
         engines[name] = eng
 
     st = Store(cfg.store_path())
-    side_info = engines["one-shot (sqlite-vec KNN)"]._vector_side(st)[0]
+    side_info = engines["one-shot (sqlite-vec KNN)"].searcher.vector_side(st)[0]
     mid = side_info.model_id
     loads = []
     for _ in range(3):

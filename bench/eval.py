@@ -105,7 +105,7 @@ def ensure_indexed(set_name: str, workspaces: list[str], use_vectors: bool) -> N
 
 def memo_query_embeddings(eng) -> None:
     """The same query is embedded once for every configuration (the model is the same)."""
-    for prov in list(eng._providers.values()) + [eng.providers.get(c.name) for c in eng.plan().usable()]:
+    for prov in list(eng.providers.built.values()) + [eng.providers.get(c.name) for c in eng.plan().usable()]:
         if prov is not None and not getattr(prov, "_memo", False):
             prov.embed_query = functools.lru_cache(maxsize=4096)(prov.embed_query)
             prov._memo = True
@@ -123,12 +123,12 @@ def run(set_name: str, queries: list[dict], configs: dict[str, dict], use_vector
             ws = q["workspace"]
             if ws not in engines:
                 eng = engine_for(set_name, ws, overrides, use_vectors)
-                eng._providers.update(shared_providers)
+                eng.providers.built.update(shared_providers)
                 engines[ws] = eng
             eng = engines[ws]
             now = q.get("now") or q.get("today")
             res = eng.search(q["query"], max_results=10, now=now, show_hidden=True, explain=True, stale_check=False)
-            shared_providers.update(eng._providers)
+            shared_providers.update(eng.providers.built)
             memo_query_embeddings(eng)
             hits = [covers(r, q["gold"]) for r in res["results"]]
             # the default shows the whole list or, on evidence that the memory lacks the answer, nothing
@@ -138,7 +138,7 @@ def run(set_name: str, queries: list[dict], configs: dict[str, dict], use_vector
             per_cat[q["category"]].append(hits)
             everything.append(hits)
         for eng in engines.values():
-            eng._providers.clear()
+            eng.providers.built.clear()
             eng.close()
         results[cname] = {"all": metrics(everything), "categories": {c: metrics(h) for c, h in per_cat.items()},
                           "hiddenGold": hidden_gold, "n": len(everything), "emptied": emptied}
@@ -176,15 +176,15 @@ def run_unanswerable(items: list[tuple], configs: dict[str, dict], use_vectors: 
             key = (set_name, ws)
             if key not in engines:
                 engines[key] = engine_for(set_name, ws, overrides, use_vectors)
-                engines[key]._providers.update(shared_providers)
+                engines[key].providers.built.update(shared_providers)
             eng = engines[key]
             res = eng.search(query, max_results=10, now=now, explain=True, stale_check=False)
-            shared_providers.update(eng._providers)
+            shared_providers.update(eng.providers.built)
             memo_query_embeddings(eng)
             counts[kind][0] += 1
             counts[kind][1] += not res["results"]
         for eng in engines.values():
-            eng._providers.clear()
+            eng.providers.built.clear()
             eng.close()
         results[cname] = dict(counts)
     return results

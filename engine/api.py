@@ -274,34 +274,6 @@ class Engine:
 
         return fleet.push(self, progress)
 
-    # ------------------------------------------------------------------ for the fleet and the tests
-
-    def _vector_side(self, store, exclude: tuple[str, ...] = ()):
-        return self.searcher.vector_side(store, exclude)
-
-    def _embed_query(self, prov, query: str, dims: int | None):
-        return self.providers.embed_query(prov, query, dims)
-
-    @property
-    def _providers(self) -> dict:
-        return self.providers.built
-
-    @property
-    def query_retry_after(self) -> float:
-        return self.providers.query_retry_after
-
-    @query_retry_after.setter
-    def query_retry_after(self, seconds: float) -> None:
-        self.providers.query_retry_after = seconds
-
-    @property
-    def _fresh_cache(self):
-        return self.freshness_check._cache
-
-    @_fresh_cache.setter
-    def _fresh_cache(self, value) -> None:
-        self.freshness_check._cache = value
-
     # ------------------------------------------------------------------ internal
 
     def _ask_for_sync(self) -> None:

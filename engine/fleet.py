@@ -281,7 +281,7 @@ class PushState:
 
 def _local_model(engine, store) -> tuple[str | None, int | None, int | None]:
     """(model key, dims, local model id) of the vectors this agent's searches use."""
-    side, info = engine._vector_side(store)
+    side, info = engine.searcher.vector_side(store)
     if side is None:
         return None, None, None
     return model_key(info), info["dims"], side.model_id
@@ -635,11 +635,11 @@ def query_vector(engine, query: str, notes: list[str]) -> QueryVector | None:
     store = engine.reader()
     if store is None or not store.has_schema():
         return None
-    side, info = engine._vector_side(store)
+    side, info = engine.searcher.vector_side(store)
     if side is None:
         return None
     try:
-        vec = engine._embed_query(side.provider, query, info["dims"])
+        vec = engine.providers.embed_query(side.provider, query, info["dims"])
     except ProviderError as exc:
         notes.append(f"query embedding failed ({exc}): keyword results only")
         return None

@@ -265,3 +265,14 @@ def test_all_agents_lists_each_workspace_of_one_agent(tmp_path):
     sts = json.loads(run_cli("status", "--all-agents", "--json").stdout)
     assert sorted((s["agentId"], s["workspace"], s["index"]["files"]) for s in sts) == [
         ("twin", str(spaces[0]), 1), ("twin", str(spaces[1]), 1)]
+
+
+def test_the_parser_loads_the_arguments_of_the_command_argv_names():
+    """Only the named command's module loads; a global option's value that happens to be a
+    command's name ("--agent search") is not taken for the command."""
+    from clawmem.tui.cli.parser import build_parser
+
+    args = build_parser(["--agent", "search", "status", "--deep"]).parse_args(["--agent", "search", "status", "--deep"])
+    assert (args.command, args.agent, args.deep) == ("status", "search", True)
+    args = build_parser(["--workspace=/w", "search", "herons", "--explain"]).parse_args(["--workspace=/w", "search", "herons", "--explain"])
+    assert (args.command, args.query, args.explain) == ("search", ["herons"], True)

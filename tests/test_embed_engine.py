@@ -134,7 +134,7 @@ def test_openai_index_and_hybrid_search(notes, make_engine, embed_server):
 
 def test_provider_breaking_mid_use_degrades_to_keywords_and_says_why(notes, make_engine, embed_server):
     eng = make_engine(openai_cfg(embed_server))
-    eng.query_retry_after = 0
+    eng.providers.query_retry_after = 0
     run(eng)
     assert eng.search("tokyo")["mode"] == "hybrid"
     embed_server.always = 500

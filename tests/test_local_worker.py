@@ -74,14 +74,14 @@ def test_engines_in_one_process_share_one_model(tmp_path, make_engine, tiny_mode
         list(eng.index())
         res = eng.search("cat fish")
         assert res["mode"] == "hybrid", res.get("reason")
-    pids = {eng._providers["local"]._model_host.pid for eng in engines}
+    pids = {eng.providers.built["local"]._model_host.pid for eng in engines}
     assert len(pids) == 1 and None not in pids
     (pid,) = pids
     assert pid in children(os.getpid())
     for eng in engines[:-1]:
         eng.close()
     assert engines[-1].search("cat fish")["mode"] == "hybrid"
-    host = engines[-1]._providers["local"]._model_host
+    host = engines[-1].providers.built["local"]._model_host
     assert host.pid == pid
     engines[-1].close()
     wait_for(lambda: pid not in children(os.getpid()), what="the worker to stop with its last user")
@@ -96,7 +96,7 @@ def test_a_crash_mid_index_falls_back_discloses_and_keeps_what_was_indexed(works
     for e in eng.index():
         events.append(e)
         if isinstance(e, ev.ChunksEmbedded) and killed is None:
-            killed = eng._providers["local"]._model_host.pid
+            killed = eng.providers.built["local"]._model_host.pid
             os.kill(killed, signal.SIGILL)  # what an instruction the VM does not allow does to it
     assert killed is not None
     switched = [e for e in events if isinstance(e, ev.ProviderSwitched)]
@@ -113,14 +113,14 @@ def test_a_crash_mid_index_falls_back_discloses_and_keeps_what_was_indexed(works
     deep = eng.status(deep=True)
     probe = deep["provider"]["probe"]
     assert probe["ok"] is False and "SIGILL" in probe["error"] and "not retried before" in probe["error"]
-    assert eng._providers["local"]._model_host.pid is None  # no restart inside the waiting time
+    assert eng.providers.built["local"]._model_host.pid is None  # no restart inside the waiting time
 
 
 def test_a_crash_is_retried_later_not_in_a_loop(workspace, make_engine, tiny_model):
     write(workspace / "MEMORY.md", "cat and fish\n")
     eng = make_engine({"provider": "local", "local.modelPath": str(tiny_model)})
     list(eng.index())
-    prov = eng._providers["local"]
+    prov = eng.providers.built["local"]
     prov.embed_query("cat")
     os.kill(prov._model_host.pid, signal.SIGSEGV)
     time.sleep(0.2)

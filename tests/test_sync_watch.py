@@ -193,7 +193,7 @@ def test_search_on_a_stale_index_asks_the_syncer_and_does_not_wait(workspace, li
     eng, syncer, rec = live({"sync.watch": False})
     assert eng.sync_hook == syncer.request
     write(workspace / "memory" / "2026-02-01.md", "a lapwing\n")
-    eng._fresh_cache = None
+    eng.freshness_check.forget()
     t0 = time.monotonic()
     res = eng.search("lapwing")
     assert res["stale"] is True  # answered from the index as it was: the search did not wait

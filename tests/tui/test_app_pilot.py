@@ -377,7 +377,7 @@ async def test_the_app_keeps_searching_when_its_model_crashes(ws, make_app, tiny
         await type_query(pilot, "weather")
         pane = app.search_pane
         assert pane.result["mode"] == "hybrid"
-        host = app.engine._providers["local"]._model_host
+        host = app.engine.providers.built["local"]._model_host
         os.kill(host.pid, signal.SIGILL)
         await type_query(pilot, "tokyo")
         assert pane.result["mode"] == "keyword" and pane.result["results"]

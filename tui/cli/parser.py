@@ -41,22 +41,21 @@ COMMANDS = (
     ("mcp", "serve:MCP",
      'serve the memory tools to agents over MCP (stdio, or HTTP with --http)'),
 )
-GLOBAL_WITH_VALUE = ("--workspace", "--config", "--agent", "--color-system")
-
 
 def command(name: str) -> Command:
     module, _, attr = next(where for n, where, _help in COMMANDS if n == name).partition(":")
     return getattr(importlib.import_module(f"{__package__}.{module}"), attr)
 
 
-def named_command(argv: list[str]) -> str | None:
-    """The subcommand argv names: its first word that is not a global option or its value."""
+def named_command(argv: list[str], with_value: set[str]) -> str | None:
+    """The subcommand argv names: its first word that is not a global option or its value
+    (`with_value`: the global options that take one)."""
     names = {n for n, _where, _help in COMMANDS}
     skip = False
     for word in argv:
         if skip:
             skip = False
-        elif word in GLOBAL_WITH_VALUE:
+        elif word in with_value:
             skip = True
         elif not word.startswith("-"):
             return word if word in names else None
@@ -70,7 +69,8 @@ def build_parser(argv: list[str] | None = None) -> Parser:
                parents=[global_options(suppress=False)])
     p.add_argument("--color-system", choices=["auto", "truecolor", "256", "standard", "none"], help="terminal colours for the app")
     sub = p.add_subparsers(dest="command", parser_class=Parser)
-    wanted = named_command(argv) if argv is not None else None
+    with_value = {flag for action in p._actions if action.nargs != 0 for flag in action.option_strings}
+    wanted = named_command(argv, with_value) if argv is not None else None
     for name, _where, help_ in COMMANDS:
         parser = add_command(sub, name, help_)
         if argv is None or name == wanted:
