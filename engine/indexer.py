@@ -376,6 +376,8 @@ def _embed_with(store: Store, provider: Provider, cache: EmbeddingCache | None, 
     if not todo:
         if mid is not None and store.get_meta(f"sample:{mid}") is None:
             _pick_reference_sample(store, mid)
+        if mid is not None:
+            _keep_background(store, provider, cache, mid)
         return
     key = (provider.id, provider.model, provider.endpoint)
     prefilled: dict[str, np.ndarray] = {}
@@ -439,6 +441,37 @@ def _embed_with(store: Store, provider: Provider, cache: EmbeddingCache | None, 
         yield ev.Warning(msg)
     if mid is not None:
         _pick_reference_sample(store, mid)
+        _keep_background(store, provider, cache, mid)
+
+
+def _keep_background(store: Store, provider: Provider, cache: EmbeddingCache | None, mid: int) -> None:
+    """In a small memory, keep the background notes' vectors: its own few chunks cannot say what
+    an unrelated text's similarity looks like, so a paraphrase would earn no vector evidence.
+    One request of 56 short texts per model, then the embedding cache answers."""
+    import numpy as np
+
+    from .search.background import BACKGROUND
+    from .store import SMALL_SAMPLE
+
+    if store.get_meta(f"background:{mid}") is not None or store.coverage(mid) >= SMALL_SAMPLE:
+        return
+    (dims,) = store.conn.execute("select dims from models where id = ?", (mid,)).fetchone()
+    key = (provider.id, provider.model, provider.endpoint)
+    hashes = [sha256(t) for t in BACKGROUND]
+    vectors = cache.get_many(key, hashes) if cache else {}
+    missing = [(h, t) for h, t in zip(hashes, BACKGROUND) if h not in vectors]
+    if missing:
+        try:
+            got = provider.embed_passages([t for _, t in missing])
+        except ProviderError:  # the chunks' vectors are stored; without a background their cosines count less
+            return
+        fresh = [(h, v) for (h, _), v in zip(missing, got) if v is not None and v.size == dims]
+        if cache:
+            cache.put_many(key, fresh)
+        vectors.update(fresh)
+    rows = [vectors[h] for h in hashes if h in vectors and vectors[h].size == dims]
+    if len(rows) >= len(BACKGROUND) // 2:
+        store.set_background_vectors(mid, np.vstack(rows))
 
 
 BATCH_ERROR = "batch_error"  # meta key: why the last batch run fell back to normal requests ("" when it did not)

@@ -8,6 +8,7 @@ Markdown, never by asking the user to repair it.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import time
@@ -21,6 +22,9 @@ SCHEMA_VERSION = 1
 APP_MARKER = "clawmem"
 TOKENIZER = "clawmem-bigram-1"  # changes to engine.text that alter index tokens must bump this
 BUSY_TIMEOUT_MS = 10_000
+# below this many sampled chunks, a memory cannot show what unrelated text looks like to its
+# model: its reference sample takes in the background notes (search.background)
+SMALL_SAMPLE = 64
 
 
 def _pick_driver():
@@ -377,12 +381,36 @@ class Store:
         return bool(self.conn.execute("select 1 from sqlite_master where name = ?", (f"vec_{mid}",)).fetchone())
 
     def reference_sample(self, mid: int) -> np.ndarray | None:
-        """The vectors of the model's reference sample (see indexer._pick_reference_sample)."""
-        ids = self.get_meta_json(f"sample:{mid}")
-        if not ids:
-            return None
+        """The vectors of the model's reference sample (see indexer._pick_reference_sample); in
+        a memory too small to show what unrelated text looks like, with the background notes'."""
+
+        import numpy as np
+        ids = self.get_meta_json(f"sample:{mid}") or []
         _, mat = self.load_matrix(mid, ids)
+        if len(mat) < SMALL_SAMPLE:
+            background = self.background_vectors(mid)
+            if background is not None and background.shape[1] == mat.shape[1]:
+                mat = np.vstack([mat, background])
         return mat if len(mat) >= 8 else None
+
+    def background_vectors(self, mid: int) -> np.ndarray | None:
+        """The model's vectors of search.background.BACKGROUND, kept by the indexer."""
+
+        import numpy as np
+        raw = self.get_meta_json(f"background:{mid}")
+        if not raw:
+            return None
+        try:
+            flat = np.frombuffer(base64.b64decode(raw["vectors"]), dtype=np.float32)
+            return flat.reshape(-1, int(raw["dims"]))
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    def set_background_vectors(self, mid: int, mat: np.ndarray) -> None:
+
+        import numpy as np
+        blob = base64.b64encode(np.asarray(mat, dtype=np.float32).tobytes()).decode("ascii")
+        self.set_meta(f"background:{mid}", json.dumps({"dims": int(mat.shape[1]), "vectors": blob}))
 
     def drop_model(self, mid: int) -> None:
         self.conn.execute(f"drop table if exists vectors_{mid}")

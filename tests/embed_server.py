@@ -58,6 +58,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from clawmem.engine.search.background import BACKGROUND
+
 WORD = re.compile(r"[a-z0-9_]+")
 
 
@@ -142,22 +144,14 @@ class EmbedServer:
     def embedding_requests(self) -> list[dict]:
         return [r for r in self.requests if r["method"] == "POST"]
 
-    def inputs(self) -> list[str]:
-        """Every text the server was asked to embed, in order."""
-        out = []
-        for r in self.embedding_requests():
-            b = r["body"]
-            if not isinstance(b, dict):
-                continue
-            if "input" in b:
-                out += b["input"] if isinstance(b["input"], list) else [b["input"]]
-            elif "requests" in b:
-                out += [p["text"] for q in b["requests"] for p in q["content"]["parts"]]
-            elif "content" in b:
-                out += [p["text"] for p in b["content"]["parts"]]
-            elif "prompt" in b:
-                out.append(b["prompt"])
-        return out
+    def inputs(self, background: bool = False) -> list[str]:
+        """Every text the server was asked to embed, in order; the background notes a small
+        memory calibrates against (engine/search/background.py) only when asked for."""
+        return [t for r in self.embedding_requests() for t in request_texts(r) if background or t not in BACKGROUND]
+
+    def background_requests(self) -> list[dict]:
+        """The requests for the background notes' vectors, kept once per model by a small index."""
+        return [r for r in self.requests if is_background(r)]
 
     def reset(self) -> None:
         with self._lock:
@@ -571,3 +565,24 @@ class EmbedServer:
             h.wfile.write(body)
         except (BrokenPipeError, ConnectionResetError):
             pass
+
+
+def request_texts(r: dict) -> list[str]:
+    """The texts one embedding request asks for (OpenAI, Gemini, Ollama shapes)."""
+    b = r["body"]
+    if not isinstance(b, dict):
+        return []
+    if "input" in b:
+        return b["input"] if isinstance(b["input"], list) else [b["input"]]
+    if "requests" in b:
+        return [p["text"] for q in b["requests"] for p in q["content"]["parts"]]
+    if "content" in b:
+        return [p["text"] for p in b["content"]["parts"]]
+    if "prompt" in b:
+        return [b["prompt"]]
+    return []
+
+
+def is_background(r: dict) -> bool:
+    texts = request_texts(r)
+    return bool(texts) and all(t in BACKGROUND for t in texts)

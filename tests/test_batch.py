@@ -13,6 +13,7 @@ from clawmem.engine.embeddings import batch as batch_mod
 from clawmem.engine.embeddings import remote
 from clawmem.engine.store import Store
 from helpers import write
+from embed_server import is_background
 
 N = 12
 
@@ -36,7 +37,8 @@ def batch_cfg(server, **more):
 
 
 def embeddings_calls(server):
-    return [r for r in server.requests if r["method"] == "POST" and r["path"].endswith("/embeddings")]
+    """The chunks' normal requests (a small index's one request for the background notes aside)."""
+    return [r for r in server.requests if r["method"] == "POST" and r["path"].endswith("/embeddings") and not is_background(r)]
 
 
 def saved_jobs(eng):
@@ -135,7 +137,7 @@ def gemini_cfg(server, **more):
 
 
 def gemini_calls(server):
-    return [r for r in server.requests if r["path"].endswith(":batchEmbedContents")]
+    return [r for r in server.requests if r["path"].endswith(":batchEmbedContents") and not is_background(r)]
 
 
 def gemini_batch_calls(server):
