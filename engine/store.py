@@ -22,9 +22,10 @@ SCHEMA_VERSION = 1
 APP_MARKER = "clawmem"
 TOKENIZER = "clawmem-bigram-1"  # changes to engine.text that alter index tokens must bump this
 BUSY_TIMEOUT_MS = 10_000
-# below this many sampled chunks, a memory cannot show what unrelated text looks like to its
-# model: its reference sample takes in the background notes (search.background)
-SMALL_SAMPLE = 64
+# chunks: a smaller memory cannot show what unrelated text looks like to its model (its reference
+# sample takes in the background notes, search.background) nor which words it lacks (a word
+# missing from a few notes is no sign that the answer is)
+SMALL_MEMORY = 64
 
 
 def _pick_driver():
@@ -387,7 +388,7 @@ class Store:
         import numpy as np
         ids = self.get_meta_json(f"sample:{mid}") or []
         _, mat = self.load_matrix(mid, ids)
-        if len(mat) < SMALL_SAMPLE:
+        if len(mat) < SMALL_MEMORY:
             background = self.background_vectors(mid)
             if background is not None and background.shape[1] == mat.shape[1]:
                 mat = np.vstack([mat, background])

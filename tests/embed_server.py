@@ -142,12 +142,14 @@ class EmbedServer:
     # ------------------------------------------------------------------ helpers for tests
 
     def embedding_requests(self) -> list[dict]:
-        return [r for r in self.requests if r["method"] == "POST"]
+        """The chunks' and queries' requests (a small index's one request for the background
+        notes aside: background_requests)."""
+        return [r for r in self.requests if r["method"] == "POST" and not is_background(r)]
 
     def inputs(self, background: bool = False) -> list[str]:
         """Every text the server was asked to embed, in order; the background notes a small
         memory calibrates against (engine/search/background.py) only when asked for."""
-        return [t for r in self.embedding_requests() for t in request_texts(r) if background or t not in BACKGROUND]
+        return [t for r in self.requests if r["method"] == "POST" for t in request_texts(r) if background or t not in BACKGROUND]
 
     def background_requests(self) -> list[dict]:
         """The requests for the background notes' vectors, kept once per model by a small index."""

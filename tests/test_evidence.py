@@ -7,6 +7,7 @@ or identifier that keyword-only puts first."""
 import pytest
 
 from clawmem.engine import context, ranking
+from clawmem.engine.store import SMALL_MEMORY
 from clawmem.engine.search import abstain_reason, named_terms, snippet_match, speakers, term_spans
 from clawmem.engine.text import word_forms
 from clawmem.tui.cli.search import format_results
@@ -32,7 +33,16 @@ def notes(workspace):
     for i in range(12):  # enough other notes for word rarity to mean something
         write(workspace / "memory" / f"2026-02-{i + 1:02d}.md",
               f"# 2026-02-{i + 1:02d}\n\n- Gym plan {i}: run on monday, swim on wednesday.\n- Groceries: milk, bread, apples.\n")
+    filler(workspace, "swim")
     return workspace
+
+
+def filler(workspace, common: str, n=SMALL_MEMORY):
+    """Notes on `common` (a word the tests want in most notes) and nothing else they ask about:
+    a memory big enough for the words it lacks to say something (in fewer chunks, only a name
+    or no word at all says absent: test_small_memory)."""
+    for i in range(n):
+        write(workspace / "memory" / "misc" / f"podcast-{i:03d}.md", f"- Podcast episode {i} about {common}, queued for the commute.\n")
 
 
 @pytest.fixture
@@ -111,6 +121,7 @@ def test_a_word_used_here_in_another_form_is_not_absent(workspace, make_engine):
     write(workspace / "memory" / "2026-02-04.md", "- decided: billing moves to Stripe\n")
     write(workspace / "memory" / "2026-01-10.md", "- billing stays on invoices\n")
     write(workspace / "MEMORY.md", "- billing owner is Sam\n")
+    filler(workspace, "billing")
     eng = make_engine()
     eng.run_index()
     res = eng.search("what did I decide about billing", explain=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from clawmem.engine.search.background import BACKGROUND
-from clawmem.engine.store import SMALL_SAMPLE, Store
+from clawmem.engine.store import SMALL_MEMORY, Store
 
 from helpers import write
 
@@ -37,18 +37,18 @@ def test_a_memory_that_grows_past_the_threshold_calibrates_on_its_own_chunks(wor
     write(workspace / "MEMORY.md", "# Notes\n\nThe first note of a new memory.\n")
     eng = make_engine({"provider": "local", "local.modelPath": str(tiny_model)})
     list(eng.index())
-    for i in range(SMALL_SAMPLE + 6):
+    for i in range(SMALL_MEMORY + 6):
         write(workspace / "memory" / f"topic-{i:03d}.md", f"# Topic {i}\n\nnote number {i} about subject {i * 7}\n")
     list(eng.index())
     store = Store(eng.index_path)
     mid = model_id(store)
     n = store.conn.execute(f"select count(*) from vectors_{mid}").fetchone()[0]
-    assert n > SMALL_SAMPLE
+    assert n > SMALL_MEMORY
     assert store.reference_sample(mid).shape[0] == n  # its own sample only, the background left out
 
 
 def test_a_large_memory_never_embeds_the_background(workspace, make_engine, tiny_model):
-    for i in range(SMALL_SAMPLE + 6):
+    for i in range(SMALL_MEMORY + 6):
         write(workspace / "memory" / f"topic-{i:03d}.md", f"# Topic {i}\n\nnote number {i} about subject {i * 7}\n")
     eng = make_engine({"provider": "local", "local.modelPath": str(tiny_model)})
     list(eng.index())
@@ -105,3 +105,37 @@ def test_a_provider_refusing_the_background_leaves_the_index_whole(workspace, ma
     assert store.background_vectors(model_id(store)) is None
     res = eng.search("roses water")
     assert res["mode"] == "hybrid" and res["results"][0]["path"] == "MEMORY.md"
+
+
+def test_in_a_few_notes_a_missing_word_is_no_evidence_of_absence(workspace, make_engine):
+    """Three notes lack most words of any question: a question about two of them is answered
+    even though "exam" and "order" occur nowhere (a memory of SMALL_MEMORY chunks or more would
+    have said nothing, test_evidence); a question none of whose words occur here, or naming
+    someone never mentioned, still gets nothing."""
+    write(workspace / "MEMORY.md", "# Bart\n\n- Bart got full marks in maths and was very happy.\n")
+    write(workspace / "memory" / "2026-01-03.md", "- Bart's favourite pizza has sausage and bacon.\n")
+    write(workspace / "memory" / "2026-01-04.md", "- Bart wants to be an astronaut.\n")
+    eng = make_engine()
+    list(eng.index())
+    res = eng.search("how did the maths exam go, and which pizza did we order after", explain=True)
+    assert {r["path"] for r in res["results"][:2]} == {"MEMORY.md", "memory/2026-01-03.md"}, res["hidden"]
+    assert set(res["evidence"]["absentTerms"]) >= {"exam", "order"} and res["evidence"]["abstain"] is None
+    assert eng.search("what is the capital of australia")["results"] == []
+    res = eng.search("What did Okonkwo say about maths?")
+    assert res["results"] == [] and "okonkwo" in res["hidden"]["reason"]
+
+
+def test_in_a_few_notes_a_pasted_dialogue_naming_things_in_passing_is_answered(workspace, make_engine):
+    """A conversation names things in passing (Jupiter here); in a memory of a few notes one of
+    them missing says little, while its speaker missing still says it is someone else's."""
+    write(workspace / "MEMORY.md", "- Bart wants to be an astronaut and loves the planets.\n")
+    write(workspace / "memory" / "2026-01-03.md", "- Bart's favourite pizza has sausage and bacon.\n")
+    eng = make_engine()
+    list(eng.index())
+    dialogue = ("Bart: I watched a video about planets, Jupiter is the biggest!\nAssistant: Wow, what else did you learn?\n"
+                "Bart: I want to fly to the planets one day.\nAssistant: That sounds like a great dream.\n")
+    res = eng.search(dialogue, explain=True)
+    assert "jupiter" in res["evidence"]["namedAbsent"] and res["evidence"]["dialogue"]
+    assert res["results"] and res["results"][0]["path"] == "MEMORY.md"
+    res = eng.search(dialogue.replace("Bart:", "Lisa:"))
+    assert res["results"] == [] and "lisa" in res["hidden"]["reason"]

@@ -73,8 +73,8 @@ def test_search_empty_workspace(empty_ws, snap_compare):
 def test_search_no_results_with_hidden_hits(ws, tiny_model, snap_compare):
     """Hybrid mode with the tiny test model (weighted fusion): the mode line reads
     "Hybrid: local / tiny"; no word of "weather forecast" occurs in these notes, so the results
-    are empty, the preview says "No matches." and why ("Nothing shown: this memory uses almost
-    none of the query's words ('weather', 'forecast')") with F6 to see the 5 weak hits anyway,
+    are empty, the preview says "No matches." and why ("Nothing shown: this memory uses none of
+    the query's words ('weather', 'forecast')") with F6 to see the 5 weak hits anyway,
     and the line under the results says the same."""
     app = build_app(ws, overrides={"provider": "local", "local.modelPath": str(tiny_model), "query.hybrid.fusion": "weighted"})
     assert snap_compare(app, run_before=run(*typed("weather forecast")), terminal_size=SIZE)
