@@ -1,17 +1,21 @@
 """Search in small memories: a new workspace holds a handful of chunks, too few to show what an
-unrelated text's similarity looks like, so a paraphrase earned no vector evidence there.
+unrelated text's similarity looks like (a paraphrase earned no vector evidence) or which words
+it lacks (a missing word emptied answerable questions).
 
 Each question of ../shared/eval gets a memory of only the files holding its answer (MADial: 1-7
-one-chunk notes; LongMemEval: 1-3 day logs, 20-80 chunks) and is asked there (answerable) and of
-the next question's memory (someone else's history). Run with and without the background notes
-(engine/search/background.py) that small memories calibrate against; default config, local e5;
-and keyword-only.
+one-chunk notes; LongMemEval: 1-3 day logs, 20-160 chunks) and is asked there (answerable) and
+of the next question's memory (MADial: the same person's other notes; LongMemEval: someone
+else's history). Passes, keyword-only and the default (hybrid, local e5): as before (68db261:
+no background notes, a word missing from a few notes counted as evidence of absence, measured
+in this run by switching both off) and as now; and the default with today's rules but without
+the background notes (engine/search/background.py).
 
     python bench/small_memory.py                  # all three sets
     python bench/small_memory.py --limit 40 --sets madial_en
 
 Embeddings come from the bench cache's indexes (bench/.cache/index), so only chunks no cached
-index holds are embedded. Per set and pass: answerable emptied, gold shown, gold's band medium
+index holds are embedded (LongMemEval: only the questions whose haystack is embedded there,
+unless --all-haystacks). Per set and pass: answerable emptied, gold shown, gold's band medium
 or high, other-history emptied, other-history shown with a medium or high top hit.
 """
 
@@ -127,6 +131,24 @@ def measure(cases: list[tuple[dict, Path, Path]], shown: int, keyword_only: bool
     return {k: round(v / n, 3) for k, v in f.items()} | {"n": len(cases)}
 
 
+def as_before(run, background: bool, rules: bool = False):
+    """`run` as search was before small memories were told apart (68db261), in this run: no
+    background notes (unless `background`), and a word missing from a few notes counted as
+    evidence of absence (unless `rules`: today's rules)."""
+    from clawmem.engine.search import evidence
+    from clawmem.engine.store import Store
+
+    keep = Store.background_vectors, evidence.SMALL_MEMORY
+    if not background:
+        Store.background_vectors = lambda self, mid: None
+    if not rules:
+        evidence.SMALL_MEMORY = 0
+    try:
+        return run()
+    finally:
+        Store.background_vectors, evidence.SMALL_MEMORY = keep
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sets", default=",".join(E.SETS))
@@ -140,7 +162,6 @@ def main() -> None:
     seeded = seed_embeddings(WORK / "xdg_cache_home" / "clawmem" / "embeddings.sqlite")
     print(f"embedding cache seeded with {seeded} vectors from {E.CACHE / 'index'}", file=sys.stderr)
     from clawmem.engine.config import KEYS
-    from clawmem.engine.store import Store
 
     shown = KEYS["query.maxResults"].default
     report = {}
@@ -161,21 +182,19 @@ def main() -> None:
             eng.run_index(reason="bench")
             eng.close()
         print(f"  {s}: {len(set(own))} small memories indexed in {time.perf_counter() - t0:.0f}s", file=sys.stderr)
-        with_bg = measure(cases, shown)
-        keep = Store.background_vectors
-        Store.background_vectors = lambda self, mid: None  # the same memories, calibrated as before
-        try:
-            without = measure(cases, shown)
-        finally:
-            Store.background_vectors = keep
-        report[s] = {"keyword-only": measure(cases, shown, keyword_only=True),
-                     "without background": without, "with background": with_bg}
+        report[s] = {
+            "keyword-only, before": as_before(lambda: measure(cases, shown, keyword_only=True), background=True),
+            "keyword-only": measure(cases, shown, keyword_only=True),
+            "default, before": as_before(lambda: measure(cases, shown), background=False),
+            "default, no background": as_before(lambda: measure(cases, shown), background=False, rules=True),
+            "default": measure(cases, shown),
+        }
     print(f"\nshown = query.maxResults ({shown}); default config, local e5; {WORK}")
-    print(f"  {'set':<16} {'pass':<20} {'n':>4} {'answerable emptied':>18} {'gold shown':>10} {'gold medium/high':>16} "
+    print(f"  {'set':<16} {'pass':<22} {'n':>4} {'answerable emptied':>18} {'gold shown':>10} {'gold medium/high':>16} "
           f"{'other emptied':>13} {'other medium/high':>17}")
     for s, passes in report.items():
         for label, f in passes.items():
-            print(f"  {s:<16} {label:<20} {f['n']:>4} {f['answerableEmptied']:>18.3f} {f['goldShown']:>10.3f} "
+            print(f"  {s:<16} {label:<22} {f['n']:>4} {f['answerableEmptied']:>18.3f} {f['goldShown']:>10.3f} "
                   f"{f['goldMediumOrHigh']:>16.3f} {f['otherEmptied']:>13.3f} {f['otherConfident']:>17.3f}")
     if a.json:
         a.json.write_text(json.dumps(report, indent=2))
