@@ -143,6 +143,37 @@ def test_a_missing_word_counts_only_once_its_other_forms_were_looked_up():
     assert abstain_reason({**ev, "presentCoverage": 1.0, "presentWeight": 0.1})  # ... but common: nothing specific here
 
 
+def test_a_missing_word_and_no_passage_closer_than_chance_empty_a_question_with_vectors():
+    """A fair keyword hit (0.45) beside a word used nowhere: with vectors, if no passage stands
+    closer to the question than the best of this many unrelated ones would by chance, both sides
+    say absent. Not keyword-only (no vector evidence to read), not for a pasted conversation
+    (its best cosine stands out in anyone's chat history), not in a small memory, and not when
+    some passage does stand out."""
+    ev = {"candidates": 6, "best": 0.45, "namedAbsent": [], "speakersAbsent": [], "absentShare": 0.2,
+          "absentTerms": ["sealant"], "presentCoverage": 0.5, "presentWeight": 0.6, "rareWeight": 0.2,
+          "formsChecked": True, "nDocs": 450, "vectors": True, "dialogue": False, "bestVector": 0.0}
+    assert "closer to the question than chance" in abstain_reason(ev)
+    assert abstain_reason({**ev, "bestVector": 0.31}) is None
+    assert abstain_reason({**ev, "vectors": False}) is None
+    assert abstain_reason({**ev, "dialogue": True}) is None
+    assert abstain_reason({**ev, "nDocs": SMALL_MEMORY - 1}) is None
+    assert abstain_reason({**ev, "absentTerms": []}) is None
+    assert abstain_reason({**ev, "best": 0.6}) is None  # a strong hit answers for the list
+
+
+def test_the_evidence_says_whether_vectors_served_and_whether_the_query_is_a_conversation(notes, make_engine, tiny_model):
+    hy = make_engine({"provider": "local", "local.modelPath": str(tiny_model)})
+    list(hy.index())
+    kw = make_engine()
+    list(kw.index())
+    question = "when do I swim and what does the doctor think"
+    assert hy.search(question, explain=True)["evidence"]["vectors"] is True
+    assert kw.search(question, explain=True)["evidence"]["vectors"] is False
+    dialogue = "Marta: when do I swim?\nAssistant: on wednesday.\nMarta: and the roof?\n"
+    assert kw.search(dialogue, explain=True)["evidence"]["dialogue"] is True
+    assert kw.search(question, explain=True)["evidence"]["dialogue"] is False
+
+
 def test_word_forms():
     assert {"decided", "deciding", "decides", "decision"} - set(word_forms("decide")) == {"decision"}
     assert {"repot", "repotting"} <= set(word_forms("repotted")) and "repaint" in word_forms("repainted")
