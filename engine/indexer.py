@@ -470,8 +470,9 @@ def _keep_background(store: Store, provider: Provider, cache: EmbeddingCache | N
             cache.put_many(key, fresh)
         vectors.update(fresh)
     rows = [vectors[h] for h in hashes if h in vectors and vectors[h].size == dims]
-    if len(rows) >= len(BACKGROUND) // 2:
-        store.set_background_vectors(mid, np.vstack(rows))
+    if len(rows) < len(BACKGROUND) // 2:
+        return
+    _set_meta_and_bump(store, f"background:{mid}", store.background_json(np.vstack(rows)))
 
 
 BATCH_ERROR = "batch_error"  # meta key: why the last batch run fell back to normal requests ("" when it did not)
@@ -568,7 +569,19 @@ def _pick_reference_sample(store: Store, mid: int, size: int = 256) -> None:
         return
     rng = np.random.default_rng(len(ids))
     pick = sorted(int(i) for i in rng.choice(ids, size=min(size, len(ids)), replace=False))
-    store.set_meta(f"sample:{mid}", json.dumps(pick))
+    _set_meta_and_bump(store, f"sample:{mid}", json.dumps(pick))
+
+
+def _set_meta_and_bump(store: Store, key: str, value: str) -> None:
+    """Calibration data a long-lived engine keeps in memory until the index changes: say it did."""
+    store.conn.execute("begin immediate")
+    try:
+        store.set_meta(key, value)
+        store.bump_generation()
+        store.conn.execute("commit")
+    except BaseException:
+        store.rollback()
+        raise
 
 
 class ProviderChain:

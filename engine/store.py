@@ -407,11 +407,13 @@ class Store:
         except (KeyError, TypeError, ValueError):
             return None
 
-    def set_background_vectors(self, mid: int, mat: np.ndarray) -> None:
+    @staticmethod
+    def background_json(mat: np.ndarray) -> str:
+        """The meta value `background:<model id>` that background_vectors reads."""
 
         import numpy as np
         blob = base64.b64encode(np.asarray(mat, dtype=np.float32).tobytes()).decode("ascii")
-        self.set_meta(f"background:{mid}", json.dumps({"dims": int(mat.shape[1]), "vectors": blob}))
+        return json.dumps({"dims": int(mat.shape[1]), "vectors": blob})
 
     def drop_model(self, mid: int) -> None:
         self.conn.execute(f"drop table if exists vectors_{mid}")

@@ -139,3 +139,18 @@ def test_in_a_few_notes_a_pasted_dialogue_naming_things_in_passing_is_answered(w
     assert res["results"] and res["results"][0]["path"] == "MEMORY.md"
     res = eng.search(dialogue.replace("Bart:", "Lisa:"))
     assert res["results"] == [] and "lisa" in res["hidden"]["reason"]
+
+
+def test_a_long_lived_engine_takes_in_the_background_kept_after_its_first_search(workspace, make_engine, embed_server):
+    """The app searches while the first index runs; the background kept afterwards still serves
+    its next search (a long-lived engine keeps the reference sample until the index changes)."""
+    write(workspace / "MEMORY.md", "# Garden\n\nthe roses need water on dry days\n")
+    embed_server.script = ["ok", 400]  # the background is refused the first time
+    eng = make_engine(openai_cfg(embed_server), persistent=True)
+    list(eng.index())
+    before = eng.search("roses water", explain=True)["results"][0]["explain"]["vectorReference"]
+    list(eng.index())  # nothing to embed; the background is asked for again, and kept
+    store = Store(eng.index_path)
+    assert store.background_vectors(model_id(store)) is not None
+    after = eng.search("roses water", explain=True)["results"][0]["explain"]["vectorReference"]
+    assert after != before
