@@ -453,7 +453,7 @@ def _keep_background(store: Store, provider: Provider, cache: EmbeddingCache | N
     from .search.background import BACKGROUND
     from .store import SMALL_MEMORY
 
-    if store.get_meta(f"background:{mid}") is not None or store.coverage(mid) >= SMALL_MEMORY:
+    if store.get_meta(f"background:{mid}") is not None or store.coverage(mid, at_most=SMALL_MEMORY) >= SMALL_MEMORY:
         return
     (dims,) = store.conn.execute("select dims from models where id = ?", (mid,)).fetchone()
     key = (provider.id, provider.model, provider.endpoint)

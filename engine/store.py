@@ -427,9 +427,11 @@ class Store:
         except OperationalError:
             return False
 
-    def coverage(self, mid: int) -> int:
+    def coverage(self, mid: int, at_most: int | None = None) -> int:
+        """Vectors the model has here; counting stops at `at_most` (a full count reads them all)."""
+        bounded = f"(select 1 from vectors_{mid} limit {int(at_most)})" if at_most is not None else f"vectors_{mid}"
         try:
-            (n,) = self.conn.execute(f"select count(*) from vectors_{mid}").fetchone()
+            (n,) = self.conn.execute(f"select count(*) from {bounded}").fetchone()
             return n
         except OperationalError:
             return 0
