@@ -169,13 +169,14 @@ def main() -> None:
         qs = [q for q in E.load_queries(s) if s != "longmemeval_s30" or a.all_haystacks or embedded(s, q["workspace"])]
         qs = qs[: a.limit] if a.limit else qs
         own = [small_workspace(s, q) for q in qs]
-        # someone else's: the next question whose memory shares no file with this one's
-        cases = []
-        for i, q in enumerate(qs):
-            j = next(((i + k) % len(qs) for k in range(1, len(qs)) if own[(i + k) % len(qs)] != own[i]
-                      and not {g["path"] for g in qs[(i + k) % len(qs)]["gold"]} & {g["path"] for g in q["gold"]}), None)
-            if j is not None:
-                cases.append((q, own[i], own[j]))
+        gold_files = [{g["path"] for g in q["gold"]} for q in qs]
+
+        def other(i: int) -> int | None:
+            """Someone else's: the next question whose memory shares no file with this one's."""
+            later = ((i + k) % len(qs) for k in range(1, len(qs)))
+            return next((j for j in later if own[j] != own[i] and not gold_files[j] & gold_files[i]), None)
+
+        cases = [(q, own[i], own[j]) for i, q in enumerate(qs) if (j := other(i)) is not None]
         t0 = time.perf_counter()
         for ws in sorted(set(own)):
             eng = engine_at(ws)

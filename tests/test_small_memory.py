@@ -2,7 +2,6 @@
 text's similarity looks like, so it calibrates against background notes embedded once at index
 time: a paraphrase of a note is found with vector evidence there, not withheld as "nothing"."""
 
-import os
 from pathlib import Path
 
 import pytest
@@ -56,7 +55,7 @@ def test_a_large_memory_never_embeds_the_background(workspace, make_engine, tiny
     assert store.background_vectors(model_id(store)) is None
 
 
-@pytest.mark.skipif(not E5.is_file() or os.environ.get("CLAWMEM_SKIP_E5") == "1", reason="needs ../shared/models")
+@pytest.mark.skipif(not E5.is_file(), reason="needs ../shared/models beside the clone")
 def test_a_paraphrase_in_a_two_note_memory_is_found_with_its_vector_evidence(workspace, make_engine):
     """Without the background, e5's cosines have nothing to stand above in a two-chunk memory: the
     wifi note came back scored 0.000 `low` for a paraphrase that shares almost none of its words."""

@@ -247,12 +247,12 @@ def abstain_reason(evidence: dict, strong: float = STRONG_HIT, absent_share: flo
     # a word of the question this memory never uses, and nothing here holds a fair part of the
     # rest: both say absent (asked of someone else's history, a question's topic word is missing
     # far more often than when asked of its own, where a missing word has a strong hit beside it).
-    # Unless one passage holds every word this memory does use, a rare one among them: a small
-    # memory lacks most words of any question, and its one passage on the topic is the answer.
+    # Unless one passage holds every word this memory does use, a rare one among them: a memory
+    # with one passage on the topic lacks many of a question's words, and that passage is the answer.
     held = evidence.get("presentCoverage", 0.0) >= 1.0 and evidence.get("presentWeight", 0.0) >= evidence.get("rareWeight", 1.0)
     missing = evidence.get("formsChecked", True) and evidence["absentTerms"] and not small
+    absent = ", ".join(repr(t) for t in evidence["absentTerms"][:3])
     if missing and evidence["best"] < weak and not held:
-        absent = ", ".join(repr(t) for t in evidence["absentTerms"][:3])
         return f"this memory never uses {absent}, and no passage holds much of the rest"
     # with vectors, a question whose word is missing and to which no passage stands closer than
     # the best of this many unrelated ones would by chance: both sides say absent (LongMemEval,
@@ -260,7 +260,6 @@ def abstain_reason(evidence: dict, strong: float = STRONG_HIT, absent_share: flo
     # pasted conversation: its best cosine stands out in any chat history, more often in
     # someone else's than in its own (MADial), so there it says nothing either way.
     if missing and evidence.get("vectors") and not evidence.get("dialogue") and evidence["bestVector"] <= 0.0:
-        absent = ", ".join(repr(t) for t in evidence["absentTerms"][:3])
         return f"this memory never uses {absent}, and no passage is closer to the question than chance"
     return None
 
