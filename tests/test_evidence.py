@@ -11,6 +11,7 @@ from clawmem.engine.store import SMALL_MEMORY
 from clawmem.engine.search import abstain_reason, named_terms, snippet_match, speakers, term_spans
 from clawmem.engine.text import word_forms
 from clawmem.tui.cli.search import format_results
+from clawmem.tui.present import explain_parts
 
 from helpers import write
 
@@ -191,6 +192,49 @@ def test_a_dialogue_by_someone_this_memory_never_mentions_is_not_its_history(key
     assert res["results"] == [] and "'okonkwo', who speaks" in res["hidden"]["reason"]
     assert res["evidence"]["best"] >= 0.6  # the words alone would have answered
     assert keyword.search(talk.format("Marta"))["results"][0]["path"] == "MEMORY.md"
+
+
+TWO_CHILDREN = {
+    "lisa-homework": "- Lisa helped a classmate with the maths homework and felt proud.\n",
+    "bart-homework": "- Bart helped a classmate with the maths homework, explained the problems step by step, "
+                     "and said teaching was rewarding.\n",
+}
+LISA_TALK = ("Lisa: I helped a classmate with homework today!\nAssistant: Lovely. What did you explain?\n"
+             "Lisa: The maths problems, step by step. Teaching is rewarding!")
+
+
+def two_children(workspace, others: int):
+    """The two notes on the topic, and `others` notes naming one child or the other."""
+    for name, text in TWO_CHILDREN.items():
+        write(workspace / "memory" / f"{name}.md", text)
+    for i in range(others):
+        who = ("Lisa", "Bart")[i % 2]
+        write(workspace / "memory" / f"day-{i:03d}.md", f"- {who} fed the goldfish number {i} before school.\n")
+
+
+def test_a_conversation_by_one_of_two_people_puts_the_notes_naming_them_first(workspace, make_engine):
+    """A memory that names whom each note is about (two children's), a dialogue by Lisa: her
+    note on the topic comes first, though Bart's holds more of the dialogue's words."""
+    two_children(workspace, 20)
+    eng = make_engine()
+    list(eng.index())
+    res = eng.search(LISA_TALK, explain=True, show_hidden=True)["results"]
+    assert [r["path"] for r in res[:2]] == ["memory/lisa-homework.md", "memory/bart-homework.md"]
+    assert res[0]["explain"]["speaker"] == {"names": ["lisa"]}
+    assert res[1]["explain"]["speaker"] == {"names": []}
+    assert res[1]["score"] > res[0]["score"]  # the order changed, not the hits' own evidence
+    assert "after the hits that do" in dict(explain_parts(res[1]["explain"]))["speaker"]
+
+
+def test_a_memory_that_rarely_names_the_speaker_keeps_its_order(workspace, make_engine):
+    """The same notes among many that name nobody (an agent's notes say "User"): a note
+    without Lisa's name says nothing about whose it is, and the words decide."""
+    two_children(workspace, 2)
+    filler(workspace, "goldfish")
+    eng = make_engine()
+    list(eng.index())
+    res = eng.search(LISA_TALK, explain=True, show_hidden=True)["results"]
+    assert res[0]["path"] == "memory/bart-homework.md" and "speaker" not in res[0]["explain"]
 
 
 def test_speakers():

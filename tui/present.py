@@ -326,6 +326,10 @@ def explain_parts(x: dict) -> list[tuple[str, str]]:
     if "mmr" in x:
         m = x["mmr"]
         out.append(("mmr", f"step {m['step']} (max similarity {m['maxSimilarity']}, λ {m['lambda']})"))
+    if "speaker" in x:
+        names = ", ".join(x["speaker"]["names"])
+        out.append(("speaker", f"names {names}, who speaks in the query: before the hits naming no speaker" if names
+                    else "names no one who speaks in the query: after the hits that do (this memory names whom each note is about)"))
     if "merged" in x:
         spans = ", ".join(f"{m['startLine']}-{m['endLine']}" for m in x["merged"])
         out.append(("merged", f"overlapping hits of this file folded in: lines {spans}"))

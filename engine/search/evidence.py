@@ -183,6 +183,7 @@ def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs
             cands[i].parts["mmr"] = {"step": step, "maxSimilarity": round(sim, 4), "lambda": opts.mmr_lambda}
             reordered.append(cands[i])
         cands = reordered
+    speakers_first(cands, speakers(query), weights, n_docs)
     if mode == "keyword":
         # a weak (low band) hit never stands above a medium or high one: here the band and the
         # order weigh the same evidence, the query's words (costs nothing on the eval sets).
@@ -218,6 +219,26 @@ def speakers(query: str) -> list[str]:
            # a name: not lower-case (bart: is a word), not all capitals (TODO:, NB:)
            if label.lower() not in ROLES and not label[0].islower() and not (len(label) > 1 and label.isupper()) for t in query_terms(label) if t not in STOPWORDS and t not in TITLES]
     return list(dict.fromkeys(out))
+
+
+SPEAKER_SHARE = 4  # a speaker named in at least 1 passage in this many: the memory names whom each note is about
+
+
+def speakers_first(cands: list[Candidate], who: list[str], weights: dict[str, float], n_docs: int) -> None:
+    """In a query pasted as a conversation, passages naming one of its speakers come before
+    those naming none (stable: each group keeps its order), when this memory names a speaker
+    routinely. Such a memory names whom each note is about, so a note without the speaker is
+    about someone else: MADial's archive is two children's, and the vectors of a dialogue
+    by Lisa put Bart's notes on the same topic first. A memory that names its user rarely (an
+    agent's notes say "User") is left as it is: there, a note without the name says nothing."""
+    routine = ranking.idf(n_docs // SPEAKER_SHARE, n_docs) / ranking.idf(0, n_docs) if n_docs else 0.0
+    named = {t: 1.0 for t in who if 0.0 < weights.get(t, 1.0) <= routine}
+    if not named or not cands:
+        return
+    words = QueryWords(named)
+    for c in cands:
+        c.parts["speaker"] = {"names": sorted({t for _, t in words.find(normalize(c.row[4]))})}
+    cands.sort(key=lambda c: not c.parts["speaker"]["names"])
 
 
 STRONG_HIT = 0.6  # a hit this strong answers for the list, whatever the query names that is absent
