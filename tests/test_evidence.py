@@ -8,6 +8,7 @@ import pytest
 
 from clawmem.engine import context, ranking
 from clawmem.engine.store import SMALL_MEMORY
+from clawmem.engine.search.everyday import is_everyday
 from clawmem.engine.search import abstain_reason, named_terms, snippet_match, speakers, term_spans
 from clawmem.engine.text import word_forms
 from clawmem.tui.cli.search import format_results
@@ -114,6 +115,23 @@ def test_a_missing_word_and_no_fair_hit_empty_the_list(keyword):
     assert "'doctor'" in res["hidden"]["reason"] and res["evidence"]["best"] < ranking.band_floor("medium")
     shown = keyword.search("when do I swim and what does the doctor think", show_hidden=True)["results"]
     assert shown and all(r["band"] == "low" for r in shown)
+
+
+def test_everyday_words_terse_notes_never_use_say_nothing(keyword):
+    """A chatty question: "still", "want" and "bit" occur in no note, but notes this terse never
+    say them, so their absence is no evidence: the notes on swimming are shown, weak as they
+    are. A topic word this memory never uses ("fjord") still empties the list."""
+    res = keyword.search("I still want to swim a bit", explain=True)
+    assert res["results"] and res["evidence"]["abstain"] is None
+    assert res["evidence"]["absentTerms"] == [] and set(res["evidence"]["absentEveryday"]) == {"still", "want", "bit"}
+    res = keyword.search("I still want to swim in the fjord", explain=True)
+    assert res["results"] == [] and "never uses 'fjord'" in res["hidden"]["reason"]
+
+
+def test_everyday_words():
+    assert all(is_everyday(w) for w in ["want", "wanted", "wanting", "tries", "getting", "lately", "don", "t", "ve"])
+    assert all(is_everyday(w) for w in ["我试", "试过", "复查"])  # Chinese pairs: no word boundaries to tell them by
+    assert not any(is_everyday(w) for w in ["sealant", "powwows", "reunion", "lotion", "player", "서버"])
 
 
 def test_a_word_used_here_in_another_form_is_not_absent(workspace, make_engine):

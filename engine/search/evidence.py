@@ -13,6 +13,7 @@ from ..text import CJK_RE, STOPWORDS, is_cjk, mmr_tokens, normalize, query_terms
 from .options import Candidate, Options
 from . import candidates
 from .candidates import TITLES, named_terms
+from .everyday import is_everyday
 from .fusion import apply_decay, fuse, merge_overlapping, pin_exact_hits
 
 
@@ -264,7 +265,8 @@ def abstain_reason(evidence: dict, strong: float = STRONG_HIT, absent_share: flo
         return "no passage holds any query word"
     if evidence["absentShare"] >= (1.0 if small else absent_share):
         some = "none" if evidence["absentShare"] >= 1.0 else "almost none"
-        return f"this memory uses {some} of the query's words ({', '.join(repr(t) for t in evidence['absentTerms'][:5])})"
+        lacking = evidence["absentTerms"] + evidence.get("absentEveryday", [])
+        return f"this memory uses {some} of the query's words ({', '.join(repr(t) for t in lacking[:5])})"
     # a word of the question this memory never uses, and nothing here holds a fair part of the
     # rest: both say absent (asked of someone else's history, a question's topic word is missing
     # far more often than when asked of its own, where a missing word has a strong hit beside it).
@@ -311,7 +313,9 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
         "candidates": len(cands),
         # one rare name held is not a strong hit when the query names another this memory lacks
         "best": round(max((c.parts["confidence"]["words"] for c in cands), default=0.0), 4),
-        "absentTerms": absent,
+        # the missing words that say absent: topic words, not the everyday ones terse notes never use
+        "absentTerms": [t for t in absent if not is_everyday(t)],
+        "absentEveryday": [t for t in absent if is_everyday(t)],
         "otherForms": forms,  # absent as asked, used here in another form: not evidence of absence
         "formsChecked": checked,
         "namedAbsent": [t for t in named_terms(query) if t in absent],

@@ -1,0 +1,69 @@
+"""Everyday words: so common in speech that a memory of terse notes may never use them, so their
+absence from it says nothing about whether it holds the answer.
+
+A question's word missing from a whole memory is evidence that the memory is someone else's
+only when it is a topic word ("sealant", "powwows", "reunion"). A chatty question ("I still
+don't want to lose it, I'm a bit scared") asked of notes written in the third person lacks
+"still", "want", "bit" even when the notes hold the answer: asked of their own memory, the
+last turns of MADial's dialogues came back empty 55 % of the time on such words
+(bench/abstention.py, "last turn" sets). Stop words are dropped before this; these are the
+common verbs, adverbs and adjectives beyond them (English; other languages have only their stop
+words), the pieces a tokenizer cuts from contractions (don't -> don, t), and every Chinese or
+Japanese term (see is_everyday).
+"""
+
+from __future__ import annotations
+
+from ..text import is_cjk, is_hangul
+
+ENGLISH = frozenset(
+    # pieces of contractions
+    """t s m d ve ll re don doesn didn isn wasn aren weren haven hasn hadn wouldn couldn shouldn
+    mustn needn ain wont"""
+    # common verbs (-s, -ed, -ing forms are found by _bases; irregular ones are listed)
+    """
+    want like love hate hope wish need get got gotten go goes went gone make made know knew known
+    think thought see saw seen come came look take took taken give gave given tell say said ask
+    try tried tries use find found feel felt keep kept put let seem seemed leave left call mean
+    meant become became begin began start stop help show hear heard play run ran move live bring
+    brought happen happened wait stay turn believe guess suppose care enjoy finish continue change
+    talk speak spoke spoken listen watch read write wrote written learn understand understood
+    remember forget forgot forgotten agree decide plan send sent buy bought pay paid spend spent
+    lose lost win won hold held sit sat stand stood meet met set add open close walk drive drove
+    eat ate sleep slept work works worked
+    """
+    # common adverbs, adjectives, quantities and times
+    """
+    still also always never ever often sometimes usually already yet again almost quite rather
+    pretty enough even especially exactly probably recently lately soon now later today tonight
+    tomorrow yesterday early late much many lot lots little bit big small good bad great nice fine
+    best better worse worst hard easy new old long short high low right wrong sure true real whole
+    different kind sort type way time times day days week month year ago every each another else
+    least less together sometime anyway instead though although however since around away back
+    first last next most ones one two three lot well fun cool awesome amazing wonderful terrible
+    happy sad glad sorry scared afraid worried excited tired
+    """.split()
+)
+
+def is_everyday(term: str) -> bool:
+    """Whether a query term's absence from a memory says nothing (see the module's note)."""
+    if any(is_cjk(ch) and not is_hangul(ch) for ch in term):
+        # Chinese and Japanese are indexed as characters and character pairs, not words: most
+        # pairs of a question span two words ("我试" of 我试过), and a memory of short notes lacks
+        # most of them (a Chinese last turn asked of its own memory: 55 % came back empty)
+        return True
+    return term in ENGLISH or (term.isascii() and term.isalpha() and any(b in ENGLISH for b in _bases(term)))
+
+
+def _bases(word: str) -> set[str]:
+    """What an inflected English word may come from: wants, wanted, wanting -> want; tries,
+    tried -> try; liked -> like; getting -> get. Only inflections: a derived word (lotion,
+    player) is a word of its own."""
+    out = set()
+    for suffix, repl in (("ies", "y"), ("ied", "y"), ("es", ""), ("s", ""), ("ed", ""), ("ed", "e"), ("ing", ""), ("ing", "e"), ("ly", "")):
+        if word.endswith(suffix) and len(word) > len(suffix) + 2:
+            stem = word[: -len(suffix)] + repl
+            out.add(stem)
+            if len(stem) > 2 and stem[-1] == stem[-2]:  # getting -> gett -> get
+                out.add(stem[:-1])
+    return out
