@@ -17,9 +17,11 @@ question of bench/absent.txt (facts written to be absent from every workspace) o
 workspace. Each search is run once with its evidence; the decision is replayed for the
 held-out fit (search.abstain_reason with other constants).
 
-Two more sets by default, madial_zh:last and madial_en:last: each MADial dialogue's last user
-line alone (its query_short), as an agent that searches with the user's message asks; a chatty
-line that is not a conversation, asked of its own memory and of LongMemEval's.
+Three more sets by default, other shapes of the same questions, never fitted on:
+madial_zh:last and madial_en:last, each MADial dialogue's last user line alone (its
+query_short), as an agent that searches with the user's message asks (a chatty line, not a
+conversation), asked of its own memory and of LongMemEval's; longmemeval_s30:paraphrase, each
+LongMemEval question in other words (bench/paraphrases.tsv), asked as LongMemEval's are.
 """
 
 from __future__ import annotations
@@ -42,9 +44,12 @@ WEAK = (0.0, 0.2, 0.3, 0.4, 0.5)  # 0: a missing word alone never empties the li
 WORKSPACES: list[str] = []  # --workspaces: LongMemEval restricted to these
 
 
-# MADial's last turns: the user's last line of each dialogue (its query_short), asked alone, as
-# an agent that searches with the user's message would: a chatty line, not a conversation
-LAST_TURN = ["madial_zh:last", "madial_en:last"]
+# Other shapes of the same questions, never fitted on: MADial's last turns (the user's last line
+# of each dialogue, its query_short, asked alone as an agent that searches with the user's
+# message would: a chatty line, not a conversation), and LongMemEval's questions in other words
+# (bench/paraphrases.tsv)
+VARIANTS = ["madial_zh:last", "madial_en:last", "longmemeval_s30:paraphrase"]
+PARAPHRASES = Path(__file__).resolve().parent / "paraphrases.tsv"
 
 
 def base_set(s: str) -> str:
@@ -53,7 +58,13 @@ def base_set(s: str) -> str:
 
 def load(s: str) -> list[dict]:
     queries = E.load_queries(base_set(s))
-    return [{**q, "query": q["query_short"]} for q in queries] if s.endswith(":last") else queries
+    if s.endswith(":last"):
+        return [{**q, "query": q["query_short"]} for q in queries]
+    if s.endswith(":paraphrase"):
+        lines = [x.split("\t") for x in PARAPHRASES.read_text(encoding="utf-8").splitlines() if x.strip() and not x.startswith("#")]
+        said = dict(lines)
+        return [{**q, "query": said[q["query_id"]]} for q in queries if q["query_id"] in said]
+    return queries
 
 
 def observe(eng, query: str, now, gold=None) -> dict:
@@ -94,14 +105,14 @@ def collect(configs: dict, use_vectors: bool, other: int, limit: int | None, set
             rec: dict = {"answerable": [], "other": [], "absent": []}
             for i, q in enumerate(queries):
                 now = q.get("now") or q.get("today")
-                if s != "longmemeval_s30" or q["workspace"] in lme:  # --workspaces: the others are asked of these only
+                if base_set(s) != "longmemeval_s30" or q["workspace"] in lme:  # --workspaces: the others are asked of these only
                     rec["answerable"].append(run(base_set(s), q["workspace"], q["query"], now, q["gold"]))
-                if s == "longmemeval_s30":
+                if base_set(s) == "longmemeval_s30":
                     targets = [("longmemeval_s30", w) for w in lme if w != q["workspace"]]
                 else:
                     targets = [("longmemeval_s30", lme[(i + k) % len(lme)]) for k in range(other)]
                 rec["other"] += [run(ts, w, q["query"], now) for ts, w in targets]
-            own = sorted({q["workspace"] for q in queries if s != "longmemeval_s30" or q["workspace"] in lme})
+            own = sorted({q["workspace"] for q in queries if base_set(s) != "longmemeval_s30" or q["workspace"] in lme})
             now = queries[0].get("now") or queries[0].get("today")
             for text in absent_qs:
                 rec["absent"] += [run(base_set(s), w, text, now) for w in own]
@@ -153,7 +164,7 @@ def main() -> None:
     ap.add_argument("--no-vectors", action="store_true", help="keyword-only")
     ap.add_argument("--other", type=int, default=6, help="LongMemEval workspaces each MADial dialogue is asked of")
     ap.add_argument("--limit", type=int, help="questions per set (a quick run)")
-    ap.add_argument("--sets", default=",".join(E.SETS + LAST_TURN), help="comma-separated (MADial's other histories are LongMemEval's: --other 0 without it)")
+    ap.add_argument("--sets", default=",".join(E.SETS + VARIANTS), help="comma-separated (MADial's other histories are LongMemEval's: --other 0 without it)")
     ap.add_argument("--workspaces", help="only these LongMemEval workspaces, as the questions' own and as other histories "
                     "(comma-separated), e.g. the ones already embedded")
     ap.add_argument("--json", type=Path, help="write every figure here")
@@ -170,7 +181,7 @@ def main() -> None:
     WORKSPACES = a.workspaces.split(",") if a.workspaces else []
     lme = [w for w in sorted({q["workspace"] for q in E.load_queries("longmemeval_s30")}) if not WORKSPACES or w in WORKSPACES]
     for s in sets if not a.replay else []:
-        E.ensure_indexed(base_set(s), lme if s == "longmemeval_s30" else sorted({q["workspace"] for q in load(s)}), use_vectors)
+        E.ensure_indexed(base_set(s), lme if base_set(s) == "longmemeval_s30" else sorted({q["workspace"] for q in load(s)}), use_vectors)
     if a.other and "longmemeval_s30" not in sets and not a.replay:
         E.ensure_indexed("longmemeval_s30", lme, use_vectors)
     from clawmem.engine.config import KEYS
@@ -183,14 +194,14 @@ def main() -> None:
     report: dict = {}
     print(f"Shown = query.maxResults ({shown}); shipped constants: strong hit {STRONG_HIT}, absent share {ABSENT_SHARE}, weak hit {WEAK_HIT}.")
     print("held out = constants fitted on the other data sets' questions (answerable emptied <= 5 % on each), reported on this one\n")
-    head = (f"  {'set':<16} {'config':<8} {'constants':<22} {'answerable emptied':>18} {'gold shown':>10} "
+    head = (f"  {'set':<26} {'config':<8} {'constants':<22} {'answerable emptied':>18} {'gold shown':>10} "
             f"{'other-history emptied':>21} {'absent-fact emptied':>19} {'hit@5':>6} {'MRR@10':>6}")
     print(head)
     for cname, per_set in data.items():
         for s in sets:
-            # fitted on the other data sets' questions: never on this set's own dialogues or last
-            # turns (the same memories and golds), never on last turns (no constants empty <= 5 % of them)
-            others = [per_set[o] for o in sets if base_set(o) != base_set(s) and not o.endswith(":last")]
+            # fitted on the other data sets' questions as published: never on this set's own (the
+            # same memories and golds), never on a variant (no constants empty <= 5 % of last turns)
+            others = [per_set[o] for o in sets if base_set(o) != base_set(s) and ":" not in o]
             rows = [("shipped", (STRONG_HIT, ABSENT_SHARE, WEAK_HIT))]
             if others:
                 held = fit(others, shown)
@@ -199,7 +210,7 @@ def main() -> None:
                 f = figures(per_set[s], strong, share, weak, shown)
                 report.setdefault(s, {}).setdefault(cname, {})[label] = f
                 na, no, nb = f["n"]
-                print(f"  {s:<16} {cname:<8} {label:<22} {f['answerableEmptied']:>12.3f} ({na:>3}) {f['goldShown']:>10.3f} "
+                print(f"  {s:<26} {cname:<8} {label:<22} {f['answerableEmptied']:>12.3f} ({na:>3}) {f['goldShown']:>10.3f} "
                       f"{f['otherEmptied']:>14.3f} ({no:>4}) {f['absentEmptied']:>12.3f} ({nb:>4}) {f['hit@5']:>6.3f} {f['mrr@10']:>6.3f}")
         print()
     print("  BM25 baseline (published): " + " · ".join(f"{s} hit@5 {b[1]:.3f} MRR@10 {b[3]:.3f}" for s, b in E.BASELINE.items()))

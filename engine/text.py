@@ -241,8 +241,18 @@ _ENDINGS = ("ations", "ation", "ions", "ion", "ings", "ing", "ers", "er", "ies",
 
 
 def word_forms(term: str) -> list[str]:
-    """Other forms of an English word (a light stemmer: its stem plus common endings), for a
-    question whose word this memory only uses in another form. Empty for other words."""
+    """Other forms of an English word (a light stemmer: its stem plus common endings, in
+    British and American spelling), for a question whose word this memory only uses in
+    another form. Empty for other words."""
+    forms = set(_endings(term))
+    for other in spellings(term) if forms else ():  # favourite -> favorite, favorites
+        forms.add(other)
+        forms.update(_endings(other))
+    forms.discard(term)
+    return sorted(forms)
+
+
+def _endings(term: str) -> list[str]:
     if not (term.isascii() and term.isalpha() and len(term) >= 3):
         return []
     stem = next((term[: -len(e)] for e in _ENDINGS if term.endswith(e) and len(term) - len(e) >= 3), term)
@@ -256,3 +266,33 @@ def word_forms(term: str) -> list[str]:
         forms.add(term[:-1] + "ies")
     forms.discard(term)
     return sorted(forms)
+
+
+_IZE = ("ise", "ised", "ises", "ising", "isation", "isations")
+
+
+def spellings(word: str) -> set[str]:
+    """The word in the other of British and American spelling: colour/color, organise/organize,
+    centre/center, catalogue/catalog, travelled/traveled (one change, the first that applies)."""
+    out = set()
+    i = word.find("our", 1)
+    if i > 0 and word[i - 1] not in "aeiouy":  # colour, favourite, neighbours (not four, tour)
+        out.add(word[:i] + "or" + word[i + 3 :])
+    else:
+        i = word.find("or", 1)
+        if i > 0 and word[i - 1] in "lvbmn" and word[i + 2 : i + 3] != "u":  # color, favorite, neighbor, humor, honor
+            out.add(word[:i] + "our" + word[i + 2 :])
+    for a, b in zip(_IZE + tuple(e.replace("s", "z", 1) for e in _IZE), tuple(e.replace("s", "z", 1) for e in _IZE) + _IZE):
+        if word.endswith(a) and len(word) - len(a) >= 3:
+            out.add(word[: -len(a)] + b)
+            break
+    for a, b in (("tre", "ter"), ("tres", "ters"), ("ter", "tre"), ("ters", "tres"), ("ogue", "og"), ("ogues", "ogs")):
+        if word.endswith(a) and len(word) - len(a) >= 3:
+            out.add(word[: -len(a)] + b)
+            break
+    for a, b in (("lled", "led"), ("lling", "ling"), ("ller", "ler"), ("led", "lled"), ("ling", "lling")):
+        if word.endswith(a) and len(word) - len(a) >= 3 and word[-len(a) - 1] in "aeiou" and word[-len(a) - 2] not in "aeiou":
+            out.add(word[: -len(a)] + b)
+            break
+    out.discard(word)
+    return out

@@ -10,7 +10,7 @@ from clawmem.engine import context, ranking
 from clawmem.engine.store import SMALL_MEMORY
 from clawmem.engine.search.everyday import is_everyday
 from clawmem.engine.search import abstain_reason, named_terms, snippet_match, speakers, term_spans
-from clawmem.engine.text import word_forms
+from clawmem.engine.text import spellings, word_forms
 from clawmem.tui.cli.search import format_results
 from clawmem.tui.present import explain_parts
 
@@ -150,6 +150,18 @@ def test_a_word_used_here_in_another_form_is_not_absent(workspace, make_engine):
     assert res["results"] == [] and "'conclude'" in res["hidden"]["reason"]
 
 
+def test_a_word_spelled_the_other_way_is_not_absent(workspace, make_engine):
+    """The notes say "favorite color", the question "favourite colour": the same words in
+    British spelling, not words this memory lacks."""
+    write(workspace / "MEMORY.md", "- billing owner is Sam; her favorite color is teal\n")
+    filler(workspace, "billing")
+    eng = make_engine()
+    eng.run_index()
+    res = eng.search("what is Sam's favourite colour for billing", explain=True)
+    assert res["evidence"]["otherForms"] == {"favourite": "favorite", "colour": "color"}
+    assert res["evidence"]["abstain"] is None and res["results"][0]["path"] == "MEMORY.md"
+
+
 def test_a_missing_word_counts_only_once_its_other_forms_were_looked_up():
     """The fleet's index cannot look words up in other forms: there a missing word alone never
     empties the list (a name, a speaker or almost every word missing still does)."""
@@ -200,6 +212,15 @@ def test_word_forms():
     assert {"runs", "running"} <= set(word_forms("run")) and "fridays" in word_forms("friday")
     assert "episodes" not in word_forms("eps") and word_forms("ep") == [] and word_forms("成语接龙") == []
     assert "decide" not in word_forms("decide")
+    assert {"favorite", "favorites"} <= set(word_forms("favourite")) and "colours" in word_forms("color")
+    assert "organized" in word_forms("organise") and "centers" in word_forms("centre") and "traveled" in word_forms("travelled")
+
+
+def test_spellings():
+    assert spellings("colour") == {"color"} and spellings("neighbors") == {"neighbours"}
+    assert spellings("realisation") == {"realization"} and spellings("theater") == {"theatre"}
+    assert spellings("catalogue") == {"catalog"} and spellings("cancelled") == {"canceled"}
+    assert spellings("doctor") == set() and spellings("water") == set() and spellings("calling") == set()
 
 
 def test_a_dialogue_by_someone_this_memory_never_mentions_is_not_its_history(keyword):
@@ -287,6 +308,8 @@ def test_named_terms():
     assert named_terms("What did Dr. Okonkwo say about ENOSPC_BK42 and kx7q2vm9?") == ["okonkwo", "enospc_bk42", "kx7q2vm9"]
     assert named_terms("Where did I park?") == []  # a sentence's first word is no name
     assert named_terms("Bart: I met Lisa at the New Year party") == ["lisa", "new", "year"]
+    assert named_terms("What is Sam's favourite colour?") == ["sam"]  # not the "s" of the possessive
+    assert named_terms("Did Okonkwo’s sister call?") == ["okonkwo"]
 
 
 NAMES = ["Halvorsen", "Okonkwo", "Zsuzsanna", "Thibault"]

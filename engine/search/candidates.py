@@ -183,7 +183,8 @@ def named_terms(query: str) -> list[str]:
             bare = word.strip("\"'()[]{},*.!?")
             title = bare.lower() in TITLES or (len(bare) == 1 and bare.isupper())
             if not opens and not title and bare[:1].isupper() and bare.lower() not in STOPWORDS:
-                out.update(dict.fromkeys(t for t in query_terms(bare) if t not in STOPWORDS))
+                # not the "s" of Sam's: a memory that never writes a possessive does not lack Sam
+                out.update(dict.fromkeys(t for t in query_terms(bare) if t not in STOPWORDS and len(t) > 1))
             opens = word.endswith((".", "!", "?")) and not title
     out.update(dict.fromkeys(exact_tokens(query)))
     return list(out)

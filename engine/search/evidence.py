@@ -4,6 +4,7 @@ absence."""
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any, Callable
 
@@ -49,7 +50,7 @@ def absent_forms(store: Store, absent: list[str]) -> dict[str, str]:
             forms = set(word_forms(t))
             if not forms:
                 continue
-            prefix = min(forms | {t}, key=len)[:-1] or t
+            prefix = os.path.commonprefix(sorted(forms | {t})) or t  # one range of the vocabulary holds them all
             store.conn.execute("create virtual table if not exists temp.clawmem_vocab using fts5vocab(main, chunks_fts, row)")
             for (term,) in store.conn.execute("select term from temp.clawmem_vocab where term >= ? and term < ? limit 500",
                                               (prefix, prefix + "\uffff")):
