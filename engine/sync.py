@@ -822,9 +822,12 @@ def run_daemon(engine, once: bool = False, printer: Callable[[str], None] = prin
 
     syncer = Syncer(engine, out.event)
     stop = threading.Event()
-    previous = None
+    previous = previous_int = None
     if threading.current_thread() is threading.main_thread():
         previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+        # Ctrl-C stops it even when started from a script's background job, which inherits
+        # SIGINT ignored (Python then never raises KeyboardInterrupt)
+        previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     out.line(f"clawmem watch: {ws} (agent {engine.cfg.agent_id}); index {engine.index_path}")
     other = _other_watcher(engine.cfg)
     if other:
@@ -846,6 +849,7 @@ def run_daemon(engine, once: bool = False, printer: Callable[[str], None] = prin
         syncer.stop()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+            signal.signal(signal.SIGINT, previous_int)
         log.info("clawmem watch stopped (pid %d)", os.getpid())
     out.line("stopped")
     return 0
