@@ -150,7 +150,7 @@ def test_the_query_words_must_stand_together(workspace, make_engine):
     The scattered chunk scores below the threshold, the passage above it, in keyword-only mode
     where the words alone decide."""
     filler = " ".join(["we talked about the weather and the weekend plans at length"] * 4)
-    scattered = (f"User: my sister called yesterday, {filler}\n"
+    scattered = (f"User: my sister phoned yesterday, {filler}\n"
                  f"Assistant: {filler}\n"
                  f"User: the new restaurant downtown was loud, {filler}\n")
     together = f"User: {filler}\nUser: my sister named her restaurant Saffron Lane\n"

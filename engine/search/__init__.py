@@ -72,7 +72,13 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
     # the weights of the query's content words (stop words say nothing about whether a passage
     # answers it), rare identifiers, the words that place a result's citation
     content = [t for t in info["terms"] if t not in STOPWORDS]
-    weights, n_docs = term_weights(store, content or info["terms"], info.get("df"))
+    # a word counts as often as the index holds it in any form ("cookie" is as common as "cookies")
+    found = info.get("forms", {})
+    counted = {**info.get("df", {})}
+    for t, fs in found.items():
+        counted[t] = max([counted.get(t, 0)] + [counted.get(f, 0) for f in fs])
+    weights, n_docs = term_weights(store, content or info["terms"], counted)
+    aliases = {f: t for t, fs in found.items() for f in fs}
     exact = exact_hits(store, query, opts)
     focus = line_focus(store, query, info, opts.context_lines)
     vec: list[Candidate] = []
@@ -109,7 +115,7 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
         if opts.fusion == "relative":
             vector_standing(store, vector, query_vector, cands)
     forms = absent_forms(store, [t for t, w in weights.items() if w >= 1.0]) if n_docs else {}
-    shown, hidden_info, evidence = select(cands, query, weights, n_docs, exact, opts, mode, forms=forms)
+    shown, hidden_info, evidence = select(cands, query, weights, n_docs, exact, opts, mode, forms=forms, aliases=aliases)
     results = [render(c, focus, opts) for c in shown]
     return {
         "results": results,

@@ -4,11 +4,12 @@ identifiers and names the query holds."""
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
 from typing import Any
 
 from ..store import OperationalError, Store
-from ..text import STOPWORDS, query_terms, relaxed_terms
+from ..text import STOPWORDS, query_terms, relaxed_terms, word_forms
 from .options import Candidate, Options
 
 
@@ -66,12 +67,42 @@ def selective_terms(terms: list[str], df: dict[str, int], budget: int | None = N
     return [t for t in terms if t in keep]
 
 
+def vocabulary_forms(store: Store, terms: list[str]) -> dict[str, list[str]]:
+    """{term: the other forms of it this index holds} (cookie: cookies; favourite: favorite), for
+    the English words among `terms`. The index stores words as written, so without them a
+    question that says "cookie" never finds the notes that say "cookies"."""
+    out: dict[str, list[str]] = {}
+    try:
+        for t in terms:
+            forms = set(word_forms(t))
+            if not forms:
+                continue
+            store.conn.execute("create virtual table if not exists temp.clawmem_vocab using fts5vocab(main, chunks_fts, row)")
+            prefix = os.path.commonprefix(sorted(forms | {t})) or t  # one range of the vocabulary holds them all
+            found = [term for (term,) in store.conn.execute(
+                "select term from temp.clawmem_vocab where term >= ? and term < ? limit 500", (prefix, prefix + "\uffff"))
+                if term in forms]
+            if found:
+                out[t] = found
+    except OperationalError:  # no fts5vocab: words match as written
+        pass
+    return out
+
+
 def keyword_candidates(store: Store, query: str, opts: Options) -> tuple[list[Candidate], dict]:
-    """Strict AND first; if it finds fewer than the pool needs, relaxed OR hits fill the rest below them."""
+    """Strict AND first; if it finds fewer than the pool needs, relaxed OR hits fill the rest below
+    them, a word the index lacks as written looked for in the forms it holds."""
     info: dict[str, Any] = {"strict": 0, "relaxed": 0}
     terms = query_terms(query)
     relaxed = relaxed_terms(query)
     df = doc_freqs(store, relaxed)
+    # a word no chunk holds as written is looked for in the forms the index holds (a word it
+    # does hold is searched as written: its other forms would count twice in BM25)
+    forms = vocabulary_forms(store, [t for t in relaxed if df[t] == 0])
+    more = [f for fs in forms.values() for f in fs if f not in df]
+    df.update(doc_freqs(store, more))
+    relaxed = list(dict.fromkeys(relaxed + more))
+    info["forms"] = forms
     info["df"] = df
     out: list[Candidate] = []
     seen: set[int] = set()

@@ -4,13 +4,12 @@ absence."""
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Any, Callable
 
 from .. import ranking
 from ..store import SMALL_MEMORY, OperationalError, Store
-from ..text import CJK_RE, STOPWORDS, is_cjk, mmr_tokens, normalize, query_terms, word_forms
+from ..text import CJK_RE, STOPWORDS, is_cjk, mmr_tokens, normalize, query_terms
 from .options import Candidate, Options
 from . import candidates
 from .candidates import TITLES, named_terms
@@ -44,22 +43,7 @@ def term_weights(store: Store, terms: list[str], counted: dict[str, int] | None 
 
 def absent_forms(store: Store, absent: list[str]) -> dict[str, str]:
     """{a query term no chunk has: another form of it some chunk has} ("decide": "decided")."""
-    out: dict[str, str] = {}
-    try:
-        for t in absent:
-            forms = set(word_forms(t))
-            if not forms:
-                continue
-            prefix = os.path.commonprefix(sorted(forms | {t})) or t  # one range of the vocabulary holds them all
-            store.conn.execute("create virtual table if not exists temp.clawmem_vocab using fts5vocab(main, chunks_fts, row)")
-            for (term,) in store.conn.execute("select term from temp.clawmem_vocab where term >= ? and term < ? limit 500",
-                                              (prefix, prefix + "\uffff")):
-                if term in forms:
-                    out[t] = term
-                    break
-    except OperationalError:  # no fts5vocab: every absent term stays absent
-        pass
-    return out
+    return {t: found[0] for t, found in candidates.vocabulary_forms(store, absent).items()}
 
 
 PASSAGE_CHARS = 200  # the query's words must stand together: within a line, or lines this long together
@@ -105,19 +89,21 @@ class QueryWords:
     characters, bounded by a non-word or a CJK character (mysql服务器 holds the token mysql).
     str.find per term: four times faster than one regex of alternatives on chat text."""
 
-    def __init__(self, weights: dict[str, float]):
-        self.terms = [(t, all(is_cjk(ch) for ch in t)) for t in weights if t]
+    def __init__(self, weights: dict[str, float], aliases: dict[str, str] | None = None):
+        """`aliases`: {another form: the query term it stands for} (cookies: cookie)."""
+        found = [(t, t) for t in weights if t] + [(f, t) for f, t in (aliases or {}).items() if t in weights]
+        self.terms = [(text, all(is_cjk(ch) for ch in text), term) for text, term in found]
 
     def find(self, norm: str) -> list[tuple[int, str]]:
-        """(offset, term) of every occurrence."""
+        """(offset, term) of every occurrence, of the term or of a form standing for it."""
         has_cjk = not norm.isascii() and CJK_RE.search(norm) is not None
         out = []
-        for term, cjk in self.terms:
-            i = norm.find(term)
+        for text, cjk, term in self.terms:
+            i = norm.find(text)
             while i >= 0:
-                if cjk or not (_glued(norm, i - 1, has_cjk) or _glued(norm, i + len(term), has_cjk)):
+                if cjk or not (_glued(norm, i - 1, has_cjk) or _glued(norm, i + len(text), has_cjk)):
                     out.append((i, term))
-                i = norm.find(term, i + 1)
+                i = norm.find(text, i + 1)
         return out
 
 
@@ -132,12 +118,13 @@ def _glued(text: str, at: int, has_cjk: bool) -> bool:
 EXACT_CONFIDENCE = 0.7  # holding a rare identifier the query names: high, whatever else the chunk holds
 
 
-def confidence(cands: list[Candidate], weights: dict[str, float], n_docs: int, exact: dict[int, dict]) -> None:
+def confidence(cands: list[Candidate], weights: dict[str, float], n_docs: int, exact: dict[int, dict],
+               aliases: dict[str, str] | None = None) -> None:
     """Each candidate's score: its own evidence that it answers the query (see ranking,
     "confidence"), never borrowed from a better hit: the query terms one passage of it holds,
     weighted by their rarity here, its own cosine's standing, a rare identifier it names."""
     total = sum(weights.values())
-    words = QueryWords(weights)
+    words = QueryWords(weights, aliases)
     for c in cands:
         cov, present = passage_coverage(weights, c.row[4], words) if weights else (0.0, set())
         k = ranking.keyword_confidence(cov)
@@ -165,13 +152,14 @@ def confidence(cands: list[Candidate], weights: dict[str, float], n_docs: int, e
 
 def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs: int, exact: dict[int, dict],
            opts: Options, mode: str, merge: Callable[[list[Candidate], int], list[Candidate]] | None = None,
-           forms: dict[str, str] | None = None) -> tuple[list[Candidate], dict[str, Any], dict]:
+           forms: dict[str, str] | None = None, aliases: dict[str, str] | None = None) -> tuple[list[Candidate], dict[str, Any], dict]:
     """From scored candidates to what is shown, in order: each hit's own evidence, fusion,
     decay, pinned identifiers, overlap merging (`merge`, default merge_overlapping), MMR, then
     the list stands or falls on the query's evidence. (shown, hidden info, evidence).
     `forms`: the query's terms this memory uses only in another form (absent_forms); None when
-    the caller cannot look them up (then a missing word alone never empties the list)."""
-    confidence(cands, weights, n_docs, exact)
+    the caller cannot look them up (then a missing word alone never empties the list).
+    `aliases`: {another form this index holds: the query term it stands for}."""
+    confidence(cands, weights, n_docs, exact, aliases)
     fuse(cands, opts, mode)
     if opts.decay:
         apply_decay(cands, opts)
