@@ -114,7 +114,10 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
         cands = [c for c in cands if c.vec_rank is not None or c.kw_rank is not None or c.id in exact]
         if opts.fusion == "relative":
             vector_standing(store, vector, query_vector, cands)
-    forms = absent_forms(store, [t for t, w in weights.items() if w >= 1.0]) if n_docs else {}
+    if "forms" in info:  # the keyword pass already looked every missing word up in its other forms
+        forms = {}
+    else:
+        forms = absent_forms(store, [t for t, w in weights.items() if w >= 1.0]) if n_docs else {}
     shown, hidden_info, evidence = select(cands, query, weights, n_docs, exact, opts, mode, forms=forms, aliases=aliases)
     results = [render(c, focus, opts) for c in shown]
     return {

@@ -40,10 +40,11 @@ ENGLISH = frozenset(
     best better worse worst hard easy new old long short high low right wrong sure true real whole
     different kind sort type way time times day days week month year ago every each another else
     least less together sometime anyway instead though although however since around away back
-    first last next most ones one two three lot well fun cool awesome amazing wonderful terrible
+    first last next most ones one two three well fun cool awesome amazing wonderful terrible
     happy sad glad sorry scared afraid worried excited tired
     """.split()
 )
+
 
 def is_everyday(term: str) -> bool:
     """Whether a query term's absence from a memory says nothing (see the module's note)."""
