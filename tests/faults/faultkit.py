@@ -82,10 +82,13 @@ def fingerprint(ws: Path) -> dict[bytes, str]:
     return out
 
 
-def stray_files(data_dir: Path, rebuild_ok: bool) -> list[str]:
+def stray_files(data_dir: Path, rebuild_ok: bool, journal_ok: bool = False) -> list[str]:
     """Files in the index folder other than the index, its WAL files and lock (and an
-    unfinished rebuild, which the next run resumes, when rebuild_ok)."""
-    allowed = ALLOWED_DATA + (REBUILD if rebuild_ok else ())
+    unfinished rebuild, which the next run resumes, when rebuild_ok; and SQLite's rollback
+    journal of the index, when journal_ok: a rebuilt index is swapped in in rollback mode, and
+    a kill while the next writer turns it back to WAL leaves the journal of that one header
+    write, which SQLite replays or discards on the next write)."""
+    allowed = ALLOWED_DATA + (REBUILD if rebuild_ok else ()) + ((".sqlite-journal",) if journal_ok else ())
     out = []
     for p in sorted(data_dir.rglob("*")):
         if p.is_file() and not p.name.endswith(allowed):
