@@ -268,12 +268,18 @@ def _endings(term: str) -> list[str]:
     return sorted(forms)
 
 
-_IZE = ("ise", "ised", "ises", "ising", "isation", "isations")
+# British <-> American endings, each way: organise/organize, centre/center, catalogue/catalog
+_ISE = ("ise", "ised", "ises", "ising", "isation", "isations")
+_ENDING_SWAPS = (
+    tuple((e, e.replace("s", "z", 1)) for e in _ISE) + tuple((e.replace("s", "z", 1), e) for e in _ISE),
+    (("tre", "ter"), ("tres", "ters"), ("ter", "tre"), ("ters", "tres"), ("ogue", "og"), ("ogues", "ogs")),
+)
+_DOUBLE_L = (("lled", "led"), ("lling", "ling"), ("ller", "ler"), ("led", "lled"), ("ling", "lling"))
 
 
 def spellings(word: str) -> set[str]:
     """The word in the other of British and American spelling: colour/color, organise/organize,
-    centre/center, catalogue/catalog, travelled/traveled (one change, the first that applies)."""
+    centre/center, catalogue/catalog, travelled/traveled (in each group, the first change that applies)."""
     out = set()
     i = word.find("our", 1)
     if i > 0 and word[i - 1] not in "aeiouy":  # colour, favourite, neighbours (not four, tour)
@@ -282,15 +288,11 @@ def spellings(word: str) -> set[str]:
         i = word.find("or", 1)
         if i > 0 and word[i - 1] in "lvbmn" and word[i + 2 : i + 3] != "u":  # color, favorite, neighbor, humor, honor
             out.add(word[:i] + "our" + word[i + 2 :])
-    for a, b in zip(_IZE + tuple(e.replace("s", "z", 1) for e in _IZE), tuple(e.replace("s", "z", 1) for e in _IZE) + _IZE):
-        if word.endswith(a) and len(word) - len(a) >= 3:
+    for swaps in _ENDING_SWAPS:
+        a, b = next(((a, b) for a, b in swaps if word.endswith(a) and len(word) - len(a) >= 3), ("", ""))
+        if a:
             out.add(word[: -len(a)] + b)
-            break
-    for a, b in (("tre", "ter"), ("tres", "ters"), ("ter", "tre"), ("ters", "tres"), ("ogue", "og"), ("ogues", "ogs")):
-        if word.endswith(a) and len(word) - len(a) >= 3:
-            out.add(word[: -len(a)] + b)
-            break
-    for a, b in (("lled", "led"), ("lling", "ling"), ("ller", "ler"), ("led", "lled"), ("ling", "lling")):
+    for a, b in _DOUBLE_L:  # travelled/traveled: one vowel before the l, a consonant before it
         if word.endswith(a) and len(word) - len(a) >= 3 and word[-len(a) - 1] in "aeiou" and word[-len(a) - 2] not in "aeiou":
             out.add(word[: -len(a)] + b)
             break

@@ -67,20 +67,27 @@ def selective_terms(terms: list[str], df: dict[str, int], budget: int | None = N
     return [t for t in terms if t in keep]
 
 
+def vocabulary(store: Store) -> str:
+    """The name of a table listing the index's words (term, doc: how many chunks hold it),
+    made on first use per connection; OperationalError when SQLite lacks fts5vocab."""
+    store.conn.execute("create virtual table if not exists temp.clawmem_vocab using fts5vocab(main, chunks_fts, row)")
+    return "temp.clawmem_vocab"
+
+
 def vocabulary_forms(store: Store, terms: list[str]) -> dict[str, list[str]]:
     """{term: the other forms of it this index holds} (cookie: cookies; favourite: favorite), for
     the English words among `terms`. The index stores words as written, so without them a
     question that says "cookie" never finds the notes that say "cookies"."""
     out: dict[str, list[str]] = {}
+    wanted = {t: set(word_forms(t)) for t in terms}
     try:
-        for t in terms:
-            forms = set(word_forms(t))
+        table = vocabulary(store) if any(wanted.values()) else ""
+        for t, forms in wanted.items():
             if not forms:
                 continue
-            store.conn.execute("create virtual table if not exists temp.clawmem_vocab using fts5vocab(main, chunks_fts, row)")
             prefix = os.path.commonprefix(sorted(forms | {t})) or t  # one range of the vocabulary holds them all
             found = [term for (term,) in store.conn.execute(
-                "select term from temp.clawmem_vocab where term >= ? and term < ? limit 500", (prefix, prefix + "\uffff"))
+                f"select term from {table} where term >= ? and term < ? limit 500", (prefix, prefix + "\uffff"))
                 if term in forms]
             if found:
                 out[t] = found

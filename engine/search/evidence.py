@@ -31,9 +31,9 @@ def term_weights(store: Store, terms: list[str], counted: dict[str, int] | None 
         df = {t: counted[t] for t in terms if counted.get(t, candidates.OR_POSTINGS + 1) <= candidates.OR_POSTINGS}
         missing = [t for t in terms if t not in df]
         if missing:
-            store.conn.execute("create virtual table if not exists temp.clawmem_vocab using fts5vocab(main, chunks_fts, row)")
+            table = candidates.vocabulary(store)
             for t in missing:
-                row = store.conn.execute("select doc from temp.clawmem_vocab where term = ?", (t,)).fetchone()
+                row = store.conn.execute(f"select doc from {table} where term = ?", (t,)).fetchone()
                 df[t] = row[0] if row else 0
     except OperationalError:  # no fts5vocab: every term counts alike
         return {t: 1.0 for t in terms}, 0
