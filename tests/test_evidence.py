@@ -128,9 +128,21 @@ def test_everyday_words_terse_notes_never_use_say_nothing(keyword):
     assert res["results"] == [] and "never uses 'fjord'" in res["hidden"]["reason"]
 
 
+def test_a_month_or_weekday_named_in_words_is_a_date_not_an_absent_name(keyword):
+    """The notes date themselves in numbers (2026-02-01.md): "Sunday" and "February" occur in
+    none of them, yet a question naming them asks about these notes, and is answered."""
+    res = keyword.search("Which groceries did I buy on the first Sunday of February?", explain=True)
+    assert res["results"] and res["evidence"]["abstain"] is None
+    assert res["evidence"]["namedAbsent"] == [] and set(res["evidence"]["absentEveryday"]) >= {"sunday", "february"}
+    assert "Groceries" in res["results"][0]["snippet"]
+    # a name beside them still says absent
+    res = keyword.search("Which groceries did Okonkwo buy on the first Sunday of February?", explain=True)
+    assert res["results"] == [] and res["evidence"]["namedAbsent"] == ["okonkwo"]
+
+
 def test_everyday_words():
     assert all(is_everyday(w) for w in ["want", "wanted", "wanting", "tries", "getting", "lately", "don", "t", "ve"])
-    assert all(is_everyday(w) for w in ["我试", "试过", "复查"])  # Chinese pairs: no word boundaries to tell them by
+    assert all(is_everyday(w) for w in ["我试", "试过", "复查", "march", "may", "sunday"])  # Chinese pairs: no word boundaries to tell them by
     assert not any(is_everyday(w) for w in ["sealant", "powwows", "reunion", "lotion", "player", "서버"])
 
 

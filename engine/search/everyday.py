@@ -9,7 +9,7 @@ last turns of MADial's dialogues came back empty 55 % of the time on such words
 (bench/abstention.py, "last turn" sets). Stop words are dropped before this; these are the
 common verbs, adverbs and adjectives beyond them (English; other languages have only their stop
 words), the pieces a tokenizer cuts from contractions (don't -> don, t), and every Chinese or
-Japanese term (see is_everyday).
+Japanese term (see is_everyday), and the names of months and weekdays (see CALENDAR).
 """
 
 from __future__ import annotations
@@ -44,6 +44,15 @@ ENGLISH = frozenset(
     happy sad glad sorry scared afraid worried excited tired
     """.split()
 )
+
+# A memory dates itself in numbers (memory/2024-05-03.md, "## 14:05"), so a month a question
+# names in words is missing from it even when the answer is there: a date, not a topic or a
+# name, whatever its capital letter says.
+CALENDAR = frozenset(
+    """january february march april may june july august september october november december
+    monday tuesday wednesday thursday friday saturday sunday""".split()
+)
+ENGLISH = ENGLISH | CALENDAR
 
 
 def is_everyday(term: str) -> bool:

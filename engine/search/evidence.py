@@ -13,7 +13,7 @@ from ..text import CJK_RE, STOPWORDS, is_cjk, mmr_tokens, normalize, query_terms
 from .options import Candidate, Options
 from . import candidates
 from .candidates import TITLES, named_terms
-from .everyday import is_everyday
+from .everyday import CALENDAR, is_everyday
 from .fusion import apply_decay, fuse, merge_overlapping, pin_exact_hits
 
 
@@ -307,7 +307,7 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
         "absentEveryday": [t for t in absent if is_everyday(t)],
         "otherForms": forms,  # absent as asked, used here in another form: not evidence of absence
         "formsChecked": checked,
-        "namedAbsent": [t for t in named_terms(query) if t in absent],
+        "namedAbsent": [t for t in named_terms(query) if t in absent and t not in CALENDAR],
         "speakersAbsent": [t for t in who if t in absent],
         "dialogue": bool(who),
         # counted, not weighed: a word common here weighs little, and the few a query shares
