@@ -142,8 +142,9 @@ def test_a_month_or_weekday_named_in_words_is_a_date_not_an_absent_name(keyword)
 
 def test_everyday_words():
     assert all(is_everyday(w) for w in ["want", "wanted", "wanting", "tries", "getting", "lately", "don", "t", "ve"])
-    assert all(is_everyday(w) for w in ["我试", "试过", "复查", "march", "may", "sunday"])  # Chinese pairs: no word boundaries to tell them by
-    assert not any(is_everyday(w) for w in ["sealant", "powwows", "reunion", "lotion", "player", "서버"])
+    assert all(is_everyday(w) for w in ["我试", "试过", "复查", "march", "may", "sunday", "3", "05",
+                                           "mornings", "five", "recommended", "conversation"])  # Chinese pairs: no word boundaries to tell them by
+    assert not any(is_everyday(w) for w in ["sealant", "powwows", "reunion", "lotion", "player", "서버", "214", "2024"])
 
 
 def test_a_word_used_here_in_another_form_is_not_absent(workspace, make_engine):

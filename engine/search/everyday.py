@@ -9,7 +9,9 @@ last turns of MADial's dialogues came back empty 55 % of the time on such words
 (bench/abstention.py, "last turn" sets). Stop words are dropped before this; these are the
 common verbs, adverbs and adjectives beyond them (English; other languages have only their stop
 words), the pieces a tokenizer cuts from contractions (don't -> don, t), and every Chinese or
-Japanese term (see is_everyday), and the names of months and weekdays (see CALENDAR).
+Japanese term (see is_everyday); and dates, times and counts in words or small numbers (a note
+dates itself 2024-05-03, where a question says "the first Friday of May"), and words about the
+conversation itself ("you recommended", "our previous chat").
 """
 
 from __future__ import annotations
@@ -42,6 +44,13 @@ ENGLISH = frozenset(
     least less together sometime anyway instead though although however since around away back
     first last next most ones one two three well fun cool awesome amazing wonderful terrible
     happy sad glad sorry scared afraid worried excited tired
+    """
+    # times of day, quantities in words (a note writes 5, not five), and words about the
+    # conversation itself ("the restaurant you recommended in our previous chat")
+    """
+    morning afternoon evening night noon midnight weekend weekday four five six seven eight nine
+    ten eleven twelve fifteen twenty thirty forty fifty hundred thousand million half twice dozen
+    second third remind recommend suggest conversation chat previous earlier prior people person
     """.split()
 )
 
@@ -61,6 +70,8 @@ def is_everyday(term: str) -> bool:
         # Chinese and Japanese are indexed as characters and character pairs, not words: most
         # pairs of a question span two words ("我试" of 我试过), and a memory of short notes lacks
         # most of them (a Chinese last turn asked of its own memory: 55 % came back empty)
+        return True
+    if term.isdigit() and len(term) <= 2:  # a day or a count: 3 May is 2024-05-03 in a note
         return True
     return term in ENGLISH or (term.isascii() and term.isalpha() and any(b in ENGLISH for b in _bases(term)))
 
