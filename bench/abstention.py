@@ -17,11 +17,15 @@ question of bench/absent.txt (facts written to be absent from every workspace) o
 workspace. Each search is run once with its evidence; the decision is replayed for the
 held-out fit (search.abstain_reason with other constants).
 
-Three more sets by default, other shapes of the same questions, never fitted on:
+Four more sets by default, other shapes of the same questions, never fitted on:
 madial_zh:last and madial_en:last, each MADial dialogue's last user line alone (its
 query_short), as an agent that searches with the user's message asks (a chatty line, not a
 conversation), asked of its own memory and of LongMemEval's; longmemeval_s30:paraphrase, each
-LongMemEval question in other words (bench/paraphrases.tsv), asked as LongMemEval's are.
+LongMemEval question in other words (bench/paraphrases.tsv), asked as LongMemEval's are;
+longmemeval_s30:named, LongMemEval with a name for each history's user (its turns say
+"**Ingrid:**" where they said "**User:**", in copies under the bench cache) and its questions
+asked about that person by name (bench/third_person.tsv), as conversation benchmarks such as
+LoCoMo ask: each asked of its own history and of every other one, where that name is not.
 """
 
 from __future__ import annotations
@@ -48,12 +52,48 @@ WORKSPACES: list[str] = []  # --workspaces: LongMemEval restricted to these
 # of each dialogue, its query_short, asked alone as an agent that searches with the user's
 # message would: a chatty line, not a conversation), and LongMemEval's questions in other words
 # (bench/paraphrases.tsv)
-VARIANTS = ["madial_zh:last", "madial_en:last", "longmemeval_s30:paraphrase"]
+VARIANTS = ["madial_zh:last", "madial_en:last", "longmemeval_s30:paraphrase", "longmemeval_s30:named"]
 PARAPHRASES = Path(__file__).resolve().parent / "paraphrases.tsv"
+THIRD_PERSON = Path(__file__).resolve().parent / "third_person.tsv"
+# one per LongMemEval history, in the order of its folder names; none occurs in more than one
+# history's text, most in none
+NAMES = """Melanie Dorothea Leopold Ingrid Rosalind Henrietta Cornelius Ignatius Bartholomew Winifred
+Evander Georgina Lysander Percival Imogen Thaddeus Seraphina Leander Beatrix Casimir Ottilie
+Reginald Desmond Augustin Hortense Wilhelmina Caroline Ambrose Marguerite Octavia""".split()
+NAMED = "longmemeval_named"  # the index set of longmemeval_s30:named
 
 
 def base_set(s: str) -> str:
     return s.split(":")[0]
+
+
+def index_set(s: str) -> str:
+    """The set whose workspaces a set's questions are asked of."""
+    return NAMED if s.endswith(":named") else base_set(s)
+
+
+def tsv(path: Path) -> dict[str, str]:
+    return dict(x.split("\t") for x in path.read_text(encoding="utf-8").splitlines() if x.strip() and not x.startswith("#"))
+
+
+def user_names() -> dict[str, str]:
+    """{LongMemEval workspace: the name its user has in longmemeval_s30:named}"""
+    return dict(zip(sorted(p.name for p in (E.EVAL / "longmemeval_s30").iterdir() if p.is_dir()), NAMES))
+
+
+def named_copies() -> None:
+    """The LongMemEval histories with their user named, under the bench cache (same lines, so
+    the golds stand), the index set NAMED; rewritten only where they differ (the index keeps its
+    embeddings)."""
+    root = E.CACHE / "derived" / NAMED
+    E.ROOTS[NAMED] = root
+    for ws, name in user_names().items():
+        for src in sorted((E.EVAL / "longmemeval_s30" / ws).rglob("*.md")):
+            dst = root / ws / src.relative_to(E.EVAL / "longmemeval_s30" / ws)
+            text = src.read_text(encoding="utf-8").replace("- **User:**", f"- **{name}:**")
+            if not dst.exists() or dst.read_text(encoding="utf-8") != text:
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                dst.write_text(text, encoding="utf-8")
 
 
 def load(s: str) -> list[dict]:
@@ -61,9 +101,11 @@ def load(s: str) -> list[dict]:
     if s.endswith(":last"):
         return [{**q, "query": q["query_short"]} for q in queries]
     if s.endswith(":paraphrase"):
-        lines = [x.split("\t") for x in PARAPHRASES.read_text(encoding="utf-8").splitlines() if x.strip() and not x.startswith("#")]
-        said = dict(lines)
+        said = tsv(PARAPHRASES)
         return [{**q, "query": said[q["query_id"]]} for q in queries if q["query_id"] in said]
+    if s.endswith(":named"):
+        said, names = tsv(THIRD_PERSON), user_names()
+        return [{**q, "query": said[q["query_id"]].replace("{name}", names[q["workspace"]])} for q in queries if q["query_id"] in said]
     return queries
 
 
@@ -106,16 +148,16 @@ def collect(configs: dict, use_vectors: bool, other: int, limit: int | None, set
             for i, q in enumerate(queries):
                 now = q.get("now") or q.get("today")
                 if base_set(s) != "longmemeval_s30" or q["workspace"] in lme:  # --workspaces: the others are asked of these only
-                    rec["answerable"].append(run(base_set(s), q["workspace"], q["query"], now, q["gold"]))
+                    rec["answerable"].append(run(index_set(s), q["workspace"], q["query"], now, q["gold"]))
                 if base_set(s) == "longmemeval_s30":
-                    targets = [("longmemeval_s30", w) for w in lme if w != q["workspace"]]
+                    targets = [(index_set(s), w) for w in lme if w != q["workspace"]]
                 else:
                     targets = [("longmemeval_s30", lme[(i + k) % len(lme)]) for k in range(other)]
                 rec["other"] += [run(ts, w, q["query"], now) for ts, w in targets]
             own = sorted({q["workspace"] for q in queries if base_set(s) != "longmemeval_s30" or q["workspace"] in lme})
             now = queries[0].get("now") or queries[0].get("today")
             for text in absent_qs:
-                rec["absent"] += [run(base_set(s), w, text, now) for w in own]
+                rec["absent"] += [run(index_set(s), w, text, now) for w in own]
             per_set[s] = rec
             print(f"  {cname} {s}: {len(rec['answerable'])} answerable, {len(rec['other'])} other-history, "
                   f"{len(rec['absent'])} absent-fact searches in {time.perf_counter() - t0:.0f}s", file=sys.stderr, flush=True)
@@ -180,8 +222,9 @@ def main() -> None:
     global WORKSPACES
     WORKSPACES = a.workspaces.split(",") if a.workspaces else []
     lme = [w for w in sorted({q["workspace"] for q in E.load_queries("longmemeval_s30")}) if not WORKSPACES or w in WORKSPACES]
+    named_copies()
     for s in sets if not a.replay else []:
-        E.ensure_indexed(base_set(s), lme if base_set(s) == "longmemeval_s30" else sorted({q["workspace"] for q in load(s)}), use_vectors)
+        E.ensure_indexed(index_set(s), lme if base_set(s) == "longmemeval_s30" else sorted({q["workspace"] for q in load(s)}), use_vectors)
     if a.other and "longmemeval_s30" not in sets and not a.replay:
         E.ensure_indexed("longmemeval_s30", lme, use_vectors)
     from clawmem.engine.config import KEYS

@@ -47,6 +47,7 @@ for s in sets:
         "band(own)": lambda o: (-["low", "medium", "high"].index(ranking.band(o["score"])), o["i"]),
         "band(kw+soft z)": lambda o: (-["low", "medium", "high"].index(ranking.band(ranking.combine_confidence(o["kw"], soft(o["z"] or 0)))), o["i"]),
         "low last(own)": lambda o: (ranking.band(o["score"]) == "low", o["i"]),
+        "high first(own)": lambda o: (ranking.band(o["score"]) != "high", o["i"]),
         "own score": lambda o: (-o["score"], o["i"]),
     }
     for name, key in orders.items():

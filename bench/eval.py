@@ -57,6 +57,9 @@ def config_space() -> dict[str, dict]:
     return out
 
 
+ROOTS: dict[str, Path] = {}  # where a derived set's workspaces are (bench/abstention.py); else EVAL / its name
+
+
 def load_queries(name: str) -> list[dict]:
     return [json.loads(line) for line in (EVAL / name / "queries.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
 
@@ -88,7 +91,7 @@ def engine_for(set_name: str, workspace: str, overrides: dict, use_vectors: bool
         base.update({"provider": "local", "local.modelPath": str(MODEL), "local.threads": THREADS})
     else:
         base["provider"] = "none"
-    cfg = load_config(None, workspace=str(EVAL / set_name / workspace), overrides={**base, **{k: v for k, v in overrides.items() if k != "provider"}})
+    cfg = load_config(None, workspace=str(ROOTS.get(set_name, EVAL / set_name) / workspace), overrides={**base, **{k: v for k, v in overrides.items() if k != "provider"}})
     return Engine(cfg, persistent=True)
 
 
