@@ -142,8 +142,8 @@ def test_a_month_or_weekday_named_in_words_is_a_date_not_an_absent_name(keyword)
 
 def test_everyday_words():
     assert all(is_everyday(w) for w in ["want", "wanted", "wanting", "tries", "getting", "lately", "don", "t", "ve"])
-    assert all(is_everyday(w) for w in ["我试", "试过", "复查", "march", "may", "sunday", "3", "05",
-                                           "mornings", "five", "recommended", "conversation"])  # Chinese pairs: no word boundaries to tell them by
+    assert all(is_everyday(w) for w in ["我试", "试过", "复查"])  # Chinese pairs: no word boundaries to tell them by
+    assert all(is_everyday(w) for w in ["march", "may", "sunday", "3", "05", "mornings", "five", "recommended", "conversation"])
     assert not any(is_everyday(w) for w in ["sealant", "powwows", "reunion", "lotion", "player", "서버", "214", "2024"])
 
 

@@ -18,7 +18,15 @@ from __future__ import annotations
 
 from ..text import is_cjk, is_hangul
 
-ENGLISH = frozenset(
+# A memory dates itself in numbers (memory/2024-05-03.md, "## 14:05"), so a month a question
+# names in words is missing from it even when the answer is there: a date, not a topic or a
+# name, whatever its capital letter says.
+CALENDAR = frozenset(
+    """january february march april may june july august september october november december
+    monday tuesday wednesday thursday friday saturday sunday""".split()
+)
+
+ENGLISH = CALENDAR | frozenset(
     # pieces of contractions
     """t s m d ve ll re don doesn didn isn wasn aren weren haven hasn hadn wouldn couldn shouldn
     mustn needn ain wont"""
@@ -53,15 +61,6 @@ ENGLISH = frozenset(
     second third remind recommend suggest conversation chat previous earlier prior people person
     """.split()
 )
-
-# A memory dates itself in numbers (memory/2024-05-03.md, "## 14:05"), so a month a question
-# names in words is missing from it even when the answer is there: a date, not a topic or a
-# name, whatever its capital letter says.
-CALENDAR = frozenset(
-    """january february march april may june july august september october november december
-    monday tuesday wednesday thursday friday saturday sunday""".split()
-)
-ENGLISH = ENGLISH | CALENDAR
 
 
 def is_everyday(term: str) -> bool:
