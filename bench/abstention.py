@@ -222,7 +222,8 @@ def main() -> None:
     global WORKSPACES
     WORKSPACES = a.workspaces.split(",") if a.workspaces else []
     lme = [w for w in sorted({q["workspace"] for q in E.load_queries("longmemeval_s30")}) if not WORKSPACES or w in WORKSPACES]
-    named_copies()
+    if any(s.endswith(":named") for s in sets) and not a.replay:
+        named_copies()
     for s in sets if not a.replay else []:
         E.ensure_indexed(index_set(s), lme if base_set(s) == "longmemeval_s30" else sorted({q["workspace"] for q in load(s)}), use_vectors)
     if a.other and "longmemeval_s30" not in sets and not a.replay:
