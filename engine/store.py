@@ -488,14 +488,19 @@ class Store:
         return [(r[0], 1.0 - r[1]) for r in rows]
 
 
+SIDE_FILES = ("-wal", "-shm", "-journal")  # SQLite's files beside a database: a rollback journal
+# is left by a kill during the one header write that turns a file from rollback mode to WAL or back
+
+
 def remove_index_files(path: Path, main: bool = True) -> None:
-    """Delete an index file's WAL and shared-memory files, and the file itself unless main=False."""
-    for suffix in ("-wal", "-shm", "") if main else ("-wal", "-shm"):
+    """Delete an index file's side files (SIDE_FILES), and the file itself unless main=False:
+    a journal left beside a file that is replaced would otherwise be replayed into its successor."""
+    for suffix in SIDE_FILES + ("",) if main else SIDE_FILES:
         Path(str(path) + suffix).unlink(missing_ok=True)
 
 
 def move_aside(path: Path, why: str) -> Path:
-    """Move a bad index (and its WAL files) out of the way; never delete it."""
+    """Move a bad index (and its side files) out of the way; never delete it."""
     stamp = time.strftime("%Y%m%d-%H%M%S")
     dest = path.with_name(f"{path.name}.{why}-{stamp}")
     n = 1
@@ -503,7 +508,7 @@ def move_aside(path: Path, why: str) -> Path:
         dest = path.with_name(f"{path.name}.{why}-{stamp}-{n}")
         n += 1
     os.replace(path, dest)
-    for suffix in ("-wal", "-shm"):
+    for suffix in SIDE_FILES:
         side = Path(str(path) + suffix)
         if side.exists():
             os.replace(side, Path(str(dest) + suffix))

@@ -141,3 +141,22 @@ def test_fix_clears_a_stale_lock_resumes_a_rebuild_and_moves_a_corrupt_index(wor
     assert aside.read_bytes() == b"\0garbage" * 512
     assert f"Repaired:  {eng.index_path}: not a usable clawmem index (file is not a database); moved it to {aside}" in res.stdout
     assert "           20 files, " in res.stdout and "error:" not in res.stdout
+
+
+def test_a_rebuild_swapped_in_never_inherits_the_old_index_journal(workspace, make_engine):
+    """A kill during the one header write that turns an index from rollback mode to WAL leaves
+    its rollback journal beside it. When a rebuild then replaces that index, the journal goes
+    with the old file: left there, SQLite would replay it into the new index. The index comes
+    back whole, with every note searchable."""
+    notes(workspace)
+    eng = make_engine(persistent=True)
+    eng.run_index()
+    eng.close()
+    index = eng.index_path
+    journal = Path(str(index) + "-journal")
+    journal.write_bytes(b"\0" * 512)  # a stand-in for the old file's journal: it must go with the old file
+    eng = make_engine(persistent=True)
+    fin = eng.run_index(force=True)
+    assert fin.ok and not journal.exists()
+    assert eng.search("g39x29")["results"][0]["path"] == "memory/2026-01-12-n39.md"
+    eng.close()

@@ -16,7 +16,7 @@ from pathlib import Path
 from helpers import write
 
 ALLOWED_DATA = (".sqlite", ".sqlite-wal", ".sqlite-shm", ".sqlite.lock")
-REBUILD = (".sqlite.rebuild", ".sqlite.rebuild-wal", ".sqlite.rebuild-shm")
+REBUILD = (".sqlite.rebuild", ".sqlite.rebuild-wal", ".sqlite.rebuild-shm", ".sqlite.rebuild-journal")
 
 
 def cli(*args: str) -> list[str]:
@@ -84,7 +84,8 @@ def fingerprint(ws: Path) -> dict[bytes, str]:
 
 def stray_files(data_dir: Path, rebuild_ok: bool, journal_ok: bool = False) -> list[str]:
     """Files in the index folder other than the index, its WAL files and lock (and an
-    unfinished rebuild, which the next run resumes, when rebuild_ok; and SQLite's rollback
+    unfinished rebuild, which the next run resumes, when rebuild_ok: with the journal a kill
+    leaves while it turns to rollback mode before the swap, replayed on resuming; and SQLite's rollback
     journal of the index, when journal_ok: a rebuilt index is swapped in in rollback mode, and
     a kill while the next writer turns it back to WAL leaves the journal of that one header
     write, which SQLite replays or discards on the next write)."""
