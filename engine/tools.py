@@ -45,7 +45,8 @@ WRITE_OFF = "memory writes are turned off (mcp.write = false in the clawmem conf
 
 def _is_quota(message: str) -> bool:
     # OpenClaw's test, except that 429 must be a status, not digits of a port (":42983") in a URL
-    return bool(re.search(r"insufficient_quota|quota|(?<![\d:.])429(?!\d)", message.lower()))
+    # or of a path (/tmp/pytest-429/) a message names
+    return bool(re.search(r"insufficient_quota|quota|(?<![\w:./-])429(?![\w/-])", message.lower()))
 
 
 def _number(name: str, value: Any, integer: bool = False) -> float | int | None:
@@ -65,7 +66,9 @@ def _number(name: str, value: Any, integer: bool = False) -> float | int | None:
 
 def _unavailable(error: str) -> dict:
     # OpenClaw knows two causes (quota, provider); a missing or unreadable index is a third, said as such
-    quota, index = _is_quota(error), "clawmem index" in error
+    # a message that says to run `clawmem index` is about the index, whatever its path holds
+    index = "clawmem index" in error
+    quota = not index and _is_quota(error)
     warning = QUOTA_WARNING if quota else INDEX_WARNING if index else ERROR_WARNING
     action = QUOTA_ACTION if quota else INDEX_ACTION if index else ERROR_ACTION
     return {"results": [], "disabled": True, "unavailable": True, "error": error, "warning": warning, "action": action,
@@ -149,7 +152,7 @@ def memory_search(engine, query: Any, maxResults: Any = None, minScore: Any = No
         # a provider that fails still leaves keyword results, and the payload says why
         why = (res.get("fallback") or {}).get("reason") or res.get("reason") or "no vectors"
         out["warning"] = f"{DEGRADED_WARNING}: {why}"
-        out["action"] = QUOTA_ACTION if _is_quota(why) else INDEX_ACTION if "clawmem index" in why else ERROR_ACTION
+        out["action"] = INDEX_ACTION if "clawmem index" in why else QUOTA_ACTION if _is_quota(why) else ERROR_ACTION
     elif res["mode"] == "keyword" and res.get("reason"):
         out["reason"] = res["reason"]
     out["debug"] = {"backend": "clawmem", "effectiveMode": "n/a", "searchMs": round((time.perf_counter() - started) * 1000),

@@ -107,6 +107,23 @@ def test_numbers_as_strings_snake_case_and_bad_values(notes, make_engine):
     assert len(res) > 1 and [(r["path"], r["startLine"]) for r in res] == engine_order
 
 
+@pytest.mark.parametrize("message, quota", [
+    ("openai: 429 Rate limit reached (gave up after 4 attempts)", True),
+    ("HTTP 429.", True),
+    ("insufficient_quota", True),
+    ("cannot reach http://127.0.0.1:42983/v1", False),  # a port
+    ("no index yet at /tmp/pytest-429/ws/main.sqlite", False),  # a path (this test failed CI at pytest-429)
+    ("voyage: 4290 tokens is too many", False),
+])
+def test_a_quota_is_a_status_not_digits_of_a_port_or_path(message, quota):
+    assert tools._is_quota(message) is quota
+
+
+def test_an_index_message_is_about_the_index_whatever_its_path_holds():
+    got = tools._unavailable("no index yet at /srv/quota-429/main.sqlite: run `clawmem index`")
+    assert got["warning"] == tools.INDEX_WARNING and got["action"] == tools.INDEX_ACTION
+
+
 def test_missing_index_is_an_unavailable_payload(notes, make_engine):
     got = tools.memory_search(make_engine(), "Postgres")
     assert set(got) == STUDY_SEARCH_FAILURE_KEYS
