@@ -12,7 +12,7 @@ sys.path.insert(0, "bench")
 import eval as E
 for var in ("XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME"):
     os.environ.setdefault(var, str(E.CACHE / var.lower()))
-from clawmem.engine import ranking
+from clawmem.engine.search import ranking
 sets = sys.argv[1].split(",")
 ws_only = sys.argv[2].split(",") if len(sys.argv) > 2 else None
 shared = {}

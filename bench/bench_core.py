@@ -47,7 +47,7 @@ def p95(xs):
 
 def bare_fts_build(ws: Path, db_path: Path) -> float:
     """The floor: read every file, cut 1600-char pieces, insert into one FTS5 table in one transaction."""
-    from clawmem.engine.store import db
+    from clawmem.engine.index.store import db
 
     t0 = time.perf_counter()
     con = db.connect(str(db_path))
@@ -63,7 +63,7 @@ def bare_fts_build(ws: Path, db_path: Path) -> float:
 
 
 def bare_fts_query(db_path: Path, n: int = 200) -> list[float]:
-    from clawmem.engine.store import db
+    from clawmem.engine.index.store import db
 
     con = db.connect(str(db_path))
     times = []

@@ -49,7 +49,7 @@ def load_avg() -> str:
 
 def make_workspace(tmp: Path, n_chunks: int) -> Path:
     """The first n_chunks chunks of the first eval workspace, one note file each."""
-    from clawmem.engine.chunking import chunk_markdown
+    from clawmem.engine.index.chunking import chunk_markdown
 
     src = sorted(p for p in CORPUS.iterdir() if p.is_dir())[0] / "memory"
     ws = tmp / "ws"
@@ -95,7 +95,7 @@ def compare(tmp: Path, args) -> int:
     import llama_cpp
 
     from clawmem.engine import Engine, load_config
-    from clawmem.engine.store import Store
+    from clawmem.engine.index.store import Store
 
     ws = make_workspace(tmp, args.chunks)
     it = args.threads if args.indexer_threads is None else args.indexer_threads
@@ -171,7 +171,7 @@ def threads_study(tmp: Path, args) -> int:
     import llama_cpp
 
     ws = make_workspace(tmp, args.chunks)
-    from clawmem.engine.chunking import chunk_markdown
+    from clawmem.engine.index.chunking import chunk_markdown
 
     texts = [c.text for f in sorted((ws / "memory").glob("*.md")) for c in chunk_markdown(f.read_text(encoding="utf-8")) if c.text.strip()]
     texts = texts[: args.chunks]

@@ -68,7 +68,8 @@ def timed(fn, runs: int) -> list[float]:
 
 
 def fleet_size(args, root: Path, owner: str, model: Path) -> tuple[dict, object]:
-    from clawmem.engine import Engine, fleet, load_config
+    from clawmem.engine import Engine, load_config
+    from clawmem.engine.fleet import client as fleet
 
     out: dict = {"agents": args.agents, "files per agent": args.files, "push": []}
     names = [f"agent{i}" for i in range(args.agents)]
@@ -122,7 +123,7 @@ def load_big(url: str, n: int, agents: list[str]) -> dict:
     `agents`, loaded as the owner with one binary COPY (not the per-file push): a staging table,
     then one insert with the word counts push would keep. The full-text index is built after
     the load and the HNSW index by clawmem's own function, as a push builds it."""
-    from clawmem.engine import fleet
+    from clawmem.engine.fleet import client as fleet
 
     conn = fleet.connect(url)
     fleet.ensure_schema(conn, url)
@@ -173,7 +174,7 @@ def big_size(args, owner: str, eng, local_ms: list[float]) -> dict:
     and as the owner, each on a kept connection as the long-lived fronts search."""
     import psycopg
 
-    from clawmem.engine import fleet
+    from clawmem.engine.fleet import client as fleet
 
     with psycopg.connect(owner, autocommit=True) as conn:
         conn.execute("create database bigfleet")
@@ -261,7 +262,7 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="clawmem-bench-fleet-"))
     for var, sub in (("XDG_DATA_HOME", "data"), ("XDG_CACHE_HOME", "cache"), ("XDG_STATE_HOME", "state"), ("XDG_CONFIG_HOME", "config")):
         os.environ[var] = str(root / sub)
-    from clawmem.engine.fleet_server import LocalServer
+    from clawmem.engine.fleet.server import LocalServer
 
     server = LocalServer(root / "server")
     try:

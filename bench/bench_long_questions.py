@@ -49,7 +49,8 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="clawmem-bench-long-"))
     try:
         bv.isolate(tmp)
-        from clawmem.engine import Engine, load_config, searching
+        from clawmem.engine import Engine, load_config
+        from clawmem.engine.search import searcher as searching
         from clawmem.engine import search as after
 
         before = engine_search_at(a.before)

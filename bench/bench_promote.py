@@ -78,7 +78,8 @@ def covers_after(r: dict, gold: list[dict], memory_lines: list[str]) -> bool:
 
 
 def run_workspace(set_name: str, ws: str, queries: list[dict], tmp: Path) -> dict:
-    from clawmem.engine import Engine, load_config, promote, recall
+    from clawmem.engine import Engine, load_config
+    from clawmem.engine.consolidate import promote, recall
 
     root = tmp / set_name / ws
     shutil.copytree(E.EVAL / set_name / ws, root)

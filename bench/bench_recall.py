@@ -53,7 +53,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="clawmem-recall-bench-") as tmp_name:
         tmp = Path(tmp_name)
         os.environ["XDG_DATA_HOME"] = str(tmp / "data")  # the recall store, never the user's
-        from clawmem.engine import Engine, load_config, recall
+        from clawmem.engine import Engine, load_config
+        from clawmem.engine.consolidate import recall
 
         ws = tmp / "ws"
         write_logs(ws, args.days)

@@ -63,7 +63,7 @@ def p95(ms: list[float]) -> float:
 
 
 def real_chunks() -> list[str]:
-    from clawmem.engine.chunking import chunk_markdown
+    from clawmem.engine.index.chunking import chunk_markdown
 
     out = []
     for f in sorted(EVAL.glob("*/memory/*.md")):
@@ -77,8 +77,8 @@ def real_queries() -> list[str]:
 
 def build(cfg, n: int, provider, texts: list[str]) -> None:
     """An index of n chunks (20 per file) with random unit vectors for `provider`."""
-    from clawmem.engine.indexer import _pick_reference_sample
-    from clawmem.engine.store import Store, index_meta
+    from clawmem.engine.index.indexer import _pick_reference_sample
+    from clawmem.engine.index.store import Store, index_meta
     from clawmem.engine.text import index_tokens
 
     vecs = np.random.default_rng(2).standard_normal((n, DIMS)).astype(np.float32)
@@ -158,7 +158,7 @@ class FixedQuery:
 def run_size(tmp: Path, n: int, n_queries: int, chunk_texts: list[str], queries: list[str], target: float) -> None:
     from clawmem.engine import Engine, load_config
     from clawmem.engine import search as search_mod
-    from clawmem.engine.store import Store
+    from clawmem.engine.index.store import Store
 
     (tmp / "ws" / "memory").mkdir(parents=True)
     cfg = load_config(None, workspace=str(tmp / "ws"), overrides={"provider": "openai", "remote.apiKey": "unused", "store.path": str(tmp / "index.sqlite")})

@@ -32,7 +32,7 @@ from bench_embed import CORPUS, MODEL, QUERIES  # the same model, chunks and que
 
 
 def chunks(n: int) -> list[str]:
-    from clawmem.engine.chunking import chunk_markdown
+    from clawmem.engine.index.chunking import chunk_markdown
 
     ws = sorted(p for p in CORPUS.iterdir() if p.is_dir())[0]
     out: list[str] = []

@@ -136,7 +136,7 @@ def as_before(run, background: bool, rules: bool = False):
     background notes (unless `background`), and a word missing from a few notes counted as
     evidence of absence (unless `rules`: today's rules)."""
     from clawmem.engine.search import evidence
-    from clawmem.engine.store import Store
+    from clawmem.engine.index.store import Store
 
     keep = Store.background_vectors, evidence.SMALL_MEMORY
     if not background:

@@ -20,17 +20,17 @@ from typing import Any, Callable, Iterator
 from . import config as config_mod
 from .config import Config
 from .errors import AccessDenied, IndexUnavailable, SearchDisabled
-from .freshness import Freshness
-from .health import Health
-from .history import History
-from .jobs import IndexJobs
-from .memory_files import MemoryFiles
+from .index.freshness import Freshness
+from .index.health import Health
+from .files.history import History
+from .index.jobs import IndexJobs
+from .files.reading import MemoryFiles
 from .paths import log_path
-from .providers import Providers
-from .reader import IndexReader
+from .embeddings.providers import Providers
+from .index.reader import IndexReader
 from .results import FileText, SearchResults, Status, WriteReceipt
 from .search.options import SearchRequest
-from .searching import Searcher, disabled_reason
+from .search.searcher import Searcher, disabled_reason
 
 # kept importable from here, where the fronts and tests have always found them
 __all__ = ["Engine", "AccessDenied", "IndexUnavailable", "SearchDisabled", "disabled_reason", "log_path"]
@@ -104,7 +104,7 @@ class Engine:
     def read_text(self, path) -> str:
         """A memory file's text as the tools read it ("" when missing); FileRefused for a symlink
         out of the workspace or anything but a regular file."""
-        from . import memfile
+        from .files import memfile
 
         return memfile.read_text(self.workspace, path)
 
@@ -146,47 +146,47 @@ class Engine:
 
     def append(self, text, heading=None, *, now=None) -> WriteReceipt:
         """memory_append: a block at the end of today's daily log, as the agent tools write it."""
-        from . import tools
+        from .agent import tools
 
         return WriteReceipt(tools.memory_append(self, text, heading, now=now))
 
     def remember(self, text, section=None) -> WriteReceipt:
         """memory_remember: a durable fact as a bullet in MEMORY.md."""
-        from . import tools
+        from .agent import tools
 
         return WriteReceipt(tools.memory_remember(self, text, section))
 
     def log_entry(self, text: str, now):
         """A person's note at the end of today's daily log: (the file as written, its line)."""
-        from . import files
+        from .files import conflicts as files
 
         return files.append_entry(self.workspace, text, now)
 
     def daily_log_path(self, day):
-        from . import files
+        from .files import conflicts as files
 
         return files.daily_log_path(self.workspace, day)
 
     def memory_file(self):
         """MEMORY.md, or an existing lowercase memory.md."""
-        from . import files
+        from .files import conflicts as files
 
         return files.memory_file(self.workspace)
 
     def create_workspace(self) -> list:
-        from . import files
+        from .files import conflicts as files
 
         return files.create_workspace(self.workspace)
 
     def archive(self, transcript, *, slug=None, now=None):
         """A session transcript kept as a Markdown note under memory/ (archive.ArchiveError if not)."""
-        from .archive import archive_session
+        from .agent.archive import archive_session
 
         return archive_session(self.workspace, transcript, slug=slug, now=now)
 
     def context(self, **kw) -> dict:
         """The session-start context: the files an agent reads first, cut to the budget."""
-        from .context import session_context
+        from .agent.context import session_context
 
         return session_context(self, **kw)
 
@@ -194,22 +194,22 @@ class Engine:
 
     def edit(self, abspath):
         """An edit session on one memory file: open, save with a conflict check, merge."""
-        from .editing import EditSession
+        from .files.editing import EditSession
 
         return EditSession(abspath)
 
     def keep_recovery(self, session):
-        from . import editing
+        from .files import editing
 
         return editing.keep_recovery(self.cfg.agent_id, session)
 
     def find_recovery(self, abspath):
-        from . import editing
+        from .files import editing
 
         return editing.find_recovery(self.cfg.agent_id, abspath)
 
     def drop_recovery(self, abspath) -> None:
-        from . import editing
+        from .files import editing
 
         editing.drop_recovery(self.cfg.agent_id, abspath)
 
@@ -231,7 +231,7 @@ class Engine:
 
     def watch(self, on_event=None):
         """Start the watcher (file events, debounced syncs); `stop()` the object it returns."""
-        from .sync import Syncer
+        from .index.watcher import Syncer
 
         syncer = Syncer(self, on_event=on_event)
         syncer.start()
@@ -239,38 +239,38 @@ class Engine:
 
     def promotion_candidates(self, gates=None, **kw):
         """(the passages of daily logs worth keeping in MEMORY.md, notes), best first."""
-        from . import promote
+        from .consolidate import promote
 
         return promote.preview(self, gates or promote.COMMAND, **kw)
 
     def promote(self, candidates, **kw):
-        from . import promote
+        from .consolidate import promote
 
         return promote.apply(self, candidates, **kw)
 
     def reject_promotion(self, candidate) -> None:
-        from . import promote
+        from .consolidate import promote
 
         promote.reject(self, candidate)
 
     def record_recall(self, query: str, results: list[dict]) -> int:
         """Count daily-log hits a person looked at, for promotion."""
-        from . import recall
+        from .consolidate import recall
 
         return recall.record(self.cfg, query, results)
 
     def fleet_search(self, query: str, request: SearchRequest | None = None, **kw) -> dict:
-        from . import fleet
+        from .fleet import client as fleet
 
         return fleet.search(self, query, request or SearchRequest(**kw))
 
     def fleet_get(self, ref: str, from_line: int | None = None, lines: int | None = None) -> dict:
-        from . import fleet
+        from .fleet import client as fleet
 
         return fleet.get_stored(self.cfg, ref, from_line, lines)
 
     def fleet_push(self, progress=None) -> dict:
-        from . import fleet
+        from .fleet import client as fleet
 
         return fleet.push(self, progress)
 
@@ -286,6 +286,6 @@ class Engine:
             pass  # a failed trigger must not fail the search; the next one tries again
 
     def _fleet_line(self) -> dict | None:
-        from .fleet import fleet_status  # psycopg is not needed for this: it reads local state only
+        from .fleet.client import fleet_status  # psycopg is not needed for this: it reads local state only
 
         return fleet_status(self)

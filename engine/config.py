@@ -583,7 +583,7 @@ def write_value(file: Path, key: str, value: Any) -> None:
         if k not in KEYS:
             raise ConfigError(f"{file}: unknown key {k!r}; fix the file by hand first")
         coerce(k, v)
-    from .fsutil import atomic_write
+    from .files.fsutil import atomic_write
 
     paths.private_dir(file.parent)
     atomic_write(file, new_text)

@@ -2,7 +2,7 @@
 
 Tools (TOOLS, one table: the server, its tests and README's table are made from it):
 memory_search and memory_get with OpenClaw's input schemas, descriptions and result payloads
-(engine/tools.py), memory_append, memory_remember and memory_promote unless `mcp.write = false`.
+(engine/agent/tools.py), memory_append, memory_remember and memory_promote unless `mcp.write = false`.
 Resources: memory://MEMORY.md, memory://today, memory://yesterday, memory://context, memory://promote.
 Prompt: memory-recall (OpenClaw's "Memory Recall" system prompt section).
 
@@ -28,8 +28,8 @@ from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetad
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from clawmem.engine import (FileRefused, allowed_names, cannot_listen, memory_get, memory_promote, memory_search, needs_token,
-                            promote_preview as promotion_preview, refuse_request, token_weakness)
+from clawmem.engine import FileRefused, memory_get, memory_promote, memory_search, promote_preview as promotion_preview
+from clawmem.tui.net import allowed_names, cannot_listen, needs_token, refuse_request, token_weakness
 
 log = logging.getLogger("clawmem.mcp")
 
@@ -101,7 +101,7 @@ REMEMBER_SCHEMA = {
 }
 
 
-# Arguments are taken as they come (Any) and checked by engine/tools.py, which answers bad
+# Arguments are taken as they come (Any) and checked by engine/agent/tools.py, which answers bad
 # values with data an agent can read, as OpenClaw does; the published schemas are OpenClaw's.
 class SearchArgs(ArgModelBase):
     query: Any = None

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from clawmem.engine.archive import slugify
+from clawmem.engine.agent.archive import slugify
 from helpers import run_cli, write
 
 

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from clawmem.engine import events as ev
-from clawmem.engine import indexer
+from clawmem.engine.index import indexer
 from clawmem.engine.api import AccessDenied
 from helpers import foreign_database, run_cli, write
 

@@ -11,7 +11,7 @@ import pytest
 from clawmem.engine import events as ev
 from clawmem.engine.embeddings import batch as batch_mod
 from clawmem.engine.embeddings import remote
-from clawmem.engine.store import Store
+from clawmem.engine.index.store import Store
 from helpers import write
 from embed_server import is_background
 

@@ -1,6 +1,6 @@
 """Chunking (SPEC §2): OpenClaw's golden cases where we agree, our budget rule where we differ."""
 
-from clawmem.engine.chunking import budget, chunk_markdown, sha256, split_by_bytes, weight
+from clawmem.engine.index.chunking import budget, chunk_markdown, sha256, split_by_bytes, weight
 
 
 def spans(chunks):

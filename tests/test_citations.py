@@ -8,8 +8,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from clawmem.engine import Engine, load_config
-from clawmem.engine.chunking import chunk_markdown
-from clawmem.engine.store import Store
+from clawmem.engine.index.chunking import chunk_markdown
+from clawmem.engine.index.store import Store
 from helpers import write
 
 

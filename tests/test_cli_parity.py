@@ -238,7 +238,7 @@ def test_flush_prompt_uses_openclaw_custom_prompts_and_appends_missing_hints(wor
 
 
 def test_flush_plan_date_in_the_openclaw_user_timezone(tmp_path):
-    from clawmem.engine.agent_prompts import flush_plan
+    from clawmem.engine.agent.prompts import flush_plan
 
     noon_utc = dt.datetime(2026, 2, 10, 12, 0, tzinfo=dt.timezone.utc)
     assert flush_plan(now=noon_utc).date == "2026-02-10"

@@ -5,7 +5,7 @@ it, and explain says how it was made."""
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from clawmem.engine import ranking
+from clawmem.engine.search import ranking
 from clawmem.tui.present import explain_parts
 
 from helpers import write

@@ -1,10 +1,10 @@
-"""Session-start context (`clawmem context`, engine/context.py): MEMORY.md for main sessions,
+"""Session-start context (`clawmem context`, engine/agent/context.py): MEMORY.md for main sessions,
 today's and yesterday's logs, OpenClaw's caps, and truncation said out loud."""
 
 import datetime as dt
 import json
 
-from clawmem.engine.context import session_context
+from clawmem.engine.agent.context import session_context
 from helpers import run_cli, write
 
 TODAY = dt.date(2026, 3, 4)

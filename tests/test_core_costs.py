@@ -12,13 +12,14 @@ import os
 import random
 import time
 
-from clawmem.engine import dates, events as ev
+from clawmem.engine.search import dates
+from clawmem.engine import events as ev
 from clawmem.engine import text as T
-from clawmem.engine.chunking import weight
-from clawmem.engine.journal import Journal
-from clawmem.engine.store import known_intact
-from clawmem.engine.sync import Syncer
-from clawmem.engine.workspace import dir_stamp
+from clawmem.engine.index.chunking import weight
+from clawmem.engine.files.journal import Journal
+from clawmem.engine.index.store import known_intact
+from clawmem.engine.index.watcher import Syncer
+from clawmem.engine.files.workspace import dir_stamp
 from helpers import run_cli, wait_for, write
 
 

@@ -173,7 +173,7 @@ def test_a_reader_never_sees_a_half_created_index(make_engine, workspace):
     (CI caught a search calling the new index foreign: it had tables but not yet its marker).
     Probe with a fresh reader before every statement the writer runs: each sees an empty index
     or a whole one, never an error."""
-    from clawmem.engine.store import Store
+    from clawmem.engine.index.store import Store
 
     write(workspace / "memory" / "2026-01-02.md", "# herons\nthe herons came back\n")
     eng = make_engine()

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 
-from clawmem.engine.store import Store
+from clawmem.engine.index.store import Store
 from helpers import run_cli, write
 
 # Runs Engine.index and SIGKILLs its own process after the Nth event of a kind (no cleanup, no finally).

@@ -1,4 +1,4 @@
-"""engine/editing.py: an edit session never drops a line someone else wrote to disk unless
+"""engine/files/editing.py: an edit session never drops a line someone else wrote to disk unless
 the user overwrote it having seen it; three-way merge by lines; recovery copies."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from clawmem.engine import editing, files
-from clawmem.engine.editing import EditSession
+from clawmem.engine.files import editing, conflicts as files
+from clawmem.engine.files.editing import EditSession
 
 
 class Editor:

@@ -9,7 +9,7 @@ from clawmem.engine import events as ev
 from clawmem.engine.embeddings import plan
 from clawmem.engine.embeddings import remote
 from clawmem.engine.embeddings.cache import EmbeddingCache
-from clawmem.engine.store import Store
+from clawmem.engine.index.store import Store
 from helpers import write
 
 NOTES = {

@@ -214,7 +214,7 @@ def test_vectors_of_a_replaced_model_go_after_the_grace_period(workspace, make_e
 
     from tinymodel import make
 
-    from clawmem.engine.store import Store
+    from clawmem.engine.index.store import Store
 
     write(workspace / "MEMORY.md", "cat and fish\n")
     list(make_engine({"provider": "local", "local.modelPath": str(tiny_model)}).index())

@@ -11,13 +11,13 @@ import pytest
 
 from clawmem.engine import (AccessDenied, Engine, FileText, IndexReport, Restored, SearchResults, Status, events as ev,
                             load_config, vectors_serving)
-from clawmem.engine.freshness import Freshness
-from clawmem.engine.history import History
-from clawmem.engine.jobs import IndexJobs
-from clawmem.engine.memory_files import MemoryFiles
-from clawmem.engine.providers import Providers
-from clawmem.engine.reader import IndexReader
-from clawmem.engine.searching import Searcher
+from clawmem.engine.index.freshness import Freshness
+from clawmem.engine.files.history import History
+from clawmem.engine.index.jobs import IndexJobs
+from clawmem.engine.files.reading import MemoryFiles
+from clawmem.engine.embeddings.providers import Providers
+from clawmem.engine.index.reader import IndexReader
+from clawmem.engine.search.searcher import Searcher
 from helpers import write
 
 

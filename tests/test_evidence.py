@@ -6,8 +6,9 @@ or identifier that keyword-only puts first."""
 
 import pytest
 
-from clawmem.engine import context, ranking
-from clawmem.engine.store import SMALL_MEMORY
+from clawmem.engine.agent import context
+from clawmem.engine.search import ranking
+from clawmem.engine.index.store import SMALL_MEMORY
 from clawmem.engine.search.everyday import is_everyday
 from clawmem.engine.search import abstain_reason, named_terms, snippet_match, speakers, term_spans
 from clawmem.engine.text import spellings, word_forms

@@ -49,7 +49,7 @@ def assert_counts_match_rows(url: str) -> None:
 
 
 def local_shared_count(eng) -> int:
-    from clawmem.engine import fleet
+    from clawmem.engine.fleet import client as fleet
 
     return len(fleet._local_chunks(eng.cfg, eng.reader()))
 
@@ -76,7 +76,7 @@ def test_fleet_up_serves_only_with_a_password_and_has_pgvector(pg):
 
 
 def test_push_is_incremental_idempotent_and_deletes(db, agent, uid):
-    from clawmem.engine import fleet
+    from clawmem.engine.fleet import client as fleet
 
     a = agent(f"a{uid}", NOTES, db)
     seen = []
@@ -136,7 +136,7 @@ def test_push_killed_mid_way_resumes(db, make_engine, tmp_path, uid):
     proc.wait()
     before = rows(db, "select count(*) from clawmem_chunks")[0][0]
     assert 0 < before < total, "the push must be killed between batches for this test to mean anything"
-    from clawmem.engine import fleet
+    from clawmem.engine.fleet import client as fleet
 
     resumed = fleet.push(eng)
     assert resumed["added"] == total - before and resumed["deleted"] == 0
@@ -149,7 +149,7 @@ def test_push_killed_mid_way_resumes(db, make_engine, tmp_path, uid):
 
 
 def test_private_files_and_ungranted_agents_are_out_of_reach_even_by_sql(db, agent, uid):
-    from clawmem.engine import fleet
+    from clawmem.engine.fleet import client as fleet
 
     a, b, c = f"a{uid}", f"b{uid}", f"c{uid}"
     grants = {name: fleet.grant(db, name, reads) for name, reads in ((a, []), (b, [a]), (c, []))}
@@ -207,7 +207,7 @@ def test_private_files_and_ungranted_agents_are_out_of_reach_even_by_sql(db, age
 
 
 def test_cjk_is_found_by_clawmem_tokens(db, agent, uid):
-    from clawmem.engine import fleet
+    from clawmem.engine.fleet import client as fleet
 
     a = agent(f"j{uid}", {"memory/tokyo.md": "# 会議\n\n東京の会議は火曜日に決まりました。\n",
                           "memory/other.md": "# Other\n\n大阪の天気は晴れです。\n"}, db, vectors=False)
@@ -222,7 +222,7 @@ def test_cjk_is_found_by_clawmem_tokens(db, agent, uid):
 def test_vectors_of_another_model_are_never_compared(db, agent, uid, tmp_path):
     from tinymodel import make
 
-    from clawmem.engine import fleet
+    from clawmem.engine.fleet import client as fleet
 
     other_model = make(tmp_path / "other.gguf", dim=32, seed=7, name="other-bert")
     a = agent(f"m{uid}", {"memory/a.md": "# A\n\nThe falcon release shipped on Friday.\n"}, db)
@@ -284,7 +284,7 @@ def test_searches_keep_one_connection_that_survives_a_server_restart(pg, db, age
     """A long-lived engine (the app, `clawmem mcp`) searches on one kept connection; after the
     server restarts, the next search opens a new one by itself, and while it is down the
     search says so in one line."""
-    from clawmem.engine import fleet
+    from clawmem.engine.fleet import client as fleet
 
     a = agent(f"r{uid}", NOTES, db)
     fleet.push(a)
@@ -317,7 +317,7 @@ def test_searches_keep_one_connection_that_survives_a_server_restart(pg, db, age
 
 
 def test_cli_fleet_search_get_and_grant(db, agent, uid, tmp_path):
-    from clawmem.engine import fleet
+    from clawmem.engine.fleet import client as fleet
 
     a = agent(f"s{uid}", NOTES, db)
     fleet.push(a)
@@ -348,7 +348,8 @@ def test_cli_fleet_search_get_and_grant(db, agent, uid, tmp_path):
 
 
 def test_mcp_memory_search_corpus_fleet(db, agent, uid):
-    from clawmem.engine import fleet, tools
+    from clawmem.engine.fleet import client as fleet
+    from clawmem.engine.agent import tools
 
     a = agent(f"p{uid}", NOTES, db)
     fleet.push(a)
@@ -364,7 +365,7 @@ def test_mcp_memory_search_corpus_fleet(db, agent, uid):
 
 
 def test_fleet_url_password_is_masked_in_config_and_unreachable_errors(make_engine, workspace):
-    from clawmem.engine import fleet
+    from clawmem.engine.fleet import client as fleet
 
     url = "postgresql://clawmem_x:s3cretpass@127.0.0.1:1/clawmem"
     write(workspace / "memory" / "a.md", "# A\n\nSomething to push.\n")
@@ -382,7 +383,8 @@ def test_no_fleet_url_is_a_usage_error(workspace, tmp_path):
 
 
 def test_share_globs():
-    from clawmem.engine import fleet, load_config
+    from clawmem.engine.fleet import client as fleet
+    from clawmem.engine import load_config
 
     cfg = load_config(None, overrides={})
     assert not fleet.is_shared(cfg, "MEMORY.md") and fleet.is_shared(cfg, "memory/2026-01-01.md")
@@ -393,7 +395,7 @@ def test_share_globs():
 def test_the_watcher_pushes_after_each_sync(db, make_engine, workspace, uid):
     """A running watcher (the one `clawmem watch`, the app and `clawmem mcp` run) with publish on:
     a new note reaches the fleet without anyone running `fleet push`."""
-    from clawmem.engine.sync import Syncer
+    from clawmem.engine.index.watcher import Syncer
 
     write(workspace / "memory" / "2026-04-01.md", "# 2026-04-01\n\nThe auk survey starts in May.\n")
     eng = make_engine({"agentId": f"w{uid}", "fleet.url": db, "fleet.publish": True, "sync.watchDebounceMs": 100}, persistent=True)

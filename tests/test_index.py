@@ -7,7 +7,7 @@ import sys
 import time
 
 from clawmem.engine import events as ev
-from clawmem.engine.store import Store
+from clawmem.engine.index.store import Store
 from helpers import run_cli, write
 
 
@@ -122,7 +122,7 @@ def test_search_on_a_never_indexed_workspace(workspace):
 
 
 def test_engine_never_imports_textual_or_rich():
-    code = "import sys, clawmem.engine, clawmem.engine.api, clawmem.engine.search, clawmem.engine.indexer, clawmem.tui.cli; " \
+    code = "import sys, clawmem.engine, clawmem.engine.api, clawmem.engine.search, clawmem.engine.index.indexer, clawmem.tui.cli; " \
            "bad = [m for m in sys.modules if m.split('.')[0] in ('textual', 'rich')]; print(bad); sys.exit(1 if bad else 0)"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 from clawmem.engine import load_config
-from clawmem.engine.store import Store
+from clawmem.engine.index.store import Store
 from helpers import run_cli, write
 
 
@@ -118,7 +118,7 @@ def test_explicit_store_path_is_honoured_and_never_serves_another_workspace(tmp_
 
 
 def test_watcher_heartbeat_is_per_workspace(tmp_path):
-    from clawmem.engine.watch import read_heartbeat, write_heartbeat
+    from clawmem.engine.index.heartbeat import read_heartbeat, write_heartbeat
 
     a = load_config(None, workspace=str(tmp_path / "a"))
     b = load_config(None, workspace=str(tmp_path / "b"))

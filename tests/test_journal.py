@@ -13,8 +13,9 @@ import time
 
 import pytest
 
-from clawmem.engine import files, tools, writers
-from clawmem.engine.journal import Journal, journal_dir, parse_since
+from clawmem.engine.files import conflicts as files, writers
+from clawmem.engine.agent import tools
+from clawmem.engine.files.journal import Journal, journal_dir, parse_since
 from helpers import run_cli, wait_for, write
 
 # the real thing agents did: a day's log, with bytes that are not UTF-8 and CRLF line ends,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from clawmem.engine import search as search_mod
-from clawmem.engine.store import Store
+from clawmem.engine.index.store import Store
 from helpers import run_cli, write
 
 

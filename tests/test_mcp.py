@@ -255,7 +255,7 @@ def test_provider_down(notes, tmp_path):
 def test_promotion_over_mcp_and_private_searches(notes, make_engine):
     """An agent's searches are recalls unless marked private; memory://promote lists the
     candidates and memory_promote writes the ones it names to MEMORY.md."""
-    from clawmem.engine import recall
+    from clawmem.engine.consolidate import recall
 
     log = f"memory/{YESTERDAY}.md"
 

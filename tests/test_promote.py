@@ -16,7 +16,8 @@ import time
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from clawmem.engine import journal, promote, recall
+from clawmem.engine.files import journal
+from clawmem.engine.consolidate import promote, recall
 from helpers import run_cli, write
 
 DAY = 86400.0
@@ -305,7 +306,7 @@ def test_the_memory_write_keeps_every_line_already_there(make_engine, workspace,
     target = workspace / "MEMORY.md"
     target.write_text(existing, encoding="utf-8")
     eng = make_engine()
-    from clawmem.engine.tools import add_bullet
+    from clawmem.engine.agent.tools import add_bullet
 
     promote._write_memory(eng, target, lambda cur: add_bullet(cur, promote._section(dt.date(2026, 3, 10)), fact)[0])
     after = target.read_text(encoding="utf-8").split("\n")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from clawmem.engine import Engine, load_config
-from clawmem.engine import tools
+from clawmem.engine.agent import tools
 from clawmem.engine.embeddings import ProviderError, plan
 from clawmem.engine.embeddings import remote
 from clawmem.engine.embeddings.remote import make_remote

@@ -4,7 +4,7 @@ import datetime as dt
 
 import pytest
 
-from clawmem.engine import dates, ranking
+from clawmem.engine.search import dates, ranking
 from clawmem.engine.text import mmr_tokens
 from helpers import write
 

@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 from clawmem.engine import events as ev
-from clawmem.engine.lock import WriterLock, lock_path, read_holder
-from clawmem.engine.store import rebuild_path
+from clawmem.engine.index.lock import WriterLock, lock_path, read_holder
+from clawmem.engine.index.store import rebuild_path
 from helpers import run_cli, write
 
 
@@ -116,7 +116,7 @@ def test_fix_clears_a_stale_lock_resumes_a_rebuild_and_moves_a_corrupt_index(wor
     tmp = stopped_rebuild(eng, after=5)
     # a writer killed with SIGKILL leaves its holder record in the lock file
     holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time\nfrom pathlib import Path\nfrom clawmem.engine.lock import WriterLock\n"
+        "import sys, time\nfrom pathlib import Path\nfrom clawmem.engine.index.lock import WriterLock\n"
         "assert WriterLock(Path(sys.argv[1]), command='clawmem index').try_acquire()\n"
         "print('held', flush=True)\ntime.sleep(60)\n"), str(eng.index_path)], stdout=subprocess.PIPE, text=True)
     assert holder.stdout.readline().strip() == "held"

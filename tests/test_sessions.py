@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from clawmem.engine import events as ev
-from clawmem.engine.sessions import parse_transcript, redact
-from clawmem.engine.store import Store
+from clawmem.engine.index.sessions import parse_transcript, redact
+from clawmem.engine.index.store import Store
 from helpers import run_cli, write
 
 GOLDEN = [
@@ -238,7 +238,7 @@ def test_delta_thresholds_truncation_and_rewrites(workspace, sessions_dir, sessi
 
 
 def test_transcripts_truncated_or_rewritten_under_the_watcher(workspace, sessions_dir, session_engine):
-    from clawmem.engine.sync import Syncer
+    from clawmem.engine.index.watcher import Syncer
 
     path = sessions_dir / "live.jsonl"
     write(path, jsonl([msg("user", "talk about the lighthouse")]))

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from clawmem.engine.search.background import BACKGROUND
-from clawmem.engine.store import SMALL_MEMORY, Store
+from clawmem.engine.index.store import SMALL_MEMORY, Store
 
 from helpers import write
 

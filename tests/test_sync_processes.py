@@ -8,9 +8,9 @@ import sys
 import time
 
 from clawmem.engine import events as ev
-from clawmem.engine.lock import WriterLock, current_holder
-from clawmem.engine.store import Store
-from clawmem.engine.sync import Syncer, spawn_background_index
+from clawmem.engine.index.lock import WriterLock, current_holder
+from clawmem.engine.index.store import Store
+from clawmem.engine.index.watcher import Syncer, spawn_background_index
 from helpers import run_cli, wait_for, write
 
 LIMIT = 20.0
@@ -86,7 +86,7 @@ def test_a_second_writer_says_who_holds_the_lock(workspace, make_engine):
     holder = subprocess.Popen([sys.executable, "-c", (
         "import sys, time\n"
         "from pathlib import Path\n"
-        "from clawmem.engine.lock import WriterLock\n"
+        "from clawmem.engine.index.lock import WriterLock\n"
         "lock = WriterLock(Path(sys.argv[1]), command='clawmem index')\n"
         "assert lock.try_acquire()\n"
         "print('held', flush=True)\n"

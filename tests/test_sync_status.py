@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from clawmem.engine.lock import lock_path
+from clawmem.engine.index.lock import lock_path
 
 from helpers import run_cli, wait_for, write
 
@@ -128,7 +128,7 @@ def test_job_names_a_live_writer_and_forgets_a_killed_one(workspace, make_engine
     holder = subprocess.Popen([sys.executable, "-c", (
         "import sys, time\n"
         "from pathlib import Path\n"
-        "from clawmem.engine.lock import WriterLock\n"
+        "from clawmem.engine.index.lock import WriterLock\n"
         "lock = WriterLock(Path(sys.argv[1]), command='lock-holder')\n"
         "assert lock.try_acquire()\n"
         "print('held', flush=True)\n"

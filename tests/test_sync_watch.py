@@ -12,8 +12,8 @@ import time
 import pytest
 
 from clawmem.engine import events as ev
-from clawmem.engine import sync as sync_mod
-from clawmem.engine.sync import Syncer, is_temp_name, watch_targets
+from clawmem.engine.index import watcher as sync_mod
+from clawmem.engine.index.watcher import Syncer, is_temp_name, watch_targets
 from helpers import wait_for, write
 
 

@@ -1,4 +1,4 @@
-"""The agent tools as Python functions (engine/tools.py): OpenClaw's payloads field by field
+"""The agent tools as Python functions (engine/agent/tools.py): OpenClaw's payloads field by field
 (study §10), failures as data, and the writes (memory_append, memory_remember) that never
 lose a byte somebody else wrote."""
 
@@ -10,7 +10,8 @@ import time
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from clawmem.engine import files, tools
+from clawmem.engine.files import conflicts as files
+from clawmem.engine.agent import tools
 from clawmem.engine.embeddings import remote
 from helpers import write
 

@@ -22,7 +22,7 @@ import sys
 from aiohttp import web
 from textual_serve.server import Server
 
-from clawmem.engine import allowed_names, cannot_listen, needs_token, refuse_request, token_weakness
+from .net import allowed_names, cannot_listen, needs_token, refuse_request, token_weakness
 
 
 SHUTDOWN_SECONDS = 3.0

@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts 
     import numpy as np
 
 from .. import paths
-from ..store import BUSY_TIMEOUT_MS, DatabaseError, _not_an_index, create_private_file, db, move_aside
+from ..index.store import BUSY_TIMEOUT_MS, DatabaseError, _not_an_index, create_private_file, db, move_aside
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS cache (

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..provider_registry import SPECS, load
 from .base import Provider, ProviderError, check_vector
-from ..chunking import split_by_bytes
+from ..index.chunking import split_by_bytes
 from ..redaction import CREDENTIAL_HEADER, mask_url, url_secrets
 
 BATCH_BYTES = 8000

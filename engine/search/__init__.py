@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts faster without it
     import numpy as np
 
-from ..store import Store
+from ..index.store import Store
 from ..text import STOPWORDS, query_terms
 
 from .options import (

@@ -8,7 +8,7 @@ import os
 import re
 from typing import Any
 
-from ..store import OperationalError, Store
+from ..index.store import OperationalError, Store
 from ..text import STOPWORDS, query_terms, relaxed_terms, word_forms
 from .options import Candidate, Options
 

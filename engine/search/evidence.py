@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
-from .. import ranking
-from ..store import SMALL_MEMORY, OperationalError, Store
+from . import ranking
+from ..index.store import SMALL_MEMORY, OperationalError, Store
 from ..text import CJK_RE, STOPWORDS, is_cjk, mmr_tokens, normalize, query_terms
 from .options import Candidate, Options
 from . import candidates

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from .. import ranking
-from ..workspace import is_evergreen
+from . import ranking
+from ..files.workspace import is_evergreen
 from .options import Candidate, Options
 
 

@@ -7,8 +7,8 @@ import json
 import math
 from typing import Any, NamedTuple
 
-from .. import ranking
-from ..store import Store
+from . import ranking
+from ..index.store import Store
 from ..text import CJK_RE, WORD_RE, index_tokens, normalize, query_terms, relaxed_terms
 from .options import Candidate, Options, SNIPPET_CHARS
 from .candidates import doc_freqs

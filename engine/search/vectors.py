@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts faster without it
     import numpy as np
 
-from .. import ranking
-from ..store import Store
+from . import ranking
+from ..index.store import Store
 from .options import Candidate, Options
 
 

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from clawmem.engine.lock import read_holder
-from clawmem.engine.store import Store
+from clawmem.engine.index.lock import read_holder
+from clawmem.engine.index.store import Store
 from faultkit import cli, fingerprint, generate, index_file, run, stray_files, token
 from helpers import write
 from test_crash_resume import check

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from clawmem.engine import tools
+from clawmem.engine.agent import tools
 from faultkit import fingerprint, one_line_error, run
 from helpers import foreign_database, write
 from mcpwire import exchange, request

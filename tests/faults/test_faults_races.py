@@ -30,9 +30,10 @@ def worker(kind: str, ws: Path, seed: int, ops: int, acks: Path) -> None:
     import datetime as dt
     import time
 
-    from clawmem.engine import Engine, load_config, tools
-    from clawmem.engine.editing import ChangedOnDisk, EditSession
-    from clawmem.engine.journal import Journal, restore
+    from clawmem.engine import Engine, load_config
+    from clawmem.engine.agent import tools
+    from clawmem.engine.files.editing import ChangedOnDisk, EditSession
+    from clawmem.engine.files.journal import Journal, restore
 
     rnd = random.Random(seed)
     eng = Engine(load_config(None, workspace=str(ws), overrides={"provider": "none"}))
@@ -77,7 +78,7 @@ def worker(kind: str, ws: Path, seed: int, ops: int, acks: Path) -> None:
 def lost_writes(ws: Path, acks: list[dict]) -> list[dict]:
     """Acknowledged writes not in their file and not taken away by a restore."""
     from clawmem.engine import load_config
-    from clawmem.engine.journal import Journal
+    from clawmem.engine.files.journal import Journal
 
     lost = []
     with Journal(load_config(None, workspace=str(ws))) as jr:

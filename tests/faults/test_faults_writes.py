@@ -12,7 +12,8 @@ import sys
 import time
 from pathlib import Path
 
-from clawmem.engine import indexer, tools
+from clawmem.engine.index import indexer
+from clawmem.engine.agent import tools
 from faultkit import run
 from helpers import write
 

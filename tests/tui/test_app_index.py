@@ -11,7 +11,7 @@ from pathlib import Path
 from textual.widgets import Static
 
 from clawmem.engine import events as ev
-from clawmem.engine.store import rebuild_path
+from clawmem.engine.index.store import rebuild_path
 from clawmem.tui.widgets.dialogs import RebuildRunningScreen
 from helpers import wait_for
 from tuikit import settle, until

@@ -8,7 +8,7 @@ import stat
 
 from textual.widgets import TextArea
 
-from clawmem.engine import editing
+from clawmem.engine.files import editing
 from clawmem.tui.widgets.dialogs import ConflictScreen, DeletedScreen, RecoveryScreen
 from tuikit import settle
 

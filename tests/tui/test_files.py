@@ -1,5 +1,5 @@
-"""engine/files.py: read with a hash, save-if-unchanged, conflicts, merge, append to today
-(engine/editing.py and the merge in detail: tests/test_editing.py)."""
+"""engine/files/conflicts.py: read with a hash, save-if-unchanged, conflicts, merge, append to today
+(engine/files/editing.py and the merge in detail: tests/test_editing.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from clawmem.engine import files
+from clawmem.engine.files import conflicts as files
 
 
 def test_read_missing_and_existing(tmp_path):
@@ -107,6 +107,6 @@ def test_engine_files_module_stays_ui_free():
     import subprocess
     import sys
 
-    code = ("import sys, clawmem.engine.files; "
+    code = ("import sys, clawmem.engine.files.conflicts; "
             "bad = [m for m in sys.modules if m.split('.')[0] in ('textual', 'rich')]; sys.exit(1 if bad else 0)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0

@@ -9,7 +9,7 @@ from tuikit import settle, until
 
 
 async def test_ctrl_t_searches_the_fleet_and_previews_the_stored_text(ws, make_app, make_engine, tmp_path, db, uid):
-    from clawmem.engine import fleet
+    from clawmem.engine.fleet import client as fleet
 
     other = tmp_path / "other-agent"
     write(other / "memory" / "2026-02-01.md", "# Falcon\n\nThe falcon ledger moved to the new cluster.\n")

@@ -8,8 +8,8 @@ import subprocess
 
 from textual.widgets import OptionList, Static
 
-from clawmem.engine import writers
-from clawmem.engine.journal import Journal
+from clawmem.engine.files import writers
+from clawmem.engine.files.journal import Journal
 from tuikit import DAY_10, settle
 
 

@@ -122,7 +122,7 @@ def engine_reaches(path: Path, package: str) -> list[str]:
 
 def test_the_import_parser_sees_each_way_of_reaching_past_the_engine(tmp_path):
     probe = tmp_path / "probe.py"
-    ways = ["import clawmem.engine.store", "from clawmem.engine.store import Store", "from clawmem.engine import store",
+    ways = ["import clawmem.engine.index.store", "from clawmem.engine.index.store import Store", "from clawmem.engine import store",
             "from clawmem.engine import journal as j", "def f():\n    from clawmem.engine.api import Engine",
             "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from clawmem.engine.config import Config"]
     for way in ways:

@@ -144,7 +144,7 @@ def test_changed_on_disk_banner(ws, snap_compare):
 async def _recovery_offer(pilot) -> None:
     import json
 
-    from clawmem.engine import editing, files
+    from clawmem.engine.files import editing, conflicts as files
 
     path = pilot.app.engine.workspace / "MEMORY.md"
     disk = files.read_file(path)
@@ -267,7 +267,7 @@ async def _overwritten_log(pilot) -> None:
     fixed clock so the snapshot does not depend on when it runs."""
     import subprocess
 
-    from clawmem.engine.journal import Journal
+    from clawmem.engine.files.journal import Journal
     from tuikit import FIXED_NOW
 
     app = pilot.app

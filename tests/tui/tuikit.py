@@ -190,7 +190,8 @@ RECALL_QUERIES = {  # per passage: distinct queries, each recalled on a differen
 def seed_recalls(workspace) -> None:
     """Real keyword searches over the workspace, recorded as recalls on the three days before
     the app's fixed clock (so the ranking, and the picture, never depend on today's date)."""
-    from clawmem.engine import Engine, load_config, recall
+    from clawmem.engine import Engine, load_config
+    from clawmem.engine.consolidate import recall
 
     eng = Engine(load_config(None, workspace=str(workspace), overrides={"provider": "none"}))
     try:

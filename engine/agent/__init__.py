@@ -1,0 +1,1 @@
+"""What agents call: the memory tools, session-start context, transcript archive, prompts."""

@@ -1,0 +1,354 @@
+"""The agent tools as plain functions over an Engine: the MCP server's
+tools, usable from Python too.
+
+    memory_search(engine, query, maxResults=None, minScore=None)   -> OpenClaw's payload
+    memory_get(engine, path, from_=None, lines=None)                -> {path, text}
+    memory_append(engine, text, heading=None)  -> {path, startLine, endLine, citation}
+    memory_remember(engine, text, section=None) -> {path, startLine, endLine, citation}
+
+Payloads are OpenClaw's, key for key (keys it leaves undefined are left out: `citation` with
+citations off, `fallback` when no fallback served), plus ours: `mode`, `hidden`, `dateRange`,
+`stale`. Failures come back as data, never raised, so an agent can say what happened:
+memory_search `{results: [], disabled, unavailable, error, warning, action}`, memory_get
+`{path, text: "", disabled, error}`, the writes `{error, disabled?}`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+import time
+from typing import Any
+
+from ..files import conflicts as files, memfile
+from ..files.conflicts import add_bullet, memory_file
+from ..config import ConfigError
+from ..errors import AccessDenied, IndexUnavailable, SearchDisabled
+from ..index.lock import LockBusy
+from ..search.options import SearchRequest
+from ..search.searcher import citation, disabled_reason
+from ..index.store import DatabaseError
+
+QUOTA_WARNING = "Memory search is unavailable because the embedding provider quota is exhausted."
+QUOTA_ACTION = "Top up or switch embedding provider, then retry memory_search."
+ERROR_WARNING = "Memory search is unavailable due to an embedding/provider error."
+ERROR_ACTION = "Check embedding provider configuration and retry memory_search."
+DEGRADED_WARNING = "Vector search is unavailable, so these are keyword-only results"
+INDEX_WARNING = "Memory search is unavailable because the memory index is missing or unreadable."
+INDEX_ACTION = "Run `clawmem index` (or keep `clawmem watch` or `clawmem mcp` running), then retry memory_search."
+DISABLED_WARNING = "Memory search is disabled."
+DISABLED_ACTION = "Tell the user memory search is turned off; they can set enabled = true (memorySearch.enabled in openclaw.json) to turn it on."
+DEFAULT_SECTION = "Notes"
+WRITE_OFF = "memory writes are turned off (mcp.write = false in the clawmem config)"
+
+
+def _is_quota(message: str) -> bool:
+    # OpenClaw's test, except that 429 must be a status, not digits of a port (":42983") in a URL
+    # or of a path (/tmp/pytest-429/) a message names
+    return bool(re.search(r"insufficient_quota|quota|(?<![\w:./-])429(?![\w/-])", message.lower()))
+
+
+def _number(name: str, value: Any, integer: bool = False) -> float | int | None:
+    """A tool number: a JSON number or a numeric string (as OpenClaw's parseFloat); None when absent."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, bool):
+        raise ValueError(f"{name}: expected a number, got {value!r}")
+    try:
+        num = float(value.strip()) if isinstance(value, str) else float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected a number, got {value!r}") from None
+    if math.isnan(num) or math.isinf(num):
+        raise ValueError(f"{name}: expected a finite number, got {value!r}")
+    return int(num) if integer else num
+
+
+def _unavailable(error: str) -> dict:
+    # OpenClaw knows two causes (quota, provider); a missing or unreadable index is a third, said as such
+    # a message that says to run `clawmem index` is about the index, whatever its path holds
+    index = "clawmem index" in error
+    quota = not index and _is_quota(error)
+    warning = QUOTA_WARNING if quota else INDEX_WARNING if index else ERROR_WARNING
+    action = QUOTA_ACTION if quota else INDEX_ACTION if index else ERROR_ACTION
+    return {"results": [], "disabled": True, "unavailable": True, "error": error, "warning": warning, "action": action,
+            "debug": {"warning": warning, "action": action, "error": error}}
+
+
+def disabled_payload(error: str) -> dict:
+    """memory_search's answer while `enabled = false`: the unavailable shape, saying disabled."""
+    return {"results": [], "disabled": True, "unavailable": True, "error": error, "warning": DISABLED_WARNING,
+            "action": DISABLED_ACTION, "debug": {"warning": DISABLED_WARNING, "action": DISABLED_ACTION, "error": error}}
+
+
+def memory_search(engine, query: Any, maxResults: Any = None, minScore: Any = None, *,
+                  max_results: Any = None, min_score: Any = None, corpus: Any = None, private: Any = None, **options: Any) -> dict:
+    """memory_search: OpenClaw's payload plus ours; never raises.
+
+    `options` go to Engine.search (after, before, now, explain, show_hidden, date_filter).
+    Citations (`citations` = on/off/auto; auto is on: an agent's own session is direct)
+    set `citation` (`Source: path#L3-L9`) and end each snippet with it. `private` (true or "true")
+    keeps this search out of the recall history `clawmem promote` ranks.
+    """
+    started = time.perf_counter()
+    why_off = disabled_reason(engine.cfg)
+    if why_off:
+        return disabled_payload(why_off)
+    text = query.strip() if isinstance(query, str) else ""
+    if not text:
+        return {"results": [], "error": "query required: give the words to search the memory files for"}
+    try:
+        mr = _number("maxResults", maxResults if maxResults is not None else max_results, integer=True)
+        ms = _number("minScore", minScore if minScore is not None else min_score)
+        if mr is not None and not 1 <= mr <= 200:
+            raise ValueError(f"maxResults: expected an integer from 1 to 200, got {mr}")
+        if ms is not None and not 0 <= ms <= 1:
+            raise ValueError(f"minScore: expected a number from 0 to 1, got {ms}")
+    except ValueError as exc:
+        return {"results": [], "error": str(exc)}
+    # OpenClaw's wiki and all corpora add a compiled wiki, which clawmem has not: its memory is all there is
+    if corpus not in (None, "memory", "wiki", "all"):
+        if corpus != "fleet":
+            return {"results": [], "error": f"corpus: expected \"memory\" or \"fleet\", got {corpus!r}"}
+        return _fleet_search(engine, text, SearchRequest(max_results=mr, min_score=ms), started)
+    try:
+        store = engine.reader()
+        if store is None or not store.has_schema():
+            return _unavailable(f"no index yet at {engine.index_path}: run `clawmem index` (a running `clawmem mcp` or `clawmem watch` builds it)")
+        res = engine.search(text, SearchRequest(max_results=mr, min_score=ms, private=private is True or str(private).lower() == "true", **options))
+    except SearchDisabled as exc:
+        return disabled_payload(str(exc))
+    except IndexUnavailable as exc:
+        return _unavailable(str(exc))
+    except DatabaseError as exc:
+        return _unavailable(f"{engine.index_path}: the index cannot be read ({exc}); run `clawmem index` to rebuild it")
+    except ValueError as exc:
+        return {"results": [], "error": str(exc)}
+    except Exception as exc:  # an agent gets data, never a traceback
+        return _unavailable(f"{type(exc).__name__}: {exc}")
+    mode = engine.cfg["citations"]
+    decorate = mode != "off"
+    results = []
+    for r in res["results"]:
+        item = {"path": r["path"], "startLine": r["startLine"], "endLine": r["endLine"], "score": r["score"],
+                "band": r["band"], "snippet": r["snippet"], "source": r["source"]}
+        if decorate:
+            item["citation"] = citation(r["path"], r["startLine"], r["endLine"])
+            item["snippet"] = r["snippet"].strip() + "\n\n" + item["citation"]
+        item["corpus"] = "memory"
+        if "explain" in r:
+            item["explain"] = r["explain"]
+        results.append(item)
+    # the engine's order is kept: the order MMR chose for variety (OpenClaw re-sorts by score)
+    out: dict[str, Any] = {"results": results, "provider": res["provider"], "model": res["model"]}
+    if res.get("fallback"):
+        out["fallback"] = res["fallback"]
+    out["citations"] = mode
+    out["mode"] = res["mode"]
+    out["hidden"] = res["hidden"]
+    out["dateRange"] = res["dateRange"]
+    out["stale"] = res["stale"]
+    if res["mode"] == "keyword" and engine.plan().usable():
+        # a provider that fails still leaves keyword results, and the payload says why
+        why = (res.get("fallback") or {}).get("reason") or res.get("reason") or "no vectors"
+        out["warning"] = f"{DEGRADED_WARNING}: {why}"
+        out["action"] = INDEX_ACTION if "clawmem index" in why else QUOTA_ACTION if _is_quota(why) else ERROR_ACTION
+    elif res["mode"] == "keyword" and res.get("reason"):
+        out["reason"] = res["reason"]
+    out["debug"] = {"backend": "clawmem", "effectiveMode": "n/a", "searchMs": round((time.perf_counter() - started) * 1000),
+                    "hits": len(res["results"])}
+    return out
+
+
+def _fleet_search(engine, text: str, request: SearchRequest, started: float) -> dict:
+    """memory_search over the fleet: every agent this one may read, each hit naming its agent and host."""
+    from ..fleet import client as fleet
+
+    try:
+        res = fleet.search(engine, text, request)
+    except fleet.FleetError as exc:
+        return _unavailable(str(exc))
+    except Exception as exc:  # an agent gets data, never a traceback
+        return _unavailable(f"{type(exc).__name__}: {exc}")
+    decorate = engine.cfg["citations"] != "off"
+    results = []
+    for r in res["results"]:
+        item = {"path": r["ref"], "startLine": r["startLine"], "endLine": r["endLine"], "score": r["score"],
+                "snippet": r["snippet"], "source": r["source"], "agent": r["agent"], "host": r["host"], "file": r["path"]}
+        if decorate:
+            item["citation"] = citation(r["ref"], r["startLine"], r["endLine"])
+            item["snippet"] = r["snippet"].strip() + "\n\n" + item["citation"]
+        item["corpus"] = "fleet"
+        results.append(item)
+    out = {"results": results, "provider": res["provider"], "model": res["model"], "mode": res["mode"],
+           "hidden": res["hidden"], "agents": res["agents"], "corpus": "fleet"}
+    if res["notes"]:
+        out["notes"] = res["notes"]
+    out["debug"] = {"backend": "clawmem-fleet", "searchMs": round((time.perf_counter() - started) * 1000), "hits": len(results)}
+    return out
+
+
+def memory_get(engine, path: Any, from_: Any = None, lines: Any = None) -> dict:
+    """memory_get: `{path, text}`; `from` 1-based, `lines` a count (0 = absent);
+    a missing allowed file is `{path, text: ""}`; refusals and failures come back as
+    `{path, text: "", disabled: true, error}`."""
+    raw = path if isinstance(path, str) else ""
+    try:
+        start = _number("from", from_, integer=True)
+        count = _number("lines", lines, integer=True)
+        if raw.startswith("fleet:"):  # a fleet hit: its stored text (the file is on another host)
+            from ..fleet import client as fleet
+
+            try:
+                return fleet.get_stored(engine.cfg, raw, start, count)
+            except (fleet.FleetError, ConfigError) as exc:
+                return {"path": raw, "text": "", "disabled": True, "error": str(exc)}
+        return engine.get(raw, start, count)
+    except (AccessDenied, ValueError) as exc:
+        return {"path": raw, "text": "", "disabled": True, "error": str(exc)}
+    except OSError as exc:
+        return {"path": raw, "text": "", "disabled": True, "error": f"{raw}: cannot read ({exc.strerror or exc})"}
+
+
+# ---------------------------------------------------------------------------- writes
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
+
+
+def _write_refused(engine, text: Any, label: Any = None) -> dict | None:
+    if not engine.cfg["mcp.write"]:
+        return {"error": WRITE_OFF, "disabled": True}
+    if not isinstance(text, str) or not text.strip():
+        return {"error": "text required: give the note to write"}
+    for name, value in (("text", text), ("heading", label)):
+        bad = _CONTROL.search(value) if isinstance(value, str) else None
+        if bad:
+            # a NUL or an escape would reach the file, the index and the user's terminal
+            return {"error": f"{name}: holds control character U+{ord(bad.group()):04X} at position {bad.start()}; "
+                             "memory files take text only (tabs and newlines are fine), nothing was written"}
+    if not engine.workspace.is_dir():
+        return {"error": f"no workspace at {engine.workspace}: create it (or set workspace in the clawmem config)"}
+    return None
+
+
+def index_now(engine) -> dict:
+    """Index what was just written, so the next memory_search finds it."""
+    try:
+        engine.run_index(reason="write", backfill_sessions=False, lock_timeout=10.0)
+        return {"indexed": True}
+    except LockBusy as exc:
+        hook = engine.sync_hook
+        if hook is not None:
+            hook("write")
+        return {"indexed": False, "warning": f"written, not yet indexed: {exc}"}
+    except Exception as exc:
+        return {"indexed": False, "warning": f"written, not yet indexed: {type(exc).__name__}: {exc}"}
+
+
+AGENT = "agent (MCP)"  # the journal's name for writes made through these tools
+
+
+def memory_append(engine, text: Any, heading: Any = None, *, now: dt.datetime | None = None) -> dict:
+    """Append a timestamped entry to today's daily log (`memory/YYYY-MM-DD.md`, local date),
+    creating it if needed, without rewriting a byte already there."""
+    refused = _write_refused(engine, text, heading)
+    if refused:
+        return refused
+    head = heading.strip().replace("\n", " ") if isinstance(heading, str) else None
+    try:
+        path, start, end = files.add_log_entry(engine.workspace, text.strip(), now or dt.datetime.now(), head,
+                                               writer=AGENT, cap=engine.cfg["mcp.maxWriteBytes"])
+    except memfile.Refused as exc:
+        return {"error": str(exc)}
+    except OSError as exc:
+        return {"error": f"{getattr(exc, 'filename', '') or 'memory/'}: cannot append ({exc.strerror or exc})"}
+    rel = path.relative_to(engine.workspace).as_posix()
+    return {"path": rel, "startLine": start, "endLine": end, "citation": citation(rel, start, end), **index_now(engine)}
+
+
+def memory_remember(engine, text: Any, section: Any = None) -> dict:
+    """Add a durable fact to MEMORY.md as a `- ` bullet under `## <section>` (default "Notes").
+
+    Inserting mid-file means rewriting it: memfile.rewrite reads, inserts and renames under the
+    file's lock, and redoes the insert if anyone wrote meanwhile, so no concurrent byte is lost.
+    """
+    refused = _write_refused(engine, text, section)
+    if refused:
+        return refused
+    name = section.strip().replace("\n", " ") if isinstance(section, str) and section.strip() else DEFAULT_SECTION
+    cap = engine.cfg["mcp.maxWriteBytes"]
+    if len(text.encode("utf-8")) > cap:
+        return {"error": f"text is {len(text.encode('utf-8'))} bytes, over the {cap}-byte limit for one write "
+                         "(mcp.maxWriteBytes in the clawmem config); split it"}
+    target = memory_file(engine.workspace)
+    rel = target.name
+    lines: dict[str, int] = {}
+
+    def insert(current: str) -> str:
+        try:
+            current.encode("utf-8")
+        except UnicodeEncodeError:
+            raise memfile.Refused(f"{rel}: not valid UTF-8; fix the file by hand first (clawmem never rewrites bytes it cannot read)") from None
+        new, lines["start"], lines["end"] = add_bullet(current, name, text)
+        return new
+
+    try:
+        memfile.rewrite(engine.workspace, rel, insert, writer=AGENT)
+    except memfile.Refused as exc:
+        return {"error": str(exc)}
+    except memfile.Conflict:
+        return {"error": f"{rel}: kept changing while we wrote; nothing was written, try again"}
+    except OSError as exc:
+        return {"error": f"{rel}: cannot write ({exc.strerror or exc})"}
+    start, end = lines["start"], lines["end"]
+    return {"path": rel, "startLine": start, "endLine": end, "citation": citation(rel, start, end), **index_now(engine)}
+
+
+# ---------------------------------------------------------------------------- promotion
+
+
+def promote_preview(engine) -> dict:
+    """The memory://promote resource: the passages `clawmem promote` would offer, best first."""
+    from ..consolidate import promote
+
+    found, notes = promote.preview(engine, promote.COMMAND)
+    g = promote.COMMAND
+    out = {"candidates": [c.as_json() for c in found],
+           "gates": {"minScore": g.min_score, "minRecallCount": g.min_recall_count, "minUniqueQueries": g.min_unique_queries}}
+    if notes:
+        out["notes"] = notes
+    return out
+
+
+def memory_promote(engine, keys: Any = None, limit: Any = None) -> dict:
+    """Promote candidates (those named by `keys`, from memory://promote, else all, best first,
+    up to `limit`) into MEMORY.md; each is read again from its daily log first and skipped
+    when it was edited or deleted. Returns what was promoted and what was skipped, and why."""
+    from ..consolidate import promote
+
+    refused = _write_refused(engine, "promote")
+    if refused:
+        return refused
+    try:
+        n = _number("limit", limit, integer=True)
+        if n is not None and n < 1:
+            raise ValueError(f"limit: expected an integer >= 1, got {n}")
+        if keys is not None and (not isinstance(keys, list) or not all(isinstance(k, str) for k in keys)):
+            raise ValueError("keys: expected a list of candidate keys (the `key` of each in memory://promote)")
+    except ValueError as exc:
+        return {"error": str(exc)}
+    found, _ = promote.preview(engine, promote.COMMAND)
+    if keys is not None:
+        unknown = sorted(set(keys) - {c.key for c in found})
+        if unknown:
+            return {"error": f"not a current candidate: {', '.join(unknown)} (read memory://promote for the keys)"}
+        found = [c for c in found if c.key in keys]
+    found = found[:n] if n is not None else found
+    try:
+        outcomes = promote.apply(engine, found)
+    except promote.PromoteError as exc:
+        return {"error": str(exc)}
+    done = [o.as_json() for o in outcomes if o.promoted]
+    out = {"promoted": done, "skipped": [o.as_json() for o in outcomes if not o.promoted]}
+    return {**out, **index_now(engine)} if done else out

@@ -1,0 +1,1 @@
+"""Consolidation: recalls of daily-log hits, and their promotion into MEMORY.md."""

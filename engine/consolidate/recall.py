@@ -1,0 +1,217 @@
+"""Recall tracking: which daily-log passages searches keep returning, for `clawmem promote`.
+
+Every search that returns hits from a dated daily log (`memory/…/YYYY-MM-DD*.md`) adds one
+row per such hit: when, the query (and its hash), the file, the cited lines, the score and
+the snippet. The rows live in a small SQLite file in clawmem's own data folder (never in the
+workspace), `data_dir()/recall/<agent>/<hash of the workspace's real path>/recall.sqlite`,
+owner-only, in WAL mode: many processes (the CLI, the app, the MCP server) may append at
+once, each search is one short transaction, and a reader never blocks them.
+
+The same file remembers the decisions a person or `--apply` made about a passage
+(promoted, rejected), so a rejected passage is not offered again.
+
+`recall.enabled = false` records nothing; a caller can mark one search private
+(`Engine.search(..., private=True)`, the MCP tool's `private: true`) and it is not recorded.
+A failure here never fails the search it follows: tracking is best effort.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import NamedTuple
+
+from .. import paths
+from ..config import sha256
+
+# a dated daily log anywhere under memory/ (OpenClaw's short-term memory paths), with an
+# optional slug as `clawmem archive` writes them
+DAILY_RE = re.compile(r"^memory/(?:.+/)?\d{4}-\d{2}-\d{2}(?:-[^/]*)?\.md$")
+SNIPPET_CHARS = 800  # what OpenClaw keeps of a recalled snippet too
+
+SCHEMA = """
+create table if not exists recalls(
+    id integer primary key autoincrement,
+    ts real not null,           -- when the search ran (unix time)
+    day text not null,          -- its local date, YYYY-MM-DD
+    query text not null,
+    query_hash text not null,   -- OpenClaw's: sha1 of the lower-cased query, 12 hex digits
+    path text not null,         -- workspace-relative
+    start_line integer not null,
+    end_line integer not null,
+    score real not null,
+    snippet text not null,
+    match_line integer          -- the line the query matched best (null: not known)
+);
+create index if not exists recalls_path on recalls(path, start_line);
+create table if not exists decisions(
+    path text not null,
+    start_line integer not null,
+    end_line integer not null,
+    decision text not null,     -- promoted | rejected
+    ts real not null,
+    text text                   -- what went into MEMORY.md (promoted)
+);
+"""
+
+
+def is_daily(path: str) -> bool:
+    return bool(DAILY_RE.match(path))
+
+
+def query_hash(query: str) -> str:
+    """OpenClaw's query hash, so its recall store and ours count distinct queries alike."""
+    try:
+        from _sha1 import sha1  # the builtin hashlib falls back to: its OpenSSL binding would cost every search
+    except ImportError:
+        from hashlib import sha1
+    return sha1(query.strip().lower().encode("utf-8")).hexdigest()[:12]
+
+
+def store_dir(cfg) -> Path:
+    key = sha256(os.path.realpath(cfg.workspace).encode()).hexdigest()[:16]
+    return paths.data_dir() / "recall" / cfg.agent_id / key
+
+
+def store_path(cfg) -> Path:
+    return store_dir(cfg) / "recall.sqlite"
+
+
+_conns: dict[str, sqlite3.Connection] = {}
+_conns_lock = threading.Lock()
+
+
+def connect(cfg) -> sqlite3.Connection:
+    """The store's connection for this process (one per file, shared by threads under its lock)."""
+    file = store_path(cfg)
+    key = str(file)
+    with _conns_lock:
+        conn = _conns.get(key)
+        if conn is not None:
+            return conn
+        paths.private_dir(paths.data_dir() / "recall")
+        paths.private_dir(file.parent)
+        conn = sqlite3.connect(file, timeout=10.0, isolation_level=None, check_same_thread=False)
+        try:
+            os.chmod(file, 0o600)
+            _set_up(conn)
+        except (OSError, sqlite3.Error):
+            conn.close()
+            raise
+        _conns[key] = conn
+        return conn
+
+
+def _set_up(conn: sqlite3.Connection) -> None:
+    """WAL and the schema. Processes opening a new store at once can be refused the lock
+    without waiting (SQLite answers "locked" at once where waiting could deadlock): try again."""
+    for attempt in range(100):
+        try:
+            conn.execute("pragma journal_mode=wal")
+            conn.execute("pragma synchronous=normal")  # WAL: a power cut may lose the last rows, never corrupt them
+            conn.executescript(SCHEMA)
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or attempt == 99:
+                raise
+            time.sleep(0.05)
+
+
+def close_all() -> None:
+    with _conns_lock:
+        for conn in _conns.values():
+            conn.close()
+        _conns.clear()
+
+
+_use_lock = threading.Lock()  # one connection is shared by the app's threads: one statement at a time
+
+
+def record(cfg, query: str, results: list[dict], now: float | None = None) -> int:
+    """Add one row per daily-log hit of this search; returns how many. Never raises."""
+    if not cfg["recall.enabled"]:
+        return 0
+    hits = [r for r in results if r.get("source", "memory") == "memory" and is_daily(r.get("path", ""))]
+    text = (query or "").strip()
+    if not hits or not text:
+        return 0
+    ts = time.time() if now is None else now
+    day = time.strftime("%Y-%m-%d", time.localtime(ts))
+    qh = query_hash(text)
+    rows = [(ts, day, text, qh, r["path"], int(r["startLine"]), int(r["endLine"]), float(r["score"]),
+             (r.get("snippet") or "")[:SNIPPET_CHARS], r.get("matchLine")) for r in hits]
+    try:
+        conn = connect(cfg)
+        with _use_lock:
+            conn.execute("begin immediate")  # the write lock now, so the busy timeout covers the wait; one transaction per search
+            try:
+                conn.executemany("insert into recalls(ts, day, query, query_hash, path, start_line, end_line, score, snippet, match_line)"
+                                 " values (?,?,?,?,?,?,?,?,?,?)", rows)
+                conn.execute("commit")
+            except BaseException:
+                conn.execute("rollback")
+                raise
+    except (OSError, sqlite3.Error):
+        return 0  # tracking is best effort: the search already has its answer
+    return len(rows)
+
+
+class RecallUnreadable(Exception):
+    """The recall store cannot be read; the message names it and the way out."""
+
+
+def _read(cfg, sql: str) -> list:
+    conn = connect_for_reading(cfg)
+    try:
+        with _use_lock:
+            return list(conn.execute(sql))
+    except sqlite3.DatabaseError as exc:
+        raise RecallUnreadable(f"{store_path(cfg)}: not a usable recall store ({exc}); move it aside and recall "
+                               "tracking starts again") from None
+
+
+def connect_for_reading(cfg) -> sqlite3.Connection:
+    try:
+        return connect(cfg)
+    except (OSError, sqlite3.Error) as exc:
+        raise RecallUnreadable(f"{store_path(cfg)}: cannot open the recall store ({exc}); move it aside and recall "
+                               "tracking starts again") from None
+
+
+class Recall(NamedTuple):
+    ts: float
+    day: str
+    query: str
+    query_hash: str
+    path: str
+    start: int
+    end: int
+    score: float
+    snippet: str
+    match_line: int | None
+
+
+def recalls(cfg) -> list[Recall]:
+    """Every recorded recall, oldest first ([] when none were recorded yet)."""
+    if not store_path(cfg).exists():
+        return []
+    return [Recall(*row) for row in _read(
+        cfg, "select ts, day, query, query_hash, path, start_line, end_line, score, snippet, match_line from recalls order by id")]
+
+
+def decisions(cfg) -> list[tuple[str, int, int, str]]:
+    """(path, start, end, decision) for every promoted or rejected passage."""
+    if not store_path(cfg).exists():
+        return []
+    return _read(cfg, "select path, start_line, end_line, decision from decisions")
+
+
+def decide(cfg, path: str, start: int, end: int, decision: str, text: str | None = None) -> None:
+    conn = connect(cfg)
+    with _use_lock:
+        conn.execute("insert into decisions(path, start_line, end_line, decision, ts, text) values (?,?,?,?,?,?)",
+                     (path, start, end, decision, time.time(), text))

@@ -1,0 +1,467 @@
+"""The one reader and writer of memory files: every front that reads or writes one comes here.
+
+    read(workspace, rel, *, extra_paths=(), cap=READ_CAP) -> Snapshot(path, rel, data, text, hash)
+    read_text(workspace, rel, *, extra_paths=()) -> str  (newlines as a text file reads them)
+    append(workspace, rel, compose, *, writer=None, cap=None) -> Receipt
+        compose(tail: bytes) -> str: the block to add, given the file's last two bytes
+        (b"" for a new or empty file), so the caller can choose its separator.
+    rewrite(workspace, rel, transform, expected_hash=None, *, writer=None) -> Receipt
+        transform(text: str) -> str | bytes | None: the new content (None: leave the file as it
+        is, and delete it if it is missing anyway). With `expected_hash` (files.MISSING for "no
+        file") the write happens only if the disk still holds that version; Conflict otherwise.
+    remove(workspace, rel, *, writer=None) -> Receipt
+    create_new(workspace, folder_rel, stem, text, *, writer=None) -> Receipt  (stem.md, stem-2.md, …)
+
+`rel` is workspace-relative ("MEMORY.md", "memory/2026-02-10.md") or an absolute path inside an
+allowed extra path. Every call enforces the same rules:
+
+- the real path stays inside the workspace (or the extra path): no symlink on the way, so a
+  `memory/` linked to a folder elsewhere is refused, for reading as for writing;
+- regular files only (a FIFO, device or folder is refused without blocking on it);
+- size caps: READ_CAP for a file read or rewritten, `cap` bytes for one appended block;
+- one lock per file (an flock on a lock file in clawmem's data folder, never in the workspace),
+  held across read, compare, write and rename, so two clawmem writers never overwrite each other.
+  A writer outside clawmem (an editor) is detected by the file's identity changing between the
+  read and the rename: the write is redone on the new content, or answered as Conflict.
+
+Kills: a rewrite goes to a temporary file (`.<name>.<random>.tmp` beside it), fsync, rename, so
+the file holds the old or the new version. An append writes in place (O_APPEND: bytes someone
+else appends at the same time are never overwritten) after recording its offset, length and
+hash in a pending record next to the lock; a writer killed mid-append leaves that record, and
+the next access to the file (or `clawmem status --fix`) cuts the torn bytes off: the entry is
+whole or absent. `leftovers()` lists temporaries and pending records a kill left behind.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import hashlib
+import json
+import os
+import re
+import stat
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable
+
+from .fsutil import atomic_write_bytes, sync_dir
+
+READ_CAP = 16 * 1024 * 1024  # the indexer's cap too: a memory file is notes, not a data dump
+APPEND_CAP = 64 * 1024  # one agent write (mcp.maxWriteBytes changes it)
+MISSING = ""  # the hash of a file that does not exist (files.MISSING)
+ATTEMPTS = 20
+
+
+class Refused(ValueError):
+    """The path or the file is not one clawmem reads or writes; the message says why."""
+
+
+class TooLarge(Refused):
+    """Over a size cap; the message says which and how to change it."""
+
+
+class Conflict(Exception):
+    """The file is not the version the write was based on; `snapshot` is what is there now."""
+
+    def __init__(self, snapshot: "Snapshot"):
+        super().__init__(f"{snapshot.rel}: changed on disk since it was read")
+        self.snapshot = snapshot
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    path: Path
+    rel: str
+    data: bytes | None  # None: no such file
+
+    @property
+    def text(self) -> str:
+        return (self.data or b"").decode("utf-8", "replace")
+
+    @property
+    def hash(self) -> str:
+        return content_hash(self.data) if self.data is not None else MISSING
+
+    @property
+    def exists(self) -> bool:
+        return self.data is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Receipt:
+    path: Path
+    rel: str
+    bytes: int  # the file's size after the write
+    hash: str
+    start: int  # 1-based lines of what was written (an append's block; 0 for a rewrite)
+    end: int
+    lines: int  # the file's line count after the write
+    changed: bool = True
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+# ------------------------------------------------------------------------------ paths
+
+
+def resolve(workspace: Path, rel: str | Path, extra_paths: Iterable = ()) -> tuple[str, Path]:
+    """(display path, absolute path) of a memory file, or Refused when any folder or link on the
+    way leaves the workspace (or the extra path that holds it)."""
+    workspace = Path(workspace)
+    raw = os.fspath(rel)
+    if "\x00" in raw:
+        raise Refused(f"refused {raw!r}: a path never holds a NUL character")
+    if sys.getfilesystemencoding().lower() not in ("utf-8", "utf8"):
+        # paths are UTF-8 text here (the index's, the agent's); the OS wants its own encoding
+        raw = os.fsdecode(raw.encode("utf-8", "surrogateescape"))
+    p = Path(raw)
+    target = Path(os.path.normpath(p if p.is_absolute() else workspace / p))
+    extras = [Path(os.path.normpath(workspace / Path(e).expanduser())) for e in extra_paths]
+    for anchor in [workspace, *extras]:
+        if target == anchor and anchor is not workspace:
+            anchor = anchor.parent  # an extra path naming one file
+        if target != anchor and target.is_relative_to(anchor):
+            break
+    else:
+        raise Refused(f"refused {raw!r}: it is outside the workspace")
+    cur = target
+    while cur != anchor:
+        if cur.is_symlink():
+            shown = os.path.relpath(cur, workspace)
+            raise Refused(f"refused {raw!r}: {shown} is a symlink, and memory files are never read or written through symlinks")
+        cur = cur.parent
+    real_anchor = Path(os.path.realpath(anchor))
+    if not Path(os.path.realpath(target)).is_relative_to(real_anchor):
+        raise Refused(f"refused {raw!r}: its real path leaves the workspace")
+    shown = os.path.relpath(target, workspace).replace(os.sep, "/") if target.is_relative_to(workspace) else str(target)
+    return shown, target
+
+
+def _open(path: Path, flags: int, shown: str | None = None) -> int | None:
+    """An fd on a regular file (never a FIFO or device: opened non-blocking, then checked), or
+    None when it does not exist. `shown`: the path as the refusal names it."""
+    shown = shown or path.name
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise Refused(f"refused {shown!r}: it is a symlink, and memory files are never written through symlinks") from None
+        if exc.errno == errno.EISDIR:
+            raise Refused(f"refused {shown!r}: it is a folder") from None
+        raise
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = "it is a folder" if stat.S_ISDIR(mode) else "not a regular file (a pipe or device is never read or written)"
+        raise Refused(f"refused {shown!r}: {kind}")
+    os.set_blocking(fd, True)
+    return fd
+
+
+def _read_fd(fd: int, path: Path, cap: int) -> bytes:
+    size = os.fstat(fd).st_size
+    if size > cap:
+        raise TooLarge(f"{path.name}: {size} bytes, over the {cap}-byte limit for a memory file; split it")
+    chunks, got = [], 0
+    while True:
+        block = os.read(fd, 1 << 20)
+        if not block:
+            return b"".join(chunks)
+        got += len(block)
+        if got > cap:
+            raise TooLarge(f"{path.name}: over the {cap}-byte limit for a memory file; split it")
+        chunks.append(block)
+
+
+def _identity(path: Path) -> tuple | None:
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+# ------------------------------------------------------------------------------ locks
+
+
+def _state_dir(create: bool = True) -> Path:
+    from ..paths import data_dir, private_dir
+
+    return private_dir(data_dir() / "locks") if create else data_dir() / "locks"
+
+
+def _key(path: Path) -> str:
+    real = os.path.realpath(path.parent) + os.sep + path.name
+    return hashlib.sha256(os.fsencode(real)).hexdigest()[:24]
+
+
+@contextmanager
+def _locked(path: Path):
+    with open(_state_dir() / f"memory-{_key(path)}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        _repair(path)
+        yield
+
+
+def _pending(path: Path, create: bool = True) -> Path:
+    return _state_dir(create) / f"memory-{_key(path)}.pending"
+
+
+def _repair(path: Path) -> str | None:
+    """Finish what a killed append left (the caller holds the file's lock): an entry written in
+    full stays; a torn one is cut off. Returns what was done, or None."""
+    rec_file = _pending(path)
+    try:
+        rec = json.loads(rec_file.read_text())
+    except (OSError, ValueError):
+        return None
+    done = None
+    try:
+        fd = _open(path, os.O_RDWR)
+    except Refused:
+        fd = None
+    if fd is not None:
+        try:
+            st = os.fstat(fd)
+            offset, length = rec["offset"], rec["length"]
+            if st.st_ino == rec["ino"] and st.st_size > offset:
+                written = os.pread(fd, length, offset)
+                if len(written) == length and content_hash(written) == rec["hash"]:
+                    done = None  # the whole entry reached the file before the kill
+                elif st.st_size <= offset + length:
+                    os.ftruncate(fd, offset)  # only our torn bytes follow the offset
+                    os.fsync(fd)
+                    done = f"{path.name}: cut off {st.st_size - offset} bytes of an append that was killed halfway"
+        finally:
+            os.close(fd)
+    rec_file.unlink(missing_ok=True)
+    return done
+
+
+# the temporaries clawmem's writers make (tempfile.mkstemp: `.<name>.<8 random>.tmp`), and no other name
+_TEMP = re.compile(r"^\.(.+)\.[a-z0-9_]{8}\.tmp$")
+
+
+def leftovers(files: Iterable[Path]) -> list[tuple[Path, str]]:
+    """(path, what) for each temporary a killed rewrite left beside `files`' folders, and each
+    killed append not yet repaired."""
+    out, seen = [], set()
+    for f in files:
+        folder = Path(f).parent
+        if folder in seen:
+            continue
+        seen.add(folder)
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in sorted(names):
+            if _TEMP.match(name):
+                p = folder / name
+                out.append((p, f"temporary file of an interrupted write ({os.lstat(p).st_size} bytes)"))
+    try:
+        for rec in sorted(_state_dir().glob("memory-*.pending")):
+            try:
+                out.append((Path(json.loads(rec.read_text())["path"]), "append interrupted by a kill"))
+            except (OSError, ValueError, KeyError):
+                out.append((rec, "unreadable record of an interrupted append"))
+    except OSError:
+        pass
+    return out
+
+
+def clean_leftovers(found: list[tuple[Path, str]]) -> list[str]:
+    """Remove temporaries and repair interrupted appends, each under its file's lock: a write
+    still running holds that lock, so only what a dead writer left is touched."""
+    done = []
+    for path, what in found:
+        if what.startswith("temporary"):
+            target = path.parent / _TEMP.match(path.name).group(1)
+            if not target.name.endswith(".md"):  # an archive's temporary (no lock): only once it is old
+                if time.time() - os.lstat(path).st_mtime < 60:
+                    continue
+                path.unlink(missing_ok=True)
+            else:
+                with _locked(target):
+                    path.unlink(missing_ok=True)
+            done.append(f"removed {path}")
+        elif what.startswith("append"):
+            with _locked(path):
+                pass  # _locked repairs
+            done.append(f"repaired {path}")
+        else:
+            path.unlink(missing_ok=True)
+    return done
+
+
+# ------------------------------------------------------------------------------ the calls
+
+
+def read(workspace: Path, rel: str | Path, *, extra_paths: Iterable = (), cap: int = READ_CAP) -> Snapshot:
+    """The file's bytes (None when it does not exist). A killed append is repaired first."""
+    shown, path = resolve(workspace, rel, extra_paths)
+    if _pending(path, create=False).exists():  # a reader only looks: no folder made, no lock taken
+        with _locked(path):
+            pass
+    fd = _open(path, os.O_RDONLY, shown)
+    if fd is None:
+        return Snapshot(path, shown, None)
+    try:
+        return Snapshot(path, shown, _read_fd(fd, path, cap))
+    finally:
+        os.close(fd)
+
+
+def read_text(workspace: Path, rel: str | Path, *, extra_paths: Iterable = ()) -> str:
+    """The file as text for people and agents: invalid UTF-8 replaced, CRLF and CR read as
+    newlines (as Python's text files do); "" when it does not exist."""
+    text = read(workspace, rel, extra_paths=extra_paths).text
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
+def _receipt(path: Path, shown: str, data: bytes, start: int = 0, end: int = 0, changed: bool = True) -> Receipt:
+    lines = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+    return Receipt(path, shown, len(data), content_hash(data), start, end, lines, changed)
+
+
+def _note(path: Path, writer: str | None) -> None:
+    from . import writers
+
+    writers.note_write(path, writer)
+
+
+def append(workspace: Path, rel: str | Path, compose: Callable[[bytes], str], *, writer: str | None = None,
+           cap: int | None = None) -> Receipt:
+    """Append the block `compose(tail)` returns; `start`/`end` are its 1-based lines as written."""
+    shown, path = resolve(workspace, rel)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    resolve(workspace, rel)  # again: the folders now exist
+    with _locked(path):
+        fd = _open(path, os.O_RDWR | os.O_APPEND, shown)
+        try:
+            size = os.fstat(fd).st_size if fd is not None else 0
+            tail = (os.pread(fd, 2, size - 2) if size >= 2 else os.pread(fd, size, 0)) if fd is not None else b""
+            data = compose(tail).encode("utf-8")
+            limit = APPEND_CAP if cap is None else cap
+            if len(data) > limit:
+                raise TooLarge(f"the entry is {len(data)} bytes, over the {limit}-byte limit for one write "
+                               f"(mcp.maxWriteBytes in the clawmem config); split it")
+            if size + len(data) > READ_CAP:
+                raise TooLarge(f"{shown}: would grow past the {READ_CAP}-byte limit for a memory file; write to another file")
+            if fd is None:  # created only now: a refused write leaves no empty file behind
+                fd = _open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, shown)
+                size, tail = os.fstat(fd).st_size, b""
+                if size:  # someone outside clawmem created it meanwhile: compose from its tail
+                    tail = os.pread(fd, 2, size - 2) if size >= 2 else os.pread(fd, size, 0)
+                    data = compose(tail).encode("utf-8")
+            rec = _pending(path)
+            ino = os.fstat(fd).st_ino
+            rec.write_text(json.dumps({"path": str(path), "ino": ino, "offset": size, "length": len(data),
+                                       "hash": content_hash(data)}))
+            try:
+                written = 0
+                while written < len(data):
+                    written += os.write(fd, data[written:])
+                end = os.lseek(fd, 0, os.SEEK_CUR)  # with O_APPEND: the end of our own write
+                os.fsync(fd)
+            except BaseException:
+                _repair(path)  # a full disk or a file-size limit: cut the torn bytes off now
+                raise
+            rec.unlink()
+            start = end - len(data)
+            before = os.pread(fd, start, 0).count(b"\n") if start else 0
+            total = os.fstat(fd).st_size
+        finally:
+            if fd is not None:
+                os.close(fd)
+        _note(path, writer)  # under the lock: the hash noted is this write's file
+    lines = before + max(1, data.count(b"\n"))
+    return Receipt(path, shown, total, content_hash(data), before + 1, lines, lines)
+
+
+def _replace(path: Path, data: bytes, seen: tuple | None) -> bool:
+    """Write `data` to a temporary beside `path` and rename it over `path`, unless the file's
+    identity is no longer `seen` (someone outside clawmem wrote meanwhile): then False."""
+    return atomic_write_bytes(path, data, mode=0o600, still_ok=lambda: _identity(path) == seen)
+
+
+def rewrite(workspace: Path, rel: str | Path, transform: Callable[[str], "str | bytes | None"],
+            expected_hash: str | None = None, *, writer: str | None = None, extra_paths: Iterable = ()) -> Receipt:
+    """Read, transform, write back, all under the file's lock (see the module docstring)."""
+    shown, path = resolve(workspace, rel, extra_paths)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    resolve(workspace, rel, extra_paths)
+    with _locked(path):
+        for _ in range(ATTEMPTS):
+            seen = _identity(path)
+            fd = _open(path, os.O_RDONLY, shown)
+            try:
+                old = _read_fd(fd, path, READ_CAP) if fd is not None else None
+            finally:
+                if fd is not None:
+                    os.close(fd)
+            snap = Snapshot(path, shown, old)
+            if expected_hash is not None and snap.hash != expected_hash:
+                raise Conflict(snap)
+            new = transform(snap.text if old is None else old.decode("utf-8", "surrogateescape"))
+            if new is None or (old is not None and (new if isinstance(new, bytes) else new.encode("utf-8", "surrogateescape")) == old):
+                return _receipt(path, shown, old or b"", changed=False)
+            data = new if isinstance(new, bytes) else new.encode("utf-8", "surrogateescape")
+            if len(data) > READ_CAP:
+                raise TooLarge(f"{shown}: the new version is {len(data)} bytes, over the {READ_CAP}-byte limit for a memory file")
+            if _replace(path, data, seen):
+                break
+            if expected_hash is not None:
+                raise Conflict(read(workspace, rel, extra_paths=extra_paths))
+        else:
+            raise Conflict(read(workspace, rel, extra_paths=extra_paths))
+        _note(path, writer)
+    return _receipt(path, shown, data)
+
+
+def remove(workspace: Path, rel: str | Path, *, writer: str | None = None) -> Receipt:
+    shown, path = resolve(workspace, rel)
+    with _locked(path):
+        path.unlink(missing_ok=True)
+        _note(path, writer)
+    return Receipt(path, shown, 0, MISSING, 0, 0, 0)
+
+
+def create_new(workspace: Path, folder_rel: str, stem: str, text: str, *, writer: str | None = None) -> Receipt:
+    """Write `text` to `folder_rel/stem.md`, or `stem-2.md`, … : the first name not taken (a hard
+    link of a synced temporary, which fails rather than replace a file that exists)."""
+    _, folder = resolve(workspace, f"{folder_rel}/{stem}.md")
+    folder = folder.parent
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    resolve(workspace, f"{folder_rel}/{stem}.md")
+    data = text.encode("utf-8")
+    fd, tmp = tempfile.mkstemp(prefix=f".{stem}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o600)
+        n = 1
+        while True:
+            target = folder / (f"{stem}.md" if n == 1 else f"{stem}-{n}.md")
+            try:
+                os.link(tmp, target)
+                break
+            except FileExistsError:
+                n += 1
+    finally:
+        os.unlink(tmp)
+    sync_dir(folder)
+    _note(target, writer)
+    shown = os.path.relpath(target, workspace).replace(os.sep, "/")
+    return _receipt(target, shown, data, 1, data.count(b"\n"))

@@ -1,0 +1,836 @@
+"""Fleet memory: the shared chunks of many agents on many hosts in one PostgreSQL + pgvector
+database, searched like the local index.
+
+The Markdown files stay the truth and the local SQLite index the fast path for an agent's own
+memory; the fleet tables are derived from the local indexes (`push`) and can be dropped and
+pushed again at any time. Only files matching `[fleet] share` ever leave their host.
+
+Access: each agent logs in as its own role (`grant`); row-level security lets it read its own
+rows and those of the agents it was granted, and write only its own. The role that created
+the tables (the owner) is exempt from row-level security and sees every agent.
+
+Keys: a pushed chunk is (agent, path, lines, text hash, model): an edit, a moved chunk or a
+vector that arrived later is a new row, and push deletes what the local index no longer holds.
+Every batch commits on its own and inserts skip rows already there, so a killed push resumes
+where it stopped and a second push changes nothing.
+
+psycopg and pgvector load only here, and this module only when a fleet command runs.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import socket
+import threading
+import time
+import weakref
+from pathlib import Path
+from typing import Any, Callable, Iterable
+from urllib.parse import urlsplit, urlunsplit
+
+from ..redaction import mask_password
+
+PUSH_BATCH = 500
+CONNECT_TIMEOUT = 5  # seconds: a fleet that is down must not hold up the watcher
+FLEET_PREFIX = "fleet:"  # `clawmem get fleet:AGENT/PATH` reads a fleet hit's stored text
+
+
+class FleetError(Exception):
+    """A fleet operation failed: one line for the user, the password masked."""
+
+
+# ----------------------------------------------------------------------------- settings
+
+
+mask_url = mask_password  # the fleet's name for it
+
+
+def _masked(text: str, url: str) -> str:
+    pw = urlsplit(url).password if url else None
+    return text.replace(pw, "***") if pw else text
+
+
+def fleet_url(cfg) -> str:
+    url = cfg["fleet.url"]
+    if not url:
+        from ..config import ConfigError
+
+        raise ConfigError("no fleet database: set [fleet] url in the clawmem config or CLAWMEM_FLEET_URL "
+                          "(`clawmem fleet up` starts a local one)")
+    return url
+
+
+def fleet_host(cfg) -> str:
+    return cfg["fleet.host"] or socket.gethostname()
+
+
+def is_shared(cfg, path: str) -> bool:
+    """Whether other agents may see this file: it matches a glob of `share` and no `!glob`
+    (fnmatch: `*` also crosses folders)."""
+    yes = False
+    for pat in cfg["fleet.share"]:
+        if pat.startswith("!"):
+            if fnmatch.fnmatchcase(path, pat[1:]):
+                return False
+        elif fnmatch.fnmatchcase(path, pat):
+            yes = True
+    return yes
+
+
+def role_name(agent: str) -> str:
+    return f"clawmem_{agent}"
+
+
+# ----------------------------------------------------------------------------- connecting
+
+
+def connect(url: str, *, autocommit: bool = False):
+    try:
+        import psycopg
+    except ImportError:
+        raise FleetError("fleet memory needs psycopg and pgvector: pip install 'clawmem[fleet]'") from None
+    try:
+        conn = psycopg.connect(url, autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT)
+    except psycopg.Error as exc:
+        raise FleetError(f"cannot reach the fleet database {mask_url(url)}: {_one_line(exc, url)}") from None
+    except Exception as exc:  # a malformed URL: psycopg's own message, masked
+        raise FleetError(f"fleet url {mask_url(url)} is not usable: {_one_line(exc, url)}") from None
+    register_vector(conn)
+    if autocommit:
+        try:  # pgvector >= 0.8: a filtered HNSW scan keeps looking until it has enough rows
+            conn.execute("set hnsw.iterative_scan = relaxed_order")
+        except psycopg.Error:
+            pass
+    return conn
+
+
+def register_vector(conn) -> None:
+    """Vectors as numpy arrays, once the database has the type (the first push may create it)."""
+    if conn.execute("select 1 from pg_type where typname = 'vector'").fetchone():
+        from pgvector.psycopg import register_vector as register
+
+        register(conn)
+
+
+def _one_line(exc: BaseException, url: str = "") -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return _masked(text, url)
+
+
+SCHEMA = """
+create extension if not exists vector;
+create table if not exists clawmem_agents (
+    agent text primary key, host text not null, model text, dims int,
+    chunks int not null default 0, pushed_at timestamptz);
+-- every key starts with the agent: Citus can distribute the tables by agent
+create table if not exists clawmem_chunks (
+    id bigserial, agent text not null, host text not null, path text not null,
+    source text not null, start_line int not null, end_line int not null, hash text not null,
+    model text, text text not null, tokens tsvector not null, embedding vector,
+    day text, ts double precision, mtime_ns bigint, linemap text, primary key (agent, id));
+create unique index if not exists clawmem_chunks_key on clawmem_chunks (agent, path, start_line, end_line, hash, coalesce(model, ''));
+create index if not exists clawmem_chunks_tokens on clawmem_chunks using gin (tokens);
+-- how many of an agent's chunks hold each token: a search's word weights and its choice of
+-- words for the relaxed pass, read in one lookup instead of counted per query. Push changes
+-- them in the statement that adds or deletes the chunks (one shard under Citus, as the chunks)
+do $$ begin
+    if to_regclass('public.clawmem_terms') is null then
+        create table clawmem_terms (agent text not null, term text not null, chunks int not null, primary key (agent, term));
+        insert into clawmem_terms select agent, u.lexeme, count(*) from clawmem_chunks, unnest(tokens) u group by 1, 2;
+    end if;
+end $$;
+create table if not exists clawmem_roles (role name primary key, agent text not null unique, reads text[] not null default '{}');
+revoke all on clawmem_roles from public;
+
+-- who is asking is the login role (session_user): inside these functions current_user is the owner
+create or replace function clawmem_readable() returns text[] language sql stable security definer
+    set search_path = pg_catalog, public
+    as $$ select coalesce((select array[agent] || reads from clawmem_roles where role = session_user), '{}') $$;
+create or replace function clawmem_own_agent() returns text language sql stable security definer
+    set search_path = pg_catalog, public
+    as $$ select agent from clawmem_roles where role = session_user $$;
+-- the agents of `wanted` (null: every agent) the login role may read: all of them for the
+-- tables' owner (and superusers), else its own and those it was granted
+create or replace function clawmem_allowed(wanted text[]) returns text[] language sql stable security definer
+    set search_path = pg_catalog, public as $$
+    select case when pg_has_role(session_user, (select relowner from pg_class where oid = 'public.clawmem_chunks'::regclass), 'USAGE')
+                then coalesce(wanted, array(select agent from clawmem_agents))
+                else array(select unnest(coalesce(wanted, clawmem_readable())) intersect select unnest(clawmem_readable())) end $$;
+-- keyword matches, as functions that apply the same access rule themselves: under row-level
+-- security PostgreSQL cannot use the GIN index for @@ (the operator is not leakproof), and a
+-- scan of every row per query is what the index is there to avoid. At most `pool` matches are
+-- ranked: a word in more chunks than that says little about any of them (as the local search's
+-- relaxed pass, which leaves such words out)
+create or replace function clawmem_keyword(q tsquery, wanted text[], n int, pool int) returns table (id bigint, rank real)
+    language sql stable security definer set search_path = pg_catalog, public as $$
+    -- the access rule as a subquery: evaluated once, not once per matching row
+    with hit as (select c.id, c.tokens from clawmem_chunks c where c.tokens @@ q and c.agent = any((select clawmem_allowed(wanted))::text[]) limit pool)
+    select hit.id, ts_rank(hit.tokens, q, 1) from hit order by 2 desc, 1 limit n $$;
+-- an HNSW index per embedding model (vectors of different models are never compared): agents
+-- are not the tables' owner, so the owner's function builds it the first time a model is pushed
+create or replace function clawmem_vector_index(model_key text, dims int) returns void language plpgsql
+    security definer set search_path = pg_catalog, public as $$
+begin
+    -- an agent builds the index of its own recorded model only
+    if clawmem_own_agent() is not null and not exists (
+            select 1 from clawmem_agents a where a.agent = clawmem_own_agent() and a.model = model_key and a.dims = $2) then
+        raise exception 'model % is not the one recorded for this agent', model_key;
+    end if;
+    execute format('create index if not exists %I on clawmem_chunks using hnsw ((embedding::vector(%s)) vector_cosine_ops) where model = %L',
+                   'clawmem_vec_' || substr(md5(model_key), 1, 16), dims, model_key);
+exception when unique_violation or duplicate_table then
+    null;  -- another agent of the same model built it at the same moment
+end $$;
+
+alter table clawmem_chunks enable row level security;
+alter table clawmem_agents enable row level security;
+drop policy if exists clawmem_read on clawmem_chunks;
+drop policy if exists clawmem_insert on clawmem_chunks;
+drop policy if exists clawmem_delete on clawmem_chunks;
+create policy clawmem_read on clawmem_chunks for select using (agent = any ((select clawmem_readable())::text[]));
+create policy clawmem_insert on clawmem_chunks for insert with check (agent = (select clawmem_own_agent()));
+create policy clawmem_delete on clawmem_chunks for delete using (agent = (select clawmem_own_agent()));
+drop policy if exists clawmem_read on clawmem_agents;
+drop policy if exists clawmem_insert on clawmem_agents;
+drop policy if exists clawmem_update on clawmem_agents;
+create policy clawmem_read on clawmem_agents for select using (agent = any ((select clawmem_readable())::text[]));
+create policy clawmem_insert on clawmem_agents for insert with check (agent = (select clawmem_own_agent()));
+create policy clawmem_update on clawmem_agents for update using (agent = (select clawmem_own_agent()));
+alter table clawmem_terms enable row level security;
+drop policy if exists clawmem_read on clawmem_terms;
+create policy clawmem_read on clawmem_terms for select using (agent = any ((select clawmem_readable())::text[]));
+drop policy if exists clawmem_write on clawmem_terms;
+create policy clawmem_write on clawmem_terms for all using (agent = (select clawmem_own_agent())) with check (agent = (select clawmem_own_agent()));
+"""
+
+
+def ensure_schema(conn, url: str) -> None:
+    """Create the tables and policies (the owner only; idempotent)."""
+    import psycopg
+
+    try:
+        conn.execute(SCHEMA)
+        conn.commit()
+    except psycopg.Error as exc:
+        conn.rollback()
+        raise FleetError(f"cannot create the fleet tables as {urlsplit(url).username or 'this user'} ({_one_line(exc, url)}); "
+                         "the first push or `clawmem fleet grant` must use the owner's URL") from None
+
+
+def _has_schema(conn) -> bool:
+    # the newest table: a database made by an older clawmem gets it (and its counts) at the owner's next push
+    return conn.execute("select to_regclass('clawmem_terms') is not null").fetchone()[0]
+
+
+# ----------------------------------------------------------------------------- the local side
+
+
+def state_path(cfg) -> Path:
+    from .. import paths
+    from ..config import workspace_key
+
+    return paths.state_dir() / "fleet" / f"{cfg.agent_id}-{workspace_key(cfg.workspace)}.sqlite"
+
+
+class PushState:
+    """What this agent knows is in the fleet (so `status` can say how far behind it is while
+    the database is down) and the last push's outcome. Rewritten from the server's own rows
+    at every push: the server is the truth."""
+
+    def __init__(self, cfg):
+        from .. import paths
+        from ..index.store import db
+
+        path = state_path(cfg)
+        paths.private_dir(path.parent)
+        self.conn = db.connect(str(path), timeout=10)
+        self.conn.executescript(
+            "create table if not exists pushed (path text, start_line int, end_line int, hash text, model text);"
+            "create table if not exists meta (key text primary key, value text);")
+
+    def keys(self) -> set[tuple]:
+        return set(self.conn.execute("select path, start_line, end_line, hash, model from pushed"))
+
+    def replace(self, keys: Iterable[tuple]) -> None:
+        with self.conn:
+            self.conn.execute("delete from pushed")
+            self.conn.executemany("insert into pushed values (?,?,?,?,?)", keys)
+
+    def add(self, keys: list[tuple]) -> None:
+        with self.conn:
+            self.conn.executemany("insert into pushed values (?,?,?,?,?)", keys)
+
+    def remove(self, keys: list[tuple]) -> None:
+        with self.conn:
+            self.conn.executemany("delete from pushed where path = ? and start_line = ? and end_line = ? and hash = ? "
+                                  "and model is ?", keys)
+
+    def get(self, key: str) -> str | None:
+        row = self.conn.execute("select value from meta where key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set(self, **values: str | None) -> None:
+        with self.conn:
+            for k, v in values.items():
+                self.conn.execute("insert or replace into meta values (?, ?)", (k, v))
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def _local_model(engine, store) -> tuple[str | None, int | None, int | None]:
+    """(model key, dims, local model id) of the vectors this agent's searches use."""
+    side, info = engine.searcher.vector_side(store)
+    if side is None:
+        return None, None, None
+    return model_key(info), info["dims"], side.model_id
+
+
+def model_key(info: dict) -> str:
+    """How the fleet names an embedding model: vectors compare only under the same key (the
+    dimensions are part of it: one model can give vectors of several sizes)."""
+    return f"{info['provider']}/{info['model']}@{info['dims']}"
+
+
+def _local_chunks(cfg, store) -> dict[tuple, int]:
+    """(path, start, end, hash) -> local chunk id, for the shared files."""
+    out = {}
+    for cid, path, s, e, h in store.conn.execute("select id, path, start_line, end_line, hash from chunks"):
+        if is_shared(cfg, path):
+            out[(path, s, e, h)] = cid
+    return out
+
+
+def _vector_ids(store, mid: int | None) -> set[int]:
+    if mid is None:
+        return set()
+    return {r[0] for r in store.conn.execute(f"select chunk_id from vectors_{int(mid)}")}
+
+
+def _wanted(engine, store) -> tuple[str | None, int | None, int | None, dict[tuple, int]]:
+    """(model key, dims, local model id, {fleet key: local chunk id}) of what the fleet should
+    hold of this agent: its shared chunks, each keyed with the model of its vector (None
+    until it has one, so a vector that arrives later is pushed then)."""
+    model, dims, mid = _local_model(engine, store)
+    with_vec = _vector_ids(store, mid)
+    want = {(*k, model if cid in with_vec else None): cid for k, cid in _local_chunks(engine.cfg, store).items()}
+    return model, dims, mid, want
+
+
+def fleet_status(engine) -> dict | None:
+    """The fleet line of `status`, read locally (no network): None when no fleet is set."""
+    cfg = engine.cfg
+    if not cfg["fleet.url"]:
+        return None
+    out = {"url": mask_url(cfg["fleet.url"]), "publish": cfg["fleet.publish"], "host": fleet_host(cfg),
+           "lastPush": None, "lastError": None}
+    pushed: set[tuple] = set()
+    if state_path(cfg).exists():
+        state = PushState(cfg)
+        try:
+            pushed = state.keys()
+            out.update(lastPush=state.get("last_push"), lastError=state.get("last_error"))
+        finally:
+            state.close()
+    store = engine.reader()
+    want = set(_wanted(engine, store)[3]) if store is not None and store.has_schema() else set()
+    out["behind"] = len(want - pushed) + len(pushed - want)
+    return out
+
+
+# ----------------------------------------------------------------------------- push
+
+
+def tsvector_literal(text: str) -> str:
+    """clawmem's own tokens (CJK as characters and bigrams, diacritics folded) as a tsvector,
+    positions kept: PostgreSQL's parsers would cut CJK text differently from the local index."""
+    from ..text import index_tokens
+
+    parts = []
+    for i, tok in enumerate(index_tokens(text)[:16383], start=1):
+        parts.append("'" + tok.replace("\\", "\\\\").replace("'", "''") + f"':{i}")
+    return " ".join(parts)
+
+
+def tsquery_literal(terms: list[str], joiner: str) -> str:
+    return f" {joiner} ".join("'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in terms)
+
+
+def push(engine, progress: Callable[[int, int], None] | None = None, batch: int = PUSH_BATCH) -> dict:
+    """Publish this agent's shared chunks: add what the fleet lacks, delete what the local index
+    no longer holds. Raises FleetError (and records it for `status`) when the database fails."""
+    cfg = engine.cfg
+    url = fleet_url(cfg)
+    state = PushState(cfg)
+    try:
+        out = _push(engine, url, state, progress, batch)
+        state.set(last_push=time.strftime("%Y-%m-%d %H:%M:%S"), last_error=None)
+        return out
+    except FleetError as exc:
+        state.set(last_error=str(exc))
+        raise
+    except Exception as exc:
+        msg = f"fleet push failed: {_one_line(exc, url)}"
+        state.set(last_error=msg)
+        raise FleetError(msg) from None
+    finally:
+        state.close()
+
+
+def _push(engine, url: str, state: PushState, progress, batch: int) -> dict:
+    import psycopg
+
+    cfg = engine.cfg
+    agent, host = cfg.agent_id, fleet_host(cfg)
+    store = engine.reader()
+    if store is None or not store.has_schema():
+        raise FleetError("nothing to push: the local index is empty (run `clawmem index`)")
+    model, dims, mid, want = _wanted(engine, store)
+    t0 = time.perf_counter()
+    conn = connect(url)
+    try:
+        if not _has_schema(conn):
+            ensure_schema(conn, url)
+            register_vector(conn)
+        own = conn.execute("select clawmem_own_agent()").fetchone()[0]
+        if own is not None and own != agent:  # row-level security would refuse every row: say why instead
+            raise FleetError(f"{mask_url(url)} is agent {own}'s role, not {agent}'s: "
+                             f"use the URL `clawmem fleet grant {agent}` printed, or agentId = \"{own}\"")
+        conn.execute(
+            "insert into clawmem_agents (agent, host, model, dims) values (%s, %s, %s, %s) on conflict (agent) do update"
+            " set host = excluded.host, model = excluded.model, dims = excluded.dims", (agent, host, model, dims))
+        if model:
+            conn.execute("select clawmem_vector_index(%s, %s)", (model, dims))
+        conn.commit()
+        server = {tuple(r[1:]): r[0] for r in conn.execute(
+            "select id, path, start_line, end_line, hash, model from clawmem_chunks where agent = %s", (agent,))}
+        state.replace(server)
+        gone = [(key, rid) for key, rid in server.items() if key not in want]
+        todo = [(key, cid) for key, cid in want.items() if key not in server]
+        total, done = len(gone) + len(todo), 0
+        for part in _batches(gone, 1000):
+            conn.execute("with gone as (delete from clawmem_chunks where agent = %s and id = any(%s) returning agent, tokens),"
+                         " n as (select g.agent, u.lexeme, count(*) c from gone g, unnest(g.tokens) u group by 1, 2)"
+                         " update clawmem_terms t set chunks = t.chunks - n.c from n where t.agent = n.agent and t.term = n.lexeme",
+                         (agent, [rid for _, rid in part]))
+            conn.execute("delete from clawmem_terms where agent = %s and chunks <= 0", (agent,))
+            conn.commit()
+            state.remove([key for key, _ in part])
+            done += len(part)
+            if progress:
+                progress(done, total)
+        for part in _batches(todo, batch):
+            # one statement per batch, its columns as arrays: the rows it adds (a resumed push
+            # skips those already there) are the ones its word counts take in
+            conn.execute(
+                "with added as (insert into clawmem_chunks (agent, host, path, source, start_line, end_line, hash, model, text,"
+                " tokens, embedding, day, ts, mtime_ns, linemap) select %s, %s, * from unnest(%s::text[], %s::text[], %s::int[],"
+                " %s::int[], %s::text[], %s::text[], %s::text[], %s::tsvector[], %s::vector[], %s::text[], %s::float8[],"
+                " %s::int8[], %s::text[]) on conflict do nothing returning agent, tokens)"
+                " insert into clawmem_terms as t (agent, term, chunks) select a.agent, u.lexeme, count(*) from added a,"
+                " unnest(a.tokens) u group by 1, 2 order by 1, 2 on conflict (agent, term) do update set chunks = t.chunks + excluded.chunks",
+                (agent, host, *(list(col) for col in zip(*_rows_for(store, mid, part)))))
+            conn.commit()
+            state.add([key for key, _ in part])
+            done += len(part)
+            if progress:
+                progress(done, total)
+        conn.execute("update clawmem_agents set chunks = (select count(*) from clawmem_chunks where agent = %s),"
+                     " pushed_at = now() where agent = %s", (agent, agent))
+        conn.commit()
+    except psycopg.Error as exc:
+        raise FleetError(f"fleet push to {mask_url(url)} failed: {_one_line(exc, url)}") from None
+    finally:
+        conn.close()
+    return {"agent": agent, "host": host, "model": model, "dims": dims, "chunks": len(want), "added": len(todo),
+            "deleted": len(gone), "seconds": round(time.perf_counter() - t0, 3)}
+
+
+def _batches(items: list, size: int) -> Iterable[list]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+def _rows_for(store, mid: int | None, part: list[tuple]) -> list[tuple]:
+    ids = [cid for _, cid in part]
+    marks = ",".join("?" * len(ids))
+    local = {r[0]: r[1:] for r in store.conn.execute(
+        "select c.id, c.source, c.text, fl.day, c.ts, fl.mtime_ns, c.linemap from chunks c left join files fl on fl.path = c.path"
+        f" where c.id in ({marks})", ids)}
+    vectors: dict[int, Any] = {}
+    if mid is not None and any(key[4] for key, _ in part):
+        got, mat = store.load_matrix(mid, ids)
+        vectors = dict(zip(got.tolist(), mat))
+    rows = []
+    for (path, s, e, h, model), cid in part:
+        source, text, day, ts, mtime_ns, linemap = local[cid]
+        vec = vectors.get(cid) if model else None
+        rows.append((path, source, s, e, h, model if vec is not None else None, text, tsvector_literal(text),
+                     vec, day, ts, mtime_ns, linemap))
+    return rows
+
+
+def push_quietly(engine) -> str | None:
+    """The watcher's push after a sync: never raises; the error, if any (also kept for status)."""
+    try:
+        push(engine)
+        return None
+    except FleetError as exc:
+        return str(exc)
+    except Exception as exc:
+        return f"fleet push failed: {type(exc).__name__}: {_one_line(exc)}"
+
+
+# ----------------------------------------------------------------------------- grant
+
+
+def grant(url: str, agent: str, reads: list[str], *, new_password: bool = False) -> dict:
+    """Create or update an agent's role (as the owner) and say what goes in its config."""
+    import secrets
+
+    from psycopg import sql
+
+    if not re.fullmatch(r"[A-Za-z0-9._-]{1,50}", agent):
+        raise FleetError(f"agent {agent!r}: expected 1-50 letters, digits, . _ -")
+    for other in reads:
+        if not re.fullmatch(r"[A-Za-z0-9._-]{1,50}", other):
+            raise FleetError(f"--read {other!r}: expected an agent id (letters, digits, . _ -)")
+    role = role_name(agent)
+    conn = connect(url)
+    try:
+        ensure_schema(conn, url)
+        exists = conn.execute("select 1 from pg_roles where rolname = %s", (role,)).fetchone() is not None
+        password = None
+        if not exists or new_password:
+            password = secrets.token_urlsafe(24)
+            # the server gets the SCRAM verifier, never the password itself (it could be logged)
+            verifier = conn.pgconn.encrypt_password(password.encode(), role.encode(), b"scram-sha-256").decode()
+            verb = sql.SQL("alter role" if exists else "create role")
+            conn.execute(sql.SQL("{} {} login password {}").format(verb, sql.Identifier(role), sql.Literal(verifier)))
+        for stmt in ("grant usage on schema public to {}", "grant select, insert, delete on clawmem_chunks to {}",
+                     "grant usage on sequence clawmem_chunks_id_seq to {}", "grant select, insert, update on clawmem_agents to {}",
+                     "grant select, insert, update, delete on clawmem_terms to {}"):
+            conn.execute(sql.SQL(stmt).format(sql.Identifier(role)))
+        conn.execute("insert into clawmem_roles (role, agent, reads) values (%s, %s, %s) on conflict (role) do update"
+                     " set reads = excluded.reads", (role, agent, sorted(set(reads) - {agent})))
+        conn.commit()
+    except Exception as exc:
+        conn.rollback()
+        if isinstance(exc, FleetError):
+            raise
+        raise FleetError(f"fleet grant failed: {_one_line(exc, url)} (it needs the owner's URL, with the right to create roles)") from None
+    finally:
+        conn.close()
+    parts = urlsplit(url)
+    where = parts.netloc.rsplit("@", 1)[-1]
+    agent_url = urlunsplit(parts._replace(netloc=f"{role}:{password or '<its current password>'}@{where}"))
+    return {"agent": agent, "role": role, "reads": sorted(set(reads) - {agent}), "newPassword": password is not None,
+            "url": agent_url,
+            "config": f'[fleet]\nurl = "{agent_url}"\npublish = true\n'}
+
+
+# ----------------------------------------------------------------------------- search
+
+
+class _Counts:
+    """What search.line_focus asks of an index: how many chunks it holds."""
+
+    def __init__(self, n: int):
+        self.n = n
+
+    def chunk_count(self) -> int:
+        return self.n
+
+
+class Client:
+    """The connection an engine's fleet searches share. A new connection costs a TCP and SCRAM
+    handshake and the vector type's lookup (about 10 ms here), so a long-lived front (the app,
+    `clawmem mcp`) keeps one: opened on the first search, opened again when the server
+    restarted in between, closed when the engine goes away. One search at a time uses it."""
+
+    def __init__(self, url: str):
+        self.url = url
+        self.conn = None
+        self.lock = threading.Lock()
+
+    def run(self, work: Callable[[Any], Any]) -> Any:
+        import psycopg
+
+        with self.lock:
+            while True:
+                fresh = self.conn is None or self.conn.closed
+                if fresh:
+                    self.conn = connect(self.url, autocommit=True)
+                try:
+                    return work(self.conn)
+                except psycopg.Error:
+                    if fresh or not self.conn.broken:
+                        raise
+                    self.conn.close()  # the kept connection died with the server's restart: once more on a new one
+
+    def close(self) -> None:
+        with self.lock:
+            if self.conn is not None:
+                self.conn.close()
+                self.conn = None
+
+
+_clients: "weakref.WeakKeyDictionary[Any, Client]" = weakref.WeakKeyDictionary()
+_clients_lock = threading.Lock()
+
+
+def client(engine) -> Client:
+    """The engine's kept fleet connection (a new one when its [fleet] url changed)."""
+    url = fleet_url(engine.cfg)
+    with _clients_lock:
+        kept = _clients.get(engine)
+        if kept is None or kept.url != url:
+            if kept is not None:
+                kept.close()
+            kept = _clients[engine] = Client(url)
+            weakref.finalize(engine, kept.close)
+    return kept
+
+
+def search(engine, query: str, request=None, **fields) -> dict:
+    """Hybrid search over the fleet rows this agent may read. Hits carry agent, host, path,
+    lines and the stored snippet; `ref` reads a hit's stored text back (`get`). `request`: a
+    SearchRequest (or its fields as keywords); its `agents` narrows the agents searched."""
+    import psycopg
+
+    from ..search.options import SearchRequest
+
+    request = request or SearchRequest(**fields)
+    agents = request.agents
+    kept = client(engine)
+    opts = engine.options(request)
+    query = (query or "").strip()
+    t0 = time.perf_counter()
+    notes: list[str] = []
+    qv = query_vector(engine, query, notes) if query else None
+    try:
+        out = kept.run(lambda conn: search_with(conn, query, opts, agents, qv))
+    except (psycopg.errors.UndefinedTable, psycopg.errors.UndefinedFunction):
+        raise FleetError("the fleet database has no clawmem tables yet: push first (`clawmem fleet push`)") from None
+    except psycopg.Error as exc:
+        raise FleetError(f"fleet search on {mask_url(kept.url)} failed: {_one_line(exc, kept.url)}") from None
+    out["notes"][:0] = notes
+    out["ms"] = round((time.perf_counter() - t0) * 1000, 2)
+    return out
+
+
+class QueryVector:
+    """The query embedded by this agent's model, and that model's reference sample (the
+    similarities that count as unrelated, which calibrate a cosine)."""
+
+    def __init__(self, model: str, dims: int, vector, reference=None, provider: str | None = None, name: str | None = None):
+        self.model, self.dims, self.vector, self.reference = model, dims, vector, reference
+        self.provider, self.name = provider, name
+
+
+def query_vector(engine, query: str, notes: list[str]) -> QueryVector | None:
+    from ..embeddings import ProviderError
+
+    store = engine.reader()
+    if store is None or not store.has_schema():
+        return None
+    side, info = engine.searcher.vector_side(store)
+    if side is None:
+        return None
+    try:
+        vec = engine.providers.embed_query(side.provider, query, info["dims"])
+    except ProviderError as exc:
+        notes.append(f"query embedding failed ({exc}): keyword results only")
+        return None
+    return QueryVector(model_key(info), info["dims"], vec, side.reference, info["provider"], info["model"])
+
+
+def _batch(conn):
+    """Statements sent together and answered together: each round trip to the server (and
+    each wait for its process to be scheduled on a busy host) is paid once per batch."""
+    import contextlib
+
+    import psycopg
+
+    return conn.pipeline() if psycopg.Pipeline.is_supported() else contextlib.nullcontext()
+
+
+def search_with(conn, query: str, opts, agents: list[str] | None, qv: QueryVector | None) -> dict:
+    """The fleet search on an open connection, the query's vector given (None: keywords only).
+    `agents`: only these (None: every agent the login role may read). Three round trips at
+    most: everything that needs only the query, the relaxed keyword pass if the strict one
+    found too few, the candidates' rows."""
+    import numpy as np
+    from psycopg import sql
+
+    from ..search import ranking
+    from .. import search as s
+    from ..text import STOPWORDS, query_terms, relaxed_terms
+
+    n = opts.candidates
+    terms, relaxed = query_terms(query), relaxed_terms(query)
+    words = list(dict.fromkeys(relaxed + terms))
+    model = qv.model if qv is not None else None
+    q = np.asarray(qv.vector, dtype=np.float32) if qv is not None else None
+    # the model as a literal, as in the partial index's predicate, so the planner can use it;
+    # the dimensions are part of the model's key, so the cast fits every row of that model
+    dist = sql.SQL("(embedding::vector({d}) <=> %s::vector({d}))").format(d=sql.Literal(int(qv.dims))) if qv else None
+    keyword = "select id, rank from clawmem_keyword(%s::tsquery, %s, %s, %s)"
+    exact_toks = s.exact_tokens(query) if qv is not None else []
+    with _batch(conn):
+        if qv is not None:
+            conn.execute("select set_config('hnsw.ef_search', %s, false)", (str(max(40, 2 * n)),))
+        seen_cur = conn.execute("select agent, host, model, dims, chunks from clawmem_agents")
+        df_cur = conn.execute("select term, sum(chunks)::bigint from clawmem_terms where term = any(%s)"
+                              " and (%s::text[] is null or agent = any(%s)) group by term", (words, agents, agents))
+        # all words at once needs no counts first: a word no chunk holds ends it in the index
+        strict_cur = conn.execute(keyword, (tsquery_literal(terms, "&"), agents, n, s.OR_POSTINGS)) if terms and query else None
+        # only when a readable agent pushed vectors of this model: else its index does not exist
+        # and the scan would read every row to find none
+        vec_cur = conn.execute(sql.SQL("select id, {dist} from clawmem_chunks where model = {m} and (%s::text[] is null or agent = any(%s))"
+                                       " and exists (select 1 from clawmem_agents a where a.model = {m}) order by {dist} limit %s")
+                               .format(dist=dist, m=sql.Literal(model)), (q, agents, agents, q, n)) if qv is not None and query else None
+        # chunks naming a rare identifier of the query (an id, an env var, an error code) are
+        # lifted as in the local search: vectors say little about such words
+        exact_cur = conn.execute("select t, k.id from unnest(%s::text[]) with ordinality as u(t, i),"
+                                 " clawmem_keyword(u.t::tsquery, %s, %s, %s) k order by u.i",
+                                 ([tsquery_literal([t], "&") for t in exact_toks], agents, s.EXACT_MAX_CHUNKS + 1,
+                                  s.EXACT_MAX_CHUNKS + 1)) if exact_toks else None
+    seen = {r[0]: r[1:] for r in seen_cur.fetchall()}
+    names = [a for a in seen if agents is None or a in agents]
+    unknown = sorted(set(agents or ()) - set(seen))
+    base: dict[str, Any] = {"results": [], "mode": "keyword", "provider": None, "model": None, "corpus": "fleet",
+                            "agents": sorted(names), "notes": [], "hidden": {"count": 0, "bestScore": None}}
+    if unknown:
+        base["notes"].append(f"not in the fleet, or not readable with this role: {', '.join(unknown)}")
+    if not names or not query:
+        return base
+    n_docs = max(1, sum(seen[a][3] or 0 for a in names))
+    df = {t: 0 for t in words} | {t: int(c) for t, c in df_cur.fetchall()}
+
+    # keyword side: clawmem's tokens against the stored tsvectors, all words first, then the rarest
+    kw: dict[int, s.Candidate] = {}
+
+    def keyword_hits(rows, strict: bool) -> None:
+        for rid, r in rows:
+            if rid not in kw and len(kw) < n:
+                # ts_rank is about a tenth of FTS5's bm25 magnitude; negative as bm25 is, better first
+                kw[rid] = s.Candidate(rid, kw_rank=len(kw) + 1, kw_bm25=-float(r) * 10, kw_strict=strict)
+
+    if strict_cur is not None:
+        keyword_hits(strict_cur.fetchall(), True)
+    chosen = s.selective_terms(relaxed, df) if len(kw) < n else []
+    if chosen and not (strict_cur is not None and chosen == terms and len(terms) == 1):  # that OR is the AND just run
+        keyword_hits(conn.execute(keyword, (tsquery_literal(chosen, "|"), agents, n, s.OR_POSTINGS)).fetchall(), False)
+
+    # vector side: only rows whose vectors come from the query's model
+    vec = {rid: 1.0 - float(d) for rid, d in vec_cur.fetchall()} if vec_cur is not None else {}
+    other = sorted(a for a in names if seen[a][1] != model)
+    if other and model:
+        base["notes"].append(f"{', '.join(other)}: vectors from another model than {model}; keyword results only from them")
+
+    by_id: dict[int, s.Candidate] = dict(kw)
+    if vec:
+        ref = qv.reference
+        if ref is not None:
+            sims = s.matvec(ref, q)
+            mean, std = float(sims.mean()), float(sims.std())
+        else:
+            sims = np.array(list(vec.values()))
+            mean, std = float(np.median(sims)), float(sims.std() or 1.0)
+        ranked = sorted(vec.items(), key=lambda x: -x[1])
+        for rank, (rid, cos) in enumerate(ranked, start=1):
+            c = by_id.setdefault(rid, s.Candidate(rid))
+            c.vec_rank, c.vec_cos, c.vec_score = rank, cos, ranking.calibrate_cosine(cos, mean, std)
+    exact: dict[int, dict] = {}
+    if vec and exact_cur is not None:
+        found: dict[str, list[int]] = {}
+        for tok, rid in exact_cur.fetchall():
+            found.setdefault(tok, []).append(rid)
+        for tok in exact_toks:
+            ids = found.get(tsquery_literal([tok], "&"), [])
+            if 0 < len(ids) <= s.EXACT_MAX_CHUNKS:
+                for rid in ids:
+                    exact.setdefault(rid, {"token": tok, "chunks": len(ids)})
+                    by_id.setdefault(rid, s.Candidate(rid))
+    if not by_id:
+        return base
+    # the rows, and every candidate's cosine (relative fusion weighs the standing of keyword
+    # hits outside the vector pool too); by agent and id, the table's key
+    cosine = sql.SQL("case when model = {m} then 1 - {dist} end").format(m=sql.Literal(model), dist=dist) if vec else sql.SQL("null")
+    rows = {r[0]: r[1:] for r in conn.execute(sql.SQL(
+        "select id, agent, host, path, source, start_line, end_line, text, ts, linemap, day, mtime_ns, {cos} from clawmem_chunks"
+        " where agent = any(%s) and id = any(%s)").format(cos=cosine), ((q,) if vec else ()) + (names, list(by_id)))}
+    cands = []
+    for rid, c in by_id.items():
+        if rid not in rows:
+            continue
+        agent, host, path, source, start, end, text, ts, linemap, day, mtime_ns, cos = rows[rid]
+        c.row = (path, source, start, end, text, ts, linemap, day, mtime_ns)
+        c.parts["fleet"] = (agent, host)
+        if vec:
+            c.parts["vectorReference"] = {"mean": round(mean, 4), "std": round(std, 4)}
+            cos = c.vec_cos if c.vec_cos is not None else cos
+            if cos is not None and opts.fusion == "relative":
+                c.vec_z = (float(cos) - mean) / max(std, 1e-4)
+        cands.append(c)
+    mode = "hybrid" if vec else "keyword"
+    content = [t for t in terms if t not in STOPWORDS] or terms
+    top = ranking.idf(0, n_docs)
+    weights = {t: ranking.idf(min(df.get(t, 0), n_docs), n_docs) / top for t in content}
+
+    def merge_within_agents(ranked: list, max_chars: int) -> list:
+        """Overlapping hits fold together within one agent's file only."""
+        by_agent: dict[str, list] = {}
+        for c in ranked:
+            by_agent.setdefault(c.parts["fleet"][0], []).append(c)
+        return sorted((m for group in by_agent.values() for m in s.merge_overlapping(group, max_chars)),
+                      key=lambda c: (-c.rank, c.id))
+
+    shown, hidden_info, _ = s.select(cands, query, weights, n_docs, exact, opts, mode, merge=merge_within_agents)
+    focus = s.line_focus(_Counts(n_docs), query, {"df": df}, opts.context_lines)
+    for c in shown:
+        agent, host = c.parts.pop("fleet")
+        r = s.render(c, focus, opts)
+        r.update({"agent": agent, "host": host, "ref": f"{FLEET_PREFIX}{agent}/{r['path']}"})
+        r["citation"] = f"Source: {r['ref']}#L{r['startLine']}-L{r['endLine']}"  # the one citation shape; `get` reads the ref
+        base["results"].append(r)
+    base["hidden"] = hidden_info
+    base["mode"] = mode
+    if mode != "keyword":
+        base["provider"], base["model"] = qv.provider, qv.name
+    return base
+
+
+# ----------------------------------------------------------------------------- get
+
+
+def get_stored(cfg, ref: str, from_line: int | None = None, lines: int | None = None) -> dict:
+    """A fleet hit's stored text (`fleet:AGENT/PATH`): the file itself is on another host, so
+    what the fleet holds of it, its shared chunks, line by line."""
+    rest = ref[len(FLEET_PREFIX):]
+    agent, _, path = rest.partition("/")
+    if not agent or not path:
+        raise FleetError(f"{ref!r}: expected fleet:AGENT/PATH, as a fleet hit's ref says")
+    url = fleet_url(cfg)
+    conn = connect(url, autocommit=True)
+    try:
+        rows = conn.execute("select host, start_line, text from clawmem_chunks where agent = %s and path = %s"
+                            " order by start_line", (agent, path)).fetchall()
+    except Exception as exc:
+        raise FleetError(f"fleet get failed: {_one_line(exc, url)}") from None
+    finally:
+        conn.close()
+    if not rows:
+        return {"path": ref, "agent": agent, "text": "", "fleet": True,
+                "note": "nothing stored under that name, or not readable with this role"}
+    by_line: dict[int, str] = {}
+    for _, start, text in rows:
+        for i, line in enumerate(text.split("\n")):
+            by_line.setdefault(start + i, line)
+    first = max(1, from_line or min(by_line))
+    last = max(by_line) if not lines else first + lines - 1
+    text = "\n".join(by_line.get(i, "") for i in range(first, last + 1))
+    return {"path": ref, "agent": agent, "host": rows[0][0], "file": path, "from": first, "text": text, "fleet": True,
+            "note": f"stored text from the fleet: the file is on {rows[0][0]}"}

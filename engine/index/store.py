@@ -1,0 +1,607 @@
+"""The SQLite index: connection, schema, meta record, per-model vector tables.
+
+One file per agent and workspace, owner-only, WAL with a busy timeout so readers are never blocked by
+the single writer. The file is derived data: anything wrong with it (corrupt, foreign,
+older schema, different chunking) is handled by moving it aside or rebuilding it from the
+Markdown, never by asking the user to repair it.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts faster without it
+    import numpy as np
+
+SCHEMA_VERSION = 1
+APP_MARKER = "clawmem"
+TOKENIZER = "clawmem-bigram-1"  # changes to engine.text that alter index tokens must bump this
+BUSY_TIMEOUT_MS = 10_000
+# chunks: a smaller memory cannot show what unrelated text looks like to its model (its reference
+# sample takes in the background notes, search.background) nor which words it lacks (a word
+# missing from a few notes is no sign that the answer is)
+SMALL_MEMORY = 64
+
+
+def _pick_driver():
+    """sqlean.py (a dependency: FTS5 and extension loading on every platform), else the stdlib
+    sqlite3. sqlean first: probing the stdlib module costs a keyword search ~3 ms of imports."""
+    try:
+        import sqlean
+
+        return sqlean
+    except ImportError:
+        import sqlite3
+
+        return sqlite3
+
+
+db = _pick_driver()
+Error = db.Error
+DatabaseError = db.DatabaseError
+OperationalError = db.OperationalError
+
+
+class VecState(NamedTuple):
+    loaded: bool
+    version: str | None
+    reason: str | None
+
+    def as_status(self) -> dict:
+        return {
+            "backend": "sqlite-vec" if self.loaded else "numpy",
+            "version": self.version,
+            "reason": self.reason,
+        }
+
+
+def _load_vec(conn) -> VecState:
+    try:
+        import sqlite_vec
+    except ImportError as exc:
+        return VecState(False, None, f"sqlite-vec is not installed ({exc}); vectors are searched with numpy")
+    try:
+        conn.enable_load_extension(True)
+        sqlite_vec.load(conn)
+        conn.enable_load_extension(False)
+        (version,) = conn.execute("select vec_version()").fetchone()
+        return VecState(True, version, None)
+    except AttributeError:
+        return VecState(False, None, f"this Python's sqlite3 ({db.__name__}) cannot load extensions; vectors are searched with numpy")
+    except Exception as exc:  # a broken extension must not stop search
+        return VecState(False, None, f"sqlite-vec failed to load ({exc}); vectors are searched with numpy")
+
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY, source TEXT NOT NULL, abspath TEXT NOT NULL, hash TEXT NOT NULL,
+    mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, day TEXT, indexed_at REAL NOT NULL,
+    chunks INTEGER NOT NULL DEFAULT 0, note TEXT, state TEXT);
+CREATE INDEX IF NOT EXISTS files_mtime ON files(mtime_ns);
+CREATE TABLE IF NOT EXISTS chunks (
+    id INTEGER PRIMARY KEY, path TEXT NOT NULL, source TEXT NOT NULL,
+    start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, hash TEXT NOT NULL,
+    text TEXT NOT NULL, ts REAL, linemap TEXT);
+CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+    tokens, tokenize = "unicode61 remove_diacritics 2 tokenchars '_'");
+CREATE TABLE IF NOT EXISTS models (
+    id INTEGER PRIMARY KEY, fingerprint TEXT UNIQUE NOT NULL, provider TEXT NOT NULL,
+    model TEXT NOT NULL, endpoint TEXT NOT NULL, dims INTEGER NOT NULL,
+    created REAL NOT NULL, last_used REAL NOT NULL);
+"""
+
+
+def index_meta(cfg) -> dict:
+    """What the index depends on: a change means a full rebuild."""
+    from ..config import sha256
+
+    extra = sorted(os.path.expanduser(p) for p in cfg["extraPaths"])
+    return {
+        "schema": SCHEMA_VERSION,
+        "tokenizer": TOKENIZER,
+        "chunkTokens": cfg["chunking.tokens"],
+        "chunkOverlap": cfg["chunking.overlap"],
+        "sources": sorted(cfg["sources"]),
+        "scope": sha256(json.dumps({"extraPaths": extra}).encode()).hexdigest()[:16],
+    }
+
+
+def create_private_file(path: Path) -> None:
+    from ..paths import private_dir
+
+    private_dir(path.parent)
+    if not path.exists():
+        fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
+        os.close(fd)
+    else:
+        try:
+            os.chmod(path, 0o600)
+        except OSError:
+            pass
+
+
+class ForeignIndex(Exception):
+    """The file at the index path is not a clawmem index (`foreign`: a database of something
+    else) or is damaged."""
+
+    def __init__(self, message: str, foreign: bool = False):
+        super().__init__(message)
+        self.foreign = foreign
+
+
+def not_ours_line(path: Path, what: str) -> str:
+    """The one line for an index path that holds something clawmem must not move."""
+    return (f"store.path: {path} {what}; clawmem moves aside only its own index, so nothing was touched: "
+            "point store.path at a new file, or move that away yourself")
+
+
+def may_move_aside(path: Path, exc: ForeignIndex) -> bool:
+    """Only a damaged file at a path clawmem manages itself (its data folder) is moved aside: a
+    folder or another program's database is never clawmem's to move."""
+    from ..paths import data_dir
+
+    return not exc.foreign and Path(os.path.realpath(path)).is_relative_to(os.path.realpath(data_dir()))
+
+
+def _not_an_index(exc: Exception) -> bool:
+    """True when SQLite says the file itself is bad (corrupt, not a database). A full disk, a
+    read-only file or folder, an I/O error say nothing about the file: it must not be moved aside."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    if name:
+        return name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB"))
+    return "malformed" in str(exc) or "not a database" in str(exc)
+
+
+class Store:
+    """A connection to one index file. Not shared between threads."""
+
+    def __init__(self, path: Path, *, write: bool = False, load_vec: bool = True):
+        self.path = Path(path)
+        self.write = write
+        if write:
+            create_private_file(self.path)
+        elif not self.path.exists():
+            raise FileNotFoundError(self.path)
+        target, uri = str(self.path), False
+        if not write and not os.access(self.path.parent, os.W_OK) and not Path(target + "-shm").exists():
+            # a WAL index in a folder we cannot write (read-only mount): SQLite cannot create the
+            # -shm it needs to read it, and nobody can write the index there either: read it as is
+            from urllib.parse import quote
+
+            target, uri = f"file:{quote(target)}?immutable=1", True
+        self.conn = db.connect(target, uri=uri, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
+        self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        self.inode = os.stat(self.path).st_ino
+        self._load_vec = load_vec
+        self._vec: VecState | None = None
+        self._chunk_count: tuple[int, int] | None = None  # (generation, count)
+
+    @property
+    def vec(self) -> VecState:
+        """sqlite-vec, loaded on first use: a keyword-only search never needs it (nor numpy,
+        which its Python package imports)."""
+        if self._vec is None:
+            self._vec = _load_vec(self.conn) if self._load_vec else VecState(False, None, "vector store disabled (store.vector.enabled = false)")
+        return self._vec
+
+    def prepare_writer(self) -> None:
+        """WAL, and no fsync while a job writes; only after check(): a foreign file must not be touched.
+
+        Each file is one transaction (a kill loses nothing committed), and the fsync of every
+        checkpoint made a full index twice as slow. Without it a kill still cannot corrupt the
+        index; an OS crash or power cut during a job could, and then the next writer's check
+        finds it and rebuilds from the Markdown (the file is derived data). close() makes
+        the finished job durable."""
+        try:
+            self.conn.execute("PRAGMA journal_mode = WAL")
+            self.conn.execute("PRAGMA synchronous = OFF")
+        except DatabaseError as exc:
+            if not _not_an_index(exc):
+                raise
+            raise ForeignIndex(str(exc)) from None
+
+    # -- lifecycle -----------------------------------------------------------------
+
+    def close(self) -> None:
+        try:
+            if self.write and not self.conn.in_transaction:
+                self.conn.execute("PRAGMA synchronous = NORMAL")
+                self.conn.execute("PRAGMA wal_checkpoint(PASSIVE)")  # with fsync: the job's work is on disk
+        except Error:
+            pass
+        try:
+            self.conn.close()
+        except Error:
+            pass
+
+    def rollback(self) -> None:
+        """Undo the open transaction, if any: SQLite ends it by itself when a commit fails for
+        want of space, and a second rollback would hide that real error."""
+        if self.conn.in_transaction:
+            self.conn.execute("rollback")
+
+    def is_current_file(self) -> bool:
+        """False once the index file was swapped by a rebuild in another process."""
+        try:
+            return os.stat(self.path).st_ino == self.inode
+        except FileNotFoundError:
+            return False
+
+    def check(self, quick: bool = True) -> None:
+        """Raise ForeignIndex unless this is a readable clawmem index (or an empty new file).
+        Readers skip the integrity check (`quick=False`): it reads the whole file."""
+        try:
+            tables = {r[0] for r in self.conn.execute("select name from sqlite_master where type in ('table','view')")}
+            if not tables:
+                return
+            if "meta" not in tables:
+                raise ForeignIndex("it has tables but no clawmem meta record", foreign=True)
+            row = self.conn.execute("select value from meta where key = 'app'").fetchone()
+            if not row or row[0] != APP_MARKER:
+                raise ForeignIndex("its meta record is not clawmem's", foreign=True)
+            if not quick:
+                return
+            (ok,) = self.conn.execute("PRAGMA quick_check(1)").fetchone()
+            if ok != "ok":
+                raise ForeignIndex(f"integrity check failed: {ok}")
+        except DatabaseError as exc:
+            if not _not_an_index(exc):
+                raise
+            raise ForeignIndex(str(exc)) from None
+
+    def ensure_schema(self, **defaults: str) -> None:
+        """Create the tables and the meta record in one transaction: a reader that opens a new
+        index while it is being created sees either an empty file or a whole clawmem index,
+        never tables without the marker (which it would call foreign). `defaults` are meta
+        values written only where none is set yet."""
+        self.conn.execute("begin immediate")
+        try:
+            for statement in SCHEMA.split(";"):  # no ";" inside a statement of SCHEMA
+                if statement.strip():
+                    self.conn.execute(statement)
+            self.set_meta("app", APP_MARKER)
+            for key, value in {"schema": str(SCHEMA_VERSION), **defaults}.items():
+                self.conn.execute("insert into meta(key, value) values (?, ?) on conflict(key) do nothing", (key, value))
+            self.conn.execute("commit")
+        except BaseException:
+            self.rollback()
+            raise
+
+    def has_schema(self) -> bool:
+        try:
+            row = self.conn.execute("select value from meta where key = 'app'").fetchone()
+            return bool(row and row[0] == APP_MARKER)
+        except OperationalError:
+            return False
+
+    # -- meta ----------------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        try:
+            row = self.conn.execute("select value from meta where key = ?", (key,)).fetchone()
+        except OperationalError:
+            return None
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.conn.execute("insert into meta(key, value) values (?, ?) on conflict(key) do update set value = excluded.value", (key, value))
+
+    def get_meta_json(self, key: str) -> Any:
+        raw = self.get_meta(key)
+        try:
+            return json.loads(raw) if raw else None
+        except ValueError:
+            return None
+
+    def bump_generation(self) -> None:
+        self.conn.execute(
+            "insert into meta(key, value) values ('generation', '1') "
+            "on conflict(key) do update set value = cast(value as integer) + 1"
+        )
+
+    def generation(self) -> int:
+        return int(self.get_meta("generation") or 0)
+
+    def chunk_count(self) -> int:
+        """Chunks in the index, counted again only after a change (a count reads the whole
+        table: 2.5 ms of every search at 100k chunks)."""
+        gen = self.generation()
+        if self._chunk_count is None or self._chunk_count[0] != gen:
+            self._chunk_count = (gen, self.conn.execute("select count(*) from chunks").fetchone()[0])
+        return self._chunk_count[1]
+
+    # -- counts --------------------------------------------------------------------
+
+    def counts(self) -> dict:
+        if not self.has_schema():
+            return {"files": 0, "chunks": 0, "bySource": {}}
+        by: dict[str, dict] = {}
+        for source, n in self.conn.execute("select source, count(*) from files group by source"):
+            by.setdefault(source, {"files": 0, "chunks": 0})["files"] = n
+        for source, n in self.conn.execute("select source, count(*) from chunks group by source"):
+            by.setdefault(source, {"files": 0, "chunks": 0})["chunks"] = n
+        return {
+            "files": sum(v["files"] for v in by.values()),
+            "chunks": sum(v["chunks"] for v in by.values()),
+            "bySource": by,
+        }
+
+    def file_rows(self) -> dict[str, tuple]:
+        """path -> (source, hash, mtime_ns, size, abspath)"""
+        if not self.has_schema():
+            return {}
+        return {
+            r[0]: r[1:]
+            for r in self.conn.execute("select path, source, hash, mtime_ns, size, abspath from files")
+        }
+
+    # -- vector tables ---------------------------------------------------------------
+
+    def models(self) -> list[dict]:
+        if not self.has_schema():
+            return []
+        cols = ("id", "fingerprint", "provider", "model", "endpoint", "dims", "created", "last_used")
+        return [dict(zip(cols, r)) for r in self.conn.execute(f"select {', '.join(cols)} from models")]
+
+    def model_id(self, fingerprint: str, provider: str, model: str, endpoint: str, dims: int) -> int:
+        """The id of this model's vector tables, creating them on first use (writer only)."""
+        row = self.conn.execute("select id, dims from models where fingerprint = ?", (fingerprint,)).fetchone()
+        now = time.time()
+        if row:
+            self.conn.execute("update models set last_used = ? where id = ?", (now, row[0]))
+            return row[0]
+        cur = self.conn.execute(
+            "insert into models(fingerprint, provider, model, endpoint, dims, created, last_used) values (?,?,?,?,?,?,?)",
+            (fingerprint, provider, model, endpoint, dims, now, now),
+        )
+        mid = cur.lastrowid
+        self.conn.execute(f"create table if not exists vectors_{mid} (chunk_id INTEGER PRIMARY KEY, embedding BLOB NOT NULL)")
+        self.ensure_vec_table(mid, dims)
+        return mid
+
+    def ensure_vec_table(self, mid: int, dims: int) -> None:
+        if not self.vec.loaded:
+            return
+        exists = self.conn.execute("select 1 from sqlite_master where name = ?", (f"vec_{mid}",)).fetchone()
+        if exists:
+            return
+        self.conn.execute(f"create virtual table vec_{mid} using vec0(embedding float[{dims}] distance_metric=cosine)")
+        # vectors written while sqlite-vec was unavailable are mirrored now
+        self.conn.execute(f"insert into vec_{mid}(rowid, embedding) select chunk_id, embedding from vectors_{mid}")
+
+    def has_vec_table(self, mid: int) -> bool:
+        if not self.vec.loaded:
+            return False
+        return bool(self.conn.execute("select 1 from sqlite_master where name = ?", (f"vec_{mid}",)).fetchone())
+
+    def reference_sample(self, mid: int) -> np.ndarray | None:
+        """The vectors of the model's reference sample (see indexer._pick_reference_sample); in
+        a memory too small to show what unrelated text looks like, with the background notes'."""
+
+        import numpy as np
+        ids = self.get_meta_json(f"sample:{mid}") or []
+        _, mat = self.load_matrix(mid, ids)
+        if len(mat) < SMALL_MEMORY:
+            background = self.background_vectors(mid)
+            if background is not None and background.shape[1] == mat.shape[1]:
+                mat = np.vstack([mat, background])
+        return mat if len(mat) >= 8 else None
+
+    def background_vectors(self, mid: int) -> np.ndarray | None:
+        """The model's vectors of search.background.BACKGROUND, kept by the indexer."""
+
+        import numpy as np
+        raw = self.get_meta_json(f"background:{mid}")
+        if not raw:
+            return None
+        try:
+            flat = np.frombuffer(base64.b64decode(raw["vectors"]), dtype=np.float32)
+            return flat.reshape(-1, int(raw["dims"]))
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    @staticmethod
+    def background_json(mat: np.ndarray) -> str:
+        """The meta value `background:<model id>` that background_vectors reads."""
+
+        import numpy as np
+        blob = base64.b64encode(np.asarray(mat, dtype=np.float32).tobytes()).decode("ascii")
+        return json.dumps({"dims": int(mat.shape[1]), "vectors": blob})
+
+    def drop_model(self, mid: int) -> None:
+        self.conn.execute(f"drop table if exists vectors_{mid}")
+        if self.vec.loaded:
+            self.conn.execute(f"drop table if exists vec_{mid}")
+        self.conn.execute("delete from models where id = ?", (mid,))
+
+    def has_vectors(self, mid: int) -> bool:
+        try:
+            return self.conn.execute(f"select 1 from vectors_{mid} limit 1").fetchone() is not None
+        except OperationalError:
+            return False
+
+    def coverage(self, mid: int, at_most: int | None = None) -> int:
+        """Vectors the model has here; counting stops at `at_most` (a full count reads them all)."""
+        bounded = f"(select 1 from vectors_{mid} limit {int(at_most)})" if at_most is not None else f"vectors_{mid}"
+        try:
+            (n,) = self.conn.execute(f"select count(*) from {bounded}").fetchone()
+            return n
+        except OperationalError:
+            return 0
+
+    def put_vectors(self, mid: int, rows: list[tuple[int, np.ndarray]]) -> None:
+
+        import numpy as np
+        vec = self.has_vec_table(mid)
+        for chunk_id, v in rows:
+            blob = np.asarray(v, dtype=np.float32).tobytes()
+            self.conn.execute(f"insert or replace into vectors_{mid}(chunk_id, embedding) values (?, ?)", (chunk_id, blob))
+            if vec:
+                # vec0 has no upsert
+                self.conn.execute(f"delete from vec_{mid} where rowid = ?", (chunk_id,))
+                self.conn.execute(f"insert into vec_{mid}(rowid, embedding) values (?, ?)", (chunk_id, blob))
+
+    def delete_chunk_vectors(self, chunk_ids: list[int]) -> None:
+        if not chunk_ids:
+            return
+        marks = ",".join("?" * len(chunk_ids))
+        for m in self.models():
+            self.conn.execute(f"delete from vectors_{m['id']} where chunk_id in ({marks})", chunk_ids)
+            if self.has_vec_table(m["id"]):
+                self.conn.execute(f"delete from vec_{m['id']} where rowid in ({marks})", chunk_ids)
+
+    def load_matrix(self, mid: int, ids: list[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(chunk ids, matrix) of a model's vectors, optionally restricted to some chunks."""
+
+        import numpy as np
+        (dims,) = self.conn.execute("select dims from models where id = ?", (mid,)).fetchone()
+        if ids is None:
+            rows = self.conn.execute(f"select chunk_id, embedding from vectors_{mid}").fetchall()
+        else:
+            rows = []
+            for i in range(0, len(ids), 900):
+                part = ids[i : i + 900]
+                rows += self.conn.execute(
+                    f"select chunk_id, embedding from vectors_{mid} where chunk_id in ({','.join('?' * len(part))})", part
+                ).fetchall()
+        if not rows:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, dims), dtype=np.float32)
+        id_arr = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dims)
+        return id_arr, mat
+
+    def knn(self, mid: int, query: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """sqlite-vec KNN: (chunk id, cosine similarity) best first."""
+
+        import numpy as np
+        blob = np.asarray(query, dtype=np.float32).tobytes()
+        rows = self.conn.execute(
+            f"select rowid, distance from vec_{mid} where embedding match ? and k = ? order by distance", (blob, k)
+        ).fetchall()
+        return [(r[0], 1.0 - r[1]) for r in rows]
+
+
+SIDE_FILES = ("-wal", "-shm", "-journal")  # SQLite's files beside a database: a rollback journal
+# is left by a kill during the one header write that turns a file from rollback mode to WAL or back
+
+
+def remove_index_files(path: Path, main: bool = True) -> None:
+    """Delete an index file's side files (SIDE_FILES), and the file itself unless main=False:
+    a journal left beside a file that is replaced would otherwise be replayed into its successor."""
+    for suffix in SIDE_FILES + ("",) if main else SIDE_FILES:
+        Path(str(path) + suffix).unlink(missing_ok=True)
+
+
+def move_aside(path: Path, why: str) -> Path:
+    """Move a bad index (and its side files) out of the way; never delete it."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    dest = path.with_name(f"{path.name}.{why}-{stamp}")
+    n = 1
+    while dest.exists():
+        dest = path.with_name(f"{path.name}.{why}-{stamp}-{n}")
+        n += 1
+    os.replace(path, dest)
+    for suffix in SIDE_FILES:
+        side = Path(str(path) + suffix)
+        if side.exists():
+            os.replace(side, Path(str(dest) + suffix))
+    return dest
+
+
+def _intact_record(index: Path) -> Path:
+    from .. import paths
+    import hashlib
+
+    return paths.state_dir() / f"intact-{hashlib.sha256(str(index).encode()).hexdigest()[:16]}.json"
+
+
+def _file_identity(index: Path) -> list[int] | None:
+    try:
+        st = os.stat(index)
+    except OSError:
+        return None
+    return [st.st_ino, st.st_size, st.st_mtime_ns]
+
+
+def remember_intact(index: Path) -> None:
+    """After a writer closed the index cleanly: note the file as it is now, so the next writer
+    can skip the integrity check (it reads the whole file: 0.4 s of every no-op sync at 5,000
+    files). A kill cannot corrupt SQLite; anything else that writes the file changes its mtime
+    (a checkpoint when the last reader closes does too: then the next writer checks once more)."""
+    ident = _file_identity(index)
+    if ident is None:
+        return
+    try:
+        from ..files.fsutil import atomic_write
+        from ..paths import private_dir
+
+        rec = _intact_record(index)
+        private_dir(rec.parent)
+        atomic_write(rec, json.dumps({"index": str(index), "file": ident}), mode=0o600)
+    except OSError:
+        pass  # the next writer checks the whole file, as before
+
+
+def known_intact(index: Path) -> bool:
+    """Whether the index file is exactly as the last clean writer left it."""
+    try:
+        rec = json.loads(_intact_record(index).read_text())
+    except (OSError, ValueError):
+        return False
+    return rec.get("index") == str(index) and rec.get("file") == _file_identity(index)
+
+
+def rebuild_path(index: Path) -> Path:
+    """Where a full rebuild is built before it replaces the index."""
+    return Path(str(index) + ".rebuild")
+
+
+def built_for(path: Path, workspace: Path) -> bool:
+    """Whether the index at `path` was built for `workspace`: the workspace it records, else (an
+    index from before it recorded one) the absolute paths of its memory files."""
+    try:
+        st = Store(path, load_vec=False)
+    except (OSError, Error):
+        return False
+    try:
+        st.check(quick=False)
+        recorded = st.get_meta("workspace")
+        if recorded is not None:
+            return recorded == str(workspace)
+        rows = st.conn.execute("select path, abspath from files where source = 'memory'").fetchall() if st.has_schema() else []
+        return all(abspath == str(workspace / rel) for rel, abspath in rows if not rel.startswith("../") and not os.path.isabs(rel))
+    except (ForeignIndex, Error):
+        return False
+    finally:
+        st.close()
+
+
+def adopt_legacy_index(cfg) -> str | None:
+    """Give this workspace the index an older clawmem kept per agent only (`index/<agent>.sqlite`),
+    by renaming it, when it was built for this workspace: nothing is embedded again. Another
+    workspace's index stays where it is, for that workspace to adopt."""
+    legacy, target = cfg.legacy_store_path(), cfg.store_path()
+    if legacy is None or target.exists() or not legacy.is_file():
+        return None
+    from .lock import WriterLock
+
+    lock = WriterLock(legacy)
+    if not lock.try_acquire():
+        return None  # being written right now: adopted by a later run
+    try:
+        if target.exists() or not built_for(legacy, cfg.workspace):
+            return None
+        for src, dst in ((rebuild_path(legacy), rebuild_path(target)), (legacy, target)):
+            for suffix in ("-wal", "-shm", ""):  # the main file last: whoever sees it finds its WAL beside it
+                if os.path.exists(str(src) + suffix):
+                    os.replace(str(src) + suffix, str(dst) + suffix)
+    finally:
+        lock.release()
+    return f"the index at {legacy} was built for this workspace; renamed it to {target} (indexes are now kept per workspace)"
