@@ -12,7 +12,7 @@ import importlib
 
 from .api import Engine
 from .config import Config, ConfigError, load as load_config
-from .errors import AccessDenied, IndexUnavailable, JournalUnavailable, SearchDisabled
+from .errors import AccessDenied, ClawmemError, IndexUnavailable, JournalUnavailable, SearchDisabled
 from .results import FileText, Restored, SearchResults, Status, WriteReceipt, vectors_serving
 from .search.options import SearchRequest
 
@@ -87,7 +87,7 @@ _LAZY = {
     "index_now": "agent.tools:index_now",
 }
 
-__all__ = ["Engine", "Config", "ConfigError", "load_config", "AccessDenied", "IndexUnavailable", "JournalUnavailable", "SearchDisabled",
+__all__ = ["Engine", "Config", "ConfigError", "load_config", "ClawmemError", "AccessDenied", "IndexUnavailable", "JournalUnavailable", "SearchDisabled",
            "FileText", "Restored", "SearchRequest", "SearchResults", "Status", "WriteReceipt", "vectors_serving",
            "events",  # the typed events long jobs yield: a module of plain data classes
            *_LAZY]

@@ -15,12 +15,13 @@ from typing import Any, Callable, NamedTuple
 
 from . import paths
 from .provider_registry import BATCH, NAMES
+from .errors import ClawmemError
 
 PROVIDERS = NAMES
 DEFAULT_LOCAL_MODEL = "hf:cstr/multilingual-e5-small-GGUF/multilingual-e5-small-q8_0.gguf"
 
 
-class ConfigError(Exception):
+class ConfigError(ClawmemError):
     """A configuration problem, already phrased as one line for the user."""
 
 

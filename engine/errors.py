@@ -1,17 +1,26 @@
-"""The errors the engine's operations raise for the fronts to show as one line (no traceback)."""
+"""The errors the engine's operations raise for the fronts to show as one line (no traceback).
+
+Every error meant for a person derives from `ClawmemError`, so a front that only shows the
+message catches that one class; the specific classes stay for fronts that act on the kind
+(ChangedOnDisk opens the merge view, LockBusy waits). Each keeps its older base
+(ValueError, RuntimeError) so code that caught those still does."""
 
 
-class IndexUnavailable(RuntimeError):
+class ClawmemError(Exception):
+    """An error whose message is one line for a person: what went wrong and what to do."""
+
+
+class IndexUnavailable(ClawmemError, RuntimeError):
     """The index cannot be read (corrupt, locked too long); the message says what to do."""
 
 
-class AccessDenied(ValueError):
+class AccessDenied(ClawmemError, ValueError):
     """memory_get refused a path; the message says why."""
 
 
-class SearchDisabled(RuntimeError):
+class SearchDisabled(ClawmemError, RuntimeError):
     """Memory search is turned off (`enabled = false`, e.g. OpenClaw's memorySearch.enabled)."""
 
 
-class JournalUnavailable(RuntimeError):
+class JournalUnavailable(ClawmemError, RuntimeError):
     """The journal of file versions cannot be opened or brought up to date; the message says why."""

@@ -16,11 +16,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from .errors import ClawmemError
+
 ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 FILE_MAX_BYTES = 1 << 20
 
 
-class SecretError(Exception):
+class SecretError(ClawmemError):
     """A secret reference that cannot be resolved; one line naming the reference, never a value."""
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..files import memfile
 from ..index.sessions import parse_transcript
+from ..errors import ClawmemError
 
 RECENT_MESSAGES = 15  # OpenClaw's default for the hook
 SLUG_WORDS = 4
@@ -30,7 +31,7 @@ FILLER = frozenset(
 )
 
 
-class ArchiveError(ValueError):
+class ArchiveError(ClawmemError, ValueError):
     """The transcript cannot be archived; the message says why, in one line."""
 
 

@@ -32,6 +32,7 @@ from pathlib import Path
 from ..files import conflicts as files, journal
 from . import recall
 from .. import text as textmod
+from ..errors import ClawmemError
 
 WEIGHTS = {"relevance": 0.30, "frequency": 0.24, "diversity": 0.15, "recency": 0.15, "consolidation": 0.10,
            "conceptual": 0.06}
@@ -55,7 +56,7 @@ COMMAND = Gates()  # `openclaw memory promote`'s defaults, ours too
 SWEEP = Gates(0.8, 3, 3)  # what OpenClaw's scheduled sweep requires before it writes unreviewed
 
 
-class PromoteError(Exception):
+class PromoteError(ClawmemError):
     """A write could not be made; the message names the file and what to do."""
 
 

@@ -27,6 +27,7 @@ from typing import NamedTuple
 
 from .. import paths
 from ..config import sha256
+from ..errors import ClawmemError
 
 # a dated daily log anywhere under memory/ (OpenClaw's short-term memory paths), with an
 # optional slug as `clawmem archive` writes them
@@ -160,7 +161,7 @@ def record(cfg, query: str, results: list[dict], now: float | None = None) -> in
     return len(rows)
 
 
-class RecallUnreadable(Exception):
+class RecallUnreadable(ClawmemError):
     """The recall store cannot be read; the message names it and the way out."""
 
 

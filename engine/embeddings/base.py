@@ -9,11 +9,13 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
+from ..errors import ClawmemError
+
 if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts faster without it
     import numpy as np
 
 
-class ProviderError(Exception):
+class ProviderError(ClawmemError):
     """A provider failed; the message is one line naming the provider ("openai: 401 invalid api key")."""
 
 

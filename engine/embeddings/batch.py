@@ -25,6 +25,7 @@ from typing import Any, Callable, NamedTuple
 
 from ..provider_registry import REGISTRY
 from .base import ProviderError
+from ..errors import ClawmemError
 
 MAX_REQUESTS = 50_000  # per job, OpenAI's limit
 MIN_CHUNKS = 100  # fewer chunks than this are quicker through normal requests
@@ -32,7 +33,7 @@ DONE = "completed"
 FAILED = ("failed", "expired", "cancelled", "canceled")
 
 
-class BatchError(Exception):
+class BatchError(ClawmemError):
     """A batch job could not deliver; one line. The caller falls back to normal requests."""
 
     def __init__(self, message: str, status: int | None = None):

@@ -25,13 +25,14 @@ from typing import Callable
 from urllib.parse import quote
 
 from .. import paths
+from ..errors import ClawmemError
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 CONNECT_TIMEOUT = 10.0
 READ_TIMEOUT = 60.0
 
 
-class DownloadError(Exception):
+class DownloadError(ClawmemError):
     """One line for the user: what could not be downloaded, why, and the way out."""
 
 

@@ -62,7 +62,7 @@ class Providers:
         if self.errors:
             store.set_meta(FAILURES_KEY, json.dumps(self.errors))
         else:
-            store.conn.execute("delete from meta where key = ?", (FAILURES_KEY,))
+            store.delete_meta(FAILURES_KEY)
 
     def embed_query(self, prov: Provider, query: str, dims: int | None) -> np.ndarray:
         """A provider that just failed is not asked again for a while: a search as you type

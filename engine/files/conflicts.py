@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import memfile
+from ..errors import ClawmemError
 
 MISSING = memfile.MISSING  # the hash of a file that does not exist
 
@@ -32,7 +33,7 @@ class FileSnapshot:
         return self.hash != MISSING
 
 
-class ChangedOnDisk(Exception):
+class ChangedOnDisk(ClawmemError):
     """The file is no longer what the editor started from; `disk` is what is there now."""
 
     def __init__(self, path: Path, disk: FileSnapshot):

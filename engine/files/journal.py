@@ -31,6 +31,7 @@ from .. import paths
 from .fsutil import os_path, path_text
 
 from .writers import OUTSIDE, writer_of as _writer_of
+from ..errors import ClawmemError
 
 SCHEMA = """
 create table if not exists versions(
@@ -137,6 +138,14 @@ class Journal:
     def commit_batch(self) -> None:
         if self.conn.in_transaction:
             self.conn.execute("commit")
+
+    def in_batch(self) -> bool:
+        return self.conn.in_transaction
+
+    def drop_batch(self) -> None:
+        """Give up the open batch (its versions are recorded again by the next run)."""
+        if self.conn.in_transaction:
+            self.conn.execute("rollback")
 
     def latest(self, path: str) -> Version | None:
         row = self.conn.execute(f"select {_COLS} from versions where path = ? order by id desc limit 1", (path,)).fetchone()
@@ -384,7 +393,7 @@ def _root(journal: Journal, abspath: Path) -> Path:
     return ws if Path(abspath).is_relative_to(ws) else Path(abspath).parent
 
 
-class HunkConflict(ValueError):
+class HunkConflict(ClawmemError, ValueError):
     """The file changed where the hunk is since that version; the message says what to do."""
 
 

@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from .fsutil import atomic_write_bytes, sync_dir
+from ..errors import ClawmemError
 
 READ_CAP = 16 * 1024 * 1024  # the indexer's cap too: a memory file is notes, not a data dump
 APPEND_CAP = 64 * 1024  # one agent write (mcp.maxWriteBytes changes it)
@@ -57,7 +58,7 @@ MISSING = ""  # the hash of a file that does not exist (files.MISSING)
 ATTEMPTS = 20
 
 
-class Refused(ValueError):
+class Refused(ClawmemError, ValueError):
     """The path or the file is not one clawmem reads or writes; the message says why."""
 
 
@@ -65,7 +66,7 @@ class TooLarge(Refused):
     """Over a size cap; the message says which and how to change it."""
 
 
-class Conflict(Exception):
+class Conflict(ClawmemError):
     """The file is not the version the write was based on; `snapshot` is what is there now."""
 
     def __init__(self, snapshot: "Snapshot"):

@@ -30,13 +30,14 @@ from typing import Any, Callable, Iterable
 from urllib.parse import urlsplit, urlunsplit
 
 from ..redaction import mask_password
+from ..errors import ClawmemError
 
 PUSH_BATCH = 500
 CONNECT_TIMEOUT = 5  # seconds: a fleet that is down must not hold up the watcher
 FLEET_PREFIX = "fleet:"  # `clawmem get fleet:AGENT/PATH` reads a fleet hit's stored text
 
 
-class FleetError(Exception):
+class FleetError(ClawmemError):
     """A fleet operation failed: one line for the user, the password masked."""
 
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
 from .. import paths
 from ..config import openclaw_agent_entries, read_openclaw_json
+from .store import read_identity
 
 
 @dataclass
@@ -27,16 +27,7 @@ class AgentTarget:
 
 def _index_identity(path: Path) -> tuple[str | None, str | None]:
     """(agent id, workspace) an index records in its meta table, if it records them."""
-    try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=1.0)
-    except sqlite3.Error:
-        return None, None
-    try:
-        meta = dict(conn.execute("select key, value from meta where key in ('agentId', 'workspace', 'index')").fetchall())
-    except sqlite3.Error:
-        return None, None
-    finally:
-        conn.close()
+    meta = read_identity(path)
     try:
         recorded = json.loads(meta.get("index") or "{}")
     except ValueError:

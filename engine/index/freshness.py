@@ -112,11 +112,10 @@ class Freshness:
             except OSError:
                 return every_file()
         try:
-            hot = st.conn.execute("select abspath, mtime_ns, size from files order by mtime_ns desc limit ?", (HOT_FILES,)).fetchall()
+            hot = st.recent_files(HOT_FILES)
             # MEMORY.md and file extraPaths: no folder of theirs is compared
             roots = [display_path(self.cfg.workspace, Path(p)) for p, kind in layout["roots"].items() if kind == "file"]
-            if roots:
-                hot += st.conn.execute(f"select abspath, mtime_ns, size from files where path in ({','.join('?' * len(roots))})", roots).fetchall()
+            hot += st.file_stats(roots)
         except DatabaseError:
             return True
         for abspath, mtime_ns, size in hot:

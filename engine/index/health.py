@@ -93,7 +93,7 @@ class Health:
         fts = {"available": True}
         if store is not None and store.has_schema():
             try:
-                store.conn.execute("select count(*) from chunks_fts").fetchone()
+                store.probe_words()
             except Exception as exc:
                 fts = {"available": False, "reason": str(exc)}
         out = {
@@ -150,7 +150,7 @@ class Health:
             return []
         if store is None or not store.has_schema():
             return []
-        rows = store.conn.execute("select path, note, state from files where note is not null order by path")
+        rows = store.file_notes()
         return [{"path": p, "reason": note, "skipped": state == "skipped"} for p, note, state in rows]
 
     def leftovers(self) -> list[tuple[Path, str]]:
@@ -232,6 +232,6 @@ class Health:
             out.append(str(exc))
             st = None
         if st is not None and st.has_schema():
-            for path, note in st.conn.execute("select path, note from files where note is not null"):
+            for path, note, _ in st.file_notes():
                 out.append(f"{path}: {note}")
         return out

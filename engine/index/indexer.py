@@ -118,49 +118,18 @@ def _chunks_for(cfg: Config, f: SourceFile, data: bytes | None, text: str | None
 
 def write_file(store: Store, f: SourceFile, st: os.stat_result, digest: str, chunks: list[Chunk], stamps, maps, note: str | None, state: str | None) -> None:
     """Replace one file's rows in a single transaction."""
-    conn = store.conn
-    conn.execute("begin immediate")
-    try:
-        delete_file_rows(store, f.path)
+    with store.transaction():
+        store.delete_file_rows(f.path)
         for c, ts, lm in zip(chunks, stamps, maps):
-            cur = conn.execute(
-                "insert into chunks(path, source, start_line, end_line, hash, text, ts, linemap) values (?,?,?,?,?,?,?,?)",
-                (f.path, f.source, c.start_line, c.end_line, c.hash, c.text, ts, lm),
-            )
-            conn.execute("insert into chunks_fts(rowid, tokens) values (?, ?)", (cur.lastrowid, " ".join(index_tokens(c.text))))
-        conn.execute(
-            "insert or replace into files(path, source, abspath, hash, mtime_ns, size, day, indexed_at, chunks, note, state)"
-            " values (?,?,?,?,?,?,?,?,?,?,?)",
-            (f.path, f.source, path_text(f.abspath), digest, st.st_mtime_ns, st.st_size, day_of(f.path), time.time(), len(chunks), note, state),
-        )
+            store.insert_chunk(f.path, f.source, c.start_line, c.end_line, c.hash, c.text, ts, lm, " ".join(index_tokens(c.text)))
+        store.put_file_row(f.path, f.source, path_text(f.abspath), digest, st.st_mtime_ns, st.st_size, day_of(f.path), len(chunks), note, state)
         store.bump_generation()
-        conn.execute("commit")
-    except BaseException:
-        store.rollback()
-        raise
-
-
-def delete_file_rows(store: Store, path: str) -> None:
-    ids = [r[0] for r in store.conn.execute("select id from chunks where path = ?", (path,))]
-    if ids:
-        for i in range(0, len(ids), 900):
-            part = ids[i : i + 900]
-            marks = ",".join("?" * len(part))
-            store.conn.execute(f"delete from chunks_fts where rowid in ({marks})", part)
-        store.delete_chunk_vectors(ids)
-        store.conn.execute("delete from chunks where path = ?", (path,))
-    store.conn.execute("delete from files where path = ?", (path,))
 
 
 def remove_file(store: Store, path: str) -> None:
-    store.conn.execute("begin immediate")
-    try:
-        delete_file_rows(store, path)
+    with store.transaction():
+        store.delete_file_rows(path)
         store.bump_generation()
-        store.conn.execute("commit")
-    except BaseException:
-        store.rollback()
-        raise
 
 
 def _session_below_delta(cfg: Config, row: tuple, st: os.stat_result, f: SourceFile) -> bool:
@@ -233,15 +202,14 @@ def _journal(journal: Journal, stats: Stats, path: str, abspath: str | Path, dat
     third of a full index). A kill loses at most the open batch: the next run finds those
     files' newest versions missing (the journal's hash is not the index's) and records them."""
     try:
-        if not journal.conn.in_transaction:
+        if not journal.in_batch():
             journal.begin_batch()
             stats.journal_batch_started = time.monotonic()
         journal.observe(path, abspath, data)
         if time.monotonic() - stats.journal_batch_started > JOURNAL_COMMIT_SECONDS:
             journal.commit_batch()
     except sqlite3.Error as exc:
-        if journal.conn.in_transaction:
-            journal.conn.execute("rollback")
+        journal.drop_batch()
         stats.warnings.append(f"journal: {exc}; {path}: this version was not kept")
 
 
@@ -322,7 +290,7 @@ def _index_one(cfg: Config, store: Store, f: SourceFile, st: os.stat_result, row
         return
     if row and row[1] == digest:
         # touched but not changed: remember the new stat so the next scan skips it cheaply
-        store.conn.execute("update files set mtime_ns = ?, size = ? where path = ?", (st.st_mtime_ns, st.st_size, f.path))
+        store.touch_file_row(f.path, st.st_mtime_ns, st.st_size)
         stats.unchanged += 1
         return
     chunks, stamps, maps = _chunks_for(cfg, f, data, text)
@@ -338,16 +306,11 @@ def _index_one(cfg: Config, store: Store, f: SourceFile, st: os.stat_result, row
 
 
 def _missing(store: Store, mid: int | None) -> list[tuple[int, str, str]]:
-    if mid is None:
-        return store.conn.execute("select id, hash, text from chunks order by id").fetchall()
-    return store.conn.execute(
-        f"select id, hash, text from chunks where id not in (select chunk_id from vectors_{mid}) order by id"
-    ).fetchall()
+    return store.chunks_without_vectors(mid)
 
 
 def _find_model(store: Store, provider: Provider) -> int | None:
-    row = store.conn.execute("select id from models where fingerprint = ?", (provider.fingerprint(),)).fetchone()
-    return row[0] if row else None
+    return store.model_for(provider.fingerprint())
 
 
 def vector_phase(
@@ -408,27 +371,21 @@ def _embed_with(store: Store, provider: Provider, cache: EmbeddingCache | None, 
             rejected += len(batch)
             continue
         if mid is None:
-            store.conn.execute("begin immediate")
-            mid = store.model_id(provider.fingerprint(), provider.id, provider.model, provider.endpoint, dims)
-            store.conn.execute("commit")
+            with store.transaction():
+                mid = store.model_id(provider.fingerprint(), provider.id, provider.model, provider.endpoint, dims)
         else:
-            (table_dims,) = store.conn.execute("select dims from models where id = ?", (mid,)).fetchone()
+            table_dims = store.model_dims(mid)
             if dims != table_dims:
                 # the same model name now answers with another size (the server swapped models)
                 raise ProviderError(f"{provider.id}: {provider.model} now returns {dims}-dimension vectors but the index holds "
                                     f"{table_dims}-dimension ones; run `clawmem index --force` to re-embed")
         rows = [(cid, vectors[h]) for cid, h, _ in batch if h in vectors and vectors[h].size == dims]
         rejected += len(batch) - len(rows)
-        store.conn.execute("begin immediate")
-        try:
+        with store.transaction():
             # a chunk may have been replaced since we listed it; only store vectors of live chunks
-            live = {r[0] for r in store.conn.execute(f"select id from chunks where id in ({','.join('?' * len(rows))})", [r[0] for r in rows])} if rows else set()
+            live = store.live_chunk_ids([r[0] for r in rows])
             store.put_vectors(mid, [r for r in rows if r[0] in live])
             store.bump_generation()
-            store.conn.execute("commit")
-        except BaseException:
-            store.rollback()
-            raise
         if cache and fresh:
             cache.put_many(key, list(fresh.items()))
         done += len(batch)
@@ -455,7 +412,7 @@ def _keep_background(store: Store, provider: Provider, cache: EmbeddingCache | N
 
     if store.get_meta(f"background:{mid}") is not None or store.coverage(mid, at_most=SMALL_MEMORY) >= SMALL_MEMORY:
         return
-    (dims,) = store.conn.execute("select dims from models where id = ?", (mid,)).fetchone()
+    dims = store.model_dims(mid)
     key = (provider.id, provider.model, provider.endpoint)
     hashes = [sha256(t) for t in BACKGROUND]
     vectors = cache.get_many(key, hashes) if cache else {}
@@ -564,7 +521,7 @@ def _pick_reference_sample(store: Store, mid: int, size: int = 256) -> None:
 
 
     import numpy as np
-    ids = [r[0] for r in store.conn.execute(f"select chunk_id from vectors_{mid}")]
+    ids = store.vector_chunk_ids(mid)
     if not ids:
         return
     rng = np.random.default_rng(len(ids))
@@ -574,14 +531,9 @@ def _pick_reference_sample(store: Store, mid: int, size: int = 256) -> None:
 
 def _set_meta_and_bump(store: Store, key: str, value: str) -> None:
     """Calibration data a long-lived engine keeps in memory until the index changes: say it did."""
-    store.conn.execute("begin immediate")
-    try:
+    with store.transaction():
         store.set_meta(key, value)
         store.bump_generation()
-        store.conn.execute("commit")
-    except BaseException:
-        store.rollback()
-        raise
 
 
 class ProviderChain:
@@ -663,20 +615,10 @@ def fix_last_lines(store: Store) -> None:
     """Before chunking stopped counting a final newline as one more line, the last chunk of every
     file ending in a newline cited a line past its end (and carried that empty line). Fix those
     rows once, in place: their vectors stay, nothing is embedded again. A new index has no rows."""
-    conn = store.conn
-    conn.execute("begin immediate")
-    try:
-        rows = conn.execute(
-            "select id, text from chunks c where source = 'memory' and end_line > start_line and substr(text, -1) = char(10)"
-            " and end_line = (select max(end_line) from chunks where path = c.path)"
-        ).fetchall()
-        for cid, text in rows:
-            conn.execute("update chunks set text = ?, hash = ?, end_line = end_line - 1 where id = ?", (text[:-1], sha256(text[:-1]), cid))
+    with store.transaction():
+        for cid, text in store.last_chunks_ending_in_newline():
+            store.trim_last_line(cid, text[:-1], sha256(text[:-1]))
         store.set_meta("lines", "exact")
-        conn.execute("commit")
-    except BaseException:
-        conn.execute("rollback")
-        raise
 
 
 def needs_rebuild(store: Store, cfg: Config) -> str | None:
@@ -710,9 +652,8 @@ def prune_models(store: Store, fingerprints: set[str], unsure: set[str], *, forc
         if m["fingerprint"] in fingerprints or m["provider"] in unsure:
             continue
         if force or now - m["last_used"] > MODEL_GRACE_DAYS * 86400:
-            store.conn.execute("begin immediate")
-            store.drop_model(m["id"])
-            store.conn.execute("commit")
+            with store.transaction():
+                store.drop_model(m["id"])
             dropped.append(f"{m['provider']}/{m['model']}")
     return dropped
 

@@ -202,9 +202,7 @@ class IndexJobs:
             for dropped in prune_models(new, *self._configured_models(), force=True):
                 yield ev.Warning(f"dropped vectors of {dropped}: no longer configured")
             new.set_meta("last_sync", dt.datetime.now().astimezone().isoformat(timespec="seconds"))
-            new.conn.execute("PRAGMA synchronous = FULL")  # the job wrote without fsync: on disk before the swap
-            new.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            new.conn.execute("PRAGMA journal_mode = DELETE")
+            new.make_durable_for_swap()
         finally:
             new.close()
         if stop():

@@ -14,8 +14,10 @@ import sys
 import time
 from pathlib import Path
 
+from ..errors import ClawmemError
 
-class LockBusy(Exception):
+
+class LockBusy(ClawmemError):
     def __init__(self, holder: dict | None, waited: float):
         self.holder = holder or {}
         self.waited = waited

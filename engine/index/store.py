@@ -12,8 +12,9 @@ import base64
 import json
 import os
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Iterator, NamedTuple
 
 if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts faster without it
     import numpy as np
@@ -226,6 +227,24 @@ class Store:
         want of space, and a second rollback would hide that real error."""
         if self.conn.in_transaction:
             self.conn.execute("rollback")
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One write transaction: `begin immediate` takes the write lock at once; any error rolls back."""
+        self.conn.execute("begin immediate")
+        try:
+            yield
+            self.conn.execute("commit")
+        except BaseException:
+            self.rollback()
+            raise
+
+    def make_durable_for_swap(self) -> None:
+        """A rebuilt index before it replaces the old one: on disk (the job wrote without fsync),
+        its WAL folded in, and in rollback mode, so the swapped-in file is whole on its own."""
+        self.conn.execute("PRAGMA synchronous = FULL")
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        self.conn.execute("PRAGMA journal_mode = DELETE")
 
     def is_current_file(self) -> bool:
         """False once the index file was swapped by a rebuild in another process."""
@@ -488,8 +507,116 @@ class Store:
         return [(r[0], 1.0 - r[1]) for r in rows]
 
 
+    # -- files and chunks: what the indexer writes -------------------------------
+
+    def delete_file_rows(self, path: str) -> None:
+        """A file's chunks (words and vectors) and its file row."""
+        ids = [r[0] for r in self.conn.execute("select id from chunks where path = ?", (path,))]
+        if ids:
+            for i in range(0, len(ids), 900):
+                part = ids[i : i + 900]
+                marks = ",".join("?" * len(part))
+                self.conn.execute(f"delete from chunks_fts where rowid in ({marks})", part)
+            self.delete_chunk_vectors(ids)
+            self.conn.execute("delete from chunks where path = ?", (path,))
+        self.conn.execute("delete from files where path = ?", (path,))
+
+    def insert_chunk(self, path: str, source: str, start_line: int, end_line: int, digest: str, text: str,
+                     ts: float | None, linemap: str | None, tokens: str) -> None:
+        cur = self.conn.execute(
+            "insert into chunks(path, source, start_line, end_line, hash, text, ts, linemap) values (?,?,?,?,?,?,?,?)",
+            (path, source, start_line, end_line, digest, text, ts, linemap),
+        )
+        self.conn.execute("insert into chunks_fts(rowid, tokens) values (?, ?)", (cur.lastrowid, tokens))
+
+    def put_file_row(self, path: str, source: str, abspath: str, digest: str, mtime_ns: int, size: int, day: str | None,
+                     chunks: int, note: str | None, state: str | None) -> None:
+        self.conn.execute(
+            "insert or replace into files(path, source, abspath, hash, mtime_ns, size, day, indexed_at, chunks, note, state)"
+            " values (?,?,?,?,?,?,?,?,?,?,?)",
+            (path, source, abspath, digest, mtime_ns, size, day, time.time(), chunks, note, state),
+        )
+
+    def touch_file_row(self, path: str, mtime_ns: int, size: int) -> None:
+        """A file touched but not changed: its new stat, so the next scan skips it cheaply."""
+        self.conn.execute("update files set mtime_ns = ?, size = ? where path = ?", (mtime_ns, size, path))
+
+    def recent_files(self, limit: int) -> list[tuple[str, int, int]]:
+        """(abspath, mtime_ns, size) of the files changed last."""
+        return self.conn.execute("select abspath, mtime_ns, size from files order by mtime_ns desc limit ?", (limit,)).fetchall()
+
+    def file_stats(self, paths: list[str]) -> list[tuple[str, int, int]]:
+        """(abspath, mtime_ns, size) of these workspace paths."""
+        if not paths:
+            return []
+        return self.conn.execute(f"select abspath, mtime_ns, size from files where path in ({','.join('?' * len(paths))})", paths).fetchall()
+
+    def file_notes(self) -> list[tuple[str, str, str | None]]:
+        """(path, note, state) of every file indexed with a note (skipped, held in part, read with a change)."""
+        return self.conn.execute("select path, note, state from files where note is not null order by path").fetchall()
+
+    def probe_words(self) -> None:
+        """Read the words table once: raises if FTS5 cannot read it."""
+        self.conn.execute("select count(*) from chunks_fts").fetchone()
+
+    def chunks_without_vectors(self, mid: int | None) -> list[tuple[int, str, str]]:
+        """(id, hash, text) of the chunks model `mid` has no vector for (every chunk when None)."""
+        if mid is None:
+            return self.conn.execute("select id, hash, text from chunks order by id").fetchall()
+        return self.conn.execute(
+            f"select id, hash, text from chunks where id not in (select chunk_id from vectors_{mid}) order by id"
+        ).fetchall()
+
+    def live_chunk_ids(self, ids: list[int]) -> set[int]:
+        """Which of these chunks still exist (one may have been replaced since it was listed)."""
+        if not ids:
+            return set()
+        return {r[0] for r in self.conn.execute(f"select id from chunks where id in ({','.join('?' * len(ids))})", ids)}
+
+    def model_for(self, fingerprint: str) -> int | None:
+        row = self.conn.execute("select id from models where fingerprint = ?", (fingerprint,)).fetchone()
+        return row[0] if row else None
+
+    def model_dims(self, mid: int) -> int:
+        (dims,) = self.conn.execute("select dims from models where id = ?", (mid,)).fetchone()
+        return dims
+
+    def vector_chunk_ids(self, mid: int) -> list[int]:
+        return [r[0] for r in self.conn.execute(f"select chunk_id from vectors_{mid}")]
+
+    def last_chunks_ending_in_newline(self) -> list[tuple[int, str]]:
+        """(id, text) of each memory file's last chunk that still carries the file's final newline."""
+        return self.conn.execute(
+            "select id, text from chunks c where source = 'memory' and end_line > start_line and substr(text, -1) = char(10)"
+            " and end_line = (select max(end_line) from chunks where path = c.path)"
+        ).fetchall()
+
+    def trim_last_line(self, chunk_id: int, text: str, digest: str) -> None:
+        self.conn.execute("update chunks set text = ?, hash = ?, end_line = end_line - 1 where id = ?", (text, digest, chunk_id))
+
+    def delete_meta(self, key: str) -> None:
+        self.conn.execute("delete from meta where key = ?", (key,))
+
+
 SIDE_FILES = ("-wal", "-shm", "-journal")  # SQLite's files beside a database: a rollback journal
 # is left by a kill during the one header write that turns a file from rollback mode to WAL or back
+
+
+def read_identity(path: Path) -> dict[str, str]:
+    """agentId, workspace and index settings another index records, read-only, without loading
+    sqlite-vec or taking any lock; {} when it cannot be read."""
+    import sqlite3
+
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=1.0)
+    except sqlite3.Error:
+        return {}
+    try:
+        return dict(conn.execute("select key, value from meta where key in ('agentId', 'workspace', 'index')").fetchall())
+    except sqlite3.Error:
+        return {}
+    finally:
+        conn.close()
 
 
 def remove_index_files(path: Path, main: bool = True) -> None:
