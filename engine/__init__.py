@@ -12,7 +12,7 @@ import importlib
 
 from .api import Engine
 from .config import Config, ConfigError, load as load_config
-from .errors import AccessDenied, ClawmemError, IndexUnavailable, JournalUnavailable, SearchDisabled
+from .errors import AccessDenied, ClawmemError, IndexFailed, IndexUnavailable, JournalUnavailable, SearchDisabled
 from .results import FileText, Restored, SearchResults, Status, WriteReceipt, vectors_serving
 from .search.options import SearchRequest
 
@@ -20,7 +20,6 @@ from .search.options import SearchRequest
 _LAZY = {
     # errors the fronts catch
     "LockBusy": "index.lock:LockBusy",
-    "DatabaseError": "index.store:DatabaseError",
     "ArchiveError": "agent.archive:ArchiveError",
     "DownloadError": "embeddings.download:DownloadError",
     "ChangedOnDisk": "files.conflicts:ChangedOnDisk",
@@ -87,7 +86,7 @@ _LAZY = {
     "index_now": "agent.tools:index_now",
 }
 
-__all__ = ["Engine", "Config", "ConfigError", "load_config", "ClawmemError", "AccessDenied", "IndexUnavailable", "JournalUnavailable", "SearchDisabled",
+__all__ = ["Engine", "Config", "ConfigError", "load_config", "ClawmemError", "AccessDenied", "IndexFailed", "IndexUnavailable", "JournalUnavailable", "SearchDisabled",
            "FileText", "Restored", "SearchRequest", "SearchResults", "Status", "WriteReceipt", "vectors_serving",
            "events",  # the typed events long jobs yield: a module of plain data classes
            *_LAZY]

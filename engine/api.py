@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterator
 
 from . import config as config_mod
 from .config import Config
-from .errors import AccessDenied, IndexUnavailable, SearchDisabled
+from .errors import AccessDenied, IndexFailed, IndexUnavailable, SearchDisabled
 from .index.freshness import Freshness
 from .index.health import Health
 from .files.history import History
@@ -117,7 +117,7 @@ class Engine:
     # ------------------------------------------------------------------ index
 
     def index(self, **kw) -> Iterator:
-        return self.jobs.index(**kw)
+        return _database_errors_named(self.jobs.index(**kw), self.index_path)
 
     def run_index(self, **kw):
         return self.jobs.run_index(**kw)
@@ -289,3 +289,14 @@ class Engine:
         from .fleet.client import fleet_status  # psycopg is not needed for this: it reads local state only
 
         return fleet_status(self)
+
+
+def _database_errors_named(events: Iterator, index_path) -> Iterator:
+    """An index job's SQLite error (disk full, read-only file) as the engine's own error, naming
+    the file, so a front shows one line without knowing the database driver."""
+    from .index.store import DatabaseError
+
+    try:
+        yield from events
+    except DatabaseError as exc:
+        raise IndexFailed(f"{index_path}: {exc}; check free space and permissions, then run `clawmem index` again") from exc

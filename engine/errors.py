@@ -24,3 +24,8 @@ class SearchDisabled(ClawmemError, RuntimeError):
 
 class JournalUnavailable(ClawmemError, RuntimeError):
     """The journal of file versions cannot be opened or brought up to date; the message says why."""
+
+
+class IndexFailed(ClawmemError):
+    """An index job could not write the index (disk full, read-only file); what it had
+    committed stays searchable. The message names the index file and what to check."""

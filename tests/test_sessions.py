@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from clawmem.engine import events as ev
-from clawmem.engine.index.sessions import parse_transcript, redact
+from clawmem.engine.files.sessions import parse_transcript, redact
 from clawmem.engine.index.store import Store
 from helpers import run_cli, write
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..files import memfile
-from ..index.sessions import parse_transcript
+from ..files.sessions import parse_transcript
 from ..errors import ClawmemError
 
 RECENT_MESSAGES = 15  # OpenClaw's default for the hook

@@ -9,7 +9,7 @@ from pathlib import Path
 from ..config import Config
 from ..errors import AccessDenied
 from ..results import FileText
-from ..index.sources import list_sources
+from .sources import list_sources
 from .workspace import normalize_extra_paths
 
 
@@ -65,7 +65,7 @@ class MemoryFiles:
                 data = f.read_bytes()
             except FileNotFoundError:
                 return FileText(path=raw, text="")
-            from ..index.sessions import parse_transcript, render_range
+            from .sessions import parse_transcript, render_range
 
             return FileText(path=raw, text=render_range(parse_transcript(data), start, count))
         rel, abs_p = self.resolve_allowed(raw)

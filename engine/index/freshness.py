@@ -13,7 +13,7 @@ from ..errors import IndexUnavailable
 from ..files.fsutil import os_path
 from .lock import current_holder
 from .reader import IndexReader
-from .sources import LAYOUT_KEY, list_sources, source_roots
+from ..files.sources import LAYOUT_KEY, list_sources, source_roots
 from .store import DatabaseError, index_meta
 from ..files.workspace import display_path
 

@@ -17,7 +17,7 @@ from ..embeddings.providers import Providers
 from .reader import IndexReader
 from ..results import Status
 from ..search.searcher import Searcher
-from .sources import list_sources
+from ..files.sources import list_sources
 from .store import DatabaseError, SCHEMA_VERSION, Store, rebuild_path
 from ..files.workspace import normalize_extra_paths
 

@@ -33,10 +33,10 @@ from ..config import Config, ConfigError
 from ..embeddings import Plan, Provider, ProviderError
 from ..embeddings.cache import EmbeddingCache
 from ..files.journal import Journal
-from .sessions import parse_transcript
+from ..files.sessions import parse_transcript
 from .store import ForeignIndex, Store, index_meta, known_intact, may_move_aside, move_aside, not_ours_line, remove_index_files
 from ..text import index_tokens
-from .sources import LAYOUT_KEY, list_sources
+from ..files.sources import LAYOUT_KEY, list_sources
 from ..files.workspace import SourceFile, day_of
 
 MAX_FILE_BYTES = 16 * 1024 * 1024  # bigger "notes" are refused with a reason: memory files are small

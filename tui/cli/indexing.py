@@ -22,7 +22,7 @@ def watch_arguments(s) -> None:
 
 def run_index_job(eng, out: ProgressLine, force: bool = False):
     """Run one index job with progress on `out`: (JobFinished, None) or (None, why it failed)."""
-    from clawmem.engine import DatabaseError, LockBusy, events as ev, log_event, setup_logging
+    from clawmem.engine import IndexFailed, LockBusy, events as ev, log_event, setup_logging
 
     try:
         setup_logging()  # warnings of a background (--quiet) index end up in the log file
@@ -40,8 +40,8 @@ def run_index_job(eng, out: ProgressLine, force: bool = False):
         return None, str(exc)
     except OSError as exc:
         return None, f"{getattr(exc, 'filename', '') or eng.index_path}: {exc.strerror or exc}; check permissions and free space"
-    except DatabaseError as exc:  # disk full, read-only file: what was committed stays searchable
-        return None, f"{eng.index_path}: {exc}; check free space and permissions, then run `clawmem index` again"
+    except IndexFailed as exc:  # disk full, read-only file: what was committed stays searchable
+        return None, str(exc)
     if finished is None:
         return None, "the index job ended before it finished"
     return finished, None

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..redaction import redact
-from ..files.workspace import SourceFile
+from .workspace import SourceFile
 
 ARCHIVE_RE = re.compile(r"\.jsonl\.(reset|deleted)\.\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d{3})?Z$")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..config import Config
-from ..files.workspace import SourceFile, dir_stamp, list_memory_files, normalize_extra_paths, path_kind
+from .workspace import SourceFile, dir_stamp, list_memory_files, normalize_extra_paths, path_kind
 
 LAYOUT_KEY = "layout"  # meta: the folders and roots as the last complete listing saw them
 
