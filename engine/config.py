@@ -13,11 +13,9 @@ import re
 from pathlib import Path
 from typing import Any, Callable, NamedTuple
 
-from . import paths
-from .provider_registry import BATCH, NAMES
+from . import paths, provider_registry
 from .errors import ClawmemError
 
-PROVIDERS = NAMES
 DEFAULT_LOCAL_MODEL = "hf:cstr/multilingual-e5-small-GGUF/multilingual-e5-small-q8_0.gguf"
 
 
@@ -35,6 +33,22 @@ class Key(NamedTuple):
     doc: str = ""
 
 
+class _ProviderNames:
+    """`provider`'s choices, read from the registry when asked: an entry added there is one."""
+
+    def _names(self) -> tuple[str, ...]:
+        return ("auto", "none", *provider_registry.NAMES)
+
+    def __iter__(self):
+        return iter(self._names())
+
+    def __contains__(self, name) -> bool:
+        return name in self._names()
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+
 def _between(lo: float, hi: float) -> Callable[[Any], bool]:
     return lambda v: lo <= v <= hi
 
@@ -47,7 +61,7 @@ KEYS: dict[str, Key] = {
     "workspace": Key("~/.openclaw/workspace", "str", doc="the agent workspace holding MEMORY.md and memory/"),
     "agentId": Key("main", "str", lambda v: bool(re.fullmatch(r"[A-Za-z0-9._-]+", v)), "letters, digits, . _ -"),
     "enabled": Key(True, "bool", doc="memory search on; false makes search and the agent tools answer that it is disabled"),
-    "provider": Key("auto", "enum", choices=("auto", "none", *PROVIDERS), doc="embedding provider"),
+    "provider": Key("auto", "enum", choices=_ProviderNames(), doc="embedding provider"),
     "model": Key("", "str", doc="embedding model (empty: the provider's default)"),
     "outputDimensionality": Key(0, "int", _at_least(0), "an integer > 0 (0 = the model's default)",
                                 doc="gemini: vector size to ask for (gemini-embedding-2-preview: 768, 1536 or 3072)"),
@@ -170,8 +184,8 @@ def coerce(key: str, value: Any) -> Any:
             value = []
         if isinstance(value, str):
             value = [value]
-        if not isinstance(value, list) or any(v not in PROVIDERS for v in value):
-            raise ValueError(f"expected a provider or a list of them ({', '.join(PROVIDERS)}), got {value!r}")
+        if not isinstance(value, list) or any(v not in provider_registry.NAMES for v in value):
+            raise ValueError(f"expected a provider or a list of them ({', '.join(provider_registry.NAMES)}), got {value!r}")
     elif kind == "headers":
         if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
             raise ValueError("expected a table of header names to string values")
@@ -291,13 +305,17 @@ class Config:
         return [(k, self.masked(k), self.sources.get(k, "default")) for k in KEYS]
 
 
-BATCH_PROVIDERS = BATCH  # the providers with a batch API
+def batch_providers() -> tuple[str, ...]:
+    """The providers with a batch API (read from their classes, so only when batch is asked for)."""
+    from .provider_registry import provider_classes
+
+    return tuple(cls.name for cls in provider_classes() if cls.batch_client)
 
 
 def not_honoured(cfg: Config) -> list[str]:
     """Every setting read but not acted on, as "key: what clawmem does instead" (status --deep, Config tab)."""
     out = list(cfg.openclaw_ignored)
-    if cfg["remote.batch.enabled"] and cfg["provider"] not in (*BATCH_PROVIDERS, "auto"):
+    if cfg["remote.batch.enabled"] and cfg["provider"] not in (*batch_providers(), "auto"):
         out.append(f"remote.batch.enabled: clawmem runs batch jobs for openai, voyage and gemini; {cfg['provider']} embeds with normal requests")
     if cfg["outputDimensionality"] and cfg["provider"] not in ("gemini", "auto"):
         out.append(f"outputDimensionality = {cfg['outputDimensionality']}: only Gemini takes a vector size; "

@@ -254,9 +254,9 @@ def test_a_restart_collects_the_submitted_gemini_job(notes, embed_server, make_e
 
 
 def test_every_batch_provider_named_in_the_config_has_a_client():
-    """status, the config's "not honoured" list and the provider plan read config.BATCH_PROVIDERS;
-    the batch clients must be exactly those."""
-    from clawmem.engine.config import BATCH_PROVIDERS
+    """status, the config's "not honoured" list and the provider plan read config.batch_providers()
+    (the classes' batch_client); the batch clients must be exactly those."""
+    from clawmem.engine.config import batch_providers
     from clawmem.engine.embeddings.batch import CLIENTS
 
-    assert set(CLIENTS) == set(BATCH_PROVIDERS)
+    assert set(CLIENTS) == set(batch_providers()) == {"openai", "voyage", "gemini"}

@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Callable, NamedTuple
 
 from .. import paths
-from ..config import DEFAULT_LOCAL_MODEL, Config
-from ..provider_registry import AUTO_ORDER, BATCH, SPECS
+from ..config import Config
+from ..provider_registry import provider_class, provider_classes
 from .base import Provider, ProviderError, check_vector, fingerprint, one_line, resolve_model_path
 
 __all__ = ["Provider", "ProviderError", "check_vector", "fingerprint", "one_line", "Candidate", "Plan", "plan",
-           "find_key", "resolve_model_path", "model_cache_dir"]
+           "find_key", "resolve_model_path", "model_cache_dir", "provider_table"]
 
 
 class Candidate:
@@ -80,14 +80,14 @@ def find_key(cfg: Config, name: str, owns_remote: bool) -> tuple[Key | None, lis
         return Key(value, f"remote.apiKey ({where.split(' (')[0]})")
 
     def env() -> Key | None:
-        for var in SPECS[name].env_vars:
+        for var in provider_class(name).env_vars:
             got = secrets.env(var)
             if got:
                 return Key(got.value, got.source)
         return None
 
     def models_providers() -> Key | None:
-        pid = SPECS[name].openclaw_id
+        pid = provider_class(name).openclaw_id
         raw = cfg.openclaw_provider(pid).get("apiKey")
         if raw is None:
             return None
@@ -106,103 +106,42 @@ def find_key(cfg: Config, name: str, owns_remote: bool) -> tuple[Key | None, lis
     return None, problems
 
 
-def _remote_candidate(cfg: Config, name: str, primary: bool) -> Candidate:
-    """remote.* settings belong to the configured primary remote provider (or openai under auto);
-    models.providers.<id> in openclaw.json fills in the key, base URL and headers."""
-    owns_remote = primary or (cfg["provider"] == "auto" and name == "openai")
-    key, problems = find_key(cfg, name, owns_remote)
-    model = cfg["model"] if (primary or cfg["provider"] == "auto") and cfg["model"] else SPECS[name].default_model
-    if key is None and SPECS[name].needs_key:
-        where = "set " + " or ".join((["remote.apiKey"] if owns_remote else []) + list(SPECS[name].env_vars))
-        why = f"{name}: no API key ({'; '.join(problems) + '; ' if problems else ''}{where})"
-        return Candidate(name, None, why, model)
-    entry = cfg.openclaw_provider(SPECS[name].openclaw_id)
-    base_url = (cfg["remote.baseUrl"] if owns_remote else "") or (entry.get("baseUrl") if isinstance(entry.get("baseUrl"), str) else "")
-    headers: dict[str, str] = {}
-    from ..secrets import SecretError
-
-    for h, v in (entry.get("headers") or {}).items() if isinstance(entry.get("headers"), dict) else ():
-        try:  # header values are SecretInputs too
-            got = cfg.secrets().resolve(v, f"openclaw.json models.providers.{SPECS[name].openclaw_id}.headers.{h}")
-        except SecretError as exc:
-            return Candidate(name, None, f"{name}: {exc}", model)
-        if got:
-            headers[h] = got.value
-    if owns_remote:
-        headers.update(cfg["remote.headers"])
-    dims = cfg["outputDimensionality"] if name == "gemini" and (primary or cfg["provider"] == "auto") else 0
-    api_key = key.value if key else ""
-    from ..redaction import CREDENTIAL_HEADER, remember
-
-    remember(api_key, f"{name} API key")  # masked wherever it shows up: logs, indexed transcripts
-    for h, v in headers.items():
-        if CREDENTIAL_HEADER.search(h):
-            remember(v, f"{h} header")
-
-    use_batch = name in BATCH and owns_remote and cfg["remote.batch.enabled"]
-
-    def make() -> Provider:
-        from .remote import make_remote
-
-        prov = make_remote(name, model=model, api_key=api_key, base_url=base_url, headers=headers, output_dimensionality=dims,
-                           timeout=cfg["remote.timeoutSeconds"])
-        if use_batch:
-            from ..provider_registry import load
-            from .batch import BatchSettings
-
-            prov.batch = load(SPECS[name].batch)(prov, BatchSettings.from_config(cfg), cfg.agent_id)
-        return prov
-
-    return Candidate(name, make, None, model, key_source=key.source if key else f"none ({name} needs no key)")
-
-
-def _local_candidate(cfg: Config, explicit: bool) -> Candidate:
-    raw = cfg["local.modelPath"] or (DEFAULT_LOCAL_MODEL if explicit else "")
-    if not raw:
-        return Candidate("local", None, "local: no model configured (set local.modelPath)")
-    from .download import DownloadError
-
-    try:
-        path, uri = resolve_model_path(raw, cfg["local.modelCacheDir"])
-    except DownloadError as exc:  # a malformed hf: URI
-        return Candidate("local", None, f"local: {exc}", raw)
-    if uri is None and (path is None or not path.is_file()):
-        return Candidate("local", None, f"local: model file not found: {raw} (fix local.modelPath)", raw)
-    if uri is not None and (path is None or not path.is_file()) and not explicit:
-        # auto never triggers a download; an explicit provider = "local" does
-        return Candidate("local", None, f"local: {uri} is not downloaded yet (set provider = \"local\" to fetch it)", raw)
-
-    def make() -> Provider:
-        from .local import LocalProvider
-
-        return LocalProvider.from_config(cfg, raw)
-
-    return Candidate("local", make, None, raw)
-
-
 def plan(cfg: Config) -> Plan:
+    """The providers to try, in order, each through its class's one door (`Provider.candidate`):
+    under auto every registered class that auto tries, in the registry's order; else the
+    configured provider, then its fallbacks."""
     configured = cfg["provider"]
     p = Plan(configured)
     if configured == "none":
         return p
     if configured == "auto":
-        for name in AUTO_ORDER:
-            if name == "local":
-                c = _local_candidate(cfg, explicit=False)
-            else:
-                c = _remote_candidate(cfg, name, primary=False)
-            if c.factory is None:
-                p.reasons.append(c.reason or name)
-            p.candidates.append(c)
         # auto reports only the first usable provider as the plan; later usable ones act as fallbacks
+        entries = [(cls, False, False) for cls in provider_classes() if cls.auto]
     else:
         names = [configured] + [f for f in cfg["fallback"] if f != configured]
-        for i, name in enumerate(names):
-            c = _local_candidate(cfg, explicit=True) if name == "local" else _remote_candidate(cfg, name, primary=(i == 0))
-            if c.factory is None:
-                p.reasons.append(c.reason or name)
-            p.candidates.append(c)
+        entries = [(provider_class(name), i == 0, True) for i, name in enumerate(names)]
+    for cls, primary, explicit in entries:
+        c = cls.candidate(cfg, primary=primary, explicit=explicit)
+        if c.factory is None:
+            p.reasons.append(c.reason or cls.name)
+        p.candidates.append(c)
     return p
+
+
+def provider_table() -> str:
+    """README's provider table, made from the registry's classes (tests compare the two)."""
+    rows = ["| provider | default model | config keys | key sources, first found wins | request |", "|---|---|---|---|---|"]
+    for cls in provider_classes():
+        if cls.name == "local":
+            continue
+        sources = ["`remote.apiKey`", *(f"`{v}`" for v in cls.env_vars), f"`models.providers.{cls.openclaw_id}.apiKey`"]
+        if cls.name == "ollama":  # models.providers before the environment, as OpenClaw reads it
+            sources = [sources[0], sources[-1], *sources[1:-1]]
+        keys = ", ".join(sources) if cls.needs_key else "none needed; else " + ", ".join(sources)
+        rows.append(f"| {cls.name} | `{cls.default_model}` | {cls.config_keys} | {keys} | {cls.request} |")
+    local = provider_class("local")
+    rows.append(f"| local | see above | {local.config_keys} | — | {local.request} |")
+    return "\n".join(rows) + "\n"
 
 
 def model_cache_dir(cfg: Config) -> Path:

@@ -6,21 +6,39 @@ from __future__ import annotations
 
 import json
 import os
+from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, ClassVar, Iterator
 
 from ..errors import ClawmemError
 
 if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts faster without it
     import numpy as np
 
+    from . import Candidate
+
 
 class ProviderError(ClawmemError):
     """A provider failed; the message is one line naming the provider ("openai: 401 invalid api key")."""
 
 
-class Provider:
-    """Base class. Subclasses set id, model, endpoint, max_input_bytes and implement the two embeds."""
+class Provider(ABC):
+    """What an embedding provider is. The registry (engine/provider_registry.py) lists the
+    classes; what the plan, the config and `status` need to know about one is declared here,
+    on the class, and `candidate()` is the one door through which the config builds it (local
+    and remote alike). An instance sets `id`, `model`, `endpoint` and `max_input_bytes`."""
+
+    name: ClassVar[str] = ""  # the config's name for it: provider = "<name>"
+    env_vars: ClassVar[tuple[str, ...]] = ()  # where OpenClaw reads its key from, in its order
+    openclaw_id: ClassVar[str] = ""  # its id under openclaw.json models.providers
+    default_model: ClassVar[str] = ""
+    default_base: ClassVar[str] = ""  # the API's base URL
+    model_prefixes: ClassVar[tuple[str, ...]] = ()  # "openai/text-embedding-3-small" means the bare model
+    needs_key: ClassVar[bool] = True
+    auto: ClassVar[bool] = True  # tried by provider = "auto" (in the registry's order); else only when named
+    batch_client: ClassVar[str] = ""  # "module:Class" (embeddings/) of its batch-API client, if it has one
+    config_keys: ClassVar[str] = ""  # for README's provider table: the settings it reads
+    request: ClassVar[str] = ""  # for README's provider table: what it sends
 
     id: str = "?"
     model: str = "?"
@@ -29,14 +47,23 @@ class Provider:
     dims: int | None = None
     batch = None  # a batch-API client (embeddings/batch.py) when remote.batch.enabled applies
 
+    @classmethod
+    @abstractmethod
+    def candidate(cls, cfg, *, primary: bool, explicit: bool) -> "Candidate":
+        """This provider as the config makes it: a Candidate whose factory builds it (called only
+        when it is needed: loading a model takes time), or the one-line reason it cannot be used
+        (no key, no model file). `primary`: the configured provider itself, not a fallback or
+        auto's guess; `explicit`: named by `provider` or `fallback` (auto never downloads)."""
+
+    @abstractmethod
     def embed_passages(self, texts: list[str]) -> list[np.ndarray | None]:
         """One L2-normalised float32 vector per text, or None for an input whose vector was
         invalid (wrong size, NaN, all zeros). Over-long inputs are split, never truncated.
         Raises ProviderError when the provider cannot serve at all."""
-        raise NotImplementedError
 
+    @abstractmethod
     def embed_query(self, text: str) -> np.ndarray:
-        raise NotImplementedError
+        """One L2-normalised float32 vector for a search query; ProviderError on any failure."""
 
     def prepare(self) -> Iterator:
         """Make the provider ready to embed (a local model may need downloading), yielding

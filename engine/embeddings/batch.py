@@ -23,7 +23,7 @@ import re
 import time
 from typing import Any, Callable, NamedTuple
 
-from ..provider_registry import REGISTRY
+from ..provider_registry import provider_classes
 from .base import ProviderError
 from ..errors import ClawmemError
 
@@ -251,7 +251,15 @@ def upload_base(base_url: str) -> str:
     return base_url[: m.start()] + f"/upload/{m.group(1)}" if m else base_url + "/upload"
 
 
-CLIENTS = {spec.name: globals()[spec.batch.partition(":")[2]] for spec in REGISTRY if spec.batch}
+def client_class(provider_cls):
+    """The batch-API client a provider class names (`batch_client = "batch:<Class>"`)."""
+    import importlib
+
+    module, _, attr = provider_cls.batch_client.partition(":")
+    return getattr(importlib.import_module(f"clawmem.engine.embeddings.{module}"), attr)
+
+
+CLIENTS = {cls.name: client_class(cls) for cls in provider_classes() if cls.batch_client}
 
 
 def _dig(obj, *keys):

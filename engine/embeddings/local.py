@@ -12,7 +12,6 @@ providers just to compute their fingerprints. A missing `hf:` model is downloade
 
 from __future__ import annotations
 
-import hashlib
 import os
 import queue
 import re
@@ -27,6 +26,7 @@ from .. import events as ev
 if TYPE_CHECKING:
     import numpy as np
 
+    from . import Candidate
     from .worker import ModelHost
 
 E5_PREFIXES = ("query: ", "passage: ")
@@ -40,6 +40,8 @@ def file_identity(path: Path) -> str:
             head = fh.read(1 << 20)
     except OSError:
         return ""
+    import hashlib  # here: the plan reads this class in every search, which never needs it
+
     return f"{size}:{hashlib.sha256(head).hexdigest()[:16]}"
 
 
@@ -103,6 +105,33 @@ QUERY_THREADS = 1  # a short query: 1 thread is as fast idle and never stalls un
 
 class LocalProvider(Provider):
     id = "local"
+    name = "local"
+    needs_key = False
+    config_keys = "`local.modelPath`, `local.modelCacheDir`, `local.threads`"
+    request = "llama-cpp-python in a worker process"
+
+    @classmethod
+    def candidate(cls, cfg, *, primary: bool = True, explicit: bool) -> "Candidate":
+        """A configured GGUF file, or an hf: URI already downloaded (an explicit provider = "local"
+        downloads it, auto never does), or the reason it cannot be used."""
+        from ..config import DEFAULT_LOCAL_MODEL
+        from . import Candidate
+
+        raw = cfg["local.modelPath"] or (DEFAULT_LOCAL_MODEL if explicit else "")
+        if not raw:
+            return Candidate("local", None, "local: no model configured (set local.modelPath)")
+        from .download import DownloadError
+
+        try:
+            path, uri = resolve_model_path(raw, cfg["local.modelCacheDir"])
+        except DownloadError as exc:  # a malformed hf: URI
+            return Candidate("local", None, f"local: {exc}", raw)
+        if uri is None and (path is None or not path.is_file()):
+            return Candidate("local", None, f"local: model file not found: {raw} (fix local.modelPath)", raw)
+        if uri is not None and (path is None or not path.is_file()) and not explicit:
+            # auto never triggers a download; an explicit provider = "local" does
+            return Candidate("local", None, f"local: {uri} is not downloaded yet (set provider = \"local\" to fetch it)", raw)
+        return Candidate("local", lambda: cls.from_config(cfg, raw), None, raw)
 
     def __init__(
         self,

@@ -18,16 +18,16 @@ import random
 import re
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-import numpy as np
-
-from ..provider_registry import SPECS, load
-from .base import Provider, ProviderError, check_vector
-from ..index.chunking import split_by_bytes
+from ..provider_registry import PROVIDERS, provider_class
 from ..redaction import CREDENTIAL_HEADER, mask_url, url_secrets
+from .base import Provider, ProviderError, check_vector
+
+if TYPE_CHECKING:  # loaded when a provider embeds: the plan reads these classes in every search
+    import numpy as np
+
+    from . import Candidate
 
 BATCH_BYTES = 8000
 CONCURRENCY = 4
@@ -51,12 +51,17 @@ GEMINI_2 = "gemini-embedding-2-preview"
 GEMINI_2_DIMS = (768, 1536, 3072)
 
 
-@dataclass(frozen=True)
 class Retry:
-    attempts: int = 4
-    base: float = 0.5  # seconds, doubled after each failed attempt
-    cap: float = 8.0
-    jitter: float = 0.2
+    """How often and how long to retry. A plain class: dataclasses (and inspect) would cost every
+    search that reads the provider classes milliseconds."""
+
+    __slots__ = ("attempts", "base", "cap", "jitter")
+
+    def __init__(self, attempts: int = 4, base: float = 0.5, cap: float = 8.0, jitter: float = 0.2):
+        self.attempts = attempts
+        self.base = base  # seconds, doubled after each failed attempt
+        self.cap = cap
+        self.jitter = jitter
 
     def wait(self, attempt: int, rand: float) -> float:
         """Seconds to wait after failed attempt number `attempt` (1-based); rand in [0, 1)."""
@@ -76,14 +81,14 @@ class _Retryable(Exception):
 def normalize_model(name: str, model: str) -> str:
     m = (model or "").strip()
     if not m:
-        return SPECS[name].default_model
-    for prefix in SPECS[name].model_prefixes:
+        return provider_class(name).default_model
+    for prefix in provider_class(name).model_prefixes:
         m = m.removeprefix(prefix)
     return m
 
 
 def normalize_base(name: str, base_url: str) -> str:
-    base = (base_url or "").strip().rstrip("/") or SPECS[name].default_base
+    base = (base_url or "").strip().rstrip("/") or provider_class(name).default_base
     if name == "gemini":
         # an OpenAI-compatibility URL of Gemini's, or the bare host, means the native v1beta API
         base = re.sub(r"/openai(/.*)?$", "", base)
@@ -95,7 +100,61 @@ def normalize_base(name: str, base_url: str) -> str:
 
 
 class RemoteProvider(Provider):
-    """Shared transport: batching, concurrency, retries, errors. Subclasses build the requests."""
+    """Shared transport: batching, concurrency, retries, errors. Subclasses build the requests
+    (batch_request, query_request, parse_batch) and declare their class facts; the constructor
+    below is the contract `candidate()` builds every remote provider with."""
+
+    config_keys = "`model`, `remote.*`"
+
+    @classmethod
+    def candidate(cls, cfg, *, primary: bool, explicit: bool = True) -> "Candidate":
+        """remote.* settings belong to the configured primary remote provider (or openai under auto);
+        models.providers.<id> in openclaw.json fills in the key, base URL and headers."""
+        from . import Candidate, find_key
+
+        name = cls.name
+        owns_remote = primary or (cfg["provider"] == "auto" and name == "openai")
+        key, problems = find_key(cfg, name, owns_remote)
+        model = cfg["model"] if (primary or cfg["provider"] == "auto") and cfg["model"] else cls.default_model
+        if key is None and cls.needs_key:
+            where = "set " + " or ".join((["remote.apiKey"] if owns_remote else []) + list(cls.env_vars))
+            why = f"{name}: no API key ({'; '.join(problems) + '; ' if problems else ''}{where})"
+            return Candidate(name, None, why, model)
+        entry = cfg.openclaw_provider(cls.openclaw_id)
+        base_url = (cfg["remote.baseUrl"] if owns_remote else "") or (entry.get("baseUrl") if isinstance(entry.get("baseUrl"), str) else "")
+        headers: dict[str, str] = {}
+        from ..secrets import SecretError
+
+        for h, v in (entry.get("headers") or {}).items() if isinstance(entry.get("headers"), dict) else ():
+            try:  # header values are SecretInputs too
+                got = cfg.secrets().resolve(v, f"openclaw.json models.providers.{cls.openclaw_id}.headers.{h}")
+            except SecretError as exc:
+                return Candidate(name, None, f"{name}: {exc}", model)
+            if got:
+                headers[h] = got.value
+        if owns_remote:
+            headers.update(cfg["remote.headers"])
+        dims = cfg["outputDimensionality"] if name == "gemini" and (primary or cfg["provider"] == "auto") else 0
+        api_key = key.value if key else ""
+        from ..redaction import remember
+
+        remember(api_key, f"{name} API key")  # masked wherever it shows up: logs, indexed transcripts
+        for h, v in headers.items():
+            if CREDENTIAL_HEADER.search(h):
+                remember(v, f"{h} header")
+
+        use_batch = bool(cls.batch_client) and owns_remote and cfg["remote.batch.enabled"]
+
+        def make() -> Provider:
+            prov = cls(name, model=model, api_key=api_key, base_url=base_url, headers=headers, output_dimensionality=dims,
+                       timeout=cfg["remote.timeoutSeconds"])
+            if use_batch:
+                from .batch import BatchSettings, client_class
+
+                prov.batch = client_class(cls)(prov, BatchSettings.from_config(cfg), cfg.agent_id)
+            return prov
+
+        return Candidate(name, make, None, model, key_source=key.source if key else f"none ({name} needs no key)")
 
     def __init__(
         self,
@@ -177,6 +236,8 @@ class RemoteProvider(Provider):
 
     def embed_query(self, text: str) -> np.ndarray:
         text = text.strip()
+        from ..index.chunking import split_by_bytes
+
         pieces = split_by_bytes(text, self.max_input_bytes) if text else [text]
         if len(pieces) == 1:
             path, body = self.query_request(pieces[0])
@@ -194,6 +255,8 @@ class RemoteProvider(Provider):
         # split over-limit inputs; remember which pieces belong to which text
         pieces: list[str] = []
         owner: list[int] = []
+        from ..index.chunking import split_by_bytes
+
         for i, t in enumerate(texts):
             for p in split_by_bytes(t, self.max_input_bytes):
                 pieces.append(p)
@@ -204,6 +267,8 @@ class RemoteProvider(Provider):
             for g, idx in enumerate(groups):
                 results[g] = self._embed_group([pieces[i] for i in idx])
         else:
+            from concurrent.futures import ThreadPoolExecutor
+
             with ThreadPoolExecutor(max_workers=min(self.concurrency, len(groups)), thread_name_prefix=f"clawmem-{self.id}") as pool:
                 futures = [pool.submit(self._embed_group, [pieces[i] for i in idx]) for idx in groups]
                 for g, fut in enumerate(futures):
@@ -288,7 +353,7 @@ class RemoteProvider(Provider):
 
     def _http_error(self, resp) -> str:
         status = resp.status_code
-        env = " or ".join(SPECS[self.id].env_vars if self.id in SPECS else ())
+        env = " or ".join(provider_class(self.id).env_vars if self.id in PROVIDERS else ())
         if status == 401:
             return f"{self.id}: 401 invalid api key (check remote.apiKey or {env})"
         if status == 403:
@@ -328,6 +393,16 @@ class RemoteProvider(Provider):
 
 
 class OpenAIProvider(RemoteProvider):
+    name = "openai"
+    env_vars = ("OPENAI_API_KEY",)
+    openclaw_id = "openai"
+    default_model = "text-embedding-3-small"
+    default_base = "https://api.openai.com/v1"
+    model_prefixes = ("openai/",)
+    batch_client = "batch:OpenAIBatch"
+    config_keys = "`model`, `remote.baseUrl`/`apiKey`/`headers` (any OpenAI-compatible server too)"
+    request = "`POST {baseUrl}/embeddings` `{\"model\", \"input\": [...]}`, `Authorization: Bearer`"
+
     def batch_request(self, texts):
         return "/embeddings", {"model": self.model, "input": texts}
 
@@ -344,6 +419,16 @@ class OpenAIProvider(RemoteProvider):
 
 
 class VoyageProvider(OpenAIProvider):
+    name = "voyage"
+    env_vars = ("VOYAGE_API_KEY",)
+    openclaw_id = "voyage"
+    default_model = "voyage-3-lite"
+    default_base = "https://api.voyageai.com/v1"
+    model_prefixes = ("voyage/",)
+    batch_client = "batch:VoyageBatch"
+    config_keys = RemoteProvider.config_keys
+    request = "`POST {baseUrl}/embeddings` with `input_type` `document` / `query`"
+
     def batch_request(self, texts):
         return "/embeddings", {"model": self.model, "input": texts, "input_type": "document"}
 
@@ -352,6 +437,17 @@ class VoyageProvider(OpenAIProvider):
 
 
 class GeminiProvider(RemoteProvider):
+    name = "gemini"
+    env_vars = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+    openclaw_id = "google"  # Gemini's models live under "google" in openclaw.json
+    default_model = "gemini-embedding-001"
+    default_base = "https://generativelanguage.googleapis.com/v1beta"
+    model_prefixes = ("models/", "gemini/", "google/")
+    batch_client = "batch:GeminiBatch"
+    config_keys = ("the same, plus `outputDimensionality` (gemini-embedding-2-preview: 768, 1536 or 3072, default 3072; "
+                   "other models: sent only when set)")
+    request = "`POST …/v1beta/models/{model}:batchEmbedContents` (passages) and `:embedContent` (queries), `x-goog-api-key`"
+
     def _headers(self, key, extra):
         return _merge({"Content-Type": "application/json", "x-goog-api-key": key}, extra)
 
@@ -397,10 +493,32 @@ class GeminiProvider(RemoteProvider):
 class MistralProvider(OpenAIProvider):
     """Mistral's embeddings API has OpenAI's request and response shapes; only its errors differ."""
 
+    name = "mistral"
+    env_vars = ("MISTRAL_API_KEY",)
+    openclaw_id = "mistral"
+    default_model = "mistral-embed"
+    default_base = "https://api.mistral.ai/v1"
+    model_prefixes = ("mistral/",)
+    batch_client = ""
+    config_keys = RemoteProvider.config_keys
+    request = "as openai, at `https://api.mistral.ai/v1`"
+
 
 class OllamaProvider(RemoteProvider):
     """Ollama's native API: `POST /api/embed {model, input: [...]}` -> `{embeddings: [[...]]}`.
     A key is optional (a proxy in front of Ollama may want one)."""
+
+    name = "ollama"
+    env_vars = ("OLLAMA_API_KEY",)
+    openclaw_id = "ollama"
+    default_model = "nomic-embed-text"
+    default_base = "http://127.0.0.1:11434"
+    model_prefixes = ("ollama/",)
+    needs_key = False
+    auto = False  # only when named, as in OpenClaw
+    config_keys = "`model`, `remote.baseUrl` (default `http://127.0.0.1:11434`; a trailing `/v1` is dropped), `remote.headers`"
+    request = ("native `POST {baseUrl}/api/embed` `{\"model\", \"input\": [...]}`; inputs kept under 4000 bytes so Ollama "
+               "never cuts one")
 
     def _headers(self, key, extra):
         base = {"Content-Type": "application/json"}
@@ -433,10 +551,10 @@ class OllamaProvider(RemoteProvider):
 
 def make_remote(name: str, *, model: str, api_key: str, base_url: str = "", headers: dict | None = None, **kw) -> Provider:
     """The provider the registry names, built with its key and settings."""
-    remote = [n for n in SPECS if n != "local"]
+    remote = [n for n in PROVIDERS if n != "local"]
     if name not in remote:
         raise ProviderError(f"{name}: unknown remote provider (use {', '.join(remote)})")
-    return load(SPECS[name].implementation)(name, model=model, api_key=api_key, base_url=base_url, headers=headers, **kw)
+    return provider_class(name)(name, model=model, api_key=api_key, base_url=base_url, headers=headers, **kw)
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -462,6 +580,8 @@ def group_by_bytes(texts: list[str], limit: int) -> list[list[int]]:
 
 def _combine(vecs: list, weights: list[int], dims: int | None) -> np.ndarray | None:
     """One unit vector from the pieces of one input; None if any piece was unusable."""
+    import numpy as np
+
     if not vecs or any(v is None for v in vecs):
         return None
     if len(vecs) == 1:

@@ -79,7 +79,7 @@ class Health:
                 provider["fallback"] = {"from": plan.candidates[0].name, "reason": plan.reasons[0]} if plan.candidates[0].factory is None else None
         else:
             provider["reason"] = plan.keyword_reason()
-        if cfg["remote.batch.enabled"] and cfg["provider"] in (*config_mod.BATCH_PROVIDERS, "auto"):
+        if cfg["remote.batch.enabled"] and cfg["provider"] in (*config_mod.batch_providers(), "auto"):
             from .indexer import BATCH_ERROR
 
             why = store.get_meta(BATCH_ERROR) if store is not None and store.has_schema() else None
