@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts 
     import numpy as np
 
 from .. import paths
-from ..index.store import BUSY_TIMEOUT_MS, DatabaseError, _not_an_index, create_private_file, db, move_aside
+from ..index.store import BUSY_TIMEOUT_MS, DatabaseError, file_is_damaged, create_private_file, db, move_aside
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS cache (
@@ -39,7 +39,7 @@ class EmbeddingCache:
         try:
             self._open()
         except DatabaseError as exc:
-            if not _not_an_index(exc):
+            if not file_is_damaged(exc):
                 raise
             # derived data, but never deleted: set aside and start a new one
             self.conn.close()

@@ -151,7 +151,7 @@ def may_move_aside(path: Path, exc: ForeignIndex) -> bool:
     return not exc.foreign and Path(os.path.realpath(path)).is_relative_to(os.path.realpath(data_dir()))
 
 
-def _not_an_index(exc: Exception) -> bool:
+def file_is_damaged(exc: Exception) -> bool:
     """True when SQLite says the file itself is bad (corrupt, not a database). A full disk, a
     read-only file or folder, an I/O error say nothing about the file: it must not be moved aside."""
     name = getattr(exc, "sqlite_errorname", "") or ""
@@ -204,7 +204,7 @@ class Store:
             self.conn.execute("PRAGMA journal_mode = WAL")
             self.conn.execute("PRAGMA synchronous = OFF")
         except DatabaseError as exc:
-            if not _not_an_index(exc):
+            if not file_is_damaged(exc):
                 raise
             raise ForeignIndex(str(exc)) from None
 
@@ -271,7 +271,7 @@ class Store:
             if ok != "ok":
                 raise ForeignIndex(f"integrity check failed: {ok}")
         except DatabaseError as exc:
-            if not _not_an_index(exc):
+            if not file_is_damaged(exc):
                 raise
             raise ForeignIndex(str(exc)) from None
 
