@@ -100,7 +100,8 @@ def test_private_searches_and_recall_off_record_nothing(notes, make_engine, work
 
 WRITER = textwrap.dedent("""
     import sys
-    from clawmem.engine import load_config, recall
+    from clawmem.engine import load_config
+    from clawmem.engine.consolidate import recall
     cfg = load_config(None, workspace=sys.argv[1], overrides={"provider": "none"})
     me = sys.argv[2]
     for i in range(int(sys.argv[3])):
