@@ -248,6 +248,17 @@ class Engine:
 
         return promote.apply(self, candidates, **kw)
 
+    def memory_budget(self) -> dict:
+        """MEMORY.md's size against promote.memoryFileMaxChars, and the bullets to archive."""
+        from .consolidate import promote
+
+        return promote.budget_state(self)
+
+    def archive_promoted(self) -> dict:
+        from .consolidate import promote
+
+        return promote.archive_oldest(self)
+
     def reject_promotion(self, candidate) -> None:
         from .consolidate import promote
 
