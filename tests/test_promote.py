@@ -258,7 +258,7 @@ def test_cli_promote_preview_apply_and_bad_flags(notes, make_engine, workspace):
 def openclaw_entry(path, start, end, *, count, total, hashes, days, last, snippet, promoted=None):
     e = {"key": f"memory:{path}:{start}:{end}", "path": path, "startLine": start, "endLine": end, "source": "memory",
          "snippet": snippet, "recallCount": count, "dailyCount": 0, "groundedCount": 0, "totalScore": total,
-         "maxScore": total / count, "firstRecalledAt": f"{days[0]}T08:00:00.000Z", "lastRecalledAt": last,
+         "maxScore": total / max(1, count), "firstRecalledAt": f"{days[0]}T08:00:00.000Z", "lastRecalledAt": last,
          "queryHashes": hashes, "recallDays": days, "conceptTags": ["heron", "beta"]}
     if promoted:
         e["promotedAt"] = promoted
@@ -502,3 +502,42 @@ def test_memory_md_budget_offers_the_oldest_promoted_bullets_for_the_archive(not
     assert "Old fact number 1" not in after and "Old fact number 2" in after and after.startswith(mine)
     assert "- Old fact number 1 about the garden." in (workspace / promote.ARCHIVE).read_text()  # moved, not lost
     assert len(after) + len(state["archive"][0]["text"]) + 1 == len(before)
+
+
+def test_openclaw_gates_grounded_counts_skeletons_and_max_age(notes, make_engine, workspace):
+    snippet = "The heron project ships its first build to the beta testers in April."
+    grounded = openclaw_entry("memory/2026-03-02.md", 4, 4, count=0, total=2.7, hashes=["a1b2c3d4e5f6"],
+                              days=["2026-03-08", "2026-03-09"], last="2026-03-09T10:00:00.000Z", snippet=snippet)
+    grounded["groundedCount"] = 3
+    skeleton = openclaw_entry("memory/2026-03-01.md", 3, 3, count=9, total=8.5, hashes=["1", "2", "3"],
+                              days=["2026-03-04", "2026-03-08"], last="2026-03-09T10:00:00.000Z", snippet="## 09:00")
+    store = {"version": 1, "entries": {e["key"]: e for e in (grounded, skeleton)}}
+    write(workspace / "memory" / ".dreams" / "short-term-recall.json", json.dumps(store))
+    eng = make_engine()
+    [c] = promote.preview(eng, promote.Gates(0.5, 3, 2), now=NOW)[0]  # the heading-only snippet is no candidate
+    assert c.path == "memory/2026-03-02.md" and c.grounded == 3 and c.recalls == 0
+    assert c.signals["consolidation"] == 1.0  # grounded 3 of 3
+    assert c.signals["relevance"] == pytest.approx(0.9) and c.fact == snippet
+    assert promote.preview(eng, promote.Gates(0.5, 3, 2, max_age_days=0.5), now=NOW)[0] == []  # last recall ~1 day ago
+    assert len(promote.preview(eng, promote.Gates(0.5, 3, 2, max_age_days=2), now=NOW)[0]) == 1
+
+
+def test_cli_confirm_and_archive(notes, make_engine, workspace):
+    write(workspace / "memory" / "2026-03-05.md", "# 2026-03-05\n\n- Elena's birthday is on May 27.\n")
+    write(workspace / "memory" / "2026-03-07.md", "# 2026-03-07\n\n- Elena's birthday is on March 21.\n")
+    eng = indexed(make_engine)
+    recall_over_days(eng, queries=["Elena birthday", "when is Elena's birthday", "birthday of Elena", "Elena born"], at=time.time())
+    out = run_cli("--workspace", str(workspace), "promote", "--min-score", "0.5")
+    assert out.returncode == 0 and "CONTRADICTS: Elena's birthday is on March 21." in out.stdout
+    got = json.loads(run_cli("--workspace", str(workspace), "promote", "--min-score", "0.5", "--apply", "--json").stdout)
+    assert [a["promoted"] for a in got["applied"]] == [False, False]
+    march = next(c["key"] for c in got["candidates"] if "March" in c["fact"])
+    got = json.loads(run_cli("--workspace", str(workspace), "promote", "--min-score", "0.5", "--apply", "--confirm", march, "--json").stdout)
+    assert [a["key"] for a in got["applied"] if a["promoted"]] == [march]
+    cfg = write(workspace.parent / "small.toml", "[promote]\nmemoryFileMaxChars = 60\n")
+    over = run_cli("--workspace", str(workspace), "--config", str(cfg), "promote")
+    assert "over its budget of 60" in over.stdout and "clawmem promote --archive moves the 1 oldest promoted bullet " in over.stdout
+    moved = run_cli("--workspace", str(workspace), "--config", str(cfg), "promote", "--archive")
+    assert moved.returncode == 0 and moved.stdout.startswith("moved 1 promoted bullet to memory/promoted-archive.md")
+    assert "March 21" in (workspace / "memory" / "promoted-archive.md").read_text()
+    assert "March 21" not in (workspace / "MEMORY.md").read_text()
