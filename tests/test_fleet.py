@@ -153,7 +153,9 @@ def test_private_files_and_ungranted_agents_are_out_of_reach_even_by_sql(db, age
 
     a, b, c = f"a{uid}", f"b{uid}", f"c{uid}"
     grants = {name: fleet.grant(db, name, reads) for name, reads in ((a, []), (b, [a]), (c, []))}
-    assert all(g["newPassword"] and g["url"].startswith(f"postgresql://clawmem_{g['agent']}:") for g in grants.values())
+    dbname = db.rsplit("/", 1)[1]
+    assert all(g["newPassword"] and g["role"] == f"clawmem_{dbname}_{g['agent']}" and g["url"].startswith(f"postgresql://{g['role']}:")
+               for g in grants.values())
     assert f'url = "{grants[b]["url"]}"' in grants[b]["config"] and "publish = true" in grants[b]["config"]
     ea = agent(a, NOTES, grants[a]["url"])
     ec = agent(c, {"memory/c.md": "# C\n\nThe osprey team prefers Tuesday releases.\n"}, grants[c]["url"])
@@ -175,8 +177,8 @@ def test_private_files_and_ungranted_agents_are_out_of_reach_even_by_sql(db, age
         assert conn.execute("update clawmem_terms set chunks = 0 where agent = %s", (a,)).rowcount == 0
         with pytest.raises(psycopg.errors.InsufficientPrivilege):  # nor another agent's word counts
             conn.execute("insert into clawmem_terms values (%s, 'forged', 1)", (a,))
-    with psycopg.connect(grants[b]["url"]) as conn, pytest.raises(psycopg.errors.RaiseException):
-        conn.execute("select clawmem_vector_index('not/its-model@3', 3)")  # no indexes for models it does not push
+    with psycopg.connect(grants[b]["url"]) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):
+        conn.execute("select clawmem_vector_index('not/its-model@3')")  # the owner's function: no agent builds indexes
     assert {r[0] for r in rows(grants[c]["url"])} == {c}  # c was granted nothing
     # the keyword functions (they apply the access rule themselves, to use the full-text index)
     assert rows(grants[b]["url"], "select count(*) from clawmem_keyword('osprey'::tsquery, %s, 10, 100)", ([c],))[0][0] == 0
@@ -334,9 +336,10 @@ def test_cli_fleet_search_get_and_grant(db, agent, uid, tmp_path):
     got = run_cli("get", hit["ref"], "--from", "3", "--lines", "1", *base)
     assert got.stdout.strip() == "The heron migration needs a rollback plan for the ledger tables."
     grant = run_cli("fleet", "grant", f"r{uid}", "--read", a.cfg.agent_id, *base)
-    assert grant.returncode == 0 and f"clawmem_r{uid}" in grant.stdout and "[fleet]" in grant.stdout
+    role = f"clawmem_{db.rsplit('/', 1)[1]}_r{uid}"
+    assert grant.returncode == 0 and role in grant.stdout and "[fleet]" in grant.stdout
     again = run_cli("fleet", "grant", f"r{uid}", *base)
-    assert "password unchanged" in again.stdout and f"postgresql://clawmem_r{uid}:<its current password>@" in again.stdout
+    assert "password unchanged" in again.stdout and f"postgresql://{role}:<its current password>@" in again.stdout
     usage = run_cli("search", "--agents", "a", "heron", *base)
     assert usage.returncode == 2 and "--fleet" in usage.stderr
     usage = run_cli("search", "--fleet", "--after", "2026-01-01", "heron", *base)
@@ -414,3 +417,115 @@ def rows_or_none(url: str) -> list:
         return rows(url)
     except psycopg.Error:  # the tables are not there before the first push
         return []
+
+
+# ----------------------------------------------------------------------------- peers cannot hurt each other
+
+
+@pytest.mark.slow
+def test_a_peer_cannot_break_another_peers_push_or_make_the_owner_build_indexes(db, agent, uid):
+    """Issue 32: agent A (its own role) recorded B's model with 5 dimensions and called the
+    owner's index function, so B's next push failed ('expected 5 dimensions, not 384') after
+    deleting B's rows. Now the model's key fixes its dimensions, only the owner builds indexes,
+    and B's push survives whatever A does."""
+    from clawmem.engine.fleet import client as fleet
+
+    a, b = f"pa{uid}", f"pb{uid}"
+    ga, gb = fleet.grant(db, a, []), fleet.grant(db, b, [a])
+    ea = agent(a, {"memory/a.md": "# A\n\nThe kestrel build is green.\n"}, ga["url"])
+    eb = agent(b, {"memory/b.md": "# B\n\nThe plover release ships Thursday.\n"}, gb["url"])
+    fleet.push(ea)
+    b_model = fleet.push(eb)["model"]
+    b_rows = rows(db, "select path, text from clawmem_chunks where agent = %s order by 1", (b,))
+    indexes = rows(db, "select indexname from pg_indexes where tablename = 'clawmem_chunks' order by 1")
+    with psycopg.connect(ga["url"]) as conn:
+        with pytest.raises(psycopg.errors.CheckViolation):  # a model's dimensions are those its key says
+            conn.execute("update clawmem_agents set model = %s, dims = 5 where agent = %s", (b_model, a))
+    for call in (f"select clawmem_vector_index('{b_model}')", "select clawmem_vector_index('junk/x@5')"):
+        with psycopg.connect(ga["url"]) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute(call)
+    with psycopg.connect(ga["url"]) as conn, pytest.raises(psycopg.errors.UndefinedFunction):
+        conn.execute("select clawmem_vector_index(%s, 5)", (b_model,))  # the old two-argument door is gone
+    with psycopg.connect(ga["url"]) as conn, pytest.raises(psycopg.errors.CheckViolation):  # nor a vector that lies about its model
+        conn.execute("insert into clawmem_chunks (agent, host, path, source, start_line, end_line, hash, model, text, tokens, embedding)"
+                     " values (%s, 'h', 'x.md', 'memory', 1, 1, 'h', %s, 'x', ''::tsvector, '[1,2,3,4,5]')", (a, b_model))
+    assert rows(db, "select indexname from pg_indexes where tablename = 'clawmem_chunks' order by 1") == indexes
+    write(eb.workspace / "memory" / "b.md", "# B\n\nThe plover release ships Friday now.\n")
+    eb.run_index()
+    out = fleet.push(eb)
+    assert out["added"] >= 1 and "Friday" in " ".join(t for _, t in rows(db, "select path, text from clawmem_chunks where agent = %s", (b,)))
+    assert fleet.search(eb, "plover release")["results"]
+    assert b_rows  # and B's rows were there to lose
+
+
+@pytest.mark.slow
+def test_a_push_that_fails_on_the_way_deletes_nothing_and_the_owner_cannot_push_as_an_agent(db, agent, uid):
+    from clawmem.engine.fleet import client as fleet
+
+    name = f"pf{uid}"
+    g = fleet.grant(db, name, [])
+    eng = agent(name, {"memory/f.md": "# F\n\nThe tern survey starts in May.\n"}, g["url"], vectors=False)
+    fleet.push(eng)
+    before = rows(db, "select path, text from clawmem_chunks where agent = %s", (name,))
+    with psycopg.connect(db) as conn:  # the database refuses every new row (a full disk, a constraint, a peer)
+        conn.execute("create function refuse() returns trigger language plpgsql as $$ begin raise exception 'refused'; end $$")
+        conn.execute("create trigger refuse before insert on clawmem_chunks for each row execute function refuse()")
+    write(eng.workspace / "memory" / "f.md", "# F\n\nThe tern survey moved to June.\n")
+    eng.run_index()
+    with pytest.raises(fleet.FleetError, match="refused"):
+        fleet.push(eng)
+    assert rows(db, "select path, text from clawmem_chunks where agent = %s", (name,)) == before  # nothing deleted
+    owner_as_agent = agent(name, {"memory/g.md": "# G\n\nOther.\n"}, db, vectors=False)
+    with pytest.raises(fleet.FleetError, match=f"agent {name} has its own role in this fleet"):
+        fleet.push(owner_as_agent)
+    assert rows(db, "select path, text from clawmem_chunks where agent = %s", (name,)) == before
+
+
+# ----------------------------------------------------------------------------- a fleet for a team
+
+
+@pytest.mark.slow
+def test_team_commands_revoke_list_status_readers_and_per_fleet_roles(pg, db, agent, uid, tmp_path):
+    import uuid
+
+    from clawmem.engine.fleet import client as fleet
+
+    a, b, c = f"ta{uid}", f"tb{uid}", f"tc{uid}"
+    for name in (a, b, c):
+        fleet.grant(db, name, [])
+    assert fleet.grant(db, c, add=[a])["reads"] == [a]
+    assert fleet.grant(db, c, add=[b])["reads"] == sorted([a, b])  # one more, the rest kept
+    assert fleet.grant(db, c, remove=[a])["reads"] == [b]
+    cfg = write(tmp_path / "o.toml", f'provider = "none"\n[fleet]\nurl = "{db}"\n')
+    base = ("--config", str(cfg), "--workspace", str(tmp_path))
+    assert run_cli("fleet", "grant", c, "--add-read", a, *base).returncode == 0
+    ga = fleet.grant(db, a, [], new_password=True)
+    fleet.push(agent(a, {"memory/a.md": "# A\n\nThe gannet count is 41.\n"}, ga["url"], vectors=False))
+    listed = {x["agent"]: x for x in json.loads(run_cli("fleet", "list", "--json", *base).stdout)["agents"]}
+    assert listed[c]["reads"] == sorted([a, b]) and listed[a]["readBy"] == [c] and listed[a]["chunks"] == 1
+    status = run_cli("fleet", "status", *base)
+    assert status.returncode == 0 and "PostgreSQL " in status.stdout and f"{a}@host-{a}: 1 rows, last push 20" in status.stdout
+    # an agent's URL is not the owner's: said plainly
+    for cmd in (("grant", b), ("revoke", b), ("list",)):
+        agent_cfg = write(tmp_path / "a.toml", f'provider = "none"\n[fleet]\nurl = "{ga["url"]}"\n')
+        r = run_cli("fleet", *cmd, "--config", str(agent_cfg), "--workspace", str(tmp_path))
+        assert r.returncode == 3 and f"is agent {a}'s role: `clawmem fleet {cmd[0]}` needs the owner's URL" in r.stderr, r.stderr
+    # revoke: the role can no longer log in, nobody reads it
+    r = run_cli("fleet", "revoke", a, *base)
+    assert r.returncode == 0 and "can no longer log in" in r.stdout
+    with pytest.raises(psycopg.OperationalError):
+        psycopg.connect(ga["url"], connect_timeout=5)
+    assert fleet.fleet_list(db)["agents"][[x["agent"] for x in fleet.fleet_list(db)["agents"]].index(c)]["reads"] == [b]
+    # a second fleet on the same server: its own roles for the same agent names
+    other = "t" + uuid.uuid4().hex[:12]
+    with psycopg.connect(pg.url, autocommit=True) as conn:
+        conn.execute(f"create database {other}")
+    try:
+        other_url = pg.url.rsplit("/", 1)[0] + "/" + other
+        g1, g2 = fleet.grant(db, b, [], new_password=True), fleet.grant(other_url, b, [], new_password=True)
+        assert g1["role"] != g2["role"] and g2["newPassword"]
+        psycopg.connect(g1["url"]).close()  # the first fleet's password still works
+    finally:
+        with psycopg.connect(pg.url, autocommit=True) as conn:
+            conn.execute(f"drop database {other} with (force)")
+            conn.execute(f'drop role if exists "{fleet.role_name(b, other)}"')
