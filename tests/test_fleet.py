@@ -529,3 +529,30 @@ def test_team_commands_revoke_list_status_readers_and_per_fleet_roles(pg, db, ag
         with psycopg.connect(pg.url, autocommit=True) as conn:
             conn.execute(f"drop database {other} with (force)")
             conn.execute(f'drop role if exists "{fleet.role_name(b, other)}"')
+
+
+@pytest.mark.slow
+def test_the_watcher_catches_up_as_soon_as_the_fleet_is_back(pg, db, make_engine, workspace, uid):
+    """A push that failed while the database was down is retried every few seconds, so the
+    backlog goes out when it is back, not at the next interval sync (5 minutes by default)."""
+    from clawmem.engine.index import watcher
+    from clawmem.engine.index.watcher import Syncer
+
+    write(workspace / "memory" / "2026-04-01.md", "# 2026-04-01\n\nThe auk survey starts in May.\n")
+    eng = make_engine({"agentId": f"cu{uid}", "fleet.url": db, "fleet.publish": True, "sync.watchDebounceMs": 100,
+                       "sync.intervalMinutes": 60}, persistent=True)
+    syncer = Syncer(eng)
+    syncer.start()
+    try:
+        wait_for(lambda: any("auk survey" in t for *_, t in rows_or_none(db)), limit=60, what="the first push")
+        assert pg.cli("fleet", "down").returncode == 0
+        try:
+            write(workspace / "memory" / "2026-04-02.md", "# 2026-04-02\n\nThe gannet colony counted 412 nests.\n")
+            wait_for(lambda: syncer._push_retry is not None, limit=60, what="the failed push")
+        finally:
+            assert pg.cli("fleet", "up").returncode == 0
+        wait_for(lambda: any("gannet colony" in t for *_, t in rows_or_none(db)), limit=4 * watcher.PUSH_RETRY_SECONDS,
+                 what="the catch-up push")
+        wait_for(lambda: syncer._push_retry is None, limit=10, what="the retries to stop")
+    finally:
+        syncer.stop()
