@@ -79,7 +79,9 @@ SEARCH_SCHEMA = {
     "type": "object",
     "properties": {"query": {"type": "string"}, "maxResults": {"type": "number"}, "minScore": {"type": "number"},
                    "corpus": {"type": "string", "enum": ["memory", "fleet"],
-                              "description": "memory (default): this agent's files; fleet: the shared memory of every agent it may read"}},
+                              "description": "memory (default): this agent's files; fleet: the shared memory of every agent it may read"},
+                   "agents": {"type": "array", "items": {"type": "string"},
+                              "description": "with corpus fleet: search only these agents (default: every agent it may read)"}},
     "required": ["query"],
 }
 GET_SCHEMA = {
@@ -111,6 +113,7 @@ class SearchArgs(ArgModelBase):
     min_score: Any = None
     corpus: Any = None
     private: Any = None  # true: not recorded for promotion (an extension; the published schema stays OpenClaw's)
+    agents: Any = None  # with corpus "fleet": only these agents
 
 
 class PromoteArgs(ArgModelBase):

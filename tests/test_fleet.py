@@ -342,8 +342,8 @@ def test_cli_fleet_search_get_and_grant(db, agent, uid, tmp_path):
     assert "password unchanged" in again.stdout and f"postgresql://{role}:<its current password>@" in again.stdout
     usage = run_cli("search", "--agents", "a", "heron", *base)
     assert usage.returncode == 2 and "--fleet" in usage.stderr
-    usage = run_cli("search", "--fleet", "--after", "2026-01-01", "heron", *base)
-    assert usage.returncode == 2 and "--after" in usage.stderr
+    usage = run_cli("search", "--fleet", "--now", "2026-01-01", "heron", *base)
+    assert usage.returncode == 2 and "--now" in usage.stderr
     password = db.split(":")[2].split("@")[0]
     (tmp_path / "empty").mkdir()  # status is about a workspace: give it one (an empty one is fine)
     shown = run_cli("status", "--json", *base)
@@ -556,3 +556,30 @@ def test_the_watcher_catches_up_as_soon_as_the_fleet_is_back(pg, db, make_engine
         wait_for(lambda: syncer._push_retry is None, limit=10, what="the retries to stop")
     finally:
         syncer.stop()
+
+
+@pytest.mark.slow
+def test_fleet_search_dates_and_the_mcp_agents_argument(db, agent, uid, tmp_path):
+    from clawmem.engine.agent import tools
+    from clawmem.engine.fleet import client as fleet
+
+    a = agent(f"da{uid}", {"memory/2026-03-02.md": "# 2026-03-02\n\nThe skua count was 12.\n",
+                           "memory/2026-03-09.md": "# 2026-03-09\n\nThe skua count was 15.\n",
+                           "memory/projects/skua.md": "# Skua\n\nSkua nests are on the north cliff.\n"}, db)
+    b = agent(f"db{uid}", {"memory/2026-03-05.md": "# 2026-03-05\n\nThe skua count was 9 on the east side.\n"}, db)
+    fleet.push(a)
+    fleet.push(b)
+    paths = lambda res: sorted((r["agent"], r["path"]) for r in res["results"])  # noqa: E731
+    everything = paths(fleet.search(a, "skua count", show_hidden=True))
+    assert len(everything) >= 3
+    assert paths(fleet.search(a, "skua count", after="2026-03-04", before="2026-03-08", show_hidden=True)) == [(b.cfg.agent_id, "memory/2026-03-05.md")]
+    assert paths(fleet.search(a, "skua count", after="2026-03-09", show_hidden=True)) == [(a.cfg.agent_id, "memory/2026-03-09.md")]
+    cfg = write(tmp_path / "d.toml", f'provider = "none"\nagentId = "x{uid}"\n[fleet]\nurl = "{db}"\n')
+    cli = run_cli("search", "--fleet", "--before", "2026-03-03", "skua count", "--json", "--config", str(cfg), "--workspace", str(tmp_path))
+    assert cli.returncode == 0, cli.stderr
+    assert [(r["agent"], r["path"]) for r in json.loads(cli.stdout)["results"]] == [(a.cfg.agent_id, "memory/2026-03-02.md")]
+    # MCP: the agents argument narrows the agents searched
+    only_b = tools.memory_search(a, "skua count", corpus="fleet", agents=[b.cfg.agent_id])
+    assert only_b["results"] and {r["agent"] for r in only_b["results"]} == {b.cfg.agent_id} and only_b["agents"] == [b.cfg.agent_id]
+    assert "error" in tools.memory_search(a, "skua", corpus="fleet", agents="nope")
+    assert "error" in tools.memory_search(a, "skua", agents=[b.cfg.agent_id])  # a local search has no agents

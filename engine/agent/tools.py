@@ -82,13 +82,15 @@ def disabled_payload(error: str) -> dict:
 
 
 def memory_search(engine, query: Any, maxResults: Any = None, minScore: Any = None, *,
-                  max_results: Any = None, min_score: Any = None, corpus: Any = None, private: Any = None, **options: Any) -> dict:
+                  max_results: Any = None, min_score: Any = None, corpus: Any = None, private: Any = None,
+                  agents: Any = None, **options: Any) -> dict:
     """memory_search: OpenClaw's payload plus ours; never raises.
 
     `options` go to Engine.search (after, before, now, explain, show_hidden, date_filter).
     Citations (`citations` = on/off/auto; auto is on: an agent's own session is direct)
     set `citation` (`Source: path#L3-L9`) and end each snippet with it. `private` (true or "true")
-    keeps this search out of the recall history `clawmem promote` ranks.
+    keeps this search out of the recall history `clawmem promote` ranks. `agents` (a list of
+    agent ids, with `corpus: "fleet"`) searches only those agents of the fleet.
     """
     started = time.perf_counter()
     why_off = disabled_reason(engine.cfg)
@@ -110,7 +112,12 @@ def memory_search(engine, query: Any, maxResults: Any = None, minScore: Any = No
     if corpus not in (None, "memory", "wiki", "all"):
         if corpus != "fleet":
             return {"results": [], "error": f"corpus: expected \"memory\" or \"fleet\", got {corpus!r}"}
-        return _fleet_search(engine, text, SearchRequest(max_results=mr, min_score=ms), started)
+        if agents is not None and (not isinstance(agents, list) or not all(isinstance(a, str) and a for a in agents)):
+            return {"results": [], "error": f"agents: expected a list of agent ids, got {agents!r}"}
+        dates = {k: options[k] for k in ("after", "before") if options.get(k)}
+        return _fleet_search(engine, text, SearchRequest(max_results=mr, min_score=ms, agents=agents, **dates), started)
+    if agents is not None:
+        return {"results": [], "error": "agents: picks agents of the fleet: add corpus \"fleet\""}
     try:
         store = engine.reader()
         if store is None or not store.has_schema():

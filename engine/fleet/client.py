@@ -171,10 +171,22 @@ create or replace function clawmem_allowed(wanted text[]) returns text[] languag
 -- scan of every row per query is what the index is there to avoid. At most `pool` matches are
 -- ranked: a word in more chunks than that says little about any of them (as the local search's
 -- relaxed pass, which leaves such words out)
-create or replace function clawmem_keyword(q tsquery, wanted text[], n int, pool int) returns table (id bigint, rank real)
+-- `lo`/`hi` (null: no bound) keep dated chunks of [lo, hi) only, as the local search's
+-- --after/--before: daily logs by their day, session transcripts by their time
+drop function if exists clawmem_keyword(tsquery, text[], int, int);
+create or replace function clawmem_dated(day text, source text, ts float8, lo date, hi date) returns boolean
+    language sql immutable set search_path = pg_catalog as $$
+    select (lo is null and hi is null)
+        or (day is not null and day >= coalesce(lo, '0001-01-01')::text and day < coalesce(hi, '9999-12-31')::text)
+        or (source = 'sessions' and ts is not null
+            and ts >= coalesce(extract(epoch from lo::timestamp), '-infinity'::float8)
+            and ts < coalesce(extract(epoch from hi::timestamp), 'infinity'::float8)) $$;
+create or replace function clawmem_keyword(q tsquery, wanted text[], n int, pool int, lo date default null, hi date default null)
+    returns table (id bigint, rank real)
     language sql stable security definer set search_path = pg_catalog, public as $$
     -- the access rule as a subquery: evaluated once, not once per matching row
-    with hit as (select c.id, c.tokens from clawmem_chunks c where c.tokens @@ q and c.agent = any((select clawmem_allowed(wanted))::text[]) limit pool)
+    with hit as (select c.id, c.tokens from clawmem_chunks c where c.tokens @@ q and c.agent = any((select clawmem_allowed(wanted))::text[])
+                 and clawmem_dated(c.day, c.source, c.ts, lo, hi) limit pool)
     select hit.id, ts_rank(hit.tokens, q, 1) from hit order by 2 desc, 1 limit n $$;
 -- a model's key ends with its dimensions ("local/bge@384"): a vector of another size under that
 -- key is refused, so no agent can make an HNSW index of another agent's model unusable
@@ -243,8 +255,9 @@ def ensure_schema(conn, url: str) -> None:
 
 
 def _has_schema(conn) -> bool:
-    # the newest part: a database made by an older clawmem gets it at the owner's next push or grant
-    return conn.execute("select to_regprocedure('clawmem_vector_index(text)') is not null").fetchone()[0]
+    # the newest parts: a database made by an older clawmem gets them at the owner's next push or grant
+    return conn.execute("select to_regprocedure('clawmem_vector_index(text)') is not null"
+                        " and to_regprocedure('clawmem_keyword(tsquery,text[],int,int,date,date)') is not null").fetchone()[0]
 
 
 def vector_index_name(model: str) -> str:
@@ -842,7 +855,8 @@ def search_with(conn, query: str, opts, agents: list[str] | None, qv: QueryVecto
     # the model as a literal, as in the partial index's predicate, so the planner can use it;
     # the dimensions are part of the model's key, so the cast fits every row of that model
     dist = sql.SQL("(embedding::vector({d}) <=> %s::vector({d}))").format(d=sql.Literal(int(qv.dims))) if qv else None
-    keyword = "select id, rank from clawmem_keyword(%s::tsquery, %s, %s, %s)"
+    lo, hi = opts.after, opts.before  # dates (None: unbounded), as the local search's --after/--before
+    keyword = "select id, rank from clawmem_keyword(%s::tsquery, %s, %s, %s, %s, %s)"
     exact_toks = s.exact_tokens(query) if qv is not None else []
     with _batch(conn):
         if qv is not None:
@@ -851,18 +865,19 @@ def search_with(conn, query: str, opts, agents: list[str] | None, qv: QueryVecto
         df_cur = conn.execute("select term, sum(chunks)::bigint from clawmem_terms where term = any(%s)"
                               " and (%s::text[] is null or agent = any(%s)) group by term", (words, agents, agents))
         # all words at once needs no counts first: a word no chunk holds ends it in the index
-        strict_cur = conn.execute(keyword, (tsquery_literal(terms, "&"), agents, n, s.OR_POSTINGS)) if terms and query else None
+        strict_cur = conn.execute(keyword, (tsquery_literal(terms, "&"), agents, n, s.OR_POSTINGS, lo, hi)) if terms and query else None
         # only when a readable agent pushed vectors of this model: else its index does not exist
         # and the scan would read every row to find none
         vec_cur = conn.execute(sql.SQL("select id, {dist} from clawmem_chunks where model = {m} and (%s::text[] is null or agent = any(%s))"
+                                       " and clawmem_dated(day, source, ts, %s, %s)"
                                        " and exists (select 1 from clawmem_agents a where a.model = {m}) order by {dist} limit %s")
-                               .format(dist=dist, m=sql.Literal(model)), (q, agents, agents, q, n)) if qv is not None and query else None
+                               .format(dist=dist, m=sql.Literal(model)), (q, agents, agents, lo, hi, q, n)) if qv is not None and query else None
         # chunks naming a rare identifier of the query (an id, an env var, an error code) are
         # lifted as in the local search: vectors say little about such words
         exact_cur = conn.execute("select t, k.id from unnest(%s::text[]) with ordinality as u(t, i),"
-                                 " clawmem_keyword(u.t::tsquery, %s, %s, %s) k order by u.i",
+                                 " clawmem_keyword(u.t::tsquery, %s, %s, %s, %s, %s) k order by u.i",
                                  ([tsquery_literal([t], "&") for t in exact_toks], agents, s.EXACT_MAX_CHUNKS + 1,
-                                  s.EXACT_MAX_CHUNKS + 1)) if exact_toks else None
+                                  s.EXACT_MAX_CHUNKS + 1, lo, hi)) if exact_toks else None
     seen = {r[0]: r[1:] for r in seen_cur.fetchall()}
     names = [a for a in seen if agents is None or a in agents]
     unknown = sorted(set(agents or ()) - set(seen))
@@ -888,7 +903,7 @@ def search_with(conn, query: str, opts, agents: list[str] | None, qv: QueryVecto
         keyword_hits(strict_cur.fetchall(), True)
     chosen = s.selective_terms(relaxed, df) if len(kw) < n else []
     if chosen and not (strict_cur is not None and chosen == terms and len(terms) == 1):  # that OR is the AND just run
-        keyword_hits(conn.execute(keyword, (tsquery_literal(chosen, "|"), agents, n, s.OR_POSTINGS)).fetchall(), False)
+        keyword_hits(conn.execute(keyword, (tsquery_literal(chosen, "|"), agents, n, s.OR_POSTINGS, lo, hi)).fetchall(), False)
 
     # vector side: only rows whose vectors come from the query's model
     vec = {rid: 1.0 - float(d) for rid, d in vec_cur.fetchall()} if vec_cur is not None else {}
