@@ -150,11 +150,23 @@ class Engine:
 
         return WriteReceipt(tools.memory_append(self, text, heading, now=now))
 
-    def remember(self, text, section=None) -> WriteReceipt:
-        """memory_remember: a durable fact as a bullet in MEMORY.md."""
+    def remember(self, text, section=None, scope=None, replaces=None) -> WriteReceipt:
+        """memory_remember: a durable fact as a bullet in MEMORY.md (scope "team": a note in
+        the fleet's team notebook)."""
         from .agent import tools
 
-        return WriteReceipt(tools.memory_remember(self, text, section))
+        return WriteReceipt(tools.memory_remember(self, text, section, scope, replaces))
+
+    def team_notes(self, *, every_version: bool = False) -> list[dict]:
+        """The fleet's team notebook (FleetError when it cannot be read)."""
+        from .fleet import client as fleet
+
+        return fleet.team_notes(self, every_version=every_version)
+
+    def team_undo(self, note_id: int) -> dict:
+        from .fleet import client as fleet
+
+        return fleet.team_undo(self, note_id)
 
     def log_entry(self, text: str, now):
         """A person's note at the end of today's daily log: (the file as written, its line)."""

@@ -3,7 +3,7 @@
 Tools (TOOLS, one table: the server, its tests and README's table are made from it):
 memory_search and memory_get with OpenClaw's input schemas, descriptions and result payloads
 (engine/agent/tools.py), memory_append, memory_remember and memory_promote unless `mcp.write = false`.
-Resources: memory://MEMORY.md, memory://today, memory://yesterday, memory://context, memory://promote.
+Resources: memory://MEMORY.md, memory://today, memory://yesterday, memory://context, memory://promote, memory://team.
 Prompt: memory-recall (OpenClaw's "Memory Recall" system prompt section).
 
 One long-lived engine per server (vectors in memory) and a Syncer keeping the index fresh
@@ -98,7 +98,10 @@ APPEND_SCHEMA = {
 REMEMBER_SCHEMA = {
     "type": "object",
     "properties": {"text": {"type": "string", "description": "the fact, one short statement"},
-                   "section": {"type": "string", "description": "the MEMORY.md section (## heading) to add it under; default Notes"}},
+                   "section": {"type": "string", "description": "the MEMORY.md section (## heading) to add it under; default Notes"},
+                   "scope": {"type": "string", "enum": ["memory", "team"],
+                             "description": "memory (default): this agent's MEMORY.md; team: the fleet's team notebook every agent reads"},
+                   "replaces": {"type": "number", "description": "scope team: the id of the team note this one replaces"}},
     "required": ["text"],
 }
 
@@ -135,6 +138,8 @@ class AppendArgs(ArgModelBase):
 class RememberArgs(ArgModelBase):
     text: Any = None
     section: Any = None
+    scope: Any = None
+    replaces: Any = None
 
 
 class ToolSpec:
@@ -168,8 +173,10 @@ TOOLS = [
              "appends `## HH:MM heading` and the text to `memory/YYYY-MM-DD.md`; `{path, startLine, endLine, citation}`",
              writes=True),
     ToolSpec("memory_remember", REMEMBER_DESCRIPTION, REMEMBER_SCHEMA, RememberArgs,
-             lambda engine, kw: engine.remember(kw.get("text"), kw.get("section")),
-             "adds `- text` under `## section` (default Notes) in `MEMORY.md`; same shape", writes=True),
+             lambda engine, kw: engine.remember(kw.get("text"), kw.get("section"), kw.get("scope"), kw.get("replaces")),
+             "adds `- text` under `## section` (default Notes) in `MEMORY.md`; same shape; `scope: \"team\"` writes to the "
+             "fleet's team notebook instead (`{id, agent, host, section, text, ...}`, or `error` naming a contradicting note)",
+             writes=True),
     ToolSpec("memory_promote", PROMOTE_DESCRIPTION, PROMOTE_SCHEMA, PromoteArgs,
              lambda engine, kw: memory_promote(engine, kw.get("keys"), kw.get("limit")),
              "promotes the candidates of `memory://promote` (those named by `keys`, else all, best first) into `MEMORY.md`; "
@@ -297,6 +304,14 @@ def build_server(engine, first_sync_over: Callable[[], bool] = lambda: True) -> 
                                  "signals, score and live lines (as `clawmem promote --json`); memory_promote writes them")
     def promote_preview() -> str:
         return json.dumps(promotion_preview(engine), indent=2, ensure_ascii=False)
+
+    @server.resource("memory://team", name="team", mime_type="application/json",
+                     description="The fleet's team notebook: the notes that stand, each with its writer (memory_remember with scope team writes them)")
+    def team() -> str:
+        try:
+            return json.dumps({"notes": engine.team_notes()}, indent=2, ensure_ascii=False)
+        except Exception as exc:  # no fleet, or it is down: said, never a traceback
+            raise ResourceError(str(exc)) from None
 
     @server.prompt("memory-recall", description="The Memory Recall guidance for a system prompt (OpenClaw's)")
     def memory_recall() -> str:

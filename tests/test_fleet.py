@@ -583,3 +583,47 @@ def test_fleet_search_dates_and_the_mcp_agents_argument(db, agent, uid, tmp_path
     assert only_b["results"] and {r["agent"] for r in only_b["results"]} == {b.cfg.agent_id} and only_b["agents"] == [b.cfg.agent_id]
     assert "error" in tools.memory_search(a, "skua", corpus="fleet", agents="nope")
     assert "error" in tools.memory_search(a, "skua", agents=[b.cfg.agent_id])  # a local search has no agents
+
+
+@pytest.mark.slow
+def test_team_notes_two_agents_on_two_homes_write_and_read_them(db, agent, uid, tmp_path):
+    """memory_remember with scope "team": a note in the fleet's notebook that every agent of the
+    fleet reads, its writer named; a contradicting note is refused until it says what it
+    replaces; an undo brings the replaced note back; nobody undoes another's note."""
+    from clawmem.engine.agent import tools
+    from clawmem.engine.fleet import client as fleet
+
+    a, b, c = f"na{uid}", f"nb{uid}", f"nc{uid}"
+    ga, gb, gc = (fleet.grant(db, name, []) for name in (a, b, c))  # no agent may read another's memory
+    ea = agent(a, {"memory/a.md": "# A\n\nNothing.\n"}, ga["url"], vectors=False)
+    wrote = tools.memory_remember(ea, "The release freeze starts on June 3", "Release", scope="team")
+    assert wrote["agent"] == a and wrote["host"] == f"host-{a}" and wrote["section"] == "Release"
+    # agent B, another home (its own HOME, state and config), through the CLI
+    home = tmp_path / "home-b"
+    env = {"HOME": str(home), "XDG_STATE_HOME": str(home / "state"), "XDG_DATA_HOME": str(home / "data"),
+           "XDG_CONFIG_HOME": str(home / "config"), "XDG_CACHE_HOME": str(home / "cache")}
+    cfg = write(home / "b.toml", f'provider = "none"\nagentId = "{b}"\n[fleet]\nurl = "{gb["url"]}"\n')
+    b_cli = lambda *args: run_cli("fleet", *args, "--config", str(cfg), "--workspace", str(home / "ws"), env=env)  # noqa: E731
+    seen = json.loads(b_cli("notes", "--json").stdout)["notes"]
+    assert [(n["agent"], n["text"]) for n in seen] == [(a, "The release freeze starts on June 3")]
+    refused = b_cli("note", "The release freeze starts on June 10", "--section", "Release")
+    assert refused.returncode == 3 and f"contradicts note {wrote['id']} by {a}" in refused.stderr
+    assert b_cli("note", "The release freeze starts on June 3", "--section", "Release").stdout.startswith("already in the team notebook")
+    replaced = json.loads(b_cli("note", "The release freeze starts on June 10", "--section", "Release", "--replaces",
+                                str(wrote["id"]), "--json").stdout)
+    assert replaced["agent"] == b and replaced["replaces"] == wrote["id"]
+    # every agent of the fleet reads the notebook, whatever it may read of the others' memory
+    ec = agent(c, {"memory/c.md": "# C\n\nNothing.\n"}, gc["url"], vectors=False)
+    assert [(n["agent"], n["text"]) for n in ec.team_notes()] == [(b, "The release freeze starts on June 10")]
+    history = ec.team_notes(every_version=True)
+    assert [(n["id"], n["standing"]) for n in history] == [(wrote["id"], False), (replaced["id"], True)]
+    with pytest.raises(fleet.FleetError, match="an agent undoes only its own"):
+        ea.team_undo(replaced["id"])
+    with psycopg.connect(ga["url"]) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):
+        conn.execute("update clawmem_notes set text = 'forged'")  # a note's text never changes
+    assert b_cli("notes", "--undo", str(replaced["id"])).returncode == 0
+    assert [(n["agent"], n["text"]) for n in ea.team_notes()] == [(a, "The release freeze starts on June 3")]
+    listed = b_cli("notes", "--all")
+    assert f"— {a}@host-{a}" in listed.stdout and "[undone]" in listed.stdout
+    fleet.revoke(db, c)  # its notebook privileges go with its role; the notes stay
+    assert rows(db, "select count(*) from clawmem_notes")[0][0] == 2

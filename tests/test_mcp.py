@@ -90,7 +90,7 @@ async def exercise(client: Client, workspace) -> None:
     assert (await call(client, "memory_search", {"query": "hazelnuts"}))["results"][0]["path"] == "MEMORY.md"
 
     uris = sorted(str(r.uri) for r in (await client.list_resources()).resources)
-    assert uris == ["memory://MEMORY.md", "memory://context", "memory://promote", "memory://today", "memory://yesterday"]
+    assert uris == ["memory://MEMORY.md", "memory://context", "memory://promote", "memory://team", "memory://today", "memory://yesterday"]
 
     async def read(uri):
         return (await client.read_resource(uri)).contents[0].text

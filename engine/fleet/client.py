@@ -219,6 +219,23 @@ exception when unique_violation or duplicate_table then
 end $$;
 revoke all on function clawmem_vector_index(text) from public;
 
+-- the team's notebook: notes any agent of the fleet writes (memory_remember with scope "team")
+-- and every agent of the fleet reads, each naming its writer. Append-only: a note is never
+-- edited or deleted; one that replaces another names it, an undo stamps it, so every version
+-- stays (the fleet's journal of the notebook)
+create table if not exists clawmem_notes (
+    id bigserial, agent text not null, host text not null, section text not null, text text not null,
+    written_at timestamptz not null default now(), replaces bigint, undone_at timestamptz,
+    primary key (agent, id));
+alter table clawmem_notes enable row level security;
+drop policy if exists clawmem_read on clawmem_notes;
+drop policy if exists clawmem_insert on clawmem_notes;
+drop policy if exists clawmem_update on clawmem_notes;
+create policy clawmem_read on clawmem_notes for select using ((select clawmem_own_agent()) is not null);
+create policy clawmem_insert on clawmem_notes for insert with check (agent = (select clawmem_own_agent()));
+create policy clawmem_update on clawmem_notes for update using (agent = (select clawmem_own_agent()))
+    with check (agent = (select clawmem_own_agent()));
+
 alter table clawmem_chunks enable row level security;
 alter table clawmem_agents enable row level security;
 drop policy if exists clawmem_read on clawmem_chunks;
@@ -245,8 +262,14 @@ def ensure_schema(conn, url: str) -> None:
     """Create the tables and policies (the owner only; idempotent)."""
     import psycopg
 
+    from psycopg import sql
+
     try:
         conn.execute(SCHEMA)
+        # roles granted by an older clawmem get the privileges of the tables added since
+        for (role,) in conn.execute("select r.role from clawmem_roles r join pg_roles p on p.rolname = r.role").fetchall():
+            for stmt in GRANTS:
+                conn.execute(sql.SQL("grant " + stmt + " to {}").format(sql.Identifier(role)))
         conn.commit()
     except psycopg.Error as exc:
         conn.rollback()
@@ -256,7 +279,7 @@ def ensure_schema(conn, url: str) -> None:
 
 def _has_schema(conn) -> bool:
     # the newest parts: a database made by an older clawmem gets them at the owner's next push or grant
-    return conn.execute("select to_regprocedure('clawmem_vector_index(text)') is not null"
+    return conn.execute("select to_regclass('clawmem_notes') is not null and to_regprocedure('clawmem_vector_index(text)') is not null"
                         " and to_regprocedure('clawmem_keyword(tsquery,text[],int,int,date,date)') is not null").fetchone()[0]
 
 
@@ -636,7 +659,9 @@ def grant(url: str, agent: str, reads: list[str] | None = None, *, new_password:
 
 
 GRANTS = ("usage on schema public", "select, insert, delete on clawmem_chunks", "usage on sequence clawmem_chunks_id_seq",
-          "select, insert, update on clawmem_agents", "select, insert, update, delete on clawmem_terms")
+          "select, insert, update on clawmem_agents", "select, insert, update, delete on clawmem_terms",
+          # the notebook: written and read, only its undo stamp ever changes
+          "select, insert, update (undone_at) on clawmem_notes", "usage on sequence clawmem_notes_id_seq")
 
 
 def revoke(url: str, agent: str, *, delete_rows: bool = False) -> dict:
@@ -1015,3 +1040,114 @@ def get_stored(cfg, ref: str, from_line: int | None = None, lines: int | None = 
     text = "\n".join(by_line.get(i, "") for i in range(first, last + 1))
     return {"path": ref, "agent": agent, "host": rows[0][0], "file": path, "from": first, "text": text, "fleet": True,
             "note": f"stored text from the fleet: the file is on {rows[0][0]}"}
+
+
+# ----------------------------------------------------------------------------- team notes
+
+
+TEAM_SECTION = "Notes"
+
+
+def _team_conn(engine):
+    conn = connect(fleet_url(engine.cfg))
+    if not _has_schema(conn):
+        conn.close()
+        raise FleetError("the fleet database has no team notebook yet: the owner's `clawmem fleet grant` or push makes it")
+    return conn
+
+
+def _note(row) -> dict:
+    nid, agent, host, section, text, at, replaces, undone = row
+    return {"id": nid, "agent": agent, "host": host, "section": section, "text": text,
+            "writtenAt": at.isoformat(timespec="seconds"), "replaces": replaces,
+            "undoneAt": undone.isoformat(timespec="seconds") if undone else None}
+
+
+NOTE_COLUMNS = "id, agent, host, section, text, written_at, replaces, undone_at"
+
+
+def _live(notes: list[dict]) -> list[dict]:
+    """The notes that stand: not undone, and not replaced by a note that stands."""
+    by_id = {n["id"]: n for n in notes}
+    standing = {n["id"] for n in notes if not n["undoneAt"]}
+    for n in sorted(notes, key=lambda n: n["id"], reverse=True):  # newest first: a replacement of a replacement
+        if n["id"] in standing and n["replaces"] in standing:
+            standing.discard(n["replaces"])
+    return [by_id[i] for i in sorted(standing)]
+
+
+def team_notes(engine, *, every_version: bool = False) -> list[dict]:
+    """The team's notebook, oldest first: the notes that stand (`every_version`: all of them,
+    undone and replaced ones too, each saying so)."""
+    conn = _team_conn(engine)
+    try:
+        notes = [_note(r) for r in conn.execute(f"select {NOTE_COLUMNS} from clawmem_notes order by id")]
+    except Exception as exc:
+        raise FleetError(f"team notes: {_one_line(exc, fleet_url(engine.cfg))}") from None
+    finally:
+        conn.close()
+    if every_version:
+        live = {n["id"] for n in _live(notes)}
+        return [{**n, "standing": n["id"] in live} for n in notes]
+    return _live(notes)
+
+
+def team_remember(engine, text: str, section: str | None = None, replaces: int | None = None) -> dict:
+    """Write a note to the team's notebook, named with this agent and host. Checked first
+    against the notes that stand in its section, under a lock on that section (two writers at
+    once are taken one after the other): the same note again is not written twice; a note that
+    contradicts one (promote's rule: the same opening, a different ending) is refused, naming
+    it, unless `replaces` names that note. Returns {id, ...} or {error, conflicts}."""
+    from ..consolidate.promote import _fact_key, contradicts
+
+    text = " ".join((text or "").split())
+    section = " ".join((section or TEAM_SECTION).split()) or TEAM_SECTION
+    if not text:
+        return {"error": "text required: the note to write"}
+    agent, host = engine.cfg.agent_id, fleet_host(engine.cfg)
+    url = fleet_url(engine.cfg)
+    conn = _team_conn(engine)
+    try:
+        conn.execute("select pg_advisory_xact_lock(hashtext('clawmem_notes:' || %s))", (section,))
+        notes = [_note(r) for r in conn.execute(f"select {NOTE_COLUMNS} from clawmem_notes order by id")]
+        if replaces is not None and replaces not in {n["id"] for n in notes}:
+            return {"error": f"replaces: no team note {replaces} (`clawmem fleet notes` lists them)"}
+        standing = [n for n in _live(notes) if n["section"] == section]
+        same = next((n for n in standing if _fact_key(n["text"]) == _fact_key(text)), None)
+        if same is not None:
+            return {**same, "note": f"already in the team notebook (note {same['id']} by {same['agent']}): not written again"}
+        against = [n for n in standing if contradicts(text, n["text"]) and n["id"] != replaces]
+        if against:
+            return {"error": "contradicts " + "; ".join(f"note {n['id']} by {n['agent']}: {n['text']}" for n in against)
+                             + ": write it with replaces = that note's id if it is meant to replace it",
+                    "conflicts": against}
+        row = conn.execute(f"insert into clawmem_notes (agent, host, section, text, replaces) values (%s, %s, %s, %s, %s)"
+                           f" returning {NOTE_COLUMNS}", (agent, host, section, text, replaces)).fetchone()
+        conn.commit()
+    except FleetError:
+        raise
+    except Exception as exc:
+        conn.rollback()
+        raise FleetError(f"team note not written: {_one_line(exc, url)}") from None
+    finally:
+        conn.close()
+    return _note(row)
+
+
+def team_undo(engine, note_id: int) -> dict:
+    """Undo one of this agent's own notes (it stays in the notebook's history, stamped undone;
+    a note it replaced stands again)."""
+    url = fleet_url(engine.cfg)
+    conn = _team_conn(engine)
+    try:
+        row = conn.execute(f"update clawmem_notes set undone_at = now() where id = %s and agent = %s and undone_at is null"
+                           f" returning {NOTE_COLUMNS}", (note_id, engine.cfg.agent_id)).fetchone()
+        conn.commit()
+    except Exception as exc:
+        conn.rollback()
+        raise FleetError(f"team note not undone: {_one_line(exc, url)}") from None
+    finally:
+        conn.close()
+    if row is None:
+        raise FleetError(f"team note {note_id}: not one of agent {engine.cfg.agent_id}'s standing notes (an agent undoes only its own)")
+    return _note(row)

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import sys
 
-from .base import EXIT_OK, EXIT_USAGE, Command, CommandError, Parser, add_command, open_engine
+from .base import EXIT_OK, EXIT_USAGE, Command, CommandError, Parser, add_command, open_engine, printable
 from .progress import ProgressLine, bar
 
 
 def fleet_arguments(s) -> None:
-    fsub = s.add_subparsers(dest="fleet_command", parser_class=Parser, metavar="{up,down,push,grant,revoke,list,status,index}")
+    fsub = s.add_subparsers(dest="fleet_command", parser_class=Parser, metavar="{up,down,push,grant,revoke,list,status,index,note,notes}")
     for name, what in (("up", "start a local PostgreSQL with pgvector (data under clawmem's data folder) and print its URL"),
                        ("down", "stop the local PostgreSQL that `fleet up` started"),
                        ("push", "publish this agent's shared chunks (incremental; deletions included)")):
@@ -26,6 +26,15 @@ def fleet_arguments(s) -> None:
     f = add_command(fsub, "revoke", "drop an agent's role (owner's URL): it can no longer log in, and nobody reads it")
     f.add_argument("fleet_agent", metavar="AGENT")
     f.add_argument("--delete-rows", action="store_true", help="also delete its shared rows from the fleet")
+    f.add_argument("--json", action="store_true")
+    f = add_command(fsub, "note", "write a note to the team notebook every agent of the fleet reads")
+    f.add_argument("text", help="the note, one short statement")
+    f.add_argument("--section", help="its section (default Notes)")
+    f.add_argument("--replaces", type=int, metavar="ID", help="the team note it replaces (one it contradicts)")
+    f.add_argument("--json", action="store_true")
+    f = add_command(fsub, "notes", "the team notebook: the notes that stand, each with its writer")
+    f.add_argument("--all", action="store_true", help="every version: undone and replaced notes too")
+    f.add_argument("--undo", type=int, metavar="ID", help="undo one of this agent's notes (it stays in the history)")
     f.add_argument("--json", action="store_true")
     for name, what in (("list", "who may read whom (owner's URL)"),
                        ("status", "the server's health, and each agent's rows, model and last push (owner's URL)"),
@@ -53,6 +62,23 @@ def cmd_fleet(args) -> int:
                 stopped = server.down()
                 out = {"stopped": stopped}
                 text = "stopped" if stopped else "not running"
+        elif args.fleet_command in ("note", "notes"):
+            eng = open_engine(args, need_workspace=False)
+            try:
+                if args.fleet_command == "note":
+                    out = dict(eng.remember(args.text, args.section, "team", args.replaces))
+                    if "error" in out:
+                        raise CommandError(out["error"])
+                    text = out.get("note") or f"team note {out['id']} written by {out['agent']}@{out['host']} under {out['section']}"
+                elif args.undo is not None:
+                    out = eng.team_undo(args.undo)
+                    text = f"team note {out['id']} undone (it stays in `clawmem fleet notes --all`)"
+                else:
+                    notes = eng.team_notes(every_version=args.all)
+                    out = {"notes": notes}
+                    text = format_notes(notes) if notes else "the team notebook is empty"
+            finally:
+                eng.close()
         elif args.fleet_command == "push":
             eng = open_engine(args)
             try:
@@ -92,6 +118,18 @@ def cmd_fleet(args) -> int:
         raise CommandError(str(exc)) from None
     print(json.dumps(out, indent=2, ensure_ascii=False) if args.json else text.rstrip())
     return EXIT_OK
+
+
+def format_notes(notes: list[dict]) -> str:
+    lines, section = [], None
+    for n in sorted(notes, key=lambda n: (n["section"], n["id"])):
+        if n["section"] != section:
+            section = n["section"]
+            lines.append(f"## {section}")
+        state = "" if n.get("standing", True) else (" [undone]" if n["undoneAt"] else " [replaced]")
+        again = f" (replaces {n['replaces']})" if n["replaces"] else ""
+        lines.append(printable(f"- {n['text']}  — {n['agent']}@{n['host']}, {n['writtenAt'][:16].replace('T', ' ')}, note {n['id']}{again}{state}"))
+    return "\n".join(lines)
 
 
 def format_list(out: dict) -> str:
