@@ -31,6 +31,7 @@ _LAZY = {
     "fleet_revoke": "fleet.client:revoke",
     "fleet_list": "fleet.client:fleet_list",
     "fleet_build_indexes": "fleet.client:build_indexes",
+    "fleet_distribute": "fleet.client:distribute",
     "mask_password": "redaction:mask_password",
     "PromoteError": "consolidate.promote:PromoteError",
     "RecallUnreadable": "consolidate.recall:RecallUnreadable",

@@ -627,3 +627,28 @@ def test_team_notes_two_agents_on_two_homes_write_and_read_them(db, agent, uid, 
     assert f"— {a}@host-{a}" in listed.stdout and "[undone]" in listed.stdout
     fleet.revoke(db, c)  # its notebook privileges go with its role; the notes stay
     assert rows(db, "select count(*) from clawmem_notes")[0][0] == 2
+
+
+# ----------------------------------------------------------------------------- more than one server
+
+
+@pytest.mark.slow
+def test_citus_statements_are_refused_clearly_on_a_plain_server_and_every_key_starts_with_the_agent(db, tmp_path):
+    from clawmem.engine.fleet import client as fleet
+
+    fleet.grant(db, "someone", [])  # the owner makes the tables
+    cfg = write(tmp_path / "c.toml", f'provider = "none"\n[fleet]\nurl = "{db}"\n')
+    r = run_cli("fleet", "distribute", "--config", str(cfg), "--workspace", str(tmp_path))
+    assert r.returncode == 3 and r.stderr.startswith("clawmem: this PostgreSQL has no Citus")
+    assert "one server needs nothing" in r.stderr and len(r.stderr.splitlines()) == 1
+    # what Citus needs of a distributed table: every primary key and unique index starts with
+    # the distribution column. Every clawmem table is distributed by agent, but the roles table
+    # (a reference table, copied to every node)
+    distributed = {stmt.split("'")[1] for stmt in fleet.CITUS_STATEMENTS if "create_distributed_table" in stmt}
+    tables = {t for (t,) in rows(db, "select tablename from pg_tables where tablename like 'clawmem\\_%'")}
+    assert tables == distributed | {"clawmem_roles"}
+    keys = rows(db, "select c.relname, i.indexrelid::regclass::text, a.attname from pg_index i join pg_class c on c.oid = i.indrelid"
+                    " join pg_attribute a on a.attrelid = c.oid and a.attnum = i.indkey[0]"
+                    " where c.relname = any(%s) and (i.indisunique or i.indisprimary)", (sorted(distributed),))
+    assert {t for t, *_ in keys} == distributed  # each has a key
+    assert [(t, index) for t, index, first in keys if first != "agent"] == []

@@ -725,6 +725,44 @@ def fleet_list(url: str) -> dict:
     return {"agents": agents, "server": server}
 
 
+# Sharding by agent over several servers (Citus): the tables whose every key starts with the
+# agent are distributed by it, colocated, so an agent's push and its word counts touch one
+# shard; the roles table is small and read by every access check: a copy on every node.
+CITUS_STATEMENTS = (
+    "select create_distributed_table('clawmem_chunks', 'agent')",
+    "select create_distributed_table('clawmem_agents', 'agent', colocate_with => 'clawmem_chunks')",
+    "select create_distributed_table('clawmem_terms', 'agent', colocate_with => 'clawmem_chunks')",
+    "select create_distributed_table('clawmem_notes', 'agent', colocate_with => 'clawmem_chunks')",
+    "select create_reference_table('clawmem_roles')",
+)
+
+
+def distribute(url: str) -> list[str]:
+    """`clawmem fleet distribute`: as the owner on a Citus coordinator, shard the fleet tables
+    by agent (CITUS_STATEMENTS). Refused, saying why, on a server without Citus. Untested on a
+    real Citus cluster (none here): see bench/results/citus.md for what a run should measure."""
+    conn = _owner_session(url, "distribute")
+    try:
+        if not conn.execute("select 1 from pg_extension where extname = 'citus'").fetchone():
+            available = conn.execute("select 1 from pg_available_extensions where name = 'citus'").fetchone()
+            raise FleetError("this PostgreSQL has no Citus" + (" enabled (create extension citus on the coordinator and its workers first)"
+                             if available else " (the citus extension is not installed)")
+                             + ": `clawmem fleet distribute` shards the fleet over a Citus cluster; one server needs nothing")
+        done = []
+        for stmt in CITUS_STATEMENTS:
+            conn.execute(stmt)
+            done.append(stmt)
+        conn.commit()
+        return done
+    except FleetError:
+        raise
+    except Exception as exc:
+        conn.rollback()
+        raise FleetError(f"fleet distribute failed: {_one_line(exc, url)}") from None
+    finally:
+        conn.close()
+
+
 def build_indexes(url: str) -> list[str]:
     """`clawmem fleet index`: as the owner, the vector indexes of every pushed model."""
     conn = _owner_session(url, "index")

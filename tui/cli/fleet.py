@@ -10,7 +10,7 @@ from .progress import ProgressLine, bar
 
 
 def fleet_arguments(s) -> None:
-    fsub = s.add_subparsers(dest="fleet_command", parser_class=Parser, metavar="{up,down,push,grant,revoke,list,status,index,note,notes}")
+    fsub = s.add_subparsers(dest="fleet_command", parser_class=Parser, metavar="{up,down,push,grant,revoke,list,status,index,distribute,note,notes}")
     for name, what in (("up", "start a local PostgreSQL with pgvector (data under clawmem's data folder) and print its URL"),
                        ("down", "stop the local PostgreSQL that `fleet up` started"),
                        ("push", "publish this agent's shared chunks (incremental; deletions included)")):
@@ -38,14 +38,15 @@ def fleet_arguments(s) -> None:
     f.add_argument("--json", action="store_true")
     for name, what in (("list", "who may read whom (owner's URL)"),
                        ("status", "the server's health, and each agent's rows, model and last push (owner's URL)"),
-                       ("index", "build the vector index of every pushed model (owner's URL)")):
+                       ("index", "build the vector index of every pushed model (owner's URL)"),
+                       ("distribute", "shard the fleet tables by agent over a Citus cluster (owner's URL, on the coordinator)")):
         f = add_command(fsub, name, what)
         f.add_argument("--json", action="store_true")
 
 
 def cmd_fleet(args) -> int:
-    from clawmem.engine import (FleetError, LocalFleetServer, fleet_build_indexes, fleet_grant, fleet_list, fleet_revoke,
-                                fleet_url, load_config, mask_password)
+    from clawmem.engine import (FleetError, LocalFleetServer, fleet_build_indexes, fleet_distribute, fleet_grant, fleet_list,
+                                fleet_revoke, fleet_url, load_config, mask_password)
 
     if args.fleet_command is None:
         raise CommandError("fleet: say `clawmem fleet up`, `down`, `push`, `grant AGENT`, `revoke AGENT`, `list`, `status` or `index`",
@@ -107,6 +108,9 @@ def cmd_fleet(args) -> int:
                 text = (f"role {out['role']} dropped: agent {out['agent']} can no longer log in and no agent reads it"
                         + (f"; {out['deletedRows']} shared rows deleted" if args.delete_rows else
                            "; its shared rows stay (--delete-rows removes them)"))
+            elif args.fleet_command == "distribute":
+                out = {"statements": fleet_distribute(url)}
+                text = "sharded by agent:\n" + "\n".join(out["statements"])
             elif args.fleet_command == "index":
                 built = fleet_build_indexes(url)
                 out = {"built": built}
