@@ -541,3 +541,33 @@ def test_cli_confirm_and_archive(notes, make_engine, workspace):
     assert moved.returncode == 0 and moved.stdout.startswith("moved 1 promoted bullet to memory/promoted-archive.md")
     assert "March 21" in (workspace / "memory" / "promoted-archive.md").read_text()
     assert "March 21" not in (workspace / "MEMORY.md").read_text()
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(mine=st.lists(st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=40), max_size=6),
+       days=st.lists(st.integers(1, 28), min_size=1, max_size=4, unique=True), per_day=st.integers(1, 3), limit=st.integers(0, 600))
+def test_archiving_moves_only_promoted_bullets_and_loses_nothing(make_engine, workspace, mine, days, per_day, limit):
+    """Whatever a person wrote (here, lines of any text, also under a promoted heading), the
+    archive moves only marked promoted bullets, oldest first, and every moved byte is in the archive."""
+    archive = workspace / promote.ARCHIVE
+    archive.unlink(missing_ok=True)
+    text = "# Memory\n" + "".join(f"{ln}\n" for ln in mine)
+    for d in days:
+        text += f"\n## Promoted From Short-Term Memory (2026-02-{d:02d})\n"
+        text += "".join(f"- fact {d}.{k} (memory/2026-01-{d:02d}.md#L{k})\n  <!-- openclaw-memory-promotion:memory:memory/2026-01-{d:02d}.md:{k}:{k} -->\n"
+                        for k in range(per_day))
+        text += "- a line the person added here\n"
+    (workspace / "MEMORY.md").write_text(text, encoding="utf-8")
+    eng = make_engine({"promote.memoryFileMaxChars": limit})
+    moved = promote.archive_oldest(eng)
+    after = (workspace / "MEMORY.md").read_text(encoding="utf-8")
+    kept = [ln for ln in text.split("\n") if "openclaw-memory-promotion" not in ln and not ln.startswith(("- fact ", "## Promoted"))]
+    remaining = iter(after.split("\n"))
+    assert all(any(ln == got for got in remaining) for ln in kept if ln.strip())  # in order, unchanged
+    gone = [ln for ln in text.split("\n") if ln.startswith("- fact ") and ln not in after.split("\n")]
+    assert len(gone) == moved["moved"]
+    if gone:
+        assert all(ln in archive.read_text(encoding="utf-8").split("\n") for ln in gone)
+        order = [ln for ln in text.split("\n") if ln.startswith("- fact ")]
+        dated = sorted(order, key=lambda ln: int(ln.split()[2].split(".")[0]))
+        assert sorted(gone, key=dated.index) == dated[: len(gone)]  # the oldest go first

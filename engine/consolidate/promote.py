@@ -771,9 +771,9 @@ PROMOTED_HEADING_RE = re.compile(r"^## " + re.escape(SECTION) + r" \((\d{4}-\d{2
 
 
 def _promoted_bullets(text: str) -> list[tuple[str, int, int]]:
-    """(section date, first line, last line) of every bullet under a promoted section, oldest
-    section first (in file order within one): a bullet is its line and the lines indented
-    under it (the promotion marker)."""
+    """(section date, first line, last line) of every promoted bullet (one carrying its
+    promotion marker) under a promoted section, oldest section first (in file order within
+    one): a bullet is its line and the lines indented under it."""
     lines = text.split("\n")
     out = []
     day = None
@@ -788,7 +788,8 @@ def _promoted_bullets(text: str) -> list[tuple[str, int, int]]:
             j = i
             while j + 1 < len(lines) and lines[j + 1].startswith("  ") and lines[j + 1].strip():
                 j += 1
-            out.append((day, i, j))
+            if any(MARKER_RE.search(lines[k]) for k in range(i, j + 1)):  # a promotion's, not a line someone added there
+                out.append((day, i, j))
             i = j
         i += 1
     return sorted(out, key=lambda b: (b[0], b[1]))
