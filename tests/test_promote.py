@@ -571,3 +571,15 @@ def test_archiving_moves_only_promoted_bullets_and_loses_nothing(make_engine, wo
         order = [ln for ln in text.split("\n") if ln.startswith("- fact ")]
         dated = sorted(order, key=lambda ln: int(ln.split()[2].split(".")[0]))
         assert sorted(gone, key=dated.index) == dated[: len(gone)]  # the oldest go first
+
+
+def test_two_facts_of_one_section_recalled_by_different_questions_are_two_candidates(notes, make_engine, workspace):
+    write(workspace / "memory" / "2026-03-04.md", CAT_LOG)
+    eng = indexed(make_engine)
+    recall_over_days(eng, queries=CAT_QUERIES)
+    recall_over_days(eng, queries=["bike chain Porto", "new chain for the bike", "trip to Porto bike", "bike chain"])
+    found = [c for c in promote.preview(eng, promote.Gates(0.5, 3, 2), now=NOW)[0] if c.path == "memory/2026-03-04.md"]
+    assert sorted(c.fact for c in found) == ["Elena's cat is named Pixel.", "The bike needs a new chain before the trip to Porto."]
+    promote.reject(eng, next(c for c in found if "Pixel" in c.fact))  # rejecting one leaves the other
+    found = [c for c in promote.preview(eng, promote.Gates(0.5, 3, 2), now=NOW)[0] if c.path == "memory/2026-03-04.md"]
+    assert [c.fact for c in found] == ["The bike needs a new chain before the trip to Porto."]

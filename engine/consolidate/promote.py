@@ -393,11 +393,14 @@ def _copy(b: _Bundle) -> _Bundle:
 
 
 def _clusters(bundles: list[_Bundle]) -> list[_Bundle]:
-    """Bundles of one file whose lines overlap, merged into one passage each."""
+    """Bundles of one file whose lines overlap and that matched the same line, merged into one
+    passage each: two questions answered by two bullets of one section cite overlapping lines
+    but recall two facts. (Recalls that name no matched line, OpenClaw's, merge by overlap;
+    the same fact reached through different lines is merged later, by its text.)"""
     out: list[_Bundle] = []
-    by_path: dict[str, list[_Bundle]] = {}
+    by_path: dict[tuple, list[_Bundle]] = {}
     for b in bundles:
-        by_path.setdefault(b.path, []).append(b)
+        by_path.setdefault((b.path, b.match), []).append(b)
     for group in by_path.values():
         group.sort(key=lambda b: (b.start, b.end))
         current = None
@@ -548,7 +551,9 @@ def preview(engine, gates: Gates = COMMAND, *, limit: int | None = None, include
     theirs, note = read_openclaw(ws)
     notes = [note] if note else []
     decided = recall.decisions_with_text(cfg)
-    rejected = [(p, s, e) for p, s, e, d, _ in decided if d == "rejected"]
+    # a fact is rejected by its text (the other facts of its section stay); a rejection without
+    # one (an older clawmem's, or a passage with no fact) by its lines
+    rejected = [(p, s, e) for p, s, e, d, t in decided if d == "rejected" and not t]
     rejected_facts = {_fact_key(t) for _, _, _, d, t in decided if d == "rejected" and t}
     kept_text = _kept_text(ws)
     marked = promoted_keys(kept_text)
