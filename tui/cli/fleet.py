@@ -154,7 +154,7 @@ def format_status(out: dict) -> str:
     for a in out["agents"]:
         index = {None: "", True: ", vector index built", False: ", no vector index yet (clawmem fleet index)"}[a["vectorIndex"]]
         lines.append(f"{a['agent']}@{a['host'] or '?'}: {a['chunks']} rows, last push {a['lastPush'] or 'never'} UTC, "
-                     f"model {a['model'] or 'none'}{index}")
+                     f"model {a['model'] or 'none'}{index}; reads {', '.join(a['reads']) or 'only its own'}")
     return "\n".join(lines)
 
 
