@@ -583,3 +583,16 @@ def test_two_facts_of_one_section_recalled_by_different_questions_are_two_candid
     promote.reject(eng, next(c for c in found if "Pixel" in c.fact))  # rejecting one leaves the other
     found = [c for c in promote.preview(eng, promote.Gates(0.5, 3, 2), now=NOW)[0] if c.path == "memory/2026-03-04.md"]
     assert [c.fact for c in found] == ["The bike needs a new chain before the trip to Porto."]
+
+
+def test_lines_removed_above_the_fact_move_it_up(notes, make_engine, workspace):
+    eng = indexed(make_engine)
+    recall_over_days(eng)
+    [c] = promote.preview(eng, now=NOW)[0]
+    daily = workspace / "memory" / "2026-03-01.md"
+    daily.write_text(LOG.replace("# 2026-03-01\n\n", ""))  # the title and the blank line after it are gone
+    [again] = promote.preview(eng, now=NOW)[0]
+    assert again.status == "ok" and again.start >= 1 and (again.fact_start, again.fact) == (c.fact_start - 2, c.fact)
+    assert again.lines and again.lines[0] == daily.read_text().splitlines()[again.start - 1]
+    [o] = promote.apply(eng, [again])
+    assert o.promoted and f"(memory/2026-03-01.md#L{c.fact_start - 2})" in (workspace / "MEMORY.md").read_text()

@@ -493,6 +493,8 @@ def _find(workspace: Path, b: _Bundle, cache: dict) -> tuple[str, int, int, int 
         s, e = start + shift, end + shift
     else:  # OpenClaw's entries name no matched line: the window found around the line
         s, e = (start, end) if start - 1 <= at <= end - 1 else (at + 1, at + 1 + end - start)
+    s = max(1, s)  # lines removed above it: the passage's first lines went with them
+    e = max(s, min(e, len(lines)))
     new_match = at + 1
     fact = fact_span(lines, at, _terms(b.queries))
     return "ok", s, e, new_match, lines[s - 1 : e], (fact[0] + 1, fact[1] + 1, fact[2]) if fact else None
@@ -517,7 +519,8 @@ def live_check(workspace: Path, c: Candidate) -> None:
         return
     _, (a, b, _) = min(spots)
     shift = a + 1 - c.fact_start
-    c.start, c.end, c.fact_start, c.fact_end = c.start + shift, c.end + shift, a + 1, b + 1
+    c.start, c.fact_start, c.fact_end = max(1, c.start + shift), a + 1, b + 1
+    c.end = max(c.start, min(c.end + shift, len(lines)))
     if c.match is not None:
         c.match += shift
     c.lines, c.status = lines[c.start - 1 : c.end], "ok"
