@@ -60,14 +60,16 @@ APPEND_DESCRIPTION = (
 REMEMBER_DESCRIPTION = (
     "Write to memory: add a durable fact (a preference, a decision, a person, a standing instruction) to MEMORY.md "
     "as a bullet under a section (default \"Notes\"). Keep it to one short, self-contained fact. Returns the "
-    "citation (Source: path#Lstart-Lend) of what was written."
+    "citation (Source: path#Lstart-Lend) of what was written. With scope \"team\", the note goes to the fleet's "
+    "team notebook that every agent of the fleet reads (memory://team), naming you as its writer."
 )
 
 PROMOTE_DESCRIPTION = (
-    "Consolidate memory: promote daily-log passages that searches keep recalling into MEMORY.md (the candidates "
+    "Consolidate memory: promote the facts in daily logs that searches keep recalling into MEMORY.md (the candidates "
     "and their signals are in the memory://promote resource). Give `keys` to promote only those candidates. Each "
-    "passage is read again from its daily log first and skipped if it was edited or deleted; every promotion can "
-    "be undone with `clawmem restore`."
+    "fact is found again in its daily log first and skipped if it was edited or deleted; one that contradicts "
+    "another fact (its `conflicts`) is skipped for a person to review; every promotion can be undone with "
+    "`clawmem restore`."
 )
 PROMOTE_SCHEMA = {
     "type": "object",
