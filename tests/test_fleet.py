@@ -456,6 +456,11 @@ def test_a_peer_cannot_break_another_peers_push_or_make_the_owner_build_indexes(
     assert out["added"] >= 1 and "Friday" in " ".join(t for _, t in rows(db, "select path, text from clawmem_chunks where agent = %s", (b,)))
     assert fleet.search(eb, "plover release")["results"]
     assert b_rows  # and B's rows were there to lose
+    # the model's index waits for the owner, and the push says so
+    assert any("no vector index in the fleet yet" in n for n in out["notes"])
+    assert fleet.build_indexes(db) == [b_model]
+    assert fleet.vector_index_name(b_model) in {i for (i,) in rows(db, "select indexname from pg_indexes")}
+    assert fleet.push(eb)["notes"] == []
 
 
 @pytest.mark.slow

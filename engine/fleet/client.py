@@ -290,10 +290,11 @@ def vector_index_name(model: str) -> str:
 
 
 def build_vector_indexes(conn) -> list[str]:
-    """As the owner: an HNSW index for every model an agent pushed vectors of (its
-    dimensions from its key). Returns the models that got one now."""
+    """As the owner: an HNSW index for every model an agent records (its dimensions from its
+    key; the small agents table, not a scan of the chunks, as this runs at each owner's push).
+    Returns the models that got one now."""
     models = [r[0] for r in conn.execute(
-        "select distinct model from clawmem_chunks where model is not null and clawmem_key_dims(model) is not null")]
+        "select distinct model from clawmem_agents where model is not null and clawmem_key_dims(model) = dims")]
     built = []
     for model in models:
         if not conn.execute("select 1 from pg_class where relname = %s", (vector_index_name(model),)).fetchone():
