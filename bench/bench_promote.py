@@ -16,8 +16,10 @@ one information need, not human paraphrases; a real agent's log would be noisier
 of a workspace is replayed into the same recall store (MADial: 160 questions over one archive).
 
 Then, as of the latest question's `now`, `clawmem promote`'s preview with the command's gates
-(0.75 / 3 / 2): how many candidates pass, and the share whose lines overlap the gold evidence of
-a question that recalled them (precision). All are applied to MEMORY.md, the index is brought up
+(0.75 / 3 / 2): how many candidates pass, and the share whose fact's lines (and, as earlier
+runs counted, whose cited passage) overlap the gold evidence of a question that recalled them
+(precision); how many are held because they contradict another; how many cite 2+ logs; the
+promoted bullets' length. All are applied to MEMORY.md, the index is brought up
 to date, and each question is searched again: hit@5 and MRR@10 before and after, where a
 MEMORY.md hit counts when a promoted bullet it holds cites lines overlapping the gold.
 
@@ -44,7 +46,7 @@ sys.path.insert(0, str(ROOT))
 import eval as E  # noqa: E402
 
 DAYS_BEFORE = (9, 7, 5, 3, 1)
-CITED = re.compile(r"\((memory/[^)#]+)#L(\d+)(?:-L(\d+))?\)")
+CITED = re.compile(r"(memory/[^()#;\s]+)#L(\d+)(?:-L(\d+))?")  # each citation of a bullet (a fact may cite several logs)
 
 
 def wordings(q: dict) -> list[str]:
@@ -99,17 +101,23 @@ def run_workspace(set_name: str, ws: str, queries: list[dict], tmp: Path) -> dic
                                                            stale_check=False)["results"]] for q in queries]
     latest = max(when(q) for q in queries)
     found, _ = promote.preview(eng, promote.COMMAND, now=latest.timestamp())
-    gold_hits = sum(any(E.covers({"path": c.path, "startLine": c.start, "endLine": c.end}, owner[w]["gold"])
-                        for w in c.queries if w in owner) for c in found)
+    # precision of the fact itself (its own lines), not of the passage around it
+    gold_hits = sum(any(E.covers({"path": c.path, "startLine": c.fact_start or c.start, "endLine": c.fact_end or c.end},
+                                 owner[w]["gold"]) for w in c.queries if w in owner) for c in found)
+    passage_hits = sum(any(E.covers({"path": c.path, "startLine": c.start, "endLine": c.end}, owner[w]["gold"])
+                           for w in c.queries if w in owner) for c in found)  # as earlier runs counted (the cited passage)
     outcomes = promote.apply(eng, found, today=latest.date())
+    bullets = [ln for ln in ((root / "MEMORY.md").read_text(encoding="utf-8").splitlines() if (root / "MEMORY.md").exists() else [])
+               if ln.startswith("- ") and "#L" in ln]
     eng.run_index(reason="bench")
     memory_lines = (root / "MEMORY.md").read_text(encoding="utf-8").splitlines() if (root / "MEMORY.md").exists() else []
     after = [[covers_after(r, q["gold"], memory_lines) for r in eng.search(q["query"], max_results=10, now=when(q), show_hidden=True,
                                                                          stale_check=False)["results"]] for q in queries]
     eng.close()
     recall.close_all()
-    return {"candidates": len(found), "gold": gold_hits, "promoted": sum(o.promoted for o in outcomes),
-            "before": before, "after": after, "questions": len(queries)}
+    return {"candidates": len(found), "gold": gold_hits, "passage": passage_hits, "promoted": sum(o.promoted for o in outcomes),
+            "held": sum(o.reason.startswith("contradicts") for o in outcomes), "merged": sum(bool(c.also) for c in found),
+            "chars": [len(b) for b in bullets], "before": before, "after": after, "questions": len(queries)}
 
 
 def main() -> None:
@@ -126,20 +134,24 @@ def main() -> None:
             by_ws: dict[str, list[dict]] = defaultdict(list)
             for q in queries:
                 by_ws[q["workspace"]].append(q)
-            total = {"candidates": 0, "gold": 0, "promoted": 0, "before": [], "after": [], "questions": 0}
+            total = {"candidates": 0, "gold": 0, "passage": 0, "promoted": 0, "held": 0, "merged": 0, "chars": [], "before": [], "after": [], "questions": 0}
             for ws, qs in sorted(by_ws.items()):
                 got = run_workspace(set_name, ws, qs, tmp)
                 for k in total:
                     total[k] += got[k]
                 print(f"  {set_name}/{ws}: {got['candidates']} candidates, {got['gold']} on gold", file=sys.stderr)
             rows.append((set_name, total))
-    print("| set | questions | candidates passing (0.75/3/2) | on gold evidence (precision) | promoted | hit@5 before → after | MRR@10 before → after |")
-    print("|---|---|---|---|---|---|---|")
+    print("| set | questions | candidates passing (0.75/3/2) | fact on gold evidence (precision) | passage on gold | promoted | held (contradiction) "
+          "| citing 2+ logs | bullet chars median / max | hit@5 before → after | MRR@10 before → after |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for set_name, t in rows:
         b, a = E.metrics(t["before"]), E.metrics(t["after"])
         prec = f"{t['gold'] / t['candidates']:.2f}" if t["candidates"] else "-"
-        print(f"| {set_name} | {t['questions']} | {t['candidates']} | {t['gold']} ({prec}) | {t['promoted']} | "
-              f"{b['hit@5']:.3f} → {a['hit@5']:.3f} | {b['mrr@10']:.3f} → {a['mrr@10']:.3f} |")
+        chars = sorted(t["chars"])
+        size = f"{chars[len(chars) // 2]} / {chars[-1]}" if chars else "-"
+        pprec = f"{t['passage'] / t['candidates']:.2f}" if t["candidates"] else "-"
+        print(f"| {set_name} | {t['questions']} | {t['candidates']} | {t['gold']} ({prec}) | {t['passage']} ({pprec}) | {t['promoted']} | {t['held']} | "
+              f"{t['merged']} | {size} | {b['hit@5']:.3f} → {a['hit@5']:.3f} | {b['mrr@10']:.3f} → {a['mrr@10']:.3f} |")
 
 
 if __name__ == "__main__":

@@ -150,11 +150,23 @@ class Engine:
 
         return WriteReceipt(tools.memory_append(self, text, heading, now=now))
 
-    def remember(self, text, section=None) -> WriteReceipt:
-        """memory_remember: a durable fact as a bullet in MEMORY.md."""
+    def remember(self, text, section=None, scope=None, replaces=None) -> WriteReceipt:
+        """memory_remember: a durable fact as a bullet in MEMORY.md (scope "team": a note in
+        the fleet's team notebook)."""
         from .agent import tools
 
-        return WriteReceipt(tools.memory_remember(self, text, section))
+        return WriteReceipt(tools.memory_remember(self, text, section, scope, replaces))
+
+    def team_notes(self, *, every_version: bool = False) -> list[dict]:
+        """The fleet's team notebook (FleetError when it cannot be read)."""
+        from .fleet import client as fleet
+
+        return fleet.team_notes(self, every_version=every_version)
+
+    def team_undo(self, note_id: int) -> dict:
+        from .fleet import client as fleet
+
+        return fleet.team_undo(self, note_id)
 
     def log_entry(self, text: str, now):
         """A person's note at the end of today's daily log: (the file as written, its line)."""
@@ -247,6 +259,17 @@ class Engine:
         from .consolidate import promote
 
         return promote.apply(self, candidates, **kw)
+
+    def memory_budget(self) -> dict:
+        """MEMORY.md's size against promote.memoryFileMaxChars, and the bullets to archive."""
+        from .consolidate import promote
+
+        return promote.budget_state(self)
+
+    def archive_promoted(self) -> dict:
+        from .consolidate import promote
+
+        return promote.archive_oldest(self)
 
     def reject_promotion(self, candidate) -> None:
         from .consolidate import promote

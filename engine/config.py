@@ -123,6 +123,8 @@ KEYS: dict[str, Key] = {
     "mcp.maxWriteBytes": Key(65536, "int", _at_least(1), "an integer >= 1", doc="largest text one memory_append or memory_remember call may write"),
     "mcp.token": Key("", "str", secret=True, doc="bearer token the MCP server's HTTP transport requires (needed off loopback)"),
     "recall.enabled": Key(True, "bool", doc="record which daily-log passages searches return (clawmem promote ranks them); false records nothing"),
+    "promote.memoryFileMaxChars": Key(10000, "int", _at_least(0), "an integer >= 0",
+                                      doc="MEMORY.md's character budget (OpenClaw's memoryFileMaxChars): over it, clawmem promote offers the oldest promoted bullets for memory/promoted-archive.md; 0: no budget"),
     "promote.sweep": Key("off", "enum", choices=("off", "preview", "apply"),
                          doc="clawmem watch, once a day: preview counts the candidates (the app's header shows them); apply also writes the ones passing 0.8 / 3 / 3"),
 }

@@ -3,7 +3,7 @@
 Tools (TOOLS, one table: the server, its tests and README's table are made from it):
 memory_search and memory_get with OpenClaw's input schemas, descriptions and result payloads
 (engine/agent/tools.py), memory_append, memory_remember and memory_promote unless `mcp.write = false`.
-Resources: memory://MEMORY.md, memory://today, memory://yesterday, memory://context, memory://promote.
+Resources: memory://MEMORY.md, memory://today, memory://yesterday, memory://context, memory://promote, memory://team.
 Prompt: memory-recall (OpenClaw's "Memory Recall" system prompt section).
 
 One long-lived engine per server (vectors in memory) and a Syncer keeping the index fresh
@@ -60,14 +60,16 @@ APPEND_DESCRIPTION = (
 REMEMBER_DESCRIPTION = (
     "Write to memory: add a durable fact (a preference, a decision, a person, a standing instruction) to MEMORY.md "
     "as a bullet under a section (default \"Notes\"). Keep it to one short, self-contained fact. Returns the "
-    "citation (Source: path#Lstart-Lend) of what was written."
+    "citation (Source: path#Lstart-Lend) of what was written. With scope \"team\", the note goes to the fleet's "
+    "team notebook that every agent of the fleet reads (memory://team), naming you as its writer."
 )
 
 PROMOTE_DESCRIPTION = (
-    "Consolidate memory: promote daily-log passages that searches keep recalling into MEMORY.md (the candidates "
+    "Consolidate memory: promote the facts in daily logs that searches keep recalling into MEMORY.md (the candidates "
     "and their signals are in the memory://promote resource). Give `keys` to promote only those candidates. Each "
-    "passage is read again from its daily log first and skipped if it was edited or deleted; every promotion can "
-    "be undone with `clawmem restore`."
+    "fact is found again in its daily log first and skipped if it was edited or deleted; one that contradicts "
+    "another fact (its `conflicts`) is skipped for a person to review; every promotion can be undone with "
+    "`clawmem restore`."
 )
 PROMOTE_SCHEMA = {
     "type": "object",
@@ -79,7 +81,9 @@ SEARCH_SCHEMA = {
     "type": "object",
     "properties": {"query": {"type": "string"}, "maxResults": {"type": "number"}, "minScore": {"type": "number"},
                    "corpus": {"type": "string", "enum": ["memory", "fleet"],
-                              "description": "memory (default): this agent's files; fleet: the shared memory of every agent it may read"}},
+                              "description": "memory (default): this agent's files; fleet: the shared memory of every agent it may read"},
+                   "agents": {"type": "array", "items": {"type": "string"},
+                              "description": "with corpus fleet: search only these agents (default: every agent it may read)"}},
     "required": ["query"],
 }
 GET_SCHEMA = {
@@ -96,7 +100,10 @@ APPEND_SCHEMA = {
 REMEMBER_SCHEMA = {
     "type": "object",
     "properties": {"text": {"type": "string", "description": "the fact, one short statement"},
-                   "section": {"type": "string", "description": "the MEMORY.md section (## heading) to add it under; default Notes"}},
+                   "section": {"type": "string", "description": "the MEMORY.md section (## heading) to add it under; default Notes"},
+                   "scope": {"type": "string", "enum": ["memory", "team"],
+                             "description": "memory (default): this agent's MEMORY.md; team: the fleet's team notebook every agent reads"},
+                   "replaces": {"type": "number", "description": "scope team: the id of the team note this one replaces"}},
     "required": ["text"],
 }
 
@@ -111,6 +118,7 @@ class SearchArgs(ArgModelBase):
     min_score: Any = None
     corpus: Any = None
     private: Any = None  # true: not recorded for promotion (an extension; the published schema stays OpenClaw's)
+    agents: Any = None  # with corpus "fleet": only these agents
 
 
 class PromoteArgs(ArgModelBase):
@@ -132,6 +140,8 @@ class AppendArgs(ArgModelBase):
 class RememberArgs(ArgModelBase):
     text: Any = None
     section: Any = None
+    scope: Any = None
+    replaces: Any = None
 
 
 class ToolSpec:
@@ -165,8 +175,10 @@ TOOLS = [
              "appends `## HH:MM heading` and the text to `memory/YYYY-MM-DD.md`; `{path, startLine, endLine, citation}`",
              writes=True),
     ToolSpec("memory_remember", REMEMBER_DESCRIPTION, REMEMBER_SCHEMA, RememberArgs,
-             lambda engine, kw: engine.remember(kw.get("text"), kw.get("section")),
-             "adds `- text` under `## section` (default Notes) in `MEMORY.md`; same shape", writes=True),
+             lambda engine, kw: engine.remember(kw.get("text"), kw.get("section"), kw.get("scope"), kw.get("replaces")),
+             "adds `- text` under `## section` (default Notes) in `MEMORY.md`; same shape; `scope: \"team\"` writes to the "
+             "fleet's team notebook instead (`{id, agent, host, section, text, ...}`, or `error` naming a contradicting note)",
+             writes=True),
     ToolSpec("memory_promote", PROMOTE_DESCRIPTION, PROMOTE_SCHEMA, PromoteArgs,
              lambda engine, kw: memory_promote(engine, kw.get("keys"), kw.get("limit")),
              "promotes the candidates of `memory://promote` (those named by `keys`, else all, best first) into `MEMORY.md`; "
@@ -294,6 +306,14 @@ def build_server(engine, first_sync_over: Callable[[], bool] = lambda: True) -> 
                                  "signals, score and live lines (as `clawmem promote --json`); memory_promote writes them")
     def promote_preview() -> str:
         return json.dumps(promotion_preview(engine), indent=2, ensure_ascii=False)
+
+    @server.resource("memory://team", name="team", mime_type="application/json",
+                     description="The fleet's team notebook: the notes that stand, each with its writer (memory_remember with scope team writes them)")
+    def team() -> str:
+        try:
+            return json.dumps({"notes": engine.team_notes()}, indent=2, ensure_ascii=False)
+        except Exception as exc:  # no fleet, or it is down: said, never a traceback
+            raise ResourceError(str(exc)) from None
 
     @server.prompt("memory-recall", description="The Memory Recall guidance for a system prompt (OpenClaw's)")
     def memory_recall() -> str:

@@ -153,7 +153,9 @@ def test_private_files_and_ungranted_agents_are_out_of_reach_even_by_sql(db, age
 
     a, b, c = f"a{uid}", f"b{uid}", f"c{uid}"
     grants = {name: fleet.grant(db, name, reads) for name, reads in ((a, []), (b, [a]), (c, []))}
-    assert all(g["newPassword"] and g["url"].startswith(f"postgresql://clawmem_{g['agent']}:") for g in grants.values())
+    dbname = db.rsplit("/", 1)[1]
+    assert all(g["newPassword"] and g["role"] == f"clawmem_{dbname}_{g['agent']}" and g["url"].startswith(f"postgresql://{g['role']}:")
+               for g in grants.values())
     assert f'url = "{grants[b]["url"]}"' in grants[b]["config"] and "publish = true" in grants[b]["config"]
     ea = agent(a, NOTES, grants[a]["url"])
     ec = agent(c, {"memory/c.md": "# C\n\nThe osprey team prefers Tuesday releases.\n"}, grants[c]["url"])
@@ -175,8 +177,8 @@ def test_private_files_and_ungranted_agents_are_out_of_reach_even_by_sql(db, age
         assert conn.execute("update clawmem_terms set chunks = 0 where agent = %s", (a,)).rowcount == 0
         with pytest.raises(psycopg.errors.InsufficientPrivilege):  # nor another agent's word counts
             conn.execute("insert into clawmem_terms values (%s, 'forged', 1)", (a,))
-    with psycopg.connect(grants[b]["url"]) as conn, pytest.raises(psycopg.errors.RaiseException):
-        conn.execute("select clawmem_vector_index('not/its-model@3', 3)")  # no indexes for models it does not push
+    with psycopg.connect(grants[b]["url"]) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):
+        conn.execute("select clawmem_vector_index('not/its-model@3')")  # the owner's function: no agent builds indexes
     assert {r[0] for r in rows(grants[c]["url"])} == {c}  # c was granted nothing
     # the keyword functions (they apply the access rule themselves, to use the full-text index)
     assert rows(grants[b]["url"], "select count(*) from clawmem_keyword('osprey'::tsquery, %s, 10, 100)", ([c],))[0][0] == 0
@@ -334,13 +336,14 @@ def test_cli_fleet_search_get_and_grant(db, agent, uid, tmp_path):
     got = run_cli("get", hit["ref"], "--from", "3", "--lines", "1", *base)
     assert got.stdout.strip() == "The heron migration needs a rollback plan for the ledger tables."
     grant = run_cli("fleet", "grant", f"r{uid}", "--read", a.cfg.agent_id, *base)
-    assert grant.returncode == 0 and f"clawmem_r{uid}" in grant.stdout and "[fleet]" in grant.stdout
+    role = f"clawmem_{db.rsplit('/', 1)[1]}_r{uid}"
+    assert grant.returncode == 0 and role in grant.stdout and "[fleet]" in grant.stdout
     again = run_cli("fleet", "grant", f"r{uid}", *base)
-    assert "password unchanged" in again.stdout and f"postgresql://clawmem_r{uid}:<its current password>@" in again.stdout
+    assert "password unchanged" in again.stdout and f"postgresql://{role}:<its current password>@" in again.stdout
     usage = run_cli("search", "--agents", "a", "heron", *base)
     assert usage.returncode == 2 and "--fleet" in usage.stderr
-    usage = run_cli("search", "--fleet", "--after", "2026-01-01", "heron", *base)
-    assert usage.returncode == 2 and "--after" in usage.stderr
+    usage = run_cli("search", "--fleet", "--now", "2026-01-01", "heron", *base)
+    assert usage.returncode == 2 and "--now" in usage.stderr
     password = db.split(":")[2].split("@")[0]
     (tmp_path / "empty").mkdir()  # status is about a workspace: give it one (an empty one is fine)
     shown = run_cli("status", "--json", *base)
@@ -414,3 +417,243 @@ def rows_or_none(url: str) -> list:
         return rows(url)
     except psycopg.Error:  # the tables are not there before the first push
         return []
+
+
+# ----------------------------------------------------------------------------- peers cannot hurt each other
+
+
+@pytest.mark.slow
+def test_a_peer_cannot_break_another_peers_push_or_make_the_owner_build_indexes(db, agent, uid):
+    """Issue 32: agent A (its own role) recorded B's model with 5 dimensions and called the
+    owner's index function, so B's next push failed ('expected 5 dimensions, not 384') after
+    deleting B's rows. Now the model's key fixes its dimensions, only the owner builds indexes,
+    and B's push survives whatever A does."""
+    from clawmem.engine.fleet import client as fleet
+
+    a, b = f"pa{uid}", f"pb{uid}"
+    ga, gb = fleet.grant(db, a, []), fleet.grant(db, b, [a])
+    ea = agent(a, {"memory/a.md": "# A\n\nThe kestrel build is green.\n"}, ga["url"])
+    eb = agent(b, {"memory/b.md": "# B\n\nThe plover release ships Thursday.\n"}, gb["url"])
+    fleet.push(ea)
+    b_model = fleet.push(eb)["model"]
+    b_rows = rows(db, "select path, text from clawmem_chunks where agent = %s order by 1", (b,))
+    indexes = rows(db, "select indexname from pg_indexes where tablename = 'clawmem_chunks' order by 1")
+    with psycopg.connect(ga["url"]) as conn:
+        with pytest.raises(psycopg.errors.CheckViolation):  # a model's dimensions are those its key says
+            conn.execute("update clawmem_agents set model = %s, dims = 5 where agent = %s", (b_model, a))
+    for call in (f"select clawmem_vector_index('{b_model}')", "select clawmem_vector_index('junk/x@5')"):
+        with psycopg.connect(ga["url"]) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute(call)
+    with psycopg.connect(ga["url"]) as conn, pytest.raises(psycopg.errors.UndefinedFunction):
+        conn.execute("select clawmem_vector_index(%s, 5)", (b_model,))  # the old two-argument door is gone
+    with psycopg.connect(ga["url"]) as conn, pytest.raises(psycopg.errors.CheckViolation):  # nor a vector that lies about its model
+        conn.execute("insert into clawmem_chunks (agent, host, path, source, start_line, end_line, hash, model, text, tokens, embedding)"
+                     " values (%s, 'h', 'x.md', 'memory', 1, 1, 'h', %s, 'x', ''::tsvector, '[1,2,3,4,5]')", (a, b_model))
+    assert rows(db, "select indexname from pg_indexes where tablename = 'clawmem_chunks' order by 1") == indexes
+    write(eb.workspace / "memory" / "b.md", "# B\n\nThe plover release ships Friday now.\n")
+    eb.run_index()
+    out = fleet.push(eb)
+    assert out["added"] >= 1 and "Friday" in " ".join(t for _, t in rows(db, "select path, text from clawmem_chunks where agent = %s", (b,)))
+    assert fleet.search(eb, "plover release")["results"]
+    assert b_rows  # and B's rows were there to lose
+    # the model's index waits for the owner, and the push says so
+    assert any("no vector index in the fleet yet" in n for n in out["notes"])
+    assert fleet.build_indexes(db) == [b_model]
+    assert fleet.vector_index_name(b_model) in {i for (i,) in rows(db, "select indexname from pg_indexes")}
+    assert fleet.push(eb)["notes"] == []
+
+
+@pytest.mark.slow
+def test_a_push_that_fails_on_the_way_deletes_nothing_and_the_owner_cannot_push_as_an_agent(db, agent, uid):
+    from clawmem.engine.fleet import client as fleet
+
+    name = f"pf{uid}"
+    g = fleet.grant(db, name, [])
+    eng = agent(name, {"memory/f.md": "# F\n\nThe tern survey starts in May.\n"}, g["url"], vectors=False)
+    fleet.push(eng)
+    before = rows(db, "select path, text from clawmem_chunks where agent = %s", (name,))
+    with psycopg.connect(db) as conn:  # the database refuses every new row (a full disk, a constraint, a peer)
+        conn.execute("create function refuse() returns trigger language plpgsql as $$ begin raise exception 'refused'; end $$")
+        conn.execute("create trigger refuse before insert on clawmem_chunks for each row execute function refuse()")
+    write(eng.workspace / "memory" / "f.md", "# F\n\nThe tern survey moved to June.\n")
+    eng.run_index()
+    with pytest.raises(fleet.FleetError, match="refused"):
+        fleet.push(eng)
+    assert rows(db, "select path, text from clawmem_chunks where agent = %s", (name,)) == before  # nothing deleted
+    owner_as_agent = agent(name, {"memory/g.md": "# G\n\nOther.\n"}, db, vectors=False)
+    with pytest.raises(fleet.FleetError, match=f"agent {name} has its own role in this fleet"):
+        fleet.push(owner_as_agent)
+    assert rows(db, "select path, text from clawmem_chunks where agent = %s", (name,)) == before
+
+
+# ----------------------------------------------------------------------------- a fleet for a team
+
+
+@pytest.mark.slow
+def test_team_commands_revoke_list_status_readers_and_per_fleet_roles(pg, db, agent, uid, tmp_path):
+    import uuid
+
+    from clawmem.engine.fleet import client as fleet
+
+    a, b, c = f"ta{uid}", f"tb{uid}", f"tc{uid}"
+    for name in (a, b, c):
+        fleet.grant(db, name, [])
+    assert fleet.grant(db, c, add=[a])["reads"] == [a]
+    assert fleet.grant(db, c, add=[b])["reads"] == sorted([a, b])  # one more, the rest kept
+    assert fleet.grant(db, c, remove=[a])["reads"] == [b]
+    cfg = write(tmp_path / "o.toml", f'provider = "none"\n[fleet]\nurl = "{db}"\n')
+    base = ("--config", str(cfg), "--workspace", str(tmp_path))
+    assert run_cli("fleet", "grant", c, "--add-read", a, *base).returncode == 0
+    ga = fleet.grant(db, a, [], new_password=True)
+    fleet.push(agent(a, {"memory/a.md": "# A\n\nThe gannet count is 41.\n"}, ga["url"], vectors=False))
+    listed = {x["agent"]: x for x in json.loads(run_cli("fleet", "list", "--json", *base).stdout)["agents"]}
+    assert listed[c]["reads"] == sorted([a, b]) and listed[a]["readBy"] == [c] and listed[a]["chunks"] == 1
+    status = run_cli("fleet", "status", *base)
+    assert status.returncode == 0 and "PostgreSQL " in status.stdout and f"{a}@host-{a}: 1 rows, last push 20" in status.stdout
+    # an agent's URL is not the owner's: said plainly
+    for cmd in (("grant", b), ("revoke", b), ("list",)):
+        agent_cfg = write(tmp_path / "a.toml", f'provider = "none"\n[fleet]\nurl = "{ga["url"]}"\n')
+        r = run_cli("fleet", *cmd, "--config", str(agent_cfg), "--workspace", str(tmp_path))
+        assert r.returncode == 3 and f"is agent {a}'s role: `clawmem fleet {cmd[0]}` needs the owner's URL" in r.stderr, r.stderr
+    # revoke: the role can no longer log in, nobody reads it
+    r = run_cli("fleet", "revoke", a, *base)
+    assert r.returncode == 0 and "can no longer log in" in r.stdout
+    with pytest.raises(psycopg.OperationalError):
+        psycopg.connect(ga["url"], connect_timeout=5)
+    assert fleet.fleet_list(db)["agents"][[x["agent"] for x in fleet.fleet_list(db)["agents"]].index(c)]["reads"] == [b]
+    # a second fleet on the same server: its own roles for the same agent names
+    other = "t" + uuid.uuid4().hex[:12]
+    with psycopg.connect(pg.url, autocommit=True) as conn:
+        conn.execute(f"create database {other}")
+    try:
+        other_url = pg.url.rsplit("/", 1)[0] + "/" + other
+        g1, g2 = fleet.grant(db, b, [], new_password=True), fleet.grant(other_url, b, [], new_password=True)
+        assert g1["role"] != g2["role"] and g2["newPassword"]
+        psycopg.connect(g1["url"]).close()  # the first fleet's password still works
+    finally:
+        with psycopg.connect(pg.url, autocommit=True) as conn:
+            conn.execute(f"drop database {other} with (force)")
+            conn.execute(f'drop role if exists "{fleet.role_name(b, other)}"')
+
+
+@pytest.mark.slow
+def test_the_watcher_catches_up_as_soon_as_the_fleet_is_back(pg, db, make_engine, workspace, uid):
+    """A push that failed while the database was down is retried every few seconds, so the
+    backlog goes out when it is back, not at the next interval sync (5 minutes by default)."""
+    from clawmem.engine.index import watcher
+    from clawmem.engine.index.watcher import Syncer
+
+    write(workspace / "memory" / "2026-04-01.md", "# 2026-04-01\n\nThe auk survey starts in May.\n")
+    eng = make_engine({"agentId": f"cu{uid}", "fleet.url": db, "fleet.publish": True, "sync.watchDebounceMs": 100,
+                       "sync.intervalMinutes": 60}, persistent=True)
+    syncer = Syncer(eng)
+    syncer.start()
+    try:
+        wait_for(lambda: any("auk survey" in t for *_, t in rows_or_none(db)), limit=60, what="the first push")
+        assert pg.cli("fleet", "down").returncode == 0
+        try:
+            write(workspace / "memory" / "2026-04-02.md", "# 2026-04-02\n\nThe gannet colony counted 412 nests.\n")
+            wait_for(lambda: syncer._push_retry is not None, limit=60, what="the failed push")
+        finally:
+            assert pg.cli("fleet", "up").returncode == 0
+        wait_for(lambda: any("gannet colony" in t for *_, t in rows_or_none(db)), limit=4 * watcher.PUSH_RETRY_SECONDS,
+                 what="the catch-up push")
+        wait_for(lambda: syncer._push_retry is None, limit=10, what="the retries to stop")
+    finally:
+        syncer.stop()
+
+
+@pytest.mark.slow
+def test_fleet_search_dates_and_the_mcp_agents_argument(db, agent, uid, tmp_path):
+    from clawmem.engine.agent import tools
+    from clawmem.engine.fleet import client as fleet
+
+    a = agent(f"da{uid}", {"memory/2026-03-02.md": "# 2026-03-02\n\nThe skua count was 12.\n",
+                           "memory/2026-03-09.md": "# 2026-03-09\n\nThe skua count was 15.\n",
+                           "memory/projects/skua.md": "# Skua\n\nSkua nests are on the north cliff.\n"}, db)
+    b = agent(f"db{uid}", {"memory/2026-03-05.md": "# 2026-03-05\n\nThe skua count was 9 on the east side.\n"}, db)
+    fleet.push(a)
+    fleet.push(b)
+    paths = lambda res: sorted((r["agent"], r["path"]) for r in res["results"])  # noqa: E731
+    everything = paths(fleet.search(a, "skua count", show_hidden=True))
+    assert len(everything) >= 3
+    assert paths(fleet.search(a, "skua count", after="2026-03-04", before="2026-03-08", show_hidden=True)) == [(b.cfg.agent_id, "memory/2026-03-05.md")]
+    assert paths(fleet.search(a, "skua count", after="2026-03-09", show_hidden=True)) == [(a.cfg.agent_id, "memory/2026-03-09.md")]
+    cfg = write(tmp_path / "d.toml", f'provider = "none"\nagentId = "x{uid}"\n[fleet]\nurl = "{db}"\n')
+    cli = run_cli("search", "--fleet", "--before", "2026-03-03", "skua count", "--json", "--config", str(cfg), "--workspace", str(tmp_path))
+    assert cli.returncode == 0, cli.stderr
+    assert [(r["agent"], r["path"]) for r in json.loads(cli.stdout)["results"]] == [(a.cfg.agent_id, "memory/2026-03-02.md")]
+    # MCP: the agents argument narrows the agents searched
+    only_b = tools.memory_search(a, "skua count", corpus="fleet", agents=[b.cfg.agent_id])
+    assert only_b["results"] and {r["agent"] for r in only_b["results"]} == {b.cfg.agent_id} and only_b["agents"] == [b.cfg.agent_id]
+    assert "error" in tools.memory_search(a, "skua", corpus="fleet", agents="nope")
+    assert "error" in tools.memory_search(a, "skua", agents=[b.cfg.agent_id])  # a local search has no agents
+
+
+@pytest.mark.slow
+def test_team_notes_two_agents_on_two_homes_write_and_read_them(db, agent, uid, tmp_path):
+    """memory_remember with scope "team": a note in the fleet's notebook that every agent of the
+    fleet reads, its writer named; a contradicting note is refused until it says what it
+    replaces; an undo brings the replaced note back; nobody undoes another's note."""
+    from clawmem.engine.agent import tools
+    from clawmem.engine.fleet import client as fleet
+
+    a, b, c = f"na{uid}", f"nb{uid}", f"nc{uid}"
+    ga, gb, gc = (fleet.grant(db, name, []) for name in (a, b, c))  # no agent may read another's memory
+    ea = agent(a, {"memory/a.md": "# A\n\nNothing.\n"}, ga["url"], vectors=False)
+    wrote = tools.memory_remember(ea, "The release freeze starts on June 3", "Release", scope="team")
+    assert wrote["agent"] == a and wrote["host"] == f"host-{a}" and wrote["section"] == "Release"
+    # agent B, another home (its own HOME, state and config), through the CLI
+    home = tmp_path / "home-b"
+    env = {"HOME": str(home), "XDG_STATE_HOME": str(home / "state"), "XDG_DATA_HOME": str(home / "data"),
+           "XDG_CONFIG_HOME": str(home / "config"), "XDG_CACHE_HOME": str(home / "cache")}
+    cfg = write(home / "b.toml", f'provider = "none"\nagentId = "{b}"\n[fleet]\nurl = "{gb["url"]}"\n')
+    b_cli = lambda *args: run_cli("fleet", *args, "--config", str(cfg), "--workspace", str(home / "ws"), env=env)  # noqa: E731
+    seen = json.loads(b_cli("notes", "--json").stdout)["notes"]
+    assert [(n["agent"], n["text"]) for n in seen] == [(a, "The release freeze starts on June 3")]
+    refused = b_cli("note", "The release freeze starts on June 10", "--section", "Release")
+    assert refused.returncode == 3 and f"contradicts note {wrote['id']} by {a}" in refused.stderr
+    assert b_cli("note", "The release freeze starts on June 3", "--section", "Release").stdout.startswith("already in the team notebook")
+    replaced = json.loads(b_cli("note", "The release freeze starts on June 10", "--section", "Release", "--replaces",
+                                str(wrote["id"]), "--json").stdout)
+    assert replaced["agent"] == b and replaced["replaces"] == wrote["id"]
+    # every agent of the fleet reads the notebook, whatever it may read of the others' memory
+    ec = agent(c, {"memory/c.md": "# C\n\nNothing.\n"}, gc["url"], vectors=False)
+    assert [(n["agent"], n["text"]) for n in ec.team_notes()] == [(b, "The release freeze starts on June 10")]
+    history = ec.team_notes(every_version=True)
+    assert [(n["id"], n["standing"]) for n in history] == [(wrote["id"], False), (replaced["id"], True)]
+    with pytest.raises(fleet.FleetError, match="an agent undoes only its own"):
+        ea.team_undo(replaced["id"])
+    with psycopg.connect(ga["url"]) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):
+        conn.execute("update clawmem_notes set text = 'forged'")  # a note's text never changes
+    assert b_cli("notes", "--undo", str(replaced["id"])).returncode == 0
+    assert [(n["agent"], n["text"]) for n in ea.team_notes()] == [(a, "The release freeze starts on June 3")]
+    listed = b_cli("notes", "--all")
+    assert f"— {a}@host-{a}" in listed.stdout and "[undone]" in listed.stdout
+    fleet.revoke(db, c)  # its notebook privileges go with its role; the notes stay
+    assert rows(db, "select count(*) from clawmem_notes")[0][0] == 2
+
+
+# ----------------------------------------------------------------------------- more than one server
+
+
+@pytest.mark.slow
+def test_citus_statements_are_refused_clearly_on_a_plain_server_and_every_key_starts_with_the_agent(db, tmp_path):
+    from clawmem.engine.fleet import client as fleet
+
+    fleet.grant(db, "someone", [])  # the owner makes the tables
+    cfg = write(tmp_path / "c.toml", f'provider = "none"\n[fleet]\nurl = "{db}"\n')
+    r = run_cli("fleet", "distribute", "--config", str(cfg), "--workspace", str(tmp_path))
+    assert r.returncode == 3 and r.stderr.startswith("clawmem: this PostgreSQL has no Citus")
+    assert "one server needs nothing" in r.stderr and len(r.stderr.splitlines()) == 1
+    # what Citus needs of a distributed table: every primary key and unique index starts with
+    # the distribution column. Every clawmem table is distributed by agent, but the roles table
+    # (a reference table, copied to every node)
+    distributed = {stmt.split("'")[1] for stmt in fleet.CITUS_STATEMENTS if "create_distributed_table" in stmt}
+    tables = {t for (t,) in rows(db, "select tablename from pg_tables where tablename like 'clawmem\\_%'")}
+    assert tables == distributed | {"clawmem_roles"}
+    keys = rows(db, "select c.relname, i.indexrelid::regclass::text, a.attname from pg_index i join pg_class c on c.oid = i.indrelid"
+                    " join pg_attribute a on a.attrelid = c.oid and a.attnum = i.indkey[0]"
+                    " where c.relname = any(%s) and (i.indisunique or i.indisprimary)", (sorted(distributed),))
+    assert {t for t, *_ in keys} == distributed  # each has a key
+    assert [(t, index) for t, index, first in keys if first != "agent"] == []

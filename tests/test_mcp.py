@@ -23,7 +23,9 @@ YESTERDAY = TODAY - dt.timedelta(days=1)
 OPENCLAW_SEARCH_SCHEMA = {"type": "object", "required": ["query"],
                           "properties": {"query": {"type": "string"}, "maxResults": {"type": "number"}, "minScore": {"type": "number"},
                                          "corpus": {"type": "string", "enum": ["memory", "fleet"],
-                                                    "description": "memory (default): this agent's files; fleet: the shared memory of every agent it may read"}}}
+                                                    "description": "memory (default): this agent's files; fleet: the shared memory of every agent it may read"},
+                                         "agents": {"type": "array", "items": {"type": "string"},
+                                                    "description": "with corpus fleet: search only these agents (default: every agent it may read)"}}}
 OPENCLAW_GET_SCHEMA = {"type": "object", "required": ["path"],
                        "properties": {"path": {"type": "string"}, "from": {"type": "number"}, "lines": {"type": "number"}}}
 
@@ -88,7 +90,7 @@ async def exercise(client: Client, workspace) -> None:
     assert (await call(client, "memory_search", {"query": "hazelnuts"}))["results"][0]["path"] == "MEMORY.md"
 
     uris = sorted(str(r.uri) for r in (await client.list_resources()).resources)
-    assert uris == ["memory://MEMORY.md", "memory://context", "memory://promote", "memory://today", "memory://yesterday"]
+    assert uris == ["memory://MEMORY.md", "memory://context", "memory://promote", "memory://team", "memory://today", "memory://yesterday"]
 
     async def read(uri):
         return (await client.read_resource(uri)).contents[0].text

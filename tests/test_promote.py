@@ -106,7 +106,7 @@ WRITER = textwrap.dedent("""
     me = sys.argv[2]
     for i in range(int(sys.argv[3])):
         hits = [{"path": "memory/2026-03-01.md", "startLine": 1, "endLine": 4, "score": 0.5, "snippet": f"{me} {i} a", "matchLine": 2},
-                {"path": "memory/2026-03-02.md", "startLine": 2, "endLine": 3, "score": 0.25, "snippet": f"{me} {i} b"}]
+                {"path": "memory/2026-03-02.md", "startLine": 2, "endLine": 3, "score": 0.45, "snippet": f"{me} {i} b"}]
         assert recall.record(cfg, f"query {me} {i}", hits) == 2
 """)
 
@@ -147,12 +147,16 @@ def test_signals_follow_openclaw_and_the_gates_hold(notes, make_engine):
     assert promote.preview(eng, promote.Gates(0, 3, 5), now=NOW)[0] == []
 
 
-def test_one_query_repeated_does_not_pass_the_diversity_gate(notes, make_engine):
+def test_diversity_counts_recall_days_as_openclaw_does(notes, make_engine):
+    """One question asked on four days is four contexts (OpenClaw: max(distinct queries, recall
+    days)); asked four times on one day it is one, and the diversity gate keeps it out."""
     eng = indexed(make_engine)
-    recall_over_days(eng, queries=["database migration"] * 4)
+    recall_over_days(eng, queries=["database migration"] * 4, days=(1, 1, 1, 1))
     assert promote.preview(eng, promote.Gates(0, 3, 2), now=NOW)[0] == []
-    [c] = promote.preview(eng, promote.Gates(0, 3, 1), now=NOW)[0]
-    assert c.recalls == 4 and c.unique_queries == 1
+    recall_over_days(eng, queries=["database migration"] * 3, days=(9, 6, 3))
+    [c] = promote.preview(eng, promote.Gates(0, 3, 2), now=NOW)[0]
+    assert c.recalls == 7 and c.unique_queries == 1 and len(c.days) == 4
+    assert c.signals["diversity"] == pytest.approx(4 / 5)
 
 
 def test_near_duplicate_passages_are_offered_once(notes, make_engine, workspace):
@@ -254,7 +258,7 @@ def test_cli_promote_preview_apply_and_bad_flags(notes, make_engine, workspace):
 def openclaw_entry(path, start, end, *, count, total, hashes, days, last, snippet, promoted=None):
     e = {"key": f"memory:{path}:{start}:{end}", "path": path, "startLine": start, "endLine": end, "source": "memory",
          "snippet": snippet, "recallCount": count, "dailyCount": 0, "groundedCount": 0, "totalScore": total,
-         "maxScore": total / count, "firstRecalledAt": f"{days[0]}T08:00:00.000Z", "lastRecalledAt": last,
+         "maxScore": total / max(1, count), "firstRecalledAt": f"{days[0]}T08:00:00.000Z", "lastRecalledAt": last,
          "queryHashes": hashes, "recallDays": days, "conceptTags": ["heron", "beta"]}
     if promoted:
         e["promotedAt"] = promoted
@@ -344,3 +348,251 @@ def test_an_unreadable_recall_store_is_one_line_and_exit_3(notes, make_engine, w
     assert len(r.stderr.splitlines()) == 1
     # and a search still answers: tracking is best effort
     assert run_cli("--workspace", str(workspace), "search", "migration").returncode == 0
+
+
+# ----------------------------------------------------------------------------- facts, not sections
+
+CAT_LOG = """# 2026-03-04
+
+## Notes from the week
+- The quarterly report is due on the 15th; Marta collects the figures.
+- Bought a new kettle, the old one leaked.
+- Elena's cat is named Pixel.
+- The bike needs a new chain before the trip to Porto.
+- Remember to renew the passport in April.
+- ```
+  docker compose up -d
+  ```
+- Tried the new ramen place on Hill Street, too salty.
+"""
+CAT_QUERIES = ["Elena cat name", "what is Elena's cat called", "Pixel the cat", "Elena cat"]
+
+
+def test_the_promoted_bullet_is_the_recalled_fact_not_its_section(notes, make_engine, workspace):
+    write(workspace / "memory" / "2026-03-04.md", CAT_LOG)
+    eng = indexed(make_engine)
+    recall_over_days(eng, queries=CAT_QUERIES)
+    found, _ = promote.preview(eng, now=NOW)
+    [c] = [c for c in found if c.path == "memory/2026-03-04.md"]
+    assert c.fact == "Elena's cat is named Pixel." and (c.fact_start, c.fact_end) == (6, 6)
+    assert "kettle" in "\n".join(c.lines)  # the context is still shown for review
+    [outcome] = promote.apply(eng, [c], today=dt.date(2026, 3, 10))
+    assert outcome.promoted
+    [bullet] = [ln for ln in (workspace / "MEMORY.md").read_text().splitlines() if "Pixel" in ln]
+    assert bullet == "- Elena's cat is named Pixel. (memory/2026-03-04.md#L6)"
+    assert len(bullet) <= 200 and "kettle" not in bullet and "docker" not in bullet
+
+
+def test_a_long_paragraph_gives_the_sentence_that_was_asked_about():
+    lines = ["We met the vendor in the morning and talked about support contracts for the next year, "
+             "then walked to lunch. The staging database password rotates every ninety days. After that "
+             "we argued about the colour of the dashboard for an hour, which nobody will remember."]
+    a, b, text = promote.fact_span(lines, 0, ["staging", "database", "password", "rotates"])
+    assert (a, b, text) == (0, 0, "The staging database password rotates every ninety days.")
+    assert promote.fact_span(["## 09:00", "", "## 10:00"], 0, ["x"]) is None  # a heading alone is no fact
+    assert promote.is_skeleton("## 09:00\n- \n* ") and not promote.is_skeleton("## 09:00\n- tea")
+
+
+def test_the_same_fact_in_two_logs_is_one_candidate_citing_both(notes, make_engine, workspace):
+    write(workspace / "memory" / "2026-03-05.md", "# 2026-03-05\n\n## 18:00\n- Elena's cat is named Pixel.\n")
+    write(workspace / "memory" / "2026-03-06.md", "# 2026-03-06\n\n- Call the plumber.\n- Elena's cat is named Pixel.\n")
+    eng = indexed(make_engine)
+    recall_over_days(eng, queries=CAT_QUERIES)
+    found, _ = promote.preview(eng, promote.Gates(0.5, 3, 2), now=NOW)
+    [c] = [c for c in found if "Pixel" in c.fact]
+    assert {c.fact_citation, *c.also} == {"memory/2026-03-05.md#L4", "memory/2026-03-06.md#L4"}
+    assert c.recalls == 8  # both logs' recalls count
+    promote.apply(eng, [c])
+    bullets = [ln for ln in (workspace / "MEMORY.md").read_text().splitlines() if "Pixel" in ln]
+    assert len(bullets) == 1 and "memory/2026-03-05.md#L4" in bullets[0] and "memory/2026-03-06.md#L4" in bullets[0]
+
+
+def test_contradicting_facts_are_shown_together_and_never_applied_silently(notes, make_engine, workspace):
+    write(workspace / "memory" / "2026-03-05.md", "# 2026-03-05\n\n- Elena's birthday is on May 27.\n")
+    write(workspace / "memory" / "2026-03-07.md", "# 2026-03-07\n\n- Elena's birthday is on March 21.\n")
+    eng = indexed(make_engine)
+    recall_over_days(eng, queries=["Elena birthday", "when is Elena's birthday", "birthday of Elena", "Elena born"])
+    found, _ = promote.preview(eng, promote.Gates(0.5, 3, 2), now=NOW)
+    may, march = (next(c for c in found if word in c.fact) for word in ("May", "March"))
+    assert may.conflicts == [f"{march.fact} ({march.fact_citation})"] and march.conflicts == [f"{may.fact} ({may.fact_citation})"]
+    before = (workspace / "MEMORY.md").read_bytes()
+    outcomes = promote.apply(eng, [may, march])
+    assert [o.promoted for o in outcomes] == [False, False] and all(o.reason.startswith("contradicts ") for o in outcomes)
+    assert (workspace / "MEMORY.md").read_bytes() == before
+    [o] = promote.apply(eng, [march], confirmed={march.key})  # a person chose one
+    assert o.promoted
+    # now MEMORY.md says March 21: May 27 contradicts it
+    [may] = [c for c in promote.preview(eng, promote.Gates(0.5, 3, 2), now=NOW)[0] if "May" in c.fact]
+    assert may.conflicts == ["Elena's birthday is on March 21. (MEMORY.md)"]
+
+
+def test_contradiction_is_a_shared_opening_with_different_endings():
+    assert promote.contradicts("Elena's birthday is on May 27", "Elena's birthday is on March 21")
+    assert promote.contradicts("The migration runs on Fridays", "The migration runs on Mondays")
+    assert not promote.contradicts("The migration runs on Fridays", "The migration runs on Fridays after the backup")
+    assert not promote.contradicts("Sam runs the garden club", "Sam's bike is red")
+    assert not promote.contradicts("Elena's cat is named Pixel", "Elena's cat is named Pixel")
+
+
+def test_only_hits_shown_above_the_threshold_are_recalls(notes, make_engine):
+    eng = make_engine()
+    hit = {"path": "memory/2026-03-01.md", "startLine": 1, "endLine": 4, "snippet": "x", "matchLine": 2}
+    assert recall.record(eng.cfg, "q", [{**hit, "score": 0.0}]) == 0  # never a score of 0
+    assert recall.record(eng.cfg, "q", [{**hit, "score": 0.2}]) == 0  # below query.minScore (0.35)
+    assert recall.record(eng.cfg, "q", [{**hit, "score": 0.2}], min_score=0.1) == 1  # the threshold the search used
+    assert recall.record(eng.cfg, "q", [{**hit, "score": 0.5}]) == 1
+    # a real search: an incidental hit listed below the threshold is not recorded
+    eng = indexed(make_engine)
+    res = eng.search("garden migration heron", private=True, max_results=10)
+    low = [r for r in res["results"] if r["score"] < 0.35 and r["path"].startswith("memory/")]
+    n = len(rows(eng))
+    recall.record(eng.cfg, "garden migration heron", res["results"])
+    assert len(rows(eng)) - n == len([r for r in res["results"] if r["score"] >= 0.35 and r["path"].startswith("memory/2026")])
+    assert not {(r.path, r.start) for r in rows(eng)[n:]} & {(r["path"], r["startLine"]) for r in low}
+
+
+def test_undo_offers_the_fact_again_and_a_line_inserted_above_does_not_stop_apply(notes, make_engine, workspace):
+    eng = indexed(make_engine)
+    recall_over_days(eng)
+    [c] = promote.preview(eng, now=NOW)[0]
+    daily = workspace / "memory" / "2026-03-01.md"
+    daily.write_text(LOG.replace("## 09:00\n", "## 08:00\nCoffee with the team.\n\n## 09:00\n"))  # three lines above it
+    [o] = promote.apply(eng, [c])
+    assert o.promoted and "(memory/2026-03-01.md#L7)" in (workspace / "MEMORY.md").read_text()
+    assert promote.preview(eng, now=NOW)[0] == []
+    hist = json.loads(run_cli("--workspace", str(workspace), "history", "MEMORY.md", "--json").stdout)
+    r = run_cli("--workspace", str(workspace), "restore", "MEMORY.md", "--to", str(hist[0]["previous"]))
+    assert r.returncode == 0, r.stderr
+    [again] = promote.preview(eng, now=NOW)[0]
+    assert again.fact == c.fact and not again.promoted
+
+
+def test_dreams_md_and_rejections_are_journaled(notes, make_engine, workspace):
+    eng = indexed(make_engine)
+    recall_over_days(eng)
+    recall_over_days(eng, queries=["heron beta build", "heron project ships", "beta testers april"], days=(5, 3, 2))
+    found, _ = promote.preview(eng, promote.Gates(0.5, 3, 2), now=NOW)
+    heron = next(c for c in found if "heron" in c.fact)
+    promote.reject(eng, heron)
+    promote.apply(eng, [c for c in found if c is not heron])
+    dreams = (workspace / "DREAMS.md").read_text()
+    assert "## Rejected " in dreams and "The heron project ships its first build" in dreams
+    with journal.Journal(eng.cfg) as jr:  # the rejection, then the summary: each a version
+        assert [v.writer for v in jr.versions("DREAMS.md")][-2:] == ["clawmem promote", "clawmem promote"]
+    hist = run_cli("--workspace", str(workspace), "history", "DREAMS.md", "--json")
+    assert hist.returncode == 0 and [h["writer"] for h in json.loads(hist.stdout)] == ["clawmem promote"]
+    assert all("heron" not in c.fact for c in promote.preview(eng, promote.Gates(0.5, 3, 2), now=NOW)[0])
+
+
+def test_memory_md_budget_offers_the_oldest_promoted_bullets_for_the_archive(notes, make_engine, workspace):
+    old = "".join(f"- Old fact number {i} about the garden. (memory/2026-01-0{i}.md#L3)\n"
+                  f"  <!-- openclaw-memory-promotion:memory:memory/2026-01-0{i}.md:3:3 -->\n" for i in range(1, 4))
+    mine = "# Memory\n\n## People\n- Sam runs the garden club.\n"
+    write(workspace / "MEMORY.md", mine + "\n## Promoted From Short-Term Memory (2026-02-01)\n" + old
+          + "\n## Promoted From Short-Term Memory (2026-02-20)\n- Newer fact about the heron. (memory/2026-02-19.md#L2)\n")
+    eng = make_engine({"promote.memoryFileMaxChars": len((workspace / "MEMORY.md").read_text()) - 100})
+    state = promote.budget_state(eng)
+    assert state["over"] == 100 and [b["text"].splitlines()[0] for b in state["archive"]] == [
+        "- Old fact number 1 about the garden. (memory/2026-01-01.md#L3)"]
+    assert promote.budget_state(make_engine())["over"] == 0  # 10 000 characters by default
+    before = (workspace / "MEMORY.md").read_text()
+    moved = promote.archive_oldest(eng)
+    assert moved["moved"] == 1 and moved["over"] == 0
+    after = (workspace / "MEMORY.md").read_text()
+    assert "Old fact number 1" not in after and "Old fact number 2" in after and after.startswith(mine)
+    assert "- Old fact number 1 about the garden." in (workspace / promote.ARCHIVE).read_text()  # moved, not lost
+    assert len(after) + len(state["archive"][0]["text"]) + 1 == len(before)
+
+
+def test_openclaw_gates_grounded_counts_skeletons_and_max_age(notes, make_engine, workspace):
+    snippet = "The heron project ships its first build to the beta testers in April."
+    grounded = openclaw_entry("memory/2026-03-02.md", 4, 4, count=0, total=2.7, hashes=["a1b2c3d4e5f6"],
+                              days=["2026-03-08", "2026-03-09"], last="2026-03-09T10:00:00.000Z", snippet=snippet)
+    grounded["groundedCount"] = 3
+    skeleton = openclaw_entry("memory/2026-03-01.md", 3, 3, count=9, total=8.5, hashes=["1", "2", "3"],
+                              days=["2026-03-04", "2026-03-08"], last="2026-03-09T10:00:00.000Z", snippet="## 09:00")
+    store = {"version": 1, "entries": {e["key"]: e for e in (grounded, skeleton)}}
+    write(workspace / "memory" / ".dreams" / "short-term-recall.json", json.dumps(store))
+    eng = make_engine()
+    [c] = promote.preview(eng, promote.Gates(0.5, 3, 2), now=NOW)[0]  # the heading-only snippet is no candidate
+    assert c.path == "memory/2026-03-02.md" and c.grounded == 3 and c.recalls == 0
+    assert c.signals["consolidation"] == 1.0  # grounded 3 of 3
+    assert c.signals["relevance"] == pytest.approx(0.9) and c.fact == snippet
+    assert promote.preview(eng, promote.Gates(0.5, 3, 2, max_age_days=0.5), now=NOW)[0] == []  # last recall ~1 day ago
+    assert len(promote.preview(eng, promote.Gates(0.5, 3, 2, max_age_days=2), now=NOW)[0]) == 1
+
+
+def test_cli_confirm_and_archive(notes, make_engine, workspace):
+    write(workspace / "memory" / "2026-03-05.md", "# 2026-03-05\n\n- Elena's birthday is on May 27.\n")
+    write(workspace / "memory" / "2026-03-07.md", "# 2026-03-07\n\n- Elena's birthday is on March 21.\n")
+    eng = indexed(make_engine)
+    recall_over_days(eng, queries=["Elena birthday", "when is Elena's birthday", "birthday of Elena", "Elena born"], at=time.time())
+    out = run_cli("--workspace", str(workspace), "promote", "--min-score", "0.5")
+    assert out.returncode == 0 and "CONTRADICTS: Elena's birthday is on March 21." in out.stdout
+    got = json.loads(run_cli("--workspace", str(workspace), "promote", "--min-score", "0.5", "--apply", "--json").stdout)
+    assert [a["promoted"] for a in got["applied"]] == [False, False]
+    march = next(c["key"] for c in got["candidates"] if "March" in c["fact"])
+    got = json.loads(run_cli("--workspace", str(workspace), "promote", "--min-score", "0.5", "--apply", "--confirm", march, "--json").stdout)
+    assert [a["key"] for a in got["applied"] if a["promoted"]] == [march]
+    cfg = write(workspace.parent / "small.toml", "[promote]\nmemoryFileMaxChars = 60\n")
+    over = run_cli("--workspace", str(workspace), "--config", str(cfg), "promote")
+    assert "over its budget of 60" in over.stdout and "clawmem promote --archive moves the 1 oldest promoted bullet " in over.stdout
+    moved = run_cli("--workspace", str(workspace), "--config", str(cfg), "promote", "--archive")
+    assert moved.returncode == 0 and moved.stdout.startswith("moved 1 promoted bullet to memory/promoted-archive.md")
+    assert "March 21" in (workspace / "memory" / "promoted-archive.md").read_text()
+    assert "March 21" not in (workspace / "MEMORY.md").read_text()
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(mine=st.lists(st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=40), max_size=6),
+       days=st.lists(st.integers(1, 28), min_size=1, max_size=4, unique=True), per_day=st.integers(1, 3), limit=st.integers(0, 600))
+def test_archiving_moves_only_promoted_bullets_and_loses_nothing(make_engine, workspace, mine, days, per_day, limit):
+    """Whatever a person wrote (here, lines of any text, also under a promoted heading), the
+    archive moves only marked promoted bullets, oldest first, and every moved byte is in the archive."""
+    archive = workspace / promote.ARCHIVE
+    archive.unlink(missing_ok=True)
+    text = "# Memory\n" + "".join(f"{ln}\n" for ln in mine)
+    for d in days:
+        text += f"\n## Promoted From Short-Term Memory (2026-02-{d:02d})\n"
+        text += "".join(f"- fact {d}.{k} (memory/2026-01-{d:02d}.md#L{k})\n  <!-- openclaw-memory-promotion:memory:memory/2026-01-{d:02d}.md:{k}:{k} -->\n"
+                        for k in range(per_day))
+        text += "- a line the person added here\n"
+    (workspace / "MEMORY.md").write_text(text, encoding="utf-8")
+    eng = make_engine({"promote.memoryFileMaxChars": limit})
+    moved = promote.archive_oldest(eng)
+    after = (workspace / "MEMORY.md").read_text(encoding="utf-8")
+    kept = [ln for ln in text.split("\n") if "openclaw-memory-promotion" not in ln and not ln.startswith(("- fact ", "## Promoted"))]
+    remaining = iter(after.split("\n"))
+    assert all(any(ln == got for got in remaining) for ln in kept if ln.strip())  # in order, unchanged
+    gone = [ln for ln in text.split("\n") if ln.startswith("- fact ") and ln not in after.split("\n")]
+    assert len(gone) == moved["moved"]
+    if gone:
+        assert all(ln in archive.read_text(encoding="utf-8").split("\n") for ln in gone)
+        order = [ln for ln in text.split("\n") if ln.startswith("- fact ")]
+        dated = sorted(order, key=lambda ln: int(ln.split()[2].split(".")[0]))
+        assert sorted(gone, key=dated.index) == dated[: len(gone)]  # the oldest go first
+
+
+def test_two_facts_of_one_section_recalled_by_different_questions_are_two_candidates(notes, make_engine, workspace):
+    write(workspace / "memory" / "2026-03-04.md", CAT_LOG)
+    eng = indexed(make_engine)
+    recall_over_days(eng, queries=CAT_QUERIES)
+    recall_over_days(eng, queries=["bike chain Porto", "new chain for the bike", "trip to Porto bike", "bike chain"])
+    found = [c for c in promote.preview(eng, promote.Gates(0.5, 3, 2), now=NOW)[0] if c.path == "memory/2026-03-04.md"]
+    assert sorted(c.fact for c in found) == ["Elena's cat is named Pixel.", "The bike needs a new chain before the trip to Porto."]
+    promote.reject(eng, next(c for c in found if "Pixel" in c.fact))  # rejecting one leaves the other
+    found = [c for c in promote.preview(eng, promote.Gates(0.5, 3, 2), now=NOW)[0] if c.path == "memory/2026-03-04.md"]
+    assert [c.fact for c in found] == ["The bike needs a new chain before the trip to Porto."]
+
+
+def test_lines_removed_above_the_fact_move_it_up(notes, make_engine, workspace):
+    eng = indexed(make_engine)
+    recall_over_days(eng)
+    [c] = promote.preview(eng, now=NOW)[0]
+    daily = workspace / "memory" / "2026-03-01.md"
+    daily.write_text(LOG.replace("# 2026-03-01\n\n", ""))  # the title and the blank line after it are gone
+    [again] = promote.preview(eng, now=NOW)[0]
+    assert again.status == "ok" and again.start >= 1 and (again.fact_start, again.fact) == (c.fact_start - 2, c.fact)
+    assert again.lines and again.lines[0] == daily.read_text().splitlines()[again.start - 1]
+    [o] = promote.apply(eng, [again])
+    assert o.promoted and f"(memory/2026-03-01.md#L{c.fact_start - 2})" in (workspace / "MEMORY.md").read_text()

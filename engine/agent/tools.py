@@ -82,13 +82,15 @@ def disabled_payload(error: str) -> dict:
 
 
 def memory_search(engine, query: Any, maxResults: Any = None, minScore: Any = None, *,
-                  max_results: Any = None, min_score: Any = None, corpus: Any = None, private: Any = None, **options: Any) -> dict:
+                  max_results: Any = None, min_score: Any = None, corpus: Any = None, private: Any = None,
+                  agents: Any = None, **options: Any) -> dict:
     """memory_search: OpenClaw's payload plus ours; never raises.
 
     `options` go to Engine.search (after, before, now, explain, show_hidden, date_filter).
     Citations (`citations` = on/off/auto; auto is on: an agent's own session is direct)
     set `citation` (`Source: path#L3-L9`) and end each snippet with it. `private` (true or "true")
-    keeps this search out of the recall history `clawmem promote` ranks.
+    keeps this search out of the recall history `clawmem promote` ranks. `agents` (a list of
+    agent ids, with `corpus: "fleet"`) searches only those agents of the fleet.
     """
     started = time.perf_counter()
     why_off = disabled_reason(engine.cfg)
@@ -110,7 +112,12 @@ def memory_search(engine, query: Any, maxResults: Any = None, minScore: Any = No
     if corpus not in (None, "memory", "wiki", "all"):
         if corpus != "fleet":
             return {"results": [], "error": f"corpus: expected \"memory\" or \"fleet\", got {corpus!r}"}
-        return _fleet_search(engine, text, SearchRequest(max_results=mr, min_score=ms), started)
+        if agents is not None and (not isinstance(agents, list) or not all(isinstance(a, str) and a for a in agents)):
+            return {"results": [], "error": f"agents: expected a list of agent ids, got {agents!r}"}
+        dates = {k: options[k] for k in ("after", "before") if options.get(k)}
+        return _fleet_search(engine, text, SearchRequest(max_results=mr, min_score=ms, agents=agents, **dates), started)
+    if agents is not None:
+        return {"results": [], "error": "agents: picks agents of the fleet: add corpus \"fleet\""}
     try:
         store = engine.reader()
         if store is None or not store.has_schema():
@@ -158,6 +165,20 @@ def memory_search(engine, query: Any, maxResults: Any = None, minScore: Any = No
     out["debug"] = {"backend": "clawmem", "effectiveMode": "n/a", "searchMs": round((time.perf_counter() - started) * 1000),
                     "hits": len(res["results"])}
     return out
+
+
+def _team_remember(engine, text: str, section: Any, replaces: Any) -> dict:
+    from ..fleet import client as fleet
+
+    try:
+        rid = _number("replaces", replaces, integer=True)
+        return fleet.team_remember(engine, text, section if isinstance(section, str) else None, rid)
+    except ValueError as exc:
+        return {"error": str(exc)}
+    except fleet.FleetError as exc:
+        return {"error": str(exc)}
+    except Exception as exc:  # an agent gets data, never a traceback (no fleet url, psycopg missing)
+        return {"error": f"{type(exc).__name__}: {exc}"}
 
 
 def _fleet_search(engine, text: str, request: SearchRequest, started: float) -> dict:
@@ -216,7 +237,7 @@ def memory_get(engine, path: Any, from_: Any = None, lines: Any = None) -> dict:
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
 
 
-def _write_refused(engine, text: Any, label: Any = None) -> dict | None:
+def _write_refused(engine, text: Any, label: Any = None, need_workspace: bool = True) -> dict | None:
     if not engine.cfg["mcp.write"]:
         return {"error": WRITE_OFF, "disabled": True}
     if not isinstance(text, str) or not text.strip():
@@ -227,7 +248,7 @@ def _write_refused(engine, text: Any, label: Any = None) -> dict | None:
             # a NUL or an escape would reach the file, the index and the user's terminal
             return {"error": f"{name}: holds control character U+{ord(bad.group()):04X} at position {bad.start()}; "
                              "memory files take text only (tabs and newlines are fine), nothing was written"}
-    if not engine.workspace.is_dir():
+    if need_workspace and not engine.workspace.is_dir():
         return {"error": f"no workspace at {engine.workspace}: create it (or set workspace in the clawmem config)"}
     return None
 
@@ -267,15 +288,21 @@ def memory_append(engine, text: Any, heading: Any = None, *, now: dt.datetime | 
     return {"path": rel, "startLine": start, "endLine": end, "citation": citation(rel, start, end), **index_now(engine)}
 
 
-def memory_remember(engine, text: Any, section: Any = None) -> dict:
-    """Add a durable fact to MEMORY.md as a `- ` bullet under `## <section>` (default "Notes").
+def memory_remember(engine, text: Any, section: Any = None, scope: Any = None, replaces: Any = None) -> dict:
+    """Add a durable fact to MEMORY.md as a `- ` bullet under `## <section>` (default "Notes");
+    with `scope: "team"`, to the fleet's team notebook instead (every agent of the fleet reads
+    it; `replaces` names the note it replaces).
 
     Inserting mid-file means rewriting it: memfile.rewrite reads, inserts and renames under the
     file's lock, and redoes the insert if anyone wrote meanwhile, so no concurrent byte is lost.
     """
-    refused = _write_refused(engine, text, section)
+    refused = _write_refused(engine, text, section, need_workspace=scope != "team")  # the notebook is in the fleet
     if refused:
         return refused
+    if scope not in (None, "memory", "team"):
+        return {"error": f"scope: expected \"memory\" (MEMORY.md) or \"team\" (the fleet's team notebook), got {scope!r}"}
+    if scope == "team":
+        return _team_remember(engine, text, section, replaces)
     name = section.strip().replace("\n", " ") if isinstance(section, str) and section.strip() else DEFAULT_SECTION
     cap = engine.cfg["mcp.maxWriteBytes"]
     if len(text.encode("utf-8")) > cap:

@@ -1,22 +1,32 @@
-"""Consolidation: the daily-log passages the agent keeps recalling, ranked and promoted into
+"""Consolidation: the facts in daily logs the agent keeps recalling, ranked and promoted into
 MEMORY.md (`clawmem promote`, the app's Promote screen, the MCP tool `memory_promote`).
 
-Recalls come from clawmem's own store (recall.py) and, read-only, from OpenClaw's
-`memory/.dreams/short-term-recall.json` when the workspace has one, so a user switching from
-OpenClaw keeps the history it gathered. Hits whose lines overlap in one file are one
-passage (clawmem cites the lines around the match, which differ a little per query).
+Recalls come from clawmem's own store (recall.py: only hits shown at or above the search's
+score threshold) and, read-only, from OpenClaw's `memory/.dreams/short-term-recall.json` when
+the workspace has one. Hits whose lines overlap in one file are one passage.
 
-Each passage is scored as OpenClaw scores it, six signals with its weights: relevance (mean
-search score), frequency (recalls), query diversity (distinct queries), recency (half-life 14
-days since the last recall), consolidation (recalled on several days, and how far apart) and
-conceptual richness (distinct content words). A passage must pass three gates: score, recall
-count and distinct queries. Near-duplicates (Jaccard >= 0.9 of their words) are offered once.
+What is promoted is the recalled *fact*, not the passage: the line the queries matched and
+the bullet or sentence holding it (a few lines at most, FACT_CHARS characters at most), read
+from the live file. The same fact in several logs is one candidate citing each of them.
 
-Before anything is written the passage is read again from the live daily file: one that was
-edited or deleted since it was recalled is skipped, never promoted from a stale copy. Each
-promotion is its own write of MEMORY.md (under today's "## Promoted From Short-Term Memory"
-heading, with OpenClaw's promotion marker) and its own journal version, so `clawmem history`
-shows it and `clawmem restore` undoes it; a dated summary of the run goes to DREAMS.md.
+Each candidate is scored as OpenClaw scores it, six signals with its weights: relevance (mean
+search score), frequency (recalls, plus OpenClaw's daily and grounded counts), diversity
+(distinct queries or recall days, whichever is more), recency (half-life 14 days), consolidation
+(recall days and their spread, or grounded recalls) and conceptual richness. Gates: score,
+recall count, diversity, and optionally the age of the last recall (maxAgeDays). Snippets that
+are only headings or list markers are never candidates.
+
+Two facts contradict when they open with the same words and end differently (see
+`contradicts`); a candidate contradicting another or a MEMORY.md line is shown with it and is
+applied only when a person confirms it. A fact is "already promoted" when MEMORY.md (or the
+archive of promoted bullets) holds its marker or its text now: restoring MEMORY.md to before
+a promotion offers the fact again.
+
+Before anything is written the fact is found again in the live daily file by its content (a
+line inserted above it moves it, an edit of it skips it). Each promotion is its own write of
+MEMORY.md and its own journal version; DREAMS.md (the run's summary, rejections) is journaled
+too. MEMORY.md has a character budget (OpenClaw's memoryFileMaxChars, 10 000): over it, the
+oldest promoted bullets are offered for the archive file, never dropped.
 """
 
 from __future__ import annotations
@@ -37,19 +47,28 @@ from ..errors import ClawmemError
 WEIGHTS = {"relevance": 0.30, "frequency": 0.24, "diversity": 0.15, "recency": 0.15, "consolidation": 0.10,
            "conceptual": 0.06}
 HALF_LIFE_DAYS = 14.0
-SIMILAR = 0.9  # Jaccard of two passages' words at or above which they are one candidate
-PROMOTED_CHARS = 700  # a promoted bullet's text, at most (the source lines stay cited)
+SIMILAR = 0.9  # Jaccard of two facts' words at or above which they are one candidate
+FACT_CHARS = 160  # a promoted fact, at most (with its citation the bullet stays near 200)
+FACT_LINES = 3  # a bullet or sentence over more lines than this is narrowed to its best sentence
 SECTION = "Promoted From Short-Term Memory"  # OpenClaw's heading, so both tools share one section
 MARKER_RE = re.compile(r"<!--\s*openclaw-memory-promotion:([^\n]*?)\s*-->")
 OPENCLAW_STORE = "memory/.dreams/short-term-recall.json"
+ARCHIVE = "memory/promoted-archive.md"  # where the oldest promoted bullets go when MEMORY.md is over budget
 WRITER = "clawmem promote"
+
+LIST_RE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+HEADING_RE = re.compile(r"^\s{0,3}#{1,6}(?:\s|$)")
+FENCE_RE = re.compile(r"^\s*(?:```|~~~)")
+WORD_RE = re.compile(r"[^\W_]", re.UNICODE)
+SENTENCE_END_RE = re.compile(r"(?<=[.!?。！？])\s+")
 
 
 @dataclass(frozen=True)
 class Gates:
     min_score: float = 0.75
     min_recall_count: int = 3
-    min_unique_queries: int = 2
+    min_unique_queries: int = 2  # OpenClaw counts distinct queries or recall days, whichever is more
+    max_age_days: float | None = None  # OpenClaw's maxAgeDays: a last recall older than this is left out
 
 
 COMMAND = Gates()  # `openclaw memory promote`'s defaults, ours too
@@ -76,9 +95,15 @@ class Candidate:
     snippet: str  # what the newest search showed
     origin: str  # clawmem, openclaw or both
     promoted: bool = False
-    status: str = "ok"  # ok | changed (edited since recalled) | deleted
-    lines: list[str] = field(default_factory=list)  # the live lines start..end
+    status: str = "ok"  # ok | changed (the fact was edited since recalled) | deleted
+    lines: list[str] = field(default_factory=list)  # the live lines start..end (the context)
     match: int | None = None  # the line the queries matched best, when known
+    fact: str = ""  # what goes to MEMORY.md: the matched bullet or sentence
+    fact_start: int = 0
+    fact_end: int = 0
+    also: list[str] = field(default_factory=list)  # citations of the same fact in other logs
+    conflicts: list[str] = field(default_factory=list)  # facts it contradicts (other candidates, MEMORY.md lines)
+    grounded: int = 0  # OpenClaw's grounded recalls (clawmem records none of its own)
 
     @property
     def key(self) -> str:
@@ -88,44 +113,174 @@ class Candidate:
     def citation(self) -> str:
         return f"{self.path}#L{self.start}" if self.start == self.end else f"{self.path}#L{self.start}-L{self.end}"
 
-    def entry_span(self) -> tuple[int, int]:
-        """The cited lines of the log entry (between two headings) holding the matched line:
-        searches cite context lines around a match, which in a daily log reach neighbouring entries."""
-        if self.match is None or not self.start <= self.match <= self.end or not self.lines:
-            return self.start, self.end
-        at = self.match - self.start
-        top = next((i for i in range(at, -1, -1) if self.lines[i].lstrip().startswith("#")), -1)
-        if top == at:
-            return self.start, self.end
-        bottom = next((i for i in range(at + 1, len(self.lines)) if self.lines[i].lstrip().startswith("#")), len(self.lines))
-        while bottom - 1 > at and not self.lines[bottom - 1].strip():
-            bottom -= 1
-        return self.start + top + 1, self.start + bottom - 1
-
-    def entry(self) -> list[str]:
-        s, e = self.entry_span()
-        return self.lines[s - self.start : e - self.start + 1]
+    @property
+    def fact_citation(self) -> str:
+        s, e = (self.fact_start, self.fact_end) if self.fact else (self.start, self.end)
+        return f"{self.path}#L{s}" if s == e else f"{self.path}#L{s}-L{e}"
 
     @property
     def entry_citation(self) -> str:
-        s, e = self.entry_span()
-        return f"{self.path}#L{s}" if s == e else f"{self.path}#L{s}-L{e}"
+        """Every place the fact is cited from: its own lines, then the other logs holding it."""
+        return "; ".join([self.fact_citation, *self.also])
 
     def text(self) -> str:
-        """The bullet's default text: the entry's lines as one paragraph, headings left out."""
-        parts = [re.sub(r"^\s*(?:[-*+]\s+|\d+[.)]\s+)", "", ln).strip() for ln in self.entry() if not ln.lstrip().startswith("#")]
-        joined = " ".join(p for p in parts if p)
-        if len(joined) <= PROMOTED_CHARS:
-            return joined
-        cut = joined[:PROMOTED_CHARS]
-        return cut[: cut.rfind(" ")].rstrip() + "…" if " " in cut else cut + "…"
+        """The bullet's default text: the fact (a person may widen or edit it)."""
+        return self.fact
 
     def as_json(self) -> dict:
         out = asdict(self)
         out.update(key=self.key, citation=self.citation, text=self.text(), entryCitation=self.entry_citation,
-                   startLine=self.start, endLine=self.end)
-        del out["start"], out["end"]
+                   factCitation=self.fact_citation, startLine=self.start, endLine=self.end)
+        for k in ("start", "end", "fact_start", "fact_end"):
+            del out[k]
         return out
+
+
+# ---------------------------------------------------------------------------- facts
+
+
+def has_words(line: str) -> bool:
+    return bool(WORD_RE.search(line))
+
+
+def is_skeleton(text: str) -> bool:
+    """Headings and list markers only (OpenClaw's skeleton filter): nothing to remember."""
+    body = [ln for ln in text.split("\n") if ln.strip() and not HEADING_RE.match(ln.lstrip("-*+> "))]
+    return not any(has_words(LIST_RE.sub("", ln)) for ln in body)
+
+
+def _strip_marker(line: str) -> str:
+    return LIST_RE.sub("", line, count=1).strip()
+
+
+def _in_fence(lines: list[str], i: int) -> bool:
+    return sum(1 for ln in lines[:i] if FENCE_RE.match(ln)) % 2 == 1
+
+
+def fact_span(lines: list[str], m: int, terms: list[str]) -> tuple[int, int, str] | None:
+    """The fact around line `m` (0-based) of a file: its bullet (with continuation lines) or
+    its paragraph, narrowed to the sentence holding most query terms when longer than
+    FACT_LINES lines or FACT_CHARS characters. Returns (first, last) 0-based lines and the
+    text, or None when the matched lines hold no words (a heading alone, a blank)."""
+    def plain(i: int) -> bool:
+        ln = lines[i]
+        return bool(ln.strip()) and not HEADING_RE.match(ln) and not FENCE_RE.match(ln)
+
+    if not (0 <= m < len(lines)):
+        return None
+    if not plain(m) or not has_words(_strip_marker(lines[m])):
+        # a heading or blank line matched: the first line of text below it, in its section
+        m = next((i for i in range(m + 1, min(len(lines), m + 6)) if plain(i) and has_words(lines[i])
+                  or HEADING_RE.match(lines[i])), -1)
+        if m < 0 or HEADING_RE.match(lines[m]):
+            return None
+    if _in_fence(lines, m):
+        return m, m, lines[m].strip()[:FACT_CHARS]
+    a = m
+    while not LIST_RE.match(lines[a]) and a > 0 and plain(a - 1):
+        a -= 1
+        if LIST_RE.match(lines[a]):
+            break
+    b = m
+    while b + 1 < len(lines) and plain(b + 1) and not LIST_RE.match(lines[b + 1]):
+        b += 1
+    parts = [_strip_marker(lines[i]) if i == a else lines[i].strip() for i in range(a, b + 1)]
+    text = " ".join(p for p in parts if p)
+    if len(text) <= FACT_CHARS and b - a + 1 <= FACT_LINES:
+        return a, b, text
+    # narrow to one sentence: the one holding most of the queries' words, then the one on the matched line
+    offsets, pos = [], 0
+    for i, ptext in zip(range(a, b + 1), parts):
+        offsets.append((pos, pos + len(ptext), i))
+        pos += len(ptext) + (1 if ptext else 0)
+    m_from, m_to = next(((s, e) for s, e, i in offsets if i == m), (0, len(text)))
+    best, best_key = None, None
+    at = 0
+    for sentence in SENTENCE_END_RE.split(text):
+        s0 = text.find(sentence, at)
+        s1 = s0 + len(sentence)
+        at = s1
+        low = sentence.lower()
+        key = (sum(1 for t in set(terms) if t and t in low), s0 < m_to and m_from < s1, -s0)
+        if best_key is None or key > best_key:
+            best, best_key = (s0, s1, sentence.strip()), key
+    s0, s1, sentence = best
+    first = next(i for s, e, i in offsets if e >= s0)
+    last = next((i for s, e, i in offsets if e >= s1), b)
+    if len(sentence) > FACT_CHARS:
+        cut = sentence[:FACT_CHARS]
+        sentence = (cut[: cut.rfind(" ")].rstrip() if " " in cut else cut) + "…"
+    return first, last, sentence
+
+
+def _match_text(snippet: str, start: int, end: int, match: int | None, terms: list[str]) -> str | None:
+    """The text of the line a search matched: its place in the snippet when the snippet is the
+    cited lines as they stood, else the snippet line holding most query terms."""
+    lines = snippet.split("\n")
+    if match is not None and len(lines) == end - start + 1 and 0 <= match - start < len(lines) and lines[match - start].strip():
+        return lines[match - start]
+    if len(lines) == 1:
+        return None  # OpenClaw's snippets are flattened to one line: found as a whole instead
+    scored = [(sum(1 for t in set(terms) if t and t in ln.lower()), -i, ln) for i, ln in enumerate(lines) if ln.strip()]
+    return max(scored)[2] if scored else None
+
+
+def locate(lines: list[str], start: int, end: int, snippet: str, match: int | None, terms: list[str]) -> int | None:
+    """The 0-based line of the file that the recalled match is on now, found by its content
+    (the nearest line with the same text to where it was): a line inserted above moves it, an
+    edit of it loses it (None)."""
+    want = _match_text(snippet, start, end, match, terms)
+    guess = (match if match is not None else start) - 1
+    if want is not None:
+        key = want.strip()
+        hits = [i for i, ln in enumerate(lines) if ln.strip() == key]
+        return min(hits, key=lambda i: abs(i - guess)) if hits else None
+    norm = _normal(snippet)
+    if not norm or norm not in _normal("\n".join(lines)):
+        return None
+    n = end - start + 1
+    for delta in sorted(range(-(start - 1), len(lines) - start + 2), key=abs):
+        s = start - 1 + delta
+        if norm in _normal("\n".join(lines[max(0, s) : s + n])):
+            window = range(max(0, s), min(len(lines), s + n))
+            return next((i for i in window if has_words(_strip_marker(lines[i])) and not HEADING_RE.match(lines[i])), max(0, s))
+    return None
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[^\W_](?:[\w'’-]*[^\W_])?", text.lower())
+
+
+def contradicts(a: str, b: str) -> bool:
+    """Same subject, different value: the two facts open with the same words (at least two,
+    and at least half of the shorter one) and then both go on differently ("Elena's birthday
+    is on May 27" / "... on March 21"). One that only adds to the other is no contradiction.
+    The rule reads the sentences' shape, not a list of words, so it holds in any vocabulary;
+    its price is a false alarm on facts that share an opening ("Sam likes tea" / "Sam likes
+    hiking"), which only means a person looks at both."""
+    wa, wb = _words(a), _words(b)
+    if not wa or not wb or wa == wb:
+        return False
+    k = 0
+    while k < min(len(wa), len(wb)) and wa[k] == wb[k]:
+        k += 1
+    return k >= 2 and 2 * k >= min(len(wa), len(wb)) and k < len(wa) and k < len(wb)
+
+
+def _fact_key(text: str) -> str:
+    return " ".join(_words(text))
+
+
+def _memory_facts(text: str) -> list[str]:
+    """MEMORY.md's bullets and lines of text, without list markers, citations and markers."""
+    out = []
+    for ln in text.split("\n"):
+        if not ln.strip() or HEADING_RE.match(ln) or MARKER_RE.search(ln):
+            continue
+        body = re.sub(r"\s*\((?:memory/[^()]*#L\d+[^()]*)\)\s*$", "", _strip_marker(ln))
+        if has_words(body):
+            out.append(body)
+    return out
 
 
 # ---------------------------------------------------------------------------- gathering
@@ -149,6 +304,8 @@ class _Bundle:
     origin: set[str]
     promoted: bool = False
     match: int | None = None
+    grounded: int = 0  # OpenClaw's grounded and daily signals (its store's counts)
+    daily: int = 0
     # (start, end) -> [recalls, newest time, snippet, matched line]
     spans: dict[tuple[int, int], list] = field(default_factory=dict)
 
@@ -156,15 +313,20 @@ class _Bundle:
         if not self.spans:
             self.spans = {(self.start, self.end): [self.count, self.snippet_ts, self.snippet, self.match]}
 
+    @property
+    def signal_count(self) -> int:
+        return self.count + self.daily + self.grounded  # OpenClaw's totalSignalCount
+
     def best_span(self) -> tuple[int, int, str, int | None]:
         """The lines most recalls cited (the newest on a tie): the passage, without every
         neighbouring line some other query's citation reached."""
         (start, end), (_, _, snippet, match) = max(self.spans.items(), key=lambda kv: (kv[1][0], kv[1][1]))
         return start, end, snippet, match
 
-    def merge(self, other: "_Bundle") -> None:
-        self.start, self.end = min(self.start, other.start), max(self.end, other.end)
+    def add_counts(self, other: "_Bundle") -> None:
         self.count += other.count
+        self.daily += other.daily
+        self.grounded += other.grounded
         self.total += other.total
         self.hashes |= other.hashes
         for q, t in other.queries.items():
@@ -175,6 +337,10 @@ class _Bundle:
             self.snippet, self.snippet_ts = other.snippet, other.snippet_ts
         self.origin |= other.origin
         self.promoted = self.promoted or other.promoted
+
+    def merge(self, other: "_Bundle") -> None:
+        self.start, self.end = min(self.start, other.start), max(self.end, other.end)
+        self.add_counts(other)
         for span, (n, ts, snippet, match) in other.spans.items():
             mine = self.spans.setdefault(span, [0, 0.0, snippet, match])
             mine[0] += n
@@ -208,25 +374,34 @@ def read_openclaw(workspace: Path) -> tuple[list[_Bundle], str | None]:
         path = str(e.get("path") or "").replace("\\", "/").removeprefix("./")
         try:
             start, end, count = int(e["startLine"]), int(e["endLine"]), max(0, int(e.get("recallCount") or 0))
+            daily, grounded = max(0, int(e.get("dailyCount") or 0)), max(0, int(e.get("groundedCount") or 0))
             total = max(0.0, float(e.get("totalScore") or 0.0))
         except (KeyError, TypeError, ValueError):
             continue
-        if not recall.is_daily(path) or count == 0:
+        if not recall.is_daily(path) or count + daily + grounded == 0:
             continue
         last = _iso_ts(e.get("lastRecalledAt")) or 0.0
         days = {d[:10] for d in e.get("recallDays") or [] if isinstance(d, str) and re.match(r"\d{4}-\d{2}-\d{2}", d)}
         hashes = {h for h in e.get("queryHashes") or [] if isinstance(h, str) and h}
         out.append(_Bundle(path, start, end, count, total, hashes, {}, days, last, str(e.get("snippet") or ""), last,
-                           {"openclaw"}, promoted=bool(e.get("promotedAt"))))
+                           {"openclaw"}, promoted=bool(e.get("promotedAt")), grounded=grounded, daily=daily))
     return out, None
 
 
+def _copy(b: _Bundle) -> _Bundle:
+    return _Bundle(**{**b.__dict__, "hashes": set(b.hashes), "queries": dict(b.queries), "days": set(b.days),
+                      "origin": set(b.origin), "spans": {k: list(v) for k, v in b.spans.items()}})
+
+
 def _clusters(bundles: list[_Bundle]) -> list[_Bundle]:
-    """Bundles of one file whose lines overlap, merged into one passage each."""
+    """Bundles of one file whose lines overlap and that matched the same line, merged into one
+    passage each: two questions answered by two bullets of one section cite overlapping lines
+    but recall two facts. (Recalls that name no matched line, OpenClaw's, merge by overlap;
+    the same fact reached through different lines is merged later, by its text.)"""
     out: list[_Bundle] = []
-    by_path: dict[str, list[_Bundle]] = {}
+    by_path: dict[tuple, list[_Bundle]] = {}
     for b in bundles:
-        by_path.setdefault(b.path, []).append(b)
+        by_path.setdefault((b.path, b.match), []).append(b)
     for group in by_path.values():
         group.sort(key=lambda b: (b.start, b.end))
         current = None
@@ -234,8 +409,7 @@ def _clusters(bundles: list[_Bundle]) -> list[_Bundle]:
             if current is not None and b.start <= current.end:
                 current.merge(b)
             else:
-                current = _Bundle(**{**b.__dict__, "hashes": set(b.hashes), "queries": dict(b.queries), "days": set(b.days),
-                                     "origin": set(b.origin), "spans": {k: list(v) for k, v in b.spans.items()}})
+                current = _copy(b)
                 out.append(current)
     return out
 
@@ -264,14 +438,21 @@ def concept_tags(text: str, limit: int = 8) -> list[str]:
     return [t for t in textmod.relaxed_terms(text) if len(t) > 3 or textmod.is_cjk(t[0])][:limit]
 
 
+def diversity_count(b: _Bundle) -> int:
+    """OpenClaw's context diversity: distinct queries or distinct recall days, whichever is more
+    (one question asked on four days is four contexts)."""
+    return max(len(b.hashes), len(b.days))
+
+
 def signals(b: _Bundle, now: float) -> dict[str, float]:
     age_days = max(0.0, (now - b.last) / 86400)
+    n = b.signal_count
     return {
-        "relevance": _clamp(b.total / max(1, b.count)),
-        "frequency": _clamp(math.log1p(b.count) / math.log1p(10)),
-        "diversity": _clamp(len(b.hashes) / 5),
+        "relevance": _clamp(b.total / max(1, n)),
+        "frequency": _clamp(math.log1p(n) / math.log1p(10)),
+        "diversity": _clamp(diversity_count(b) / 5),
         "recency": _clamp(math.exp(-math.log(2) * age_days / HALF_LIFE_DAYS)),
-        "consolidation": consolidation(sorted(b.days)),
+        "consolidation": max(consolidation(sorted(b.days)), _clamp(b.grounded / 3)),
         "conceptual": _clamp(len(concept_tags(b.snippet)) / 6),
     }
 
@@ -285,20 +466,65 @@ def _normal(s: str) -> str:
     return " ".join(s.split())
 
 
-def live_check(workspace: Path, c: Candidate) -> None:
-    """Read the passage's lines from the daily file as it is now; mark it changed or deleted
-    when the recalled snippet is no longer there."""
+def _terms(queries) -> list[str]:
+    return sorted({t for q in queries for t in textmod.relaxed_terms(q)})
+
+
+def _read_lines(workspace: Path, path: str) -> list[str] | None:
     try:
-        data = (workspace / c.path).read_bytes()
+        return (workspace / path).read_bytes().decode("utf-8", "replace").splitlines()
     except FileNotFoundError:
+        return None
+
+
+def _find(workspace: Path, b: _Bundle, cache: dict) -> tuple[str, int, int, int | None, list[str], tuple | None]:
+    """Where the passage's recalled fact is now: (status, start, end, match, context lines,
+    (fact first, fact last, fact text) 1-based or None)."""
+    start, end, snippet, match = b.best_span()
+    if b.path not in cache:
+        cache[b.path] = _read_lines(workspace, b.path)
+    lines = cache[b.path]
+    if lines is None:
+        return "deleted", start, end, match, [], None
+    at = locate(lines, start, end, snippet, match, _terms(b.queries) or concept_tags(snippet))
+    if at is None:
+        return "changed", start, end, match, lines[start - 1 : end], None
+    if match is not None:  # the passage moved with its matched line
+        shift = at - (match - 1)
+        s, e = start + shift, end + shift
+    else:  # OpenClaw's entries name no matched line: the window found around the line
+        s, e = (start, end) if start - 1 <= at <= end - 1 else (at + 1, at + 1 + end - start)
+    s = max(1, s)  # lines removed above it: the passage's first lines went with them
+    e = max(s, min(e, len(lines)))
+    new_match = at + 1
+    fact = fact_span(lines, at, _terms(b.queries))
+    return "ok", s, e, new_match, lines[s - 1 : e], (fact[0] + 1, fact[1] + 1, fact[2]) if fact else None
+
+
+def live_check(workspace: Path, c: Candidate) -> None:
+    """Find the candidate's fact in its daily file as it is now (by content, so lines inserted
+    above it move it); mark it changed or deleted when it is not there any more."""
+    lines = _read_lines(workspace, c.path)
+    if lines is None:
         c.status, c.lines = "deleted", []
         return
-    lines = data.decode("utf-8", "replace").splitlines()
-    c.lines = lines[c.start - 1 : c.end]
-    if not c.lines or (c.snippet and _normal(c.snippet) not in _normal("\n".join(c.lines))):
-        c.status = "changed"
-    else:
-        c.status = "ok"
+    want = c.fact.rstrip("…").strip()
+    old = c.fact_start - 1
+    spots = []
+    for i in range(len(lines)):
+        got = fact_span(lines, i, _terms(c.queries))
+        if got and (got[2] == c.fact or (c.fact.endswith("…") and got[2].startswith(want))):
+            spots.append((abs(got[0] - old), got))
+    if not c.fact or not spots:
+        c.status, c.lines = "changed", lines[c.start - 1 : c.end]
+        return
+    _, (a, b, _) = min(spots)
+    shift = a + 1 - c.fact_start
+    c.start, c.fact_start, c.fact_end = max(1, c.start + shift), a + 1, b + 1
+    c.end = max(c.start, min(c.end + shift, len(lines)))
+    if c.match is not None:
+        c.match += shift
+    c.lines, c.status = lines[c.start - 1 : c.end], "ok"
 
 
 def promoted_keys(text: str) -> set[str]:
@@ -309,49 +535,97 @@ def _overlaps(c_path: str, s: int, e: int, spans: list[tuple[str, int, int]]) ->
     return any(p == c_path and s <= pe and ps <= e for p, ps, pe in spans)
 
 
+def _kept_text(ws: Path) -> str:
+    """MEMORY.md and the archive of promoted bullets: a fact in either is already promoted."""
+    out = files.read_file(memory_path(ws)).text
+    archive = ws / ARCHIVE
+    if archive.is_file():
+        out += "\n" + archive.read_text(encoding="utf-8", errors="replace")
+    return out
+
+
 def preview(engine, gates: Gates = COMMAND, *, limit: int | None = None, include_promoted: bool = False,
             now: float | None = None) -> tuple[list[Candidate], list[str]]:
-    """The passages that pass the gates, best first, each read again from its live file;
-    and notes (an unreadable OpenClaw store). Rejected passages are never offered again."""
+    """The facts that pass the gates, best first, each found again in its live file; and
+    notes (an unreadable OpenClaw store). Rejected facts are never offered again."""
     cfg, ws = engine.cfg, engine.workspace
     now = time.time() if now is None else now
     bundles = [_Bundle(r.path, r.start, r.end, 1, r.score, {r.query_hash}, {r.query: r.ts}, {r.day}, r.ts, r.snippet,
                        r.ts, {"clawmem"}, match=r.match_line) for r in recall.recalls(cfg)]
     theirs, note = read_openclaw(ws)
     notes = [note] if note else []
-    decided = recall.decisions(cfg)
-    rejected = [(p, s, e) for p, s, e, d in decided if d == "rejected"]
-    promoted = [(p, s, e) for p, s, e, d in decided if d == "promoted"]
-    memory_text = files.read_file(memory_path(ws)).text
-    marked = promoted_keys(memory_text)
-    out: list[Candidate] = []
+    decided = recall.decisions_with_text(cfg)
+    # a fact is rejected by its text (the other facts of its section stay); a rejection without
+    # one (an older clawmem's, or a passage with no fact) by its lines
+    rejected = [(p, s, e) for p, s, e, d, t in decided if d == "rejected" and not t]
+    rejected_facts = {_fact_key(t) for _, _, _, d, t in decided if d == "rejected" and t}
+    kept_text = _kept_text(ws)
+    marked = promoted_keys(kept_text)
+    kept_facts = {_fact_key(f) for f in _memory_facts(kept_text)}
+    cache: dict[str, list[str] | None] = {}
+
+    # each passage's fact, found in its live file; the same fact in several logs is one candidate
+    groups: dict[str, list[tuple[_Bundle, tuple]]] = {}
     for b in _clusters(bundles + theirs):
-        if b.count < gates.min_recall_count or len(b.hashes) < gates.min_unique_queries:
+        if is_skeleton(b.best_span()[2]) or _overlaps(b.path, b.start, b.end, rejected):
             continue
-        if _overlaps(b.path, b.start, b.end, rejected):
+        found = _find(ws, b, cache)
+        fact = found[5]
+        if fact is not None and _fact_key(fact[2]) in rejected_facts:
+            continue
+        key = f"fact:{_fact_key(fact[2])}" if fact else f"at:{b.path}:{b.start}"
+        groups.setdefault(key, []).append((b, found))
+
+    out: list[Candidate] = []
+    for members in groups.values():
+        members.sort(key=lambda m: (-m[0].signal_count, m[0].path))
+        b = _copy(members[0][0])
+        for other, _ in members[1:]:
+            b.add_counts(other)
+        status, start, end, match, lines, fact = members[0][1]
+        if b.signal_count < gates.min_recall_count or diversity_count(b) < gates.min_unique_queries:
+            continue
+        if gates.max_age_days is not None and (now - b.last) / 86400 > gates.max_age_days:
             continue
         sig = signals(b, now)
         score = _clamp(sum(WEIGHTS[k] * v for k, v in sig.items()))
         if score < gates.min_score:
             continue
-        start, end, snippet, match = b.best_span()
-        keys = {f"memory:{b.path}:{s}:{e}" for s, e in b.spans}
-        done = b.promoted or bool(keys & marked) or _overlaps(b.path, b.start, b.end, promoted)
+        if status == "ok" and fact is None:
+            continue  # the matched lines hold no words: a heading alone
+        keys = {f"memory:{m.path}:{s}:{e}" for m, _ in members for s, e in m.spans}
+        done = b.promoted or bool(keys & marked) or (fact is not None and _fact_key(fact[2]) in kept_facts)
         if done and not include_promoted:
             continue
         queries = [q for q, _ in sorted(b.queries.items(), key=lambda kv: -kv[1])]
-        out.append(Candidate(b.path, start, end, round(score, 4), {k: round(v, 4) for k, v in sig.items()},
-                             b.count, queries, len(b.hashes), sorted(b.days), round(b.total / b.count, 4),
-                             dt.datetime.fromtimestamp(b.last).astimezone().isoformat(timespec="seconds"),
-                             snippet, "both" if len(b.origin) > 1 else next(iter(b.origin)), promoted=done, match=match))
+        also = []
+        for m, f in members[1:]:
+            if f[5] is not None:
+                also.append(f"{m.path}#L{f[5][0]}" if f[5][0] == f[5][1] else f"{m.path}#L{f[5][0]}-L{f[5][1]}")
+        cand = Candidate(b.path, start, end, round(score, 4), {k: round(v, 4) for k, v in sig.items()},
+                         b.count, queries, len(b.hashes), sorted(b.days), round(b.total / max(1, b.signal_count), 4),
+                         dt.datetime.fromtimestamp(b.last).astimezone().isoformat(timespec="seconds"),
+                         members[0][0].best_span()[2], "both" if len(b.origin) > 1 else next(iter(b.origin)),
+                         promoted=done, status=status, lines=lines, match=match, also=sorted(set(also)),
+                         grounded=b.grounded)
+        if fact is not None:
+            cand.fact_start, cand.fact_end, cand.fact = fact
+        out.append(cand)
     out.sort(key=lambda c: (-c.score, -c.recalls, c.path, c.start))
     kept: list[Candidate] = []
     for c in out:
-        if any(similarity(c.snippet, k.snippet) >= SIMILAR for k in kept):
+        twin = next((k for k in kept if similarity(c.fact or c.snippet, k.fact or k.snippet) >= SIMILAR), None)
+        if twin is not None:
+            twin.also = sorted(set(twin.also) | {c.fact_citation} | set(c.also))
             continue
         kept.append(c)
+    # contradictions: with each other and with what MEMORY.md says now
+    memory_lines = _memory_facts(files.read_file(memory_path(ws)).text)
     for c in kept:
-        live_check(ws, c)
+        if not c.fact:
+            continue
+        c.conflicts = [f"{k.fact} ({k.fact_citation})" for k in kept if k is not c and k.fact and contradicts(c.fact, k.fact)]
+        c.conflicts += [f"{ln} (MEMORY.md)" for ln in memory_lines if contradicts(c.fact, ln)]
     return (kept if limit is None else kept[:limit]), notes
 
 
@@ -363,9 +637,9 @@ def memory_path(workspace: Path) -> Path:
 
 
 def _write_memory(engine, target: Path, transform) -> None:
-    """The one place this feature writes MEMORY.md or DREAMS.md: `transform(current text) ->
-    new text` through the memory-file writer (under the file's lock, redone if anyone wrote
-    meanwhile), credited to clawmem promote in the journal."""
+    """The one place this feature writes MEMORY.md, DREAMS.md or the archive: `transform(current
+    text) -> new text` through the memory-file writer (under the file's lock, redone if anyone
+    wrote meanwhile), credited to clawmem promote in the journal."""
     from ..files import memfile
 
     try:
@@ -374,6 +648,16 @@ def _write_memory(engine, target: Path, transform) -> None:
         raise PromoteError(str(exc) or f"{target.name}: kept changing while we wrote; nothing was written, try again") from None
     except OSError as exc:
         raise PromoteError(f"{target.name}: cannot write ({exc.strerror or exc})") from None
+
+
+def _journaled(engine, jr, target: Path, transform) -> int | None:
+    """One journaled write: what is there now is recorded first, so the write is its own version."""
+    rel = target.relative_to(engine.workspace).as_posix()
+    if jr is not None:
+        jr.observe_file(rel, target)
+    _write_memory(engine, target, transform)
+    version = jr.observe_file(rel, target, WRITER) if jr is not None else None
+    return version.id if version else None
 
 
 def _section(day: dt.date) -> str:
@@ -393,46 +677,59 @@ class Outcome:
         return asdict(self)
 
 
+def _open_journal(cfg):
+    return journal.Journal(cfg) if cfg["journal.enabled"] else None
+
+
 def apply(engine, candidates: list[Candidate], *, edits: dict[str, str] | None = None,
-          today: dt.date | None = None) -> list[Outcome]:
-    """Promote each candidate into MEMORY.md, one write and one journal version each, after
-    reading its lines again from the live file; then a dated summary in DREAMS.md.
-    `edits` maps a candidate's key to the text a person wrote for it. Raises PromoteError
-    when a file cannot be written (the outcomes so far are kept in DREAMS.md first)."""
+          confirmed: set[str] | None = None, today: dt.date | None = None) -> list[Outcome]:
+    """Promote each candidate's fact into MEMORY.md, one write and one journal version each,
+    after finding it again in the live file; then a dated summary in DREAMS.md (journaled).
+    `edits` maps a candidate's key to the text a person wrote for it; a candidate that
+    contradicts another fact is written only when its key is in `confirmed` or `edits` (a
+    person looked at both). Raises PromoteError when a file cannot be written (the outcomes so
+    far are kept in DREAMS.md first)."""
     cfg, ws = engine.cfg, engine.workspace
     today = today or dt.date.today()
     target = memory_path(ws)
     rel = target.name
+    edits = edits or {}
+    confirmed = set(confirmed or ()) | set(edits)
     outcomes: list[Outcome] = []
-    jr = journal.Journal(cfg) if cfg["journal.enabled"] else None
+    jr = _open_journal(cfg)
     error = None
     try:
         for c in candidates:
+            key, citation = c.key, c.citation
             live_check(ws, c)  # again: the file may have changed since the preview
             if c.status != "ok":
                 why = "deleted since it was recalled" if c.status == "deleted" else "edited since it was recalled"
-                outcomes.append(Outcome(c.key, c.citation, False, why))
+                outcomes.append(Outcome(key, citation, False, why))
                 continue
-            if c.key in promoted_keys(files.read_file(target).text):
-                outcomes.append(Outcome(c.key, c.citation, False, f"already in {rel}"))
+            current = _kept_text(ws)
+            if c.key in promoted_keys(current) or key in promoted_keys(current) or _fact_key(c.fact) in {
+                    _fact_key(f) for f in _memory_facts(current)}:
+                outcomes.append(Outcome(key, citation, False, f"already in {rel}"))
                 continue
-            body = _normal((edits or {}).get(c.key) or c.text())
+            if c.conflicts and key not in confirmed:
+                outcomes.append(Outcome(key, citation, False, "contradicts " + "; ".join(c.conflicts)
+                                        + ": review both (the Promote screen, or clawmem promote --apply --confirm KEY)"))
+                continue
+            body = _normal(edits.get(key) or c.text())
             if not body:
-                outcomes.append(Outcome(c.key, c.citation, False, "empty text"))
+                outcomes.append(Outcome(key, citation, False, "empty text"))
                 continue
             fact = f"{body} ({c.entry_citation})\n<!-- openclaw-memory-promotion:{c.key} -->"
-            if jr is not None:
-                jr.observe_file(rel, target)  # what is there now, so the promotion is its own version
             try:
-                _write_memory(engine, target, lambda cur, fact=fact: files.add_bullet(cur, _section(today), fact)[0])
+                version = _journaled(engine, jr, target, lambda cur, fact=fact: files.add_bullet(cur, _section(today), fact)[0])
             except PromoteError as exc:
                 error = exc
                 break
-            version = jr.observe_file(rel, target, WRITER) if jr is not None else None
             recall.decide(cfg, c.path, c.start, c.end, "promoted", body)
-            outcomes.append(Outcome(c.key, c.citation, True, text=body, version=version.id if version else None))
+            outcomes.append(Outcome(c.key, c.citation, True, text=body, version=version))
         if outcomes:
-            _write_memory(engine, ws / "DREAMS.md", lambda cur: _dreams_summary(cur, outcomes, candidates, rel))
+            budget = budget_state(engine)
+            _journaled(engine, jr, ws / "DREAMS.md", lambda cur: _dreams_summary(cur, outcomes, candidates, rel, budget))
     finally:
         if jr is not None:
             jr.close()
@@ -441,7 +738,12 @@ def apply(engine, candidates: list[Candidate], *, edits: dict[str, str] | None =
     return outcomes
 
 
-def _dreams_summary(current: str, outcomes: list[Outcome], candidates: list[Candidate], rel: str) -> str:
+def _dreams_head(current: str) -> str:
+    head = current.rstrip("\n")
+    return head + "\n\n" if head else "# Dreams\n\n"
+
+
+def _dreams_summary(current: str, outcomes: list[Outcome], candidates: list[Candidate], rel: str, budget: dict) -> str:
     by_key = {c.key: c for c in candidates}
     stamp = dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M")
     done = sum(o.promoted for o in outcomes)
@@ -450,13 +752,109 @@ def _dreams_summary(current: str, outcomes: list[Outcome], candidates: list[Cand
         c = by_key.get(o.key)
         how = f" (score {c.score:.3f}, {c.recalls} recalls, {c.unique_queries} queries)" if c else ""
         lines.append(f"- {'promoted' if o.promoted else 'skipped, ' + o.reason}: {o.citation}{how}")
-    head = current.rstrip("\n")
-    return (head + "\n\n" if head else "# Dreams\n\n") + "\n".join(lines) + "\n"
+    if budget["over"] > 0:
+        lines.append(f"- {rel} is {budget['chars']} characters, over its budget of {budget['limit']}: "
+                     f"clawmem promote --archive moves the {len(budget['archive'])} oldest promoted bullets to {ARCHIVE}")
+    return _dreams_head(current) + "\n".join(lines) + "\n"
 
 
 def reject(engine, c: Candidate) -> None:
-    """Remember that a person does not want this passage promoted: it is not offered again."""
-    recall.decide(engine.cfg, c.path, c.start, c.end, "rejected")
+    """Remember that a person does not want this fact promoted: it is not offered again, and
+    DREAMS.md (journaled) says so."""
+    recall.decide(engine.cfg, c.path, c.start, c.end, "rejected", c.fact or None)
+    stamp = dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M")
+    entry = f"## Rejected {stamp}\n\n- {c.fact or _normal(c.snippet)[:FACT_CHARS]} ({c.fact_citation})\n"
+    jr = _open_journal(engine.cfg)
+    try:
+        _journaled(engine, jr, engine.workspace / "DREAMS.md", lambda cur: _dreams_head(cur) + entry)
+    finally:
+        if jr is not None:
+            jr.close()
+
+
+# ---------------------------------------------------------------------------- the budget
+
+
+BUDGET_KEY = "promote.memoryFileMaxChars"
+PROMOTED_HEADING_RE = re.compile(r"^## " + re.escape(SECTION) + r" \((\d{4}-\d{2}-\d{2})\)\s*$")
+
+
+def _promoted_bullets(text: str) -> list[tuple[str, int, int]]:
+    """(section date, first line, last line) of every promoted bullet (one carrying its
+    promotion marker) under a promoted section, oldest section first (in file order within
+    one): a bullet is its line and the lines indented under it."""
+    lines = text.split("\n")
+    out = []
+    day = None
+    i = 0
+    while i < len(lines):
+        m = PROMOTED_HEADING_RE.match(lines[i])
+        if m:
+            day = m.group(1)
+        elif HEADING_RE.match(lines[i]):
+            day = None
+        elif day and lines[i].startswith("- "):
+            j = i
+            while j + 1 < len(lines) and lines[j + 1].startswith("  ") and lines[j + 1].strip():
+                j += 1
+            if any(MARKER_RE.search(lines[k]) for k in range(i, j + 1)):  # a promotion's, not a line someone added there
+                out.append((day, i, j))
+            i = j
+        i += 1
+    return sorted(out, key=lambda b: (b[0], b[1]))
+
+
+def budget_state(engine, adding: int = 0) -> dict:
+    """MEMORY.md's size against its budget (OpenClaw's memoryFileMaxChars, 10 000 by default;
+    0 turns it off) after `adding` more characters, and the oldest promoted bullets that would
+    bring it back under: offered for the archive, never dropped."""
+    limit = int(engine.cfg[BUDGET_KEY])
+    text = files.read_file(memory_path(engine.workspace)).text
+    chars = len(text) + adding
+    over = max(0, chars - limit) if limit > 0 else 0
+    lines = text.split("\n")
+    archive, freed = [], 0
+    for day, a, b in _promoted_bullets(text) if over else []:
+        if freed >= over:
+            break
+        block = "\n".join(lines[a : b + 1])
+        archive.append({"date": day, "text": block})
+        freed += len(block) + 1
+    return {"limit": limit, "chars": chars, "over": over, "archive": archive}
+
+
+def archive_oldest(engine, today: dt.date | None = None) -> dict:
+    """Move the oldest promoted bullets out of MEMORY.md until it is within its budget: first
+    appended to memory/promoted-archive.md, then removed from MEMORY.md, each a journaled write
+    (restore undoes either). Returns what moved."""
+    state = budget_state(engine)
+    if not state["archive"]:
+        return {"moved": 0, **state}
+    ws = engine.workspace
+    today = today or dt.date.today()
+    blocks = [b["text"] for b in state["archive"]]
+    jr = _open_journal(engine.cfg)
+    try:
+        def to_archive(cur: str) -> str:
+            head = cur.rstrip("\n")
+            head = head + "\n\n" if head else "# Promoted memories archived from MEMORY.md\n\n"
+            return head + f"## Archived {today.isoformat()}\n" + "\n".join(blocks) + "\n"
+
+        _journaled(engine, jr, ws / ARCHIVE, to_archive)
+
+        def from_memory(cur: str) -> str:
+            for block in blocks:
+                at = cur.find(block + "\n")
+                if at >= 0:
+                    cur = cur[:at] + cur[at + len(block) + 1 :]
+            # a promoted section left without bullets loses its heading too
+            return re.sub(r"(?m)^## " + re.escape(SECTION) + r" \(\d{4}-\d{2}-\d{2}\)\n(?=\n*(?:## |\Z))\n*", "", cur)
+
+        _journaled(engine, jr, memory_path(ws), from_memory)
+    finally:
+        if jr is not None:
+            jr.close()
+    return {"moved": len(blocks), **budget_state(engine)}
 
 
 # ---------------------------------------------------------------------------- the daily sweep

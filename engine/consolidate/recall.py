@@ -7,8 +7,12 @@ workspace), `data_dir()/recall/<agent>/<hash of the workspace's real path>/recal
 owner-only, in WAL mode: many processes (the CLI, the app, the MCP server) may append at
 once, each search is one short transaction, and a reader never blocks them.
 
-The same file remembers the decisions a person or `--apply` made about a passage
-(promoted, rejected), so a rejected passage is not offered again.
+Only hits shown at or above the search's score threshold count (query.minScore, or the
+request's own min score): a hit listed below it, or scoring 0, was incidental.
+
+The same file remembers the decisions a person or `--apply` made about a fact (promoted,
+rejected, with its text), so a rejected fact is not offered again; whether a fact is promoted
+is read from MEMORY.md itself, so undoing a promotion offers it again.
 
 `recall.enabled = false` records nothing; a caller can mark one search private
 (`Engine.search(..., private=True)`, the MCP tool's `private: true`) and it is not recorded.
@@ -132,11 +136,15 @@ def close_all() -> None:
 _use_lock = threading.Lock()  # one connection is shared by the app's threads: one statement at a time
 
 
-def record(cfg, query: str, results: list[dict], now: float | None = None) -> int:
-    """Add one row per daily-log hit of this search; returns how many. Never raises."""
+def record(cfg, query: str, results: list[dict], now: float | None = None, min_score: float | None = None) -> int:
+    """Add one row per daily-log hit of this search shown at or above the search's score
+    threshold (`min_score`, else query.minScore; never a score of 0): a hit listed below it was
+    incidental, not recalled. Returns how many. Never raises."""
     if not cfg["recall.enabled"]:
         return 0
-    hits = [r for r in results if r.get("source", "memory") == "memory" and is_daily(r.get("path", ""))]
+    floor = cfg["query.minScore"] if min_score is None else min_score
+    hits = [r for r in results if r.get("source", "memory") == "memory" and is_daily(r.get("path", ""))
+            and float(r.get("score") or 0.0) > 0.0 and float(r.get("score") or 0.0) >= floor]
     text = (query or "").strip()
     if not hits or not text:
         return 0
@@ -209,6 +217,13 @@ def decisions(cfg) -> list[tuple[str, int, int, str]]:
     if not store_path(cfg).exists():
         return []
     return _read(cfg, "select path, start_line, end_line, decision from decisions")
+
+
+def decisions_with_text(cfg) -> list[tuple[str, int, int, str, str | None]]:
+    """(path, start, end, decision, text) for every promoted or rejected fact."""
+    if not store_path(cfg).exists():
+        return []
+    return _read(cfg, "select path, start_line, end_line, decision, text from decisions")
 
 
 def decide(cfg, path: str, start: int, end: int, decision: str, text: str | None = None) -> None:

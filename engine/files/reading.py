@@ -30,7 +30,7 @@ class MemoryFiles:
         extras = normalize_extra_paths(ws, self.cfg["extraPaths"])
         inside_ws = not rel.startswith("../") and rel != ".."
         allowed = False
-        if inside_ws and (rel in ("MEMORY.md", "memory.md") or (rel.startswith("memory/") and rel.endswith(".md"))):
+        if inside_ws and (rel in ("MEMORY.md", "memory.md", "DREAMS.md") or (rel.startswith("memory/") and rel.endswith(".md"))):
             allowed = True
         else:
             for e in extras:

@@ -79,8 +79,17 @@ def is_shared(cfg, path: str) -> bool:
     return yes
 
 
-def role_name(agent: str) -> str:
-    return f"clawmem_{agent}"
+def role_name(agent: str, database: str) -> str:
+    """An agent's login role in one fleet database. Roles are server-wide in PostgreSQL, so the
+    name carries the database: two fleets on one server each have their own `A`."""
+    import hashlib
+
+    tag = database if re.fullmatch(r"[a-z0-9_]{1,16}", database) else hashlib.md5(database.encode()).hexdigest()[:8]
+    name = f"clawmem_{tag}_{agent}"
+    return name if len(name) <= 63 else f"clawmem_{hashlib.md5(f'{database}/{agent}'.encode()).hexdigest()[:20]}"
+
+
+AGENT_RE = re.compile(r"[A-Za-z0-9._-]{1,50}")
 
 
 # ----------------------------------------------------------------------------- connecting
@@ -163,26 +172,70 @@ create or replace function clawmem_allowed(wanted text[]) returns text[] languag
 -- scan of every row per query is what the index is there to avoid. At most `pool` matches are
 -- ranked: a word in more chunks than that says little about any of them (as the local search's
 -- relaxed pass, which leaves such words out)
-create or replace function clawmem_keyword(q tsquery, wanted text[], n int, pool int) returns table (id bigint, rank real)
+-- `lo`/`hi` (null: no bound) keep dated chunks of [lo, hi) only, as the local search's
+-- --after/--before: daily logs by their day, session transcripts by their time
+drop function if exists clawmem_keyword(tsquery, text[], int, int);
+create or replace function clawmem_dated(day text, source text, ts float8, lo date, hi date) returns boolean
+    language sql immutable set search_path = pg_catalog as $$
+    select (lo is null and hi is null)
+        or (day is not null and day >= coalesce(lo, '0001-01-01')::text and day < coalesce(hi, '9999-12-31')::text)
+        or (source = 'sessions' and ts is not null
+            and ts >= coalesce(extract(epoch from lo::timestamp), '-infinity'::float8)
+            and ts < coalesce(extract(epoch from hi::timestamp), 'infinity'::float8)) $$;
+create or replace function clawmem_keyword(q tsquery, wanted text[], n int, pool int, lo date default null, hi date default null)
+    returns table (id bigint, rank real)
     language sql stable security definer set search_path = pg_catalog, public as $$
     -- the access rule as a subquery: evaluated once, not once per matching row
-    with hit as (select c.id, c.tokens from clawmem_chunks c where c.tokens @@ q and c.agent = any((select clawmem_allowed(wanted))::text[]) limit pool)
+    with hit as (select c.id, c.tokens from clawmem_chunks c where c.tokens @@ q and c.agent = any((select clawmem_allowed(wanted))::text[])
+                 and clawmem_dated(c.day, c.source, c.ts, lo, hi) limit pool)
     select hit.id, ts_rank(hit.tokens, q, 1) from hit order by 2 desc, 1 limit n $$;
--- an HNSW index per embedding model (vectors of different models are never compared): agents
--- are not the tables' owner, so the owner's function builds it the first time a model is pushed
-create or replace function clawmem_vector_index(model_key text, dims int) returns void language plpgsql
-    security definer set search_path = pg_catalog, public as $$
+-- a model's key ends with its dimensions ("local/bge@384"): a vector of another size under that
+-- key is refused, so no agent can make an HNSW index of another agent's model unusable
+create or replace function clawmem_key_dims(model_key text) returns int language sql immutable
+    set search_path = pg_catalog as $$ select substring(model_key from '@([0-9]{1,5})$')::int $$;
+do $$ begin
+    if not exists (select 1 from pg_constraint where conname = 'clawmem_vector_fits') then
+        alter table clawmem_chunks add constraint clawmem_vector_fits check (embedding is null
+            or vector_dims(embedding) = coalesce(clawmem_key_dims(model), -1)) not valid;
+    end if;
+    if not exists (select 1 from pg_constraint where conname = 'clawmem_model_fits') then
+        alter table clawmem_agents add constraint clawmem_model_fits check (model is null
+            or dims = coalesce(clawmem_key_dims(model), -1)) not valid;
+    end if;
+end $$;
+-- an HNSW index per embedding model (vectors of different models are never compared), its
+-- dimensions read from the model's key. The owner's alone: an agent cannot make the owner
+-- build indexes (the owner's push, grant and `fleet index` build those of pushed models)
+drop function if exists clawmem_vector_index(text, int);
+create or replace function clawmem_vector_index(model_key text) returns void language plpgsql
+    set search_path = pg_catalog, public as $$
 begin
-    -- an agent builds the index of its own recorded model only
-    if clawmem_own_agent() is not null and not exists (
-            select 1 from clawmem_agents a where a.agent = clawmem_own_agent() and a.model = model_key and a.dims = $2) then
-        raise exception 'model % is not the one recorded for this agent', model_key;
+    if clawmem_key_dims(model_key) is null then
+        raise exception 'model key % does not end with its dimensions (@N)', model_key;
     end if;
     execute format('create index if not exists %I on clawmem_chunks using hnsw ((embedding::vector(%s)) vector_cosine_ops) where model = %L',
-                   'clawmem_vec_' || substr(md5(model_key), 1, 16), dims, model_key);
+                   'clawmem_vec_' || substr(md5(model_key), 1, 16), clawmem_key_dims(model_key), model_key);
 exception when unique_violation or duplicate_table then
-    null;  -- another agent of the same model built it at the same moment
+    null;  -- built by another owner's session at the same moment
 end $$;
+revoke all on function clawmem_vector_index(text) from public;
+
+-- the team's notebook: notes any agent of the fleet writes (memory_remember with scope "team")
+-- and every agent of the fleet reads, each naming its writer. Append-only: a note is never
+-- edited or deleted; one that replaces another names it, an undo stamps it, so every version
+-- stays (the fleet's journal of the notebook)
+create table if not exists clawmem_notes (
+    id bigserial, agent text not null, host text not null, section text not null, text text not null,
+    written_at timestamptz not null default now(), replaces bigint, undone_at timestamptz,
+    primary key (agent, id));
+alter table clawmem_notes enable row level security;
+drop policy if exists clawmem_read on clawmem_notes;
+drop policy if exists clawmem_insert on clawmem_notes;
+drop policy if exists clawmem_update on clawmem_notes;
+create policy clawmem_read on clawmem_notes for select using ((select clawmem_own_agent()) is not null);
+create policy clawmem_insert on clawmem_notes for insert with check (agent = (select clawmem_own_agent()));
+create policy clawmem_update on clawmem_notes for update using (agent = (select clawmem_own_agent()))
+    with check (agent = (select clawmem_own_agent()));
 
 alter table clawmem_chunks enable row level security;
 alter table clawmem_agents enable row level security;
@@ -210,8 +263,14 @@ def ensure_schema(conn, url: str) -> None:
     """Create the tables and policies (the owner only; idempotent)."""
     import psycopg
 
+    from psycopg import sql
+
     try:
         conn.execute(SCHEMA)
+        # roles granted by an older clawmem get the privileges of the tables added since
+        for (role,) in conn.execute("select r.role from clawmem_roles r join pg_roles p on p.rolname = r.role").fetchall():
+            for stmt in GRANTS:
+                conn.execute(sql.SQL("grant " + stmt + " to {}").format(sql.Identifier(role)))
         conn.commit()
     except psycopg.Error as exc:
         conn.rollback()
@@ -220,8 +279,39 @@ def ensure_schema(conn, url: str) -> None:
 
 
 def _has_schema(conn) -> bool:
-    # the newest table: a database made by an older clawmem gets it (and its counts) at the owner's next push
-    return conn.execute("select to_regclass('clawmem_terms') is not null").fetchone()[0]
+    # the newest parts: a database made by an older clawmem gets them at the owner's next push or grant
+    return conn.execute("select to_regclass('clawmem_notes') is not null and to_regprocedure('clawmem_vector_index(text)') is not null"
+                        " and to_regprocedure('clawmem_keyword(tsquery,text[],int,int,date,date)') is not null").fetchone()[0]
+
+
+def vector_index_name(model: str) -> str:
+    import hashlib
+
+    return "clawmem_vec_" + hashlib.md5(model.encode()).hexdigest()[:16]
+
+
+def build_vector_indexes(conn) -> list[str]:
+    """As the owner: an HNSW index for every model an agent records (its dimensions from its
+    key; the small agents table, not a scan of the chunks, as this runs at each owner's push).
+    Returns the models that got one now."""
+    models = [r[0] for r in conn.execute(
+        "select distinct model from clawmem_agents where model is not null and clawmem_key_dims(model) = dims")]
+    built = []
+    for model in models:
+        if not conn.execute("select 1 from pg_class where relname = %s", (vector_index_name(model),)).fetchone():
+            conn.execute("select clawmem_vector_index(%s)", (model,))
+            built.append(model)
+    conn.commit()
+    return built
+
+
+def _owner_only(conn, url: str, what: str) -> None:
+    """`what` needs the owner's URL: say so, not PostgreSQL's permission error."""
+    own = conn.execute("select clawmem_own_agent()").fetchone()[0] if conn.execute(
+        "select to_regprocedure('clawmem_own_agent()') is not null").fetchone()[0] else None
+    if own is not None:
+        raise FleetError(f"{mask_url(url)} is agent {own}'s role: `clawmem fleet {what}` needs the owner's URL "
+                         "(the one `clawmem fleet up` printed, or the role that created the fleet tables)")
 
 
 # ----------------------------------------------------------------------------- the local side
@@ -398,11 +488,14 @@ def _push(engine, url: str, state: PushState, progress, batch: int) -> dict:
         if own is not None and own != agent:  # row-level security would refuse every row: say why instead
             raise FleetError(f"{mask_url(url)} is agent {own}'s role, not {agent}'s: "
                              f"use the URL `clawmem fleet grant {agent}` printed, or agentId = \"{own}\"")
+        if own is None and conn.execute("select 1 from clawmem_roles where agent = %s", (agent,)).fetchone():
+            # the owner is exempt from row-level security: pushing as an agent that has its own
+            # role would replace (and delete) that agent's rows
+            raise FleetError(f"agent {agent} has its own role in this fleet: push with the URL `clawmem fleet grant {agent}` "
+                             "printed, not the owner's")
         conn.execute(
             "insert into clawmem_agents (agent, host, model, dims) values (%s, %s, %s, %s) on conflict (agent) do update"
             " set host = excluded.host, model = excluded.model, dims = excluded.dims", (agent, host, model, dims))
-        if model:
-            conn.execute("select clawmem_vector_index(%s, %s)", (model, dims))
         conn.commit()
         server = {tuple(r[1:]): r[0] for r in conn.execute(
             "select id, path, start_line, end_line, hash, model from clawmem_chunks where agent = %s", (agent,))}
@@ -410,17 +503,8 @@ def _push(engine, url: str, state: PushState, progress, batch: int) -> dict:
         gone = [(key, rid) for key, rid in server.items() if key not in want]
         todo = [(key, cid) for key, cid in want.items() if key not in server]
         total, done = len(gone) + len(todo), 0
-        for part in _batches(gone, 1000):
-            conn.execute("with gone as (delete from clawmem_chunks where agent = %s and id = any(%s) returning agent, tokens),"
-                         " n as (select g.agent, u.lexeme, count(*) c from gone g, unnest(g.tokens) u group by 1, 2)"
-                         " update clawmem_terms t set chunks = t.chunks - n.c from n where t.agent = n.agent and t.term = n.lexeme",
-                         (agent, [rid for _, rid in part]))
-            conn.execute("delete from clawmem_terms where agent = %s and chunks <= 0", (agent,))
-            conn.commit()
-            state.remove([key for key, _ in part])
-            done += len(part)
-            if progress:
-                progress(done, total)
+        # what is new first, then what is gone: a push that fails on the way (the database
+        # refuses a row, the server stops) never leaves the agent with fewer rows than before
         for part in _batches(todo, batch):
             # one statement per batch, its columns as arrays: the rows it adds (a resumed push
             # skips those already there) are the ones its word counts take in
@@ -437,15 +521,33 @@ def _push(engine, url: str, state: PushState, progress, batch: int) -> dict:
             done += len(part)
             if progress:
                 progress(done, total)
+        for part in _batches(gone, 1000):
+            conn.execute("with gone as (delete from clawmem_chunks where agent = %s and id = any(%s) returning agent, tokens),"
+                         " n as (select g.agent, u.lexeme, count(*) c from gone g, unnest(g.tokens) u group by 1, 2)"
+                         " update clawmem_terms t set chunks = t.chunks - n.c from n where t.agent = n.agent and t.term = n.lexeme",
+                         (agent, [rid for _, rid in part]))
+            conn.execute("delete from clawmem_terms where agent = %s and chunks <= 0", (agent,))
+            conn.commit()
+            state.remove([key for key, _ in part])
+            done += len(part)
+            if progress:
+                progress(done, total)
         conn.execute("update clawmem_agents set chunks = (select count(*) from clawmem_chunks where agent = %s),"
                      " pushed_at = now() where agent = %s", (agent, agent))
         conn.commit()
+        notes = []
+        if model:
+            if own is None:
+                build_vector_indexes(conn)
+            elif not conn.execute("select 1 from pg_class where relname = %s", (vector_index_name(model),)).fetchone():
+                notes.append(f"model {model} has no vector index in the fleet yet: the owner's next push, "
+                             "`clawmem fleet grant` or `clawmem fleet index` builds it (searches scan its rows until then)")
     except psycopg.Error as exc:
         raise FleetError(f"fleet push to {mask_url(url)} failed: {_one_line(exc, url)}") from None
     finally:
         conn.close()
     return {"agent": agent, "host": host, "model": model, "dims": dims, "chunks": len(want), "added": len(todo),
-            "deleted": len(gone), "seconds": round(time.perf_counter() - t0, 3)}
+            "deleted": len(gone), "seconds": round(time.perf_counter() - t0, 3), "notes": notes}
 
 
 def _batches(items: list, size: int) -> Iterable[list]:
@@ -486,22 +588,50 @@ def push_quietly(engine) -> str | None:
 # ----------------------------------------------------------------------------- grant
 
 
-def grant(url: str, agent: str, reads: list[str], *, new_password: bool = False) -> dict:
-    """Create or update an agent's role (as the owner) and say what goes in its config."""
+def _check_agent(agent: str, flag: str = "agent") -> None:
+    if not AGENT_RE.fullmatch(agent):
+        raise FleetError(f"{flag} {agent!r}: expected an agent id (1-50 letters, digits, . _ -)")
+
+
+def _owner_session(url: str, what: str, *, ensure: bool = True):
+    """A connection as the owner, the tables made or brought up to date (`ensure`), else
+    FleetError saying what is missing."""
+    conn = connect(url)
+    try:
+        _owner_only(conn, url, what)
+        if ensure:
+            ensure_schema(conn, url)
+        elif not _has_schema(conn):
+            raise FleetError(f"{mask_url(url)} has no clawmem fleet tables yet (or an older clawmem's): "
+                             "`clawmem fleet grant` or the owner's push makes them")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def grant(url: str, agent: str, reads: list[str] | None = None, *, new_password: bool = False,
+          add: list[str] = (), remove: list[str] = ()) -> dict:
+    """Create or update an agent's role (as the owner) and say what goes in its config.
+    `reads` (None: keep) replaces the agents it may read; `add` and `remove` change them one by one."""
     import secrets
 
     from psycopg import sql
 
-    if not re.fullmatch(r"[A-Za-z0-9._-]{1,50}", agent):
-        raise FleetError(f"agent {agent!r}: expected 1-50 letters, digits, . _ -")
-    for other in reads:
-        if not re.fullmatch(r"[A-Za-z0-9._-]{1,50}", other):
-            raise FleetError(f"--read {other!r}: expected an agent id (letters, digits, . _ -)")
-    role = role_name(agent)
-    conn = connect(url)
+    _check_agent(agent)
+    for other in [*(reads or []), *add, *remove]:
+        _check_agent(other, "--read")
+    conn = _owner_session(url, "grant")
     try:
-        ensure_schema(conn, url)
+        row = conn.execute("select role, reads from clawmem_roles where agent = %s", (agent,)).fetchone()
+        role = row[0] if row else role_name(agent, conn.info.dbname)
+        current = set(row[1]) if row else set()
+        wanted = (set(reads) if reads is not None else current) | set(add)
+        wanted = sorted(wanted - set(remove) - {agent})
         exists = conn.execute("select 1 from pg_roles where rolname = %s", (role,)).fetchone() is not None
+        if exists and not row:
+            raise FleetError(f"a role {role} already exists on this server but is not this fleet's: "
+                             "drop it, or use another database name")
         password = None
         if not exists or new_password:
             password = secrets.token_urlsafe(24)
@@ -509,13 +639,12 @@ def grant(url: str, agent: str, reads: list[str], *, new_password: bool = False)
             verifier = conn.pgconn.encrypt_password(password.encode(), role.encode(), b"scram-sha-256").decode()
             verb = sql.SQL("alter role" if exists else "create role")
             conn.execute(sql.SQL("{} {} login password {}").format(verb, sql.Identifier(role), sql.Literal(verifier)))
-        for stmt in ("grant usage on schema public to {}", "grant select, insert, delete on clawmem_chunks to {}",
-                     "grant usage on sequence clawmem_chunks_id_seq to {}", "grant select, insert, update on clawmem_agents to {}",
-                     "grant select, insert, update, delete on clawmem_terms to {}"):
-            conn.execute(sql.SQL(stmt).format(sql.Identifier(role)))
+        for stmt in GRANTS:
+            conn.execute(sql.SQL("grant " + stmt + " to {}").format(sql.Identifier(role)))
         conn.execute("insert into clawmem_roles (role, agent, reads) values (%s, %s, %s) on conflict (role) do update"
-                     " set reads = excluded.reads", (role, agent, sorted(set(reads) - {agent})))
+                     " set reads = excluded.reads", (role, agent, wanted))
         conn.commit()
+        build_vector_indexes(conn)
     except Exception as exc:
         conn.rollback()
         if isinstance(exc, FleetError):
@@ -526,9 +655,123 @@ def grant(url: str, agent: str, reads: list[str], *, new_password: bool = False)
     parts = urlsplit(url)
     where = parts.netloc.rsplit("@", 1)[-1]
     agent_url = urlunsplit(parts._replace(netloc=f"{role}:{password or '<its current password>'}@{where}"))
-    return {"agent": agent, "role": role, "reads": sorted(set(reads) - {agent}), "newPassword": password is not None,
+    return {"agent": agent, "role": role, "reads": wanted, "newPassword": password is not None,
             "url": agent_url,
             "config": f'[fleet]\nurl = "{agent_url}"\npublish = true\n'}
+
+
+GRANTS = ("usage on schema public", "select, insert, delete on clawmem_chunks", "usage on sequence clawmem_chunks_id_seq",
+          "select, insert, update on clawmem_agents", "select, insert, update, delete on clawmem_terms",
+          # the notebook: written and read, only its undo stamp ever changes
+          "select, insert, update (undone_at) on clawmem_notes", "usage on sequence clawmem_notes_id_seq")
+
+
+def revoke(url: str, agent: str, *, delete_rows: bool = False) -> dict:
+    """As the owner: the agent's role stops working at once (its login is dropped; sessions it
+    has open read nothing more, as the access rule no longer knows them), other agents stop
+    reading it; with `delete_rows`, its shared rows go too (else they stay, readable by the owner)."""
+    from psycopg import sql
+
+    _check_agent(agent)
+    conn = _owner_session(url, "revoke")
+    try:
+        row = conn.execute("select role from clawmem_roles where agent = %s", (agent,)).fetchone()
+        if row is None:
+            raise FleetError(f"agent {agent} has no role in this fleet (`clawmem fleet list` shows those that do)")
+        role = row[0]
+        conn.execute("delete from clawmem_roles where role = %s", (role,))
+        conn.execute("update clawmem_roles set reads = array_remove(reads, %s)", (agent,))
+        for stmt in GRANTS:
+            conn.execute(sql.SQL("revoke " + stmt + " from {}").format(sql.Identifier(role)))
+        conn.execute(sql.SQL("drop role if exists {}").format(sql.Identifier(role)))
+        deleted = 0
+        if delete_rows:
+            deleted = conn.execute("delete from clawmem_chunks where agent = %s", (agent,)).rowcount
+            conn.execute("delete from clawmem_terms where agent = %s", (agent,))
+            conn.execute("delete from clawmem_agents where agent = %s", (agent,))
+        conn.commit()
+    except Exception as exc:
+        conn.rollback()
+        if isinstance(exc, FleetError):
+            raise
+        raise FleetError(f"fleet revoke failed: {_one_line(exc, url)}") from None
+    finally:
+        conn.close()
+    return {"agent": agent, "role": role, "deletedRows": deleted}
+
+
+def fleet_list(url: str) -> dict:
+    """As the owner: every agent of the fleet, its role, whom it may read and who may read it,
+    its rows, model and last push; and the server's health."""
+    conn = _owner_session(url, "list", ensure=False)
+    try:
+        roles = {a: (r, list(reads)) for r, a, reads in conn.execute("select role, agent, reads from clawmem_roles")}
+        pushed = {r[0]: r[1:] for r in conn.execute(
+            "select agent, host, model, dims, chunks, to_char(pushed_at at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS') from clawmem_agents")}
+        indexed = {r[0] for r in conn.execute("select relname from pg_class where relname like 'clawmem_vec_%'")}
+        agents = []
+        for name in sorted(set(roles) | set(pushed)):
+            role, reads = roles.get(name, (None, []))
+            host, model, dims, chunks, at = pushed.get(name, (None, None, None, 0, None))
+            agents.append({"agent": name, "role": role, "reads": sorted(reads),
+                           "readBy": sorted(a for a, (_, r) in roles.items() if name in r),
+                           "host": host, "model": model, "chunks": chunks, "lastPush": at,
+                           "vectorIndex": (vector_index_name(model) in indexed) if model else None})
+        server = dict(zip(("version", "vector", "size", "connections"), conn.execute(
+            "select current_setting('server_version'), (select extversion from pg_extension where extname = 'vector'),"
+            " pg_size_pretty(pg_database_size(current_database())),"
+            " (select count(*) from pg_stat_activity where datname = current_database())::int").fetchone()))
+        server["database"] = conn.info.dbname
+    finally:
+        conn.close()
+    return {"agents": agents, "server": server}
+
+
+# Sharding by agent over several servers (Citus): the tables whose every key starts with the
+# agent are distributed by it, colocated, so an agent's push and its word counts touch one
+# shard; the roles table is small and read by every access check: a copy on every node.
+CITUS_STATEMENTS = (
+    "select create_distributed_table('clawmem_chunks', 'agent')",
+    "select create_distributed_table('clawmem_agents', 'agent', colocate_with => 'clawmem_chunks')",
+    "select create_distributed_table('clawmem_terms', 'agent', colocate_with => 'clawmem_chunks')",
+    "select create_distributed_table('clawmem_notes', 'agent', colocate_with => 'clawmem_chunks')",
+    "select create_reference_table('clawmem_roles')",
+)
+
+
+def distribute(url: str) -> list[str]:
+    """`clawmem fleet distribute`: as the owner on a Citus coordinator, shard the fleet tables
+    by agent (CITUS_STATEMENTS). Refused, saying why, on a server without Citus. Untested on a
+    real Citus cluster (none here): see bench/results/citus.md for what a run should measure."""
+    conn = _owner_session(url, "distribute")
+    try:
+        if not conn.execute("select 1 from pg_extension where extname = 'citus'").fetchone():
+            available = conn.execute("select 1 from pg_available_extensions where name = 'citus'").fetchone()
+            raise FleetError("this PostgreSQL has no Citus" + (" enabled (create extension citus on the coordinator and its workers first)"
+                             if available else " (the citus extension is not installed)")
+                             + ": `clawmem fleet distribute` shards the fleet over a Citus cluster; one server needs nothing")
+        done = []
+        for stmt in CITUS_STATEMENTS:
+            conn.execute(stmt)
+            done.append(stmt)
+        conn.commit()
+        return done
+    except FleetError:
+        raise
+    except Exception as exc:
+        conn.rollback()
+        raise FleetError(f"fleet distribute failed: {_one_line(exc, url)}") from None
+    finally:
+        conn.close()
+
+
+def build_indexes(url: str) -> list[str]:
+    """`clawmem fleet index`: as the owner, the vector indexes of every pushed model."""
+    conn = _owner_session(url, "index")
+    try:
+        return build_vector_indexes(conn)
+    finally:
+        conn.close()
 
 
 # ----------------------------------------------------------------------------- search
@@ -677,7 +920,8 @@ def search_with(conn, query: str, opts, agents: list[str] | None, qv: QueryVecto
     # the model as a literal, as in the partial index's predicate, so the planner can use it;
     # the dimensions are part of the model's key, so the cast fits every row of that model
     dist = sql.SQL("(embedding::vector({d}) <=> %s::vector({d}))").format(d=sql.Literal(int(qv.dims))) if qv else None
-    keyword = "select id, rank from clawmem_keyword(%s::tsquery, %s, %s, %s)"
+    lo, hi = opts.after, opts.before  # dates (None: unbounded), as the local search's --after/--before
+    keyword = "select id, rank from clawmem_keyword(%s::tsquery, %s, %s, %s, %s, %s)"
     exact_toks = s.exact_tokens(query) if qv is not None else []
     with _batch(conn):
         if qv is not None:
@@ -686,18 +930,19 @@ def search_with(conn, query: str, opts, agents: list[str] | None, qv: QueryVecto
         df_cur = conn.execute("select term, sum(chunks)::bigint from clawmem_terms where term = any(%s)"
                               " and (%s::text[] is null or agent = any(%s)) group by term", (words, agents, agents))
         # all words at once needs no counts first: a word no chunk holds ends it in the index
-        strict_cur = conn.execute(keyword, (tsquery_literal(terms, "&"), agents, n, s.OR_POSTINGS)) if terms and query else None
+        strict_cur = conn.execute(keyword, (tsquery_literal(terms, "&"), agents, n, s.OR_POSTINGS, lo, hi)) if terms and query else None
         # only when a readable agent pushed vectors of this model: else its index does not exist
         # and the scan would read every row to find none
         vec_cur = conn.execute(sql.SQL("select id, {dist} from clawmem_chunks where model = {m} and (%s::text[] is null or agent = any(%s))"
+                                       " and clawmem_dated(day, source, ts, %s, %s)"
                                        " and exists (select 1 from clawmem_agents a where a.model = {m}) order by {dist} limit %s")
-                               .format(dist=dist, m=sql.Literal(model)), (q, agents, agents, q, n)) if qv is not None and query else None
+                               .format(dist=dist, m=sql.Literal(model)), (q, agents, agents, lo, hi, q, n)) if qv is not None and query else None
         # chunks naming a rare identifier of the query (an id, an env var, an error code) are
         # lifted as in the local search: vectors say little about such words
         exact_cur = conn.execute("select t, k.id from unnest(%s::text[]) with ordinality as u(t, i),"
-                                 " clawmem_keyword(u.t::tsquery, %s, %s, %s) k order by u.i",
+                                 " clawmem_keyword(u.t::tsquery, %s, %s, %s, %s, %s) k order by u.i",
                                  ([tsquery_literal([t], "&") for t in exact_toks], agents, s.EXACT_MAX_CHUNKS + 1,
-                                  s.EXACT_MAX_CHUNKS + 1)) if exact_toks else None
+                                  s.EXACT_MAX_CHUNKS + 1, lo, hi)) if exact_toks else None
     seen = {r[0]: r[1:] for r in seen_cur.fetchall()}
     names = [a for a in seen if agents is None or a in agents]
     unknown = sorted(set(agents or ()) - set(seen))
@@ -723,7 +968,7 @@ def search_with(conn, query: str, opts, agents: list[str] | None, qv: QueryVecto
         keyword_hits(strict_cur.fetchall(), True)
     chosen = s.selective_terms(relaxed, df) if len(kw) < n else []
     if chosen and not (strict_cur is not None and chosen == terms and len(terms) == 1):  # that OR is the AND just run
-        keyword_hits(conn.execute(keyword, (tsquery_literal(chosen, "|"), agents, n, s.OR_POSTINGS)).fetchall(), False)
+        keyword_hits(conn.execute(keyword, (tsquery_literal(chosen, "|"), agents, n, s.OR_POSTINGS, lo, hi)).fetchall(), False)
 
     # vector side: only rows whose vectors come from the query's model
     vec = {rid: 1.0 - float(d) for rid, d in vec_cur.fetchall()} if vec_cur is not None else {}
@@ -835,3 +1080,114 @@ def get_stored(cfg, ref: str, from_line: int | None = None, lines: int | None = 
     text = "\n".join(by_line.get(i, "") for i in range(first, last + 1))
     return {"path": ref, "agent": agent, "host": rows[0][0], "file": path, "from": first, "text": text, "fleet": True,
             "note": f"stored text from the fleet: the file is on {rows[0][0]}"}
+
+
+# ----------------------------------------------------------------------------- team notes
+
+
+TEAM_SECTION = "Notes"
+
+
+def _team_conn(engine):
+    conn = connect(fleet_url(engine.cfg))
+    if not _has_schema(conn):
+        conn.close()
+        raise FleetError("the fleet database has no team notebook yet: the owner's `clawmem fleet grant` or push makes it")
+    return conn
+
+
+def _note(row) -> dict:
+    nid, agent, host, section, text, at, replaces, undone = row
+    return {"id": nid, "agent": agent, "host": host, "section": section, "text": text,
+            "writtenAt": at.isoformat(timespec="seconds"), "replaces": replaces,
+            "undoneAt": undone.isoformat(timespec="seconds") if undone else None}
+
+
+NOTE_COLUMNS = "id, agent, host, section, text, written_at, replaces, undone_at"
+
+
+def _live(notes: list[dict]) -> list[dict]:
+    """The notes that stand: not undone, and not replaced by a note that stands."""
+    by_id = {n["id"]: n for n in notes}
+    standing = {n["id"] for n in notes if not n["undoneAt"]}
+    for n in sorted(notes, key=lambda n: n["id"], reverse=True):  # newest first: a replacement of a replacement
+        if n["id"] in standing and n["replaces"] in standing:
+            standing.discard(n["replaces"])
+    return [by_id[i] for i in sorted(standing)]
+
+
+def team_notes(engine, *, every_version: bool = False) -> list[dict]:
+    """The team's notebook, oldest first: the notes that stand (`every_version`: all of them,
+    undone and replaced ones too, each saying so)."""
+    conn = _team_conn(engine)
+    try:
+        notes = [_note(r) for r in conn.execute(f"select {NOTE_COLUMNS} from clawmem_notes order by id")]
+    except Exception as exc:
+        raise FleetError(f"team notes: {_one_line(exc, fleet_url(engine.cfg))}") from None
+    finally:
+        conn.close()
+    if every_version:
+        live = {n["id"] for n in _live(notes)}
+        return [{**n, "standing": n["id"] in live} for n in notes]
+    return _live(notes)
+
+
+def team_remember(engine, text: str, section: str | None = None, replaces: int | None = None) -> dict:
+    """Write a note to the team's notebook, named with this agent and host. Checked first
+    against the notes that stand in its section, under a lock on that section (two writers at
+    once are taken one after the other): the same note again is not written twice; a note that
+    contradicts one (promote's rule: the same opening, a different ending) is refused, naming
+    it, unless `replaces` names that note. Returns {id, ...} or {error, conflicts}."""
+    from ..consolidate.promote import _fact_key, contradicts
+
+    text = " ".join((text or "").split())
+    section = " ".join((section or TEAM_SECTION).split()) or TEAM_SECTION
+    if not text:
+        return {"error": "text required: the note to write"}
+    agent, host = engine.cfg.agent_id, fleet_host(engine.cfg)
+    url = fleet_url(engine.cfg)
+    conn = _team_conn(engine)
+    try:
+        conn.execute("select pg_advisory_xact_lock(hashtext('clawmem_notes:' || %s))", (section,))
+        notes = [_note(r) for r in conn.execute(f"select {NOTE_COLUMNS} from clawmem_notes order by id")]
+        if replaces is not None and replaces not in {n["id"] for n in notes}:
+            return {"error": f"replaces: no team note {replaces} (`clawmem fleet notes` lists them)"}
+        standing = [n for n in _live(notes) if n["section"] == section]
+        same = next((n for n in standing if _fact_key(n["text"]) == _fact_key(text)), None)
+        if same is not None:
+            return {**same, "note": f"already in the team notebook (note {same['id']} by {same['agent']}): not written again"}
+        against = [n for n in standing if contradicts(text, n["text"]) and n["id"] != replaces]
+        if against:
+            return {"error": "contradicts " + "; ".join(f"note {n['id']} by {n['agent']}: {n['text']}" for n in against)
+                             + ": write it with replaces = that note's id if it is meant to replace it",
+                    "conflicts": against}
+        row = conn.execute(f"insert into clawmem_notes (agent, host, section, text, replaces) values (%s, %s, %s, %s, %s)"
+                           f" returning {NOTE_COLUMNS}", (agent, host, section, text, replaces)).fetchone()
+        conn.commit()
+    except FleetError:
+        raise
+    except Exception as exc:
+        conn.rollback()
+        raise FleetError(f"team note not written: {_one_line(exc, url)}") from None
+    finally:
+        conn.close()
+    return _note(row)
+
+
+def team_undo(engine, note_id: int) -> dict:
+    """Undo one of this agent's own notes (it stays in the notebook's history, stamped undone;
+    a note it replaced stands again)."""
+    url = fleet_url(engine.cfg)
+    conn = _team_conn(engine)
+    try:
+        row = conn.execute(f"update clawmem_notes set undone_at = now() where id = %s and agent = %s and undone_at is null"
+                           f" returning {NOTE_COLUMNS}", (note_id, engine.cfg.agent_id)).fetchone()
+        conn.commit()
+    except Exception as exc:
+        conn.rollback()
+        raise FleetError(f"team note not undone: {_one_line(exc, url)}") from None
+    finally:
+        conn.close()
+    if row is None:
+        raise FleetError(f"team note {note_id}: not one of agent {engine.cfg.agent_id}'s standing notes (an agent undoes only its own)")
+    return _note(row)

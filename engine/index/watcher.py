@@ -247,6 +247,7 @@ class Syncer:
         self._last_result: str | None = None
         self._waiting_for: str | None = None
         self._errors_in_row = 0
+        self._push_retry: float | None = None  # when to push to the fleet again after a failed push
         self._left_behind: set[str] = set()
         self._files_logged = 0
 
@@ -429,6 +430,9 @@ class Syncer:
                     if self._stopping:
                         return
                 self._supervise()
+                if self._push_retry is not None and time.monotonic() >= self._push_retry:
+                    self._publish(retry=True)  # the fleet was down: catch up as soon as it answers again
+                    continue
                 reason = self._take_due()
                 if reason is not None:
                     self._sync(reason)
@@ -439,7 +443,7 @@ class Syncer:
                     continue
                 with self._cond:
                     if not self._stopping:
-                        wake = min(self._next_due(), next_reconcile, time.monotonic() + 1.0)
+                        wake = min(self._next_due(), next_reconcile, time.monotonic() + 1.0, self._push_retry or float("inf"))
                         self._cond.wait(max(0.01, wake - time.monotonic()))
             except Exception as exc:  # the worker must outlive any bug in one round
                 log.error("sync loop error: %s\n%s", exc, traceback.format_exc())
@@ -567,12 +571,18 @@ class Syncer:
         if not self._stopping:
             self._write_beat()  # clean again, unless more changes came meanwhile
 
-    def _publish(self) -> None:
+    def _publish(self, retry: bool = False) -> None:
+        """Push to the fleet after a sync; when that fails, again every PUSH_RETRY_SECONDS
+        (a cheap refused connection while the database is down), so a backlog goes out as soon
+        as it is back, not at the next interval sync. A retry's failure is not said again."""
         if self._stopping:
             return
         warning = publish_after_sync(self.engine)
-        if warning:
+        self._push_retry = time.monotonic() + PUSH_RETRY_SECONDS if warning else None
+        if warning and not retry:
             self._emit(ev.Warning(warning))
+        elif retry and not warning:
+            log.info("the fleet is back: pushed what waited")
 
     def _lock_busy(self, who: str, reason: str) -> None:
         """Another process holds the writer lock: say who (once per holder) and retry later."""
@@ -669,12 +679,14 @@ def _one_line(exc: BaseException) -> str:
 # --------------------------------------------------------------------------- one-shot processes
 
 
+PUSH_RETRY_SECONDS = 5.0  # while the fleet is down: how often the watcher tries its push again
 SPAWN_QUIET_SECONDS = 3.0  # long enough for a spawned indexer to start and take the lock
 
 
 def publish_after_sync(engine) -> str | None:
     """With `[fleet] publish = true`, push to the fleet after a sync. A fleet that is down only
-    leaves the push behind (status says how far): the next sync tries again. Returns the warning."""
+    leaves the push behind (status says how far): a running watcher tries again every
+    PUSH_RETRY_SECONDS, `watch --once` at its next run. Returns the warning."""
     cfg = engine.cfg
     if not (cfg["fleet.publish"] and cfg["fleet.url"]):
         return None
@@ -684,7 +696,7 @@ def publish_after_sync(engine) -> str | None:
     if error is None:
         return None
     log.warning("%s", error)
-    return f"{error}; local work goes on, the next sync pushes again"
+    return f"{error}; local work goes on, and the push is tried again every few seconds until the fleet answers"
 
 
 def spawn_background_index(engine) -> str:

@@ -193,7 +193,7 @@ class Searcher:
         except DatabaseError as exc:
             raise IndexUnavailable(f"{self.index_reader.index_path}: the index cannot be read ({exc}); run `clawmem index` to rebuild it") from None
         if not request.private:
-            recall.record(self.cfg, query, out["results"])
+            recall.record(self.cfg, query, out["results"], min_score=opts.min_score)
         if request.stale_check:
             try:
                 out["stale"] = self.freshness.seen_behind()

@@ -1,16 +1,16 @@
-"""`clawmem fleet up|down|push|grant`: share memory with other agents through one PostgreSQL database."""
+"""`clawmem fleet up|down|push|grant|revoke|list|status|index`: share memory with other agents through one PostgreSQL database."""
 
 from __future__ import annotations
 
 import json
 import sys
 
-from .base import EXIT_OK, EXIT_USAGE, Command, CommandError, Parser, add_command, open_engine
+from .base import EXIT_OK, EXIT_USAGE, Command, CommandError, Parser, add_command, open_engine, printable
 from .progress import ProgressLine, bar
 
 
 def fleet_arguments(s) -> None:
-    fsub = s.add_subparsers(dest="fleet_command", parser_class=Parser, metavar="{up,down,push,grant}")
+    fsub = s.add_subparsers(dest="fleet_command", parser_class=Parser, metavar="{up,down,push,grant,revoke,list,status,index,distribute,note,notes}")
     for name, what in (("up", "start a local PostgreSQL with pgvector (data under clawmem's data folder) and print its URL"),
                        ("down", "stop the local PostgreSQL that `fleet up` started"),
                        ("push", "publish this agent's shared chunks (incremental; deletions included)")):
@@ -18,16 +18,39 @@ def fleet_arguments(s) -> None:
         f.add_argument("--json", action="store_true")
     f = add_command(fsub, "grant", "create or update an agent's role (run with the owner's URL); prints its config")
     f.add_argument("fleet_agent", metavar="AGENT", help="the agent id the role is for")
-    f.add_argument("--read", nargs="*", default=[], metavar="OTHER", help="agents whose shared memory it may read (replaces the list)")
+    f.add_argument("--read", nargs="*", default=None, metavar="OTHER", help="agents whose shared memory it may read (replaces the list)")
+    f.add_argument("--add-read", action="append", default=[], metavar="OTHER", help="may also read OTHER (the rest of the list stays)")
+    f.add_argument("--remove-read", action="append", default=[], metavar="OTHER", help="may no longer read OTHER (the rest stays)")
     f.add_argument("--new-password", action="store_true", help="give an existing role a new password (the old one stops working)")
     f.add_argument("--json", action="store_true")
+    f = add_command(fsub, "revoke", "drop an agent's role (owner's URL): it can no longer log in, and nobody reads it")
+    f.add_argument("fleet_agent", metavar="AGENT")
+    f.add_argument("--delete-rows", action="store_true", help="also delete its shared rows from the fleet")
+    f.add_argument("--json", action="store_true")
+    f = add_command(fsub, "note", "write a note to the team notebook every agent of the fleet reads")
+    f.add_argument("text", help="the note, one short statement")
+    f.add_argument("--section", help="its section (default Notes)")
+    f.add_argument("--replaces", type=int, metavar="ID", help="the team note it replaces (one it contradicts)")
+    f.add_argument("--json", action="store_true")
+    f = add_command(fsub, "notes", "the team notebook: the notes that stand, each with its writer")
+    f.add_argument("--all", action="store_true", help="every version: undone and replaced notes too")
+    f.add_argument("--undo", type=int, metavar="ID", help="undo one of this agent's notes (it stays in the history)")
+    f.add_argument("--json", action="store_true")
+    for name, what in (("list", "who may read whom (owner's URL)"),
+                       ("status", "the server's health, and each agent's rows, model and last push (owner's URL)"),
+                       ("index", "build the vector index of every pushed model (owner's URL)"),
+                       ("distribute", "shard the fleet tables by agent over a Citus cluster (owner's URL, on the coordinator)")):
+        f = add_command(fsub, name, what)
+        f.add_argument("--json", action="store_true")
 
 
 def cmd_fleet(args) -> int:
-    from clawmem.engine import FleetError, LocalFleetServer, fleet_grant, fleet_url, load_config, mask_password
+    from clawmem.engine import (FleetError, LocalFleetServer, fleet_build_indexes, fleet_distribute, fleet_grant, fleet_list,
+                                fleet_revoke, fleet_url, load_config, mask_password)
 
     if args.fleet_command is None:
-        raise CommandError("fleet: say `clawmem fleet up`, `down`, `push` or `grant AGENT`", EXIT_USAGE)
+        raise CommandError("fleet: say `clawmem fleet up`, `down`, `push`, `grant AGENT`, `revoke AGENT`, `list`, `status` or `index`",
+                           EXIT_USAGE)
     try:
         if args.fleet_command in ("up", "down"):
             server = LocalFleetServer()
@@ -40,6 +63,23 @@ def cmd_fleet(args) -> int:
                 stopped = server.down()
                 out = {"stopped": stopped}
                 text = "stopped" if stopped else "not running"
+        elif args.fleet_command in ("note", "notes"):
+            eng = open_engine(args, need_workspace=False)
+            try:
+                if args.fleet_command == "note":
+                    out = dict(eng.remember(args.text, args.section, "team", args.replaces))
+                    if "error" in out:
+                        raise CommandError(out["error"])
+                    text = out.get("note") or f"team note {out['id']} written by {out['agent']}@{out['host']} under {out['section']}"
+                elif args.undo is not None:
+                    out = eng.team_undo(args.undo)
+                    text = f"team note {out['id']} undone (it stays in `clawmem fleet notes --all`)"
+                else:
+                    notes = eng.team_notes(every_version=args.all)
+                    out = {"notes": notes}
+                    text = format_notes(notes) if notes else "the team notebook is empty"
+            finally:
+                eng.close()
         elif args.fleet_command == "push":
             eng = open_engine(args)
             try:
@@ -52,17 +92,70 @@ def cmd_fleet(args) -> int:
                 eng.close()
             text = (f"pushed {out['added']} chunks, deleted {out['deleted']} ({out['chunks']} shared chunks of {out['agent']}@{out['host']}, "
                     f"model {out['model'] or 'none: keyword only'}) in {out['seconds']} s")
+            text += "".join(f"\nnote: {n}" for n in out.get("notes", []))
         else:
             cfg = load_config(args.config, workspace=args.workspace, agent=args.agent)
-            out = fleet_grant(fleet_url(cfg), args.fleet_agent, args.read, new_password=args.new_password)
-            reads = ", ".join(out["reads"]) or "no other agent"
-            note = "" if out["newPassword"] else "  (password unchanged: --new-password sets a new one)"
-            text = (f"role {out['role']} reads its own and {reads}'s shared memory.\n"
-                    f"Put this in agent {out['agent']}'s clawmem config{note}:\n\n{out['config']}")
+            url = fleet_url(cfg)
+            if args.fleet_command == "grant":
+                out = fleet_grant(url, args.fleet_agent, args.read, new_password=args.new_password,
+                                  add=args.add_read, remove=args.remove_read)
+                reads = ", ".join(out["reads"]) or "no other agent"
+                note = "" if out["newPassword"] else "  (password unchanged: --new-password sets a new one)"
+                text = (f"role {out['role']} reads its own and {reads}'s shared memory.\n"
+                        f"Put this in agent {out['agent']}'s clawmem config{note}:\n\n{out['config']}")
+            elif args.fleet_command == "revoke":
+                out = fleet_revoke(url, args.fleet_agent, delete_rows=args.delete_rows)
+                text = (f"role {out['role']} dropped: agent {out['agent']} can no longer log in and no agent reads it"
+                        + (f"; {out['deletedRows']} shared rows deleted" if args.delete_rows else
+                           "; its shared rows stay (--delete-rows removes them)"))
+            elif args.fleet_command == "distribute":
+                out = {"statements": fleet_distribute(url)}
+                text = "sharded by agent:\n" + "\n".join(out["statements"])
+            elif args.fleet_command == "index":
+                built = fleet_build_indexes(url)
+                out = {"built": built}
+                text = f"built the vector index of {', '.join(built)}" if built else "every pushed model has its vector index"
+            else:
+                out = fleet_list(url)
+                text = format_list(out) if args.fleet_command == "list" else format_status(out)
     except FleetError as exc:
         raise CommandError(str(exc)) from None
     print(json.dumps(out, indent=2, ensure_ascii=False) if args.json else text.rstrip())
     return EXIT_OK
+
+
+def format_notes(notes: list[dict]) -> str:
+    lines, section = [], None
+    for n in sorted(notes, key=lambda n: (n["section"], n["id"])):
+        if n["section"] != section:
+            section = n["section"]
+            lines.append(f"## {section}")
+        state = "" if n.get("standing", True) else (" [undone]" if n["undoneAt"] else " [replaced]")
+        again = f" (replaces {n['replaces']})" if n["replaces"] else ""
+        lines.append(printable(f"- {n['text']}  — {n['agent']}@{n['host']}, {n['writtenAt'][:16].replace('T', ' ')}, note {n['id']}{again}{state}"))
+    return "\n".join(lines)
+
+
+def format_list(out: dict) -> str:
+    if not out["agents"]:
+        return "no agents in this fleet yet (`clawmem fleet grant AGENT` makes one)"
+    lines = []
+    for a in out["agents"]:
+        role = a["role"] or "no role (pushed with the owner's URL)"
+        lines.append(f"{a['agent']}  {role}\n  reads: {', '.join(a['reads']) or 'only its own'}\n"
+                     f"  read by: {', '.join(a['readBy']) or 'nobody (and the owner)'}")
+    return "\n".join(lines)
+
+
+def format_status(out: dict) -> str:
+    s = out["server"]
+    lines = [f"PostgreSQL {s['version']}, pgvector {s['vector'] or 'missing'}, database {s['database']} ({s['size']}), "
+             f"{s['connections']} connection{'s' * (s['connections'] != 1)}"]
+    for a in out["agents"]:
+        index = {None: "", True: ", vector index built", False: ", no vector index yet (clawmem fleet index)"}[a["vectorIndex"]]
+        lines.append(f"{a['agent']}@{a['host'] or '?'}: {a['chunks']} rows, last push {a['lastPush'] or 'never'} UTC, "
+                     f"model {a['model'] or 'none'}{index}; reads {', '.join(a['reads']) or 'only its own'}")
+    return "\n".join(lines)
 
 
 FLEET = Command("fleet", fleet_arguments, cmd_fleet)

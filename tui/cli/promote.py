@@ -11,7 +11,12 @@ def promote_arguments(s) -> None:
     s.add_argument("--min-score", type=float, default=0.75, help="weighted score from 0 to 1 a candidate needs (default 0.75)")
     s.add_argument("--min-recall-count", type=int, default=3, help="times it was recalled (default 3)")
     s.add_argument("--min-unique-queries", type=int, default=2, help="distinct queries that recalled it (default 2)")
-    s.add_argument("--include-promoted", action="store_true", help="also list passages already promoted")
+    s.add_argument("--max-age-days", type=float, help="leave out facts last recalled longer ago than this (OpenClaw's maxAgeDays)")
+    s.add_argument("--confirm", action="append", default=[], metavar="KEY",
+                   help="with --apply: write this candidate although it contradicts another fact (its key, from --json)")
+    s.add_argument("--archive", action="store_true",
+                   help="move the oldest promoted bullets from MEMORY.md to memory/promoted-archive.md until it is within promote.memoryFileMaxChars")
+    s.add_argument("--include-promoted", action="store_true", help="also list facts already promoted")
     s.add_argument("--json", action="store_true")
 
 
@@ -25,28 +30,43 @@ def cmd_promote(args) -> int:
     for flag, value in (("--min-recall-count", args.min_recall_count), ("--min-unique-queries", args.min_unique_queries)):
         if value < 0:
             raise CommandError(f"{flag}: expected an integer >= 0, got {value}", EXIT_USAGE)
+    if args.max_age_days is not None and args.max_age_days < 0:
+        raise CommandError(f"--max-age-days: expected a number >= 0, got {args.max_age_days:g}", EXIT_USAGE)
     eng = open_engine(args)
     if not eng.workspace.is_dir():
         raise CommandError(f"no workspace at {eng.workspace}: give --workspace, or set workspace in the clawmem config", EXIT_USAGE)
-    gates = PromoteGates(args.min_score, args.min_recall_count, args.min_unique_queries)
+    gates = PromoteGates(args.min_score, args.min_recall_count, args.min_unique_queries, args.max_age_days)
+    archived = None
     try:
+        if args.archive:
+            archived = eng.archive_promoted()
         found, notes = eng.promotion_candidates(gates, limit=args.limit, include_promoted=args.include_promoted)
         for note in notes:
             err(note)
-        outcomes = eng.promote([c for c in found if not c.promoted]) if args.apply else None
+        outcomes = eng.promote([c for c in found if not c.promoted], confirmed=set(args.confirm)) if args.apply else None
+        budget = eng.memory_budget()
     except (PromoteError, RecallUnreadable) as exc:
         raise CommandError(str(exc)) from None
-    if outcomes and any(o.promoted for o in outcomes):
+    if (outcomes and any(o.promoted for o in outcomes)) or (archived and archived["moved"]):
         index_now(eng)
     eng.close()
     if args.json:
         out = {"candidates": [c.as_json() for c in found], "gates": {"minScore": gates.min_score, "minRecallCount": gates.min_recall_count,
-               "minUniqueQueries": gates.min_unique_queries}}
+               "minUniqueQueries": gates.min_unique_queries, "maxAgeDays": gates.max_age_days}, "budget": budget}
         if outcomes is not None:
             out["applied"] = [o.as_json() for o in outcomes]
+        if archived is not None:
+            out["archived"] = archived["moved"]
         print(dump_json(out, indent=2))
         return EXIT_OK
+    if archived is not None:
+        print(f"moved {archived['moved']} promoted bullet{'s' * (archived['moved'] != 1)} to memory/promoted-archive.md; "
+              f"MEMORY.md is {archived['chars']} of {archived['limit']} characters\n")
     print(printable("\n".join(format_candidates(found, gates, hint=not args.apply))))
+    if budget["over"]:
+        print(f"\nMEMORY.md is {budget['chars']} characters, over its budget of {budget['limit']} (promote.memoryFileMaxChars): "
+              f"clawmem promote --archive moves the {len(budget['archive'])} oldest promoted bullet"
+              f"{'s' * (len(budget['archive']) != 1)} to memory/promoted-archive.md")
     if outcomes is not None:
         print()
         done = [o for o in outcomes if o.promoted]
@@ -71,8 +91,13 @@ def format_candidates(found: list, gates, hint: bool = True) -> list[str]:
         lines.append("   " + "  ".join(f"{k} {v:.2f}" for k, v in c.signals.items()))
         if c.queries:
             lines.append("   queries: " + ", ".join(f'"{q}"' for q in c.queries[:3]) + (f" (+{len(c.queries) - 3})" if len(c.queries) > 3 else ""))
+        if c.fact:
+            lines.append(f"   fact: {c.fact} ({c.entry_citation})")
+        for other in c.conflicts:
+            lines.append(f"   CONTRADICTS: {other}  [applied only with --confirm {c.key}]")
         for n, ln in enumerate(c.lines, c.start):
-            lines.append(f"   {n:>4} │ {ln}")
+            mark = "▶" if c.fact and c.fact_start <= n <= c.fact_end else " "
+            lines.append(f"   {n:>4} {mark}│ {ln}")
     if hint and found and not all(c.promoted for c in found):
         lines += ["", "clawmem promote --apply writes them to MEMORY.md; the app's Promote screen (F10) reviews them one by one"]
     return lines

@@ -41,8 +41,8 @@ def cmd_search(args) -> int:
         raise CommandError("Missing search query. Provide a positional query or use --query <text>.", EXIT_USAGE)
     if args.agents and not args.fleet:
         raise CommandError("--agents picks agents of the fleet: add --fleet", EXIT_USAGE)
-    if args.fleet and (args.after or args.before or args.now):
-        raise CommandError("--after, --before and --now apply to this agent's memory only: drop them with --fleet", EXIT_USAGE)
+    if args.fleet and args.now:
+        raise CommandError("--now applies to this agent's memory only: drop it with --fleet", EXIT_USAGE)
     from clawmem.engine import SearchRequest
 
     request = SearchRequest(max_results=args.max_results, min_score=args.min_score, now=args.now, after=args.after,

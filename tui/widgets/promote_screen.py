@@ -55,6 +55,7 @@ def detail(c) -> Content:
     if c.status != "ok":
         parts.append(Content.styled(STATUS_WORDS[c.status], "$text-warning"))
     parts += [Content(""), Content.styled("Goes to MEMORY.md as", "bold"), Content(printable(f"- {c.text()} ({c.entry_citation})"))]
+    parts += [Content.styled(printable(f"contradicts: {other}"), "$text-warning") for other in c.conflicts]
     parts += [Content(""), Content.styled("Source lines (as the daily log has them now)", "bold")]
     parts += [Content.assemble((f"{n:>4} │ ", "$text-muted"), printable(ln)) for n, ln in enumerate(c.lines, c.start)]
     return Content("\n").join(parts)
@@ -201,7 +202,7 @@ class PromoteScreen(Screen):
                 self.post_message(Decided(c.key, f"Rejected {c.citation}: it will not be offered again", False, True))
                 return
             today = self.app.clock().date()  # type: ignore[attr-defined]
-            [outcome] = engine.promote([c], edits={c.key: text} if text else None, today=today)
+            [outcome] = engine.promote([c], edits={c.key: text} if text else None, confirmed={c.key}, today=today)
             if outcome.promoted:
                 version = f" as v{outcome.version}; the History tab shows it and r there undoes it" if outcome.version else ""
                 self.post_message(Decided(c.key, f"Promoted {c.citation} to MEMORY.md{version}", False, True, written=True))
