@@ -146,7 +146,10 @@ class ConfigPane(Pane, Vertical):
                          + (f" ({vec['reason']})" if vec.get("reason") else ""))
         self.query_one("#config-head", Static).update("\n".join(lines))
 
-    def set_status(self, status: dict) -> None:
+    def on_config(self) -> None:
+        self.reload()
+
+    def on_status(self, status: dict) -> None:
         self._render_head(status)
         self.load_context()  # the files may have changed: the index saw them
 

@@ -124,6 +124,10 @@ class HistoryPane(Pane, Vertical):
     def reload(self) -> None:
         self._load(self.since)
 
+    def on_synced(self, finished) -> None:
+        if self.shown:  # a sync may have journalled a change; a hidden tab reloads when shown
+            self.reload()
+
     @work(thread=True, exclusive=True, group="history", exit_on_error=False)
     def _load(self, since: str) -> None:
         """What the journal holds is shown at once; the files are then checked for changes not

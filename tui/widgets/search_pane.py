@@ -152,6 +152,12 @@ class SearchPane(Pane, Vertical):
         self._inflight = True
         self._search(seq, query, self.show_hidden, seq != self._quiet_seq)
 
+    def on_synced(self, finished) -> None:
+        self.refresh_search(after_sync=True)
+
+    def on_config(self) -> None:
+        self.refresh_search()
+
     def refresh_search(self, after_sync: bool = False) -> None:
         """Run the current query again (after an index run or a save). After a sync the
         search never asks for another one: what that sync left behind it left on purpose
@@ -200,7 +206,7 @@ class SearchPane(Pane, Vertical):
         if msg.result and msg.result.get("stale") and msg.seq != self._quiet_seq and self.host.engine.sync_hook is None:
             self.post_message(IndexRequested("search found the index behind the files"))
 
-    def set_status(self, status: dict) -> None:
+    def on_status(self, status: dict) -> None:
         self.status = status
         if self.result is None:
             self._render_mode()

@@ -87,7 +87,7 @@ class SyncPane(Pane, Vertical):
         self.query_one("#sync-log").border_title = "Engine events"
         self.query_one("#job-progress").display = False
 
-    def set_status(self, st: dict) -> None:
+    def on_status(self, st: dict) -> None:
         self._status = st
         self._render_status()
 
@@ -98,7 +98,7 @@ class SyncPane(Pane, Vertical):
         self.query_one("#sync-status", Static).update("\n".join(status_lines(self._status, self.host.shorten, running)))
         self._render_watcher()
 
-    def set_watcher(self, state: str) -> None:
+    def on_watcher(self, state: str) -> None:
         self.watcher = state
         self._render_watcher()
 
@@ -144,7 +144,7 @@ class SyncPane(Pane, Vertical):
             line.update(summary)
             self.log_line(summary)
         elif isinstance(e, ev.WatcherState):
-            self.set_watcher(e.state)
+            self.on_watcher(e.state)
             self.log_line(e.describe())
         else:
             self.log_line(e.describe())
