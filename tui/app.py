@@ -376,8 +376,19 @@ class ClawmemApp(App):
     # ------------------------------------------------------------------ actions
 
     def show_tab(self, tab: str) -> None:
-        self.query_one("#tabs", TabbedContent).active = tab
-        self.pane(tab).tab_shown()
+        tabs = self.query_one("#tabs", TabbedContent)
+        if tabs.active == tab:
+            self.pane(tab).tab_shown()
+        else:
+            tabs.active = tab  # then _tab_activated
+
+    @on(TabbedContent.TabActivated, "#tabs")
+    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        """However a tab was shown (its key, the palette, a click on its title, the tab bar's
+        arrows), typing goes to what it works with first, unless focus is already inside it."""
+        pane = self.pane(str(event.pane.id))
+        if self.focused is None or pane not in self.focused.ancestors_with_self:
+            pane.tab_shown()
 
     def action_show_tab(self, tab: str) -> None:
         self.show_tab(tab)

@@ -6,6 +6,8 @@ accepted. Everything is from the keyboard."""
 
 from __future__ import annotations
 
+import os
+
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -37,6 +39,23 @@ class Decided(Message):
     def __init__(self, key: str, text: str, error: bool, drop: bool, written: bool = False) -> None:
         super().__init__()
         self.key, self.text, self.error, self.drop, self.written = key, text, error, drop, written
+
+
+def short_names(names: list[str], width: int) -> list[str]:
+    """Each name in at most `width` cells: a name too long loses the part it shares with the
+    others (shown as …) and keeps what tells it apart; one still too long ends in … too."""
+    out = []
+    for name in names:
+        if len(name) <= width:
+            out.append(name)
+            continue
+        common = max((len(os.path.commonprefix([name, other])) for other in names if other != name), default=0)
+        distinct = name[common:]
+        if len(distinct) + 1 < width:  # the start of the shared part, …, all that differs
+            out.append(name[: width - 1 - len(distinct)] + "…" + distinct)
+        else:
+            out.append("…" + distinct[: max(1, width - 2)] + "…")
+    return out
 
 
 def detail(c) -> Content:
@@ -95,9 +114,10 @@ class EditScreen(ModalScreen):
 class PromoteScreen(Screen):
     BINDINGS = keys.bindings(keys.PROMOTE_KEYS)
     DEFAULT_CSS = """
-    PromoteScreen #promote-line { height: 1; padding: 0 1; color: $text-muted; }
+    PromoteScreen #promote-line { height: auto; padding: 0 1; color: $text-muted; }
     PromoteScreen #promote-body { height: 1fr; }
-    PromoteScreen #promote-list { width: 44; border: round $border; }
+    PromoteScreen #promote-list { width: 2fr; max-width: 56; border: round $border; }
+    PromoteScreen #promote-side { width: 3fr; }
     PromoteScreen #promote-side { border: round $border; padding: 0 1; }
     """
 
@@ -143,12 +163,16 @@ class PromoteScreen(Screen):
     def _render_list(self, note: str | None = None, keep: int = 0) -> None:
         olist = self.query_one("#promote-list", OptionList)
         olist.clear_options()
-        for c in self.candidates:
-            head = Content.assemble((f"{c.score:.2f} ", "bold"), printable(c.path.removeprefix("memory/")), (f":{c.start}-{c.end}", "$text-muted"))
+        inner = (olist.size.width or round(self.app.size.width * 0.4)) - 2 - 2  # border, scrollbar
+        names = [printable(c.path.removeprefix("memory/")) for c in self.candidates]
+        widths = [inner - 1 - len(f"{c.score:.2f} ") - len(f":{c.start}-{c.end}") for c in self.candidates]
+        shown = [short_names(names, w)[i] for i, w in enumerate(widths)]
+        for c, name in zip(self.candidates, shown):
+            head = Content.assemble((f"{c.score:.2f} ", "bold"), name, (f":{c.start}-{c.end}", "$text-muted"))
             tail = Content(f"  {c.recalls} recalls · {c.unique_queries} queries" + ("  (skipped)" if c.status != "ok" else ""))
             olist.add_option(Option(Content("\n").join([head, tail])))
         n = len(self.candidates)
-        line = (f"{n} passage{'s' * (n != 1)} the agent keeps recalling · a accept · e edit, then accept · x reject · Esc back"
+        line = (f"{n} passage{'s' * (n != 1)} the agent keeps recalling · a accept · e edit · x reject · Esc back"
                 if n else "Nothing to promote yet: passages recalled by 3+ searches with 2+ distinct queries show here · Esc back")
         self.query_one("#promote-line", Static).update(f"{note} · {line}" if note else line)
         if n:
@@ -156,6 +180,10 @@ class PromoteScreen(Screen):
             self._show()
         else:
             self.query_one("#promote-detail", Static).update("")
+
+    def on_resize(self) -> None:
+        if self.candidates:  # the names follow the list's width
+            self._render_list(keep=self.query_one("#promote-list", OptionList).highlighted or 0)
 
     @on(OptionList.OptionHighlighted, "#promote-list")
     def _highlighted(self, _event) -> None:
