@@ -468,7 +468,7 @@ class ClawmemApp(App):
                 if fp.opened.path == rel:
                     self.notify("Your unsaved edits of this log stay; saving will offer to merge them.", severity="warning")
                 return
-            last = line + text.strip("\n").count("\n") + 1  # the entry's last line, under its heading
+            last = line + text.strip("\n").count("\n") + 2  # the entry's last line, under its heading and a blank line
             self.open_file(rel, line, last)
             self.file_pane.cursor_to_line_end(last)  # ready to go on typing the entry
 
@@ -583,10 +583,25 @@ def help_text(keymap: dict[str, str]) -> str:
     )
 
 
+def check_theme(name: str, where: str) -> None:
+    """A theme no file or built-in provides stops the app (ConfigError: one line naming the key)."""
+    from textual.theme import BUILTIN_THEMES
+
+    themes, problems = load_themes()
+    ours = sorted(t.name for t in themes)
+    if name in ours or name in BUILTIN_THEMES:
+        return
+    broken = next((p for p in problems if name in p.path), None)
+    why = f" ({broken} was skipped)" if broken else ""
+    raise ConfigError(f"{where}: ui.theme: no theme named {name!r}{why}; use one of {', '.join(ours)}, "
+                      "or Textual's (ctrl+p → theme lists them)")
+
+
 def main(args) -> int:
     """`clawmem` with no subcommand (tui/cli/); returns the exit code."""
     cfg = load_config(args.config, workspace=args.workspace, agent=args.agent)
     settings = ui_settings.from_table(cfg.ui, str(cfg.file))
+    check_theme(settings.theme, str(cfg.file))
     engine = Engine(cfg, persistent=True)
     app = ClawmemApp(engine, settings=settings, load_args={"config_path": args.config, "workspace": args.workspace, "agent": args.agent})
     try:

@@ -114,3 +114,17 @@ def test_bad_ui_setting_stops_the_app_with_one_line_and_exit_2(ws, home_dirs):
     proc = run_cli("--workspace", str(ws))
     assert proc.returncode == 2
     assert proc.stderr == f"clawmem: {config}: ui.animation: expected one of none, basic, full, got 'fast'\n"
+
+
+def test_an_unknown_theme_stops_the_app_with_one_line(ws, home_dirs, capsys):
+    """`[ui] theme = "nope"` stops before the app starts: exit 2, one line naming the file and
+    the key, with the themes that exist (README: a bad value stops the app)."""
+    from clawmem.tui.cli import main
+
+    config = home_dirs / ".config" / "clawmem" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('[ui]\ntheme = "nope"\n')
+    assert main(["--config", str(config), "--workspace", str(ws)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "Traceback" not in err
+    assert err.startswith(f"clawmem: {config}: ui.theme: no theme named 'nope'") and "clawmem-dark" in err
