@@ -110,7 +110,7 @@ class ConfigPane(Pane, Vertical):
         yield Static("", id="config-doc", markup=False)
         yield Static("", id="context-view", markup=False)
 
-    TALL = 36  # rows from which the session-start section starts unfolded
+    TALL = 30  # rows from which the session-start section starts unfolded
 
     def on_mount(self) -> None:
         self.query_one("#config-filter", Input).cursor_blink = self.host.settings.blinkingCursor
