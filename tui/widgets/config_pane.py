@@ -147,7 +147,8 @@ class ConfigPane(Pane, Vertical):
         rows = [row for row in self.rows() if wanted in row[0].lower()]
         # the three columns fit the table's width: From (short) and Setting whole where they
         # can be, the value gets the rest and ends in … when longer
-        room = max(30, (table.size.width or self.app.size.width) - 2 - 2 - 3 * 2)  # border, scrollbar, cell padding
+        inside = table.scrollable_content_region.width or self.app.size.width - 2 - 2  # border, scrollbar
+        room = max(30, inside - 3 * 2)  # minus the cells' padding
         source_w = min(18, max([len("From")] + [len(r[2]) for r in rows]))
         key_w = min(room * 2 // 5, max([len("Setting")] + [len(r[0]) for r in rows]))
         value_w = max(8, room - source_w - key_w)
