@@ -266,7 +266,8 @@ def test_outage_leaves_local_work_going_and_the_watcher_catches_up(pg, db, tmp_p
         found = cli("search", "puffin launch", "--json")
         assert found.returncode == 0 and json.loads(found.stdout)["results"][0]["path"] == "memory/2026-03-03.md"
         status = cli("status")
-        assert "Fleet:     1 chunks behind, last error: cannot reach the fleet database" in status.stdout, status.stdout
+        assert "Fleet:     the last push failed: cannot reach the fleet database" in status.stdout, status.stdout
+        assert "(1 chunks behind); clawmem fleet push tries again" in status.stdout and "up to date" not in status.stdout
         pushed = cli("fleet", "push")
         assert pushed.returncode == 3 and "cannot reach" in pushed.stderr
         for out in (status.stdout, pushed.stderr, synced.stdout, synced.stderr):

@@ -19,7 +19,7 @@ from clawmem.engine import SearchRequest, printable, query_terms
 from .. import keys
 from ..keys import Key
 from ..words import plural
-from ..present import explanation, mode_line
+from ..present import explanation, hidden_reason, mode_line
 from ..messages import IndexRequested, OpenFile, PreviewLoaded, SearchDone
 from .pane import Pane
 
@@ -257,7 +257,7 @@ class SearchPane(Pane, Vertical):
             hidden_line.update("Showing the results below the score threshold too · F6 hides them")
         elif hidden.get("reason"):  # the memory seems not to hold the answer: said, with a way to look anyway
             more = f" · F6 shows the {plural(hidden['count'], 'weak hit')}" if hidden["count"] else ""
-            hidden_line.update(f"Nothing shown: {hidden['reason']}{more}")
+            hidden_line.update(f"Nothing shown: {hidden_reason(hidden)}{more}")
         elif hidden["count"]:
             best = f" (best {hidden['bestScore']:.2f})" if hidden.get("bestScore") is not None else ""
             hidden_line.update(f"{plural(hidden['count'], 'result')} hidden below the score threshold{best} · F6 shows them")
@@ -268,7 +268,7 @@ class SearchPane(Pane, Vertical):
         else:
             msg = "No matches."
             if hidden.get("reason") and not self.show_hidden:
-                msg += f"\n\nNothing shown: {hidden['reason']}."
+                msg += f"\n\nNothing shown: {hidden_reason(hidden)}."
                 if hidden["count"]:
                     msg += f" Press F6 to see the {plural(hidden['count'], 'weak hit')} anyway."
             elif hidden["count"] and not self.show_hidden:
