@@ -73,12 +73,39 @@ class TailLog(Log):
         if self.following:
             self.scroll_end(animate=False, immediate=True, x_axis=False)
 
-    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
-        super().watch_scroll_y(old_value, new_value)
-        following = new_value >= self.max_scroll_y
+    def _set_following(self, following: bool) -> None:
         if following != self.following:
             self.following = following
             self.border_subtitle = "" if following else "paused, End to follow"
+
+    # the user's move up pauses at once: a line arriving before the scroll is drawn must not
+    # take the view back to the end
+    def action_page_up(self) -> None:
+        self._set_following(False)
+        super().action_page_up()
+
+    def action_scroll_up(self) -> None:
+        self._set_following(False)
+        super().action_scroll_up()
+
+    def action_scroll_home(self) -> None:
+        self._set_following(False)
+        super().action_scroll_home()
+
+    def action_scroll_end(self) -> None:  # End
+        super().action_scroll_end()
+        self._set_following(True)
+
+    def _on_mouse_scroll_up(self, event) -> None:
+        self._set_following(False)
+        super()._on_mouse_scroll_up(event)
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if new_value >= self.max_scroll_y:  # back at the end (End, or scrolled down to it): follow
+            self._set_following(True)
+        elif new_value < old_value:  # dragged up by its scroll bar
+            self._set_following(False)
 
 
 class SyncPane(Pane, Vertical):
