@@ -334,6 +334,8 @@ def test_cli_fleet_search_get_and_grant(db, agent, uid, tmp_path):
     assert json.loads(none.stdout)["results"] == []
     got = run_cli("get", hit["ref"], "--from", "3", "--lines", "1", *base)
     assert got.stdout.strip() == "The heron migration needs a rollback plan for the ledger tables."
+    nothing = run_cli("get", f"fleet:{a.cfg.agent_id}/memory/not-there.md", *base)  # once silent, exit 0
+    assert nothing.returncode == 3 and nothing.stdout == "" and "nothing stored under that name" in nothing.stderr
     grant = run_cli("fleet", "grant", f"r{uid}", "--read", a.cfg.agent_id, *base)
     assert grant.returncode == 0 and f"clawmem_r{uid}" in grant.stdout and "[fleet]" in grant.stdout
     again = run_cli("fleet", "grant", f"r{uid}", *base)
