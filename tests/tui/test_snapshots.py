@@ -363,8 +363,9 @@ def test_promote_screen(ws, snap_compare):
     the agent keeps recalling and the keys (a accept, e edit, x reject, Esc back); on the left
     the candidates, best first, each with its score, file:lines and recall and query counts; on
     the right, for the selected one, its score, counts and last recall, the six signals, the
-    queries that recalled it, the numbered source lines from the daily log, and the bullet
-    that would go to MEMORY.md."""
+    queries that recalled it, the numbered source lines from the daily log (a long one wraps
+    under its text, "     │ with ANA, hotel near Shinjuku."), and the bullet that would go to
+    MEMORY.md."""
     seed_recalls(ws)
     assert snap_compare(build_app(ws), run_before=run("f10"), terminal_size=SIZE)
 

@@ -7,6 +7,7 @@ accepted. Everything is from the keyboard."""
 from __future__ import annotations
 
 import os
+import textwrap
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -58,7 +59,16 @@ def short_names(names: list[str], width: int) -> list[str]:
     return out
 
 
-def detail(c) -> Content:
+def numbered(n: int, line: str, width: int | None) -> list[Content]:
+    """A source line as "   4 │ text", wrapped between words under its text (the number and
+    the bar on its first row only, the bar on every row), at most `width` cells a row."""
+    if not width or len(line) + 7 <= width:
+        return [Content.assemble((f"{n:>4} │ ", "$text-muted"), line)]
+    rows = textwrap.TextWrapper(width=max(8, width - 7), break_on_hyphens=False).wrap(line) or [""]
+    return [Content.assemble((f"{n:>4} │ " if i == 0 else "     │ ", "$text-muted"), row) for i, row in enumerate(rows)]
+
+
+def detail(c, width: int | None = None) -> Content:
     """One candidate: why it ranks (score, counts, the six signals), the queries, the text
     that would go to MEMORY.md and the live source lines (memory text with its control
     characters shown visibly, never passed to the terminal)."""
@@ -75,7 +85,7 @@ def detail(c) -> Content:
         parts.append(Content.styled(STATUS_WORDS[c.status], "$text-warning"))
     parts += [Content(""), Content.styled("Goes to MEMORY.md as", "bold"), Content(printable(f"- {c.text()} ({c.entry_citation})"))]
     parts += [Content(""), Content.styled("Source lines (as the daily log has them now)", "bold")]
-    parts += [Content.assemble((f"{n:>4} │ ", "$text-muted"), printable(ln)) for n, ln in enumerate(c.lines, c.start)]
+    parts += [row for n, ln in enumerate(c.lines, c.start) for row in numbered(n, printable(ln), width)]
     return Content("\n").join(parts)
 
 
@@ -192,7 +202,9 @@ class PromoteScreen(Screen):
     def _show(self) -> None:
         c = self.selected
         if c is not None:
-            self.query_one("#promote-detail", Static).update(detail(c))
+            shown = self.query_one("#promote-detail", Static)
+            # 2 cells spare: the scroll bar the text may bring
+            shown.update(detail(c, shown.size.width - 2 if shown.size.width > 20 else None))
 
     # ------------------------------------------------------------------ decisions
 
