@@ -202,9 +202,12 @@ class PromoteScreen(Screen):
     def _show(self) -> None:
         c = self.selected
         if c is not None:
-            shown = self.query_one("#promote-detail", Static)
-            # 2 cells spare: the scroll bar the text may bring
-            shown.update(detail(c, shown.size.width - 2 if shown.size.width > 20 else None))
+            side = self.query_one("#promote-side", VerticalScroll)
+            region = side.scrollable_content_region
+            text = detail(c, region.width if region.width > 20 else None)
+            if region.width > 20 and not side.show_vertical_scrollbar and len(text.wrap(region.width)) > region.height:
+                text = detail(c, region.width - 2)  # taller than the view: the scroll bar will take 2 cells
+            self.query_one("#promote-detail", Static).update(text)
 
     # ------------------------------------------------------------------ decisions
 

@@ -348,18 +348,34 @@ class SearchPane(Pane, Vertical):
         if not (match and msg.first_line <= match < msg.first_line + len(lines)):
             match = first_match_line(lines, msg.first_line, s, e, self._terms)
         width = len(str(msg.first_line + len(lines)))
-        parts = []
-        for n, line in enumerate(lines, start=msg.first_line):
-            inside = s <= n <= e
-            mark = "▶" if n == match else "▌" if inside else " "
-            gutter = Content.styled(f"{n:>{width}} {mark}", "$text-accent" if inside else "$text-muted")
-            body = highlight(line, self._terms) if inside else Content.styled(line, "$text-muted")
-            if n == match:
-                body = body.stylize("bold")
-            parts.append(gutter + body)
+        # a long line wraps under its text, the bar beside every row of a cited line
+        side = self.query_one("#side")
+        region = side.scrollable_content_region
+        parts = self._preview_rows(lines, msg.first_line, s, e, match, region.width - (width + 2))
+        if not side.show_vertical_scrollbar and sum(p.plain.count("\n") + 1 for p in parts) > region.height:
+            # taller than the view: the scroll bar it brings takes 2 cells
+            parts = self._preview_rows(lines, msg.first_line, s, e, match, region.width - (width + 2) - 2)
         self.query_one("#preview", Static).update(Content("\n").join(parts))
         self.query_one("#side").border_title = f"{msg.path}:{s}-{e}"
         self.call_after_refresh(self._scroll_preview_to, parts[: match - msg.first_line])
+
+    def _preview_rows(self, lines: list[str], first: int, s: int, e: int, match: int, room: int) -> list[Content]:
+        """Each line numbered, the cited ones barred, the matched one marked ▶; a line longer
+        than `room` cells wraps between words under its text."""
+        width = len(str(first + len(lines)))
+        parts = []
+        for n, line in enumerate(lines, start=first):
+            inside = s <= n <= e
+            mark = "▶" if n == match else "▌" if inside else " "
+            style = "$text-accent" if inside else "$text-muted"
+            gutter = Content.styled(f"{n:>{width}} {mark}", style)
+            body = highlight(line, self._terms) if inside else Content.styled(line, "$text-muted")
+            if n == match:
+                body = body.stylize("bold")
+            rows = body.wrap(room) if room >= 10 and body.cell_length > room else [body]
+            under = Content.styled(" " * width + (" ▌" if inside else "  "), style)
+            parts.append(Content("\n").join([(gutter if i == 0 else under) + row for i, row in enumerate(rows)]))
+        return parts
 
     def _scroll_preview_to(self, above: list[Content], tries: int = 5) -> None:
         """Bring the matched line to the middle of the preview (rows counted as they wrap).
