@@ -219,9 +219,14 @@ class HistoryPane(Pane, Vertical):
             self.hunk = 0
         self.hunk = max(0, min(self.hunk, len(entry.hunks) - 1))
         side = self.query_one("#history-side", VerticalScroll)
-        width = side.scrollable_content_region.width or None
+        region = side.scrollable_content_region
+        width = region.width or None
         self._width = width
-        self.query_one("#history-diff", Static).update(diff_content(entry, self.hunk, width))
+        text = diff_content(entry, self.hunk, width)
+        if width and not side.show_vertical_scrollbar and text.plain.count("\n") + 1 > region.height:
+            width -= 2  # taller than the view: the scroll bar it brings takes 2 cells
+            text = diff_content(entry, self.hunk, width)
+        self.query_one("#history-diff", Static).update(text)
         # keep the marked hunk in view: one title line, then the hunks' rows (wrapped ones count)
         line = 1 + (1 if entry.deleted else 0) + sum(
             1 if i == 0 else len(hanging(ln[:1], ln[1:], width)) for h in entry.hunks[: self.hunk] for i, ln in enumerate(h))
