@@ -553,8 +553,8 @@ def load(
             raise ConfigError(f"unknown setting {key!r}")
         try:
             values[key] = coerce(key, value)
-        except ValueError as exc:
-            raise ConfigError(f"--{key}: {exc}") from None
+        except ValueError as exc:  # named as the user typed it: --agent, not the key agentId
+            raise ConfigError(f"{ {'agentId': '--agent'}.get(key, '--' + key)}: {exc}") from None
         sources[key] = "flag"
 
     if values["chunking.overlap"] >= values["chunking.tokens"]:

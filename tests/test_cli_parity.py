@@ -186,7 +186,7 @@ def test_all_agents_reports_a_bad_agent_and_carries_on(tmp_path):
     assert proc.returncode == 3
     done = json.loads(proc.stdout)
     assert done[0]["agentId"] == "good" and done[0]["files"] == 1
-    assert done[1]["agentId"] == "bad id" and "agentId" in done[1]["error"]
+    assert done[1]["agentId"] == "bad id" and done[1]["error"].startswith("agent id: ") and "'bad id'" in done[1]["error"]
     assert "index failed (bad id)" in proc.stderr and "Traceback" not in proc.stderr
 
 
@@ -276,3 +276,108 @@ def test_the_parser_loads_the_arguments_of_the_command_argv_names():
     assert (args.command, args.agent, args.deep) == ("status", "search", True)
     args = build_parser(["--workspace=/w", "search", "herons", "--explain"]).parse_args(["--workspace=/w", "search", "herons", "--explain"])
     assert (args.command, args.query, args.explain) == ("search", ["herons"], True)
+
+
+# ------------------------------------------------------------------------------ issue 36: CLI defects
+
+
+def test_restore_takes_the_version_as_history_prints_it(workspace):
+    write(workspace / "MEMORY.md", "# Memory\n\n- first\n")
+    assert cli(workspace, "index").returncode == 0
+    write(workspace / "MEMORY.md", "# Memory\n\n- first\n- second\n")
+    history = cli(workspace, "history", "MEMORY.md")
+    first = history.stdout.split("(was v")[1].split(")")[0]  # "v2 … (was v1)": the version before
+    done = cli(workspace, "restore", "MEMORY.md", "--to", f"v{first}")
+    assert done.returncode == 0, done.stderr
+    assert (workspace / "MEMORY.md").read_text() == "# Memory\n\n- first\n"
+    assert "undo: clawmem restore MEMORY.md --to v" in done.stdout  # the hint uses the same form
+    bad = cli(workspace, "restore", "MEMORY.md", "--to", "vx")
+    assert bad.returncode == 2 and "--to" in bad.stderr and "v42" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_get_of_a_missing_file_is_an_error(workspace):
+    write(workspace / "MEMORY.md", "# Memory\n")
+    got = cli(workspace, "get", "memory/2031-01-01.md")
+    assert got.returncode == 3 and got.stdout == ""
+    assert got.stderr.strip().count("\n") == 0 and "memory/2031-01-01.md: no such memory file" in got.stderr
+    assert_json_error(cli(workspace, "get", "memory/2031-01-01.md", "--json"), 3, "no such memory file")
+    write(workspace / "memory" / "empty.md", "")
+    assert cli(workspace, "get", "memory/empty.md").returncode == 0  # empty, but there
+
+
+def test_get_lines_count_from_one(workspace):
+    write(workspace / "MEMORY.md", "one\ntwo\nthree\n")
+    assert cli(workspace, "get", "MEMORY.md", "--from", "2", "--lines", "2").stdout == "two\nthree\n"
+    zero = cli(workspace, "get", "MEMORY.md", "--from", "0", "--lines", "2")
+    assert zero.returncode == 2 and "--from" in zero.stderr and "count from 1" in zero.stderr and zero.stdout == ""
+    assert cli(workspace, "get", "MEMORY.md", "--lines", "0").returncode == 2
+
+
+def test_a_bad_agent_names_the_option_as_typed(workspace):
+    got = cli(workspace, "--agent", "bad/agent", "status")
+    assert got.returncode == 2 and got.stderr.startswith("clawmem: --agent: ") and "agentId" not in got.stderr
+
+
+def test_nothing_shown_does_not_repeat_a_long_query(workspace):
+    write(workspace / "memory" / "2026-01-01.md", "the heron nests by the river\n")
+    assert cli(workspace, "index").returncode == 0
+    query = " ".join(f"Zorblat{i}" for i in range(600))  # about 5,000 characters of names
+    out = cli(workspace, "search", query).stdout
+    line = next(ln for ln in out.splitlines() if ln.startswith("Nothing shown"))
+    assert len(line) < 300 and line.rstrip(".").endswith("…")
+
+
+def test_model_list_shows_the_local_model_in_use(workspace, tmp_path):
+    model = tmp_path / "my-model.gguf"
+    model.write_bytes(b"GGUF" + b"\0" * 2_000_000)
+    config = tmp_path / "clawmem.toml"
+    config.write_text(f'provider = "local"\n[local]\nmodelPath = "{model}"\n')
+    out = cli(workspace, "--config", str(config), "model", "list").stdout
+    assert f"{model}  2.0 MB  (configured: local.modelPath" in out and "No models" not in out
+
+
+def test_model_pull_blames_the_uri_typed(workspace):
+    got = cli(workspace, "model", "pull", "hf:foo")
+    assert got.returncode == 2 and got.stderr.startswith("clawmem: model pull: 'hf:foo' is not an hf: URI")
+    assert "local.modelPath" not in got.stderr
+
+
+def test_status_never_says_up_to_date_beside_a_failed_push(workspace):
+    from clawmem.engine import Engine, load_config
+    from clawmem.tui.present import format_status
+
+    eng = Engine(load_config(None, workspace=str(workspace), overrides={"provider": "none"}))
+    try:
+        st = eng.status()
+    finally:
+        eng.close()
+    st["fleet"] = {"behind": 0, "lastError": "cannot reach the fleet database at 127.0.0.1:5999", "url": "postgresql://…",
+                   "host": "h", "publish": True, "lastPush": None}
+    line = next(ln for ln in format_status(st).splitlines() if ln.startswith("Fleet:"))
+    assert "up to date" not in line and "the last push failed: cannot reach the fleet database" in line
+
+
+def test_an_index_stopped_after_its_last_step_finished(workspace, make_engine):
+    """`clawmem watch` stopped (Ctrl-C) as a sync ends: the job did all its work, so it says
+    "finished", not "stopped before the end". The stop is asked only after every check the
+    job makes during a whole run (counted on an identical workspace first)."""
+    from clawmem.engine import events as ev
+
+    def fill(ws):
+        for n in range(3):
+            write(ws / "memory" / f"2026-01-0{n + 1}.md", f"note {n} about the heron\n")
+
+    fill(workspace)
+    calls = []
+    list(make_engine().index(should_stop=lambda: calls.append(1) and False))
+    other = workspace.parent / "ws2"
+    (other / "memory").mkdir(parents=True)
+    fill(other)
+    seen = []
+
+    def late_stop() -> bool:
+        seen.append(1)
+        return len(seen) > len(calls)  # asked only once the job has made every check of a whole run
+
+    finished = [e for e in make_engine(ws=other).index(should_stop=late_stop) if isinstance(e, ev.JobFinished)][-1]
+    assert finished.ok and "finished" in finished.describe() and "before the end" not in finished.describe()

@@ -268,7 +268,8 @@ def test_outage_leaves_local_work_going_and_the_watcher_catches_up(pg, db, tmp_p
         found = cli("search", "puffin launch", "--json")
         assert found.returncode == 0 and json.loads(found.stdout)["results"][0]["path"] == "memory/2026-03-03.md"
         status = cli("status")
-        assert "Fleet:     1 chunks behind, last error: cannot reach the fleet database" in status.stdout, status.stdout
+        assert "Fleet:     the last push failed: cannot reach the fleet database" in status.stdout, status.stdout
+        assert "(1 chunks behind); clawmem fleet push tries again" in status.stdout and "up to date" not in status.stdout
         pushed = cli("fleet", "push")
         assert pushed.returncode == 3 and "cannot reach" in pushed.stderr
         for out in (status.stdout, pushed.stderr, synced.stdout, synced.stderr):
@@ -335,6 +336,8 @@ def test_cli_fleet_search_get_and_grant(db, agent, uid, tmp_path):
     assert json.loads(none.stdout)["results"] == []
     got = run_cli("get", hit["ref"], "--from", "3", "--lines", "1", *base)
     assert got.stdout.strip() == "The heron migration needs a rollback plan for the ledger tables."
+    nothing = run_cli("get", f"fleet:{a.cfg.agent_id}/memory/not-there.md", *base)  # once silent, exit 0
+    assert nothing.returncode == 3 and nothing.stdout == "" and "nothing stored under that name" in nothing.stderr
     grant = run_cli("fleet", "grant", f"r{uid}", "--read", a.cfg.agent_id, *base)
     role = f"clawmem_{db.rsplit('/', 1)[1]}_r{uid}"
     assert grant.returncode == 0 and role in grant.stdout and "[fleet]" in grant.stdout

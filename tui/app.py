@@ -104,6 +104,10 @@ class ClawmemApp(App):
     def pane(self, tab: str) -> Pane:
         return self.query_one(f"#{tab}-pane", Pane)  # type: ignore[type-abstract]
 
+    def panes(self) -> list[Pane]:
+        """Every tab's pane, in TABS order: the app hands each of them its live state."""
+        return [self.pane(tab.TAB) for tab in TABS]
+
     @property
     def search_pane(self) -> SearchPane:
         return self.query_one(SearchPane)
@@ -252,14 +256,14 @@ class ClawmemApp(App):
             self._status_timer = self.set_interval(STATUS_SECONDS, self.load_status)
         try:
             self.syncer = self.engine.watch(on_event=self.post_engine_event)
-            self.sync_pane.set_watcher("running")
+            self._watcher("running")
             return True
         except Exception as exc:
             self.syncer = None
             self.sync_pane.log_line(f"watcher could not start ({exc}); checking for changes every {POLL_SECONDS:.0f} s")
         if self._poll_timer is None:
             self._poll_timer = self.set_interval(POLL_SECONDS, self._check_freshness)
-        self.sync_pane.set_watcher(f"polling (a stat check every {POLL_SECONDS:.0f} s)")
+        self._watcher(f"polling (a stat check every {POLL_SECONDS:.0f} s)")
         return False
 
     def stop_watch(self) -> None:
@@ -274,7 +278,11 @@ class ClawmemApp(App):
         if self._poll_timer is not None:
             self._poll_timer.stop()
             self._poll_timer = None
-        self.sync_pane.set_watcher("off")
+        self._watcher("off")
+
+    def _watcher(self, state: str) -> None:
+        for pane in self.panes():
+            pane.on_watcher(state)
 
     def on_unmount(self) -> None:
         if self.syncer is not None:
@@ -287,8 +295,9 @@ class ClawmemApp(App):
 
     @on(EngineEvent)
     def _engine_event(self, msg: EngineEvent) -> None:
-        self.sync_pane.on_engine_event(msg.event)
         e = msg.event
+        for pane in self.panes():
+            pane.on_engine_event(e)
         index = str(self.engine.index_path)
         if isinstance(e, ev.Warning) and e.path in (index, index + ".rebuild"):
             # about the index file itself (moved aside, adopted): say it where it is seen
@@ -299,9 +308,8 @@ class ClawmemApp(App):
             self.load_status()
             self.load_promote_count()  # a daily log may have changed under a candidate
             self.load_files()
-            self.search_pane.refresh_search(after_sync=True)
-            if self.query_one("#tabs", TabbedContent).active == "history":
-                self.history_pane.reload()  # a sync may have journalled a change
+            for pane in self.panes():
+                pane.on_synced(e)
 
     @on(PromoteCounted)
     def _promote_counted(self, msg: PromoteCounted) -> None:
@@ -310,7 +318,8 @@ class ClawmemApp(App):
 
     @on(IndexProgress)
     def _index_progress(self, msg: IndexProgress) -> None:
-        self.sync_pane.on_progress(msg.progress)
+        for pane in self.panes():
+            pane.on_progress(msg.progress)
         self._render_topbar()
 
     @on(IndexWorkerDone)
@@ -345,14 +354,14 @@ class ClawmemApp(App):
     def _status_loaded(self, msg: StatusLoaded) -> None:
         self.last_status = msg.status
         self._render_topbar()
-        self.search_pane.set_status(msg.status)
-        self.sync_pane.set_status(msg.status)
-        self.config_pane.set_status(msg.status)
+        for pane in self.panes():
+            pane.on_status(msg.status)
 
     @on(FilesListed)
     def _files_listed(self, msg: FilesListed) -> None:
         self.files = msg.files
-        self.file_pane.set_files(msg.files)
+        for pane in self.panes():
+            pane.on_files(msg.files)
 
     @on(OpenFile)
     def _open_file(self, msg: OpenFile) -> None:
@@ -367,8 +376,19 @@ class ClawmemApp(App):
     # ------------------------------------------------------------------ actions
 
     def show_tab(self, tab: str) -> None:
-        self.query_one("#tabs", TabbedContent).active = tab
-        self.pane(tab).tab_shown()
+        tabs = self.query_one("#tabs", TabbedContent)
+        if tabs.active == tab:
+            self.pane(tab).tab_shown()
+        else:
+            tabs.active = tab  # then _tab_activated
+
+    @on(TabbedContent.TabActivated, "#tabs")
+    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        """However a tab was shown (its key, the palette, a click on its title, the tab bar's
+        arrows), typing goes to what it works with first, unless focus is already inside it."""
+        pane = self.pane(str(event.pane.id))
+        if self.focused is None or pane not in self.focused.ancestors_with_self:
+            pane.tab_shown()
 
     def action_show_tab(self, tab: str) -> None:
         self.show_tab(tab)
@@ -383,7 +403,7 @@ class ClawmemApp(App):
 
     def _promote_closed(self) -> None:
         self.load_promote_count()
-        if self.query_one("#tabs", TabbedContent).active == "history":
+        if self.history_pane.shown:
             self.history_pane.reload()  # the promotions just made
 
     def action_focus_search(self) -> None:
@@ -448,7 +468,7 @@ class ClawmemApp(App):
                 if fp.opened.path == rel:
                     self.notify("Your unsaved edits of this log stay; saving will offer to merge them.", severity="warning")
                 return
-            last = line + text.strip("\n").count("\n") + 1  # the entry's last line, under its heading
+            last = line + text.strip("\n").count("\n") + 2  # the entry's last line, under its heading and a blank line
             self.open_file(rel, line, last)
             self.file_pane.cursor_to_line_end(last)  # ready to go on typing the entry
 
@@ -519,12 +539,12 @@ class ClawmemApp(App):
     def apply_config(self, cfg, reindex: bool) -> None:
         self.engine.reload_config(cfg)
         self._render_topbar()
-        self.config_pane.reload()
         self.load_status()
         self.load_files()
         if reindex:
             self.request_index("configuration changed")
-        self.search_pane.refresh_search()
+        for pane in self.panes():
+            pane.on_config()
 
     def reload_config_from_disk(self) -> None:
         try:
@@ -544,7 +564,8 @@ class ClawmemApp(App):
         try:
             write_config_value(self.engine.cfg.file, "ui.theme", name)
             self.settings = self.settings.with_value("theme", name)
-            self.config_pane.reload()
+            for pane in self.panes():
+                pane.on_config()
         except (ConfigError, ValueError, OSError) as exc:
             self.notify(f"Theme not remembered: {exc}", severity="warning")
 
@@ -562,10 +583,25 @@ def help_text(keymap: dict[str, str]) -> str:
     )
 
 
+def check_theme(name: str, where: str) -> None:
+    """A theme no file or built-in provides stops the app (ConfigError: one line naming the key)."""
+    from textual.theme import BUILTIN_THEMES
+
+    themes, problems = load_themes()
+    ours = sorted(t.name for t in themes)
+    if name in ours or name in BUILTIN_THEMES:
+        return
+    broken = next((p for p in problems if name in p.path), None)
+    why = f" ({broken} was skipped)" if broken else ""
+    raise ConfigError(f"{where}: ui.theme: no theme named {name!r}{why}; use one of {', '.join(ours)}, "
+                      "or Textual's (ctrl+p → theme lists them)")
+
+
 def main(args) -> int:
     """`clawmem` with no subcommand (tui/cli/); returns the exit code."""
     cfg = load_config(args.config, workspace=args.workspace, agent=args.agent)
     settings = ui_settings.from_table(cfg.ui, str(cfg.file))
+    check_theme(settings.theme, str(cfg.file))
     engine = Engine(cfg, persistent=True)
     app = ClawmemApp(engine, settings=settings, load_args={"config_path": args.config, "workspace": args.workspace, "agent": args.agent})
     try:

@@ -10,6 +10,25 @@ from __future__ import annotations
 from .words import plural
 
 
+def clip_words(text: str, limit: int = 200) -> str:
+    """`text` cut to about `limit` characters between words, ending in "…": a reason that
+    quotes the query's words must not repeat a 5,000-character query whole."""
+    if len(text) <= limit:
+        return text
+    import re
+
+    text = re.sub(r"[^\s,]{41,}", lambda m: m.group(0)[:39] + "…", text)  # one endless word
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", 0, limit)
+    return text[: cut if cut > limit // 2 else limit].rstrip(" ,") + " …"
+
+
+def hidden_reason(hidden: dict) -> str:
+    """Why nothing is shown (SearchResults.hidden.reason), short enough for one line or two."""
+    return clip_words(hidden.get("reason") or "")
+
+
 def fallback_text(fallback: dict) -> str:
     return f"fallback from {fallback['from']}: {fallback['reason']}"
 
@@ -110,9 +129,13 @@ def format_status(st: dict, verbose: bool = False) -> str:
         if fl.get("error"):
             lines.append(f"Fleet:     unreadable push state: {fl['error']}")
         else:
-            behind = "up to date" if not fl["behind"] else f"{fl['behind']} chunks behind"
-            error = f", last error: {fl['lastError']}" if fl.get("lastError") else ""
-            lines.append(f"Fleet:     {behind}{error}")
+            behind = f"{fl['behind']} chunks behind" if fl["behind"] else ""
+            if fl.get("lastError"):  # never "up to date" beside a failure: the fleet may not have what we have
+                state = f"the last push failed: {fl['lastError']}" + (f" ({behind})" if behind else "")
+                state += "; clawmem fleet push tries again"
+            else:
+                state = behind or "up to date"
+            lines.append(f"Fleet:     {state}")
             lines.append(f"           {fl['url']} as {fl['host']}, publish {'on' if fl['publish'] else 'off'}, last push {fl['lastPush'] or 'never'}")
     lines.append(f"Log:       {st['log']}")
     for issue in st.get("issues") or []:
@@ -229,7 +252,7 @@ def format_results(res: dict, explain: bool = False, query: str = "", color: boo
     h = res["hidden"]
     if h.get("reason"):
         held = f" {h['count']} weak hit(s) held back (best {h['bestScore']:.3f}); --show-hidden to see them" if h["count"] else ""
-        lines.append(printable(f"Nothing shown: {h['reason']}.{held}"))
+        lines.append(printable(f"Nothing shown: {hidden_reason(h)}.{held}"))
     elif h["count"]:
         lines.append(f"{h['count']} more below the score threshold (best {h['bestScore']:.3f}); --show-hidden to see them")
     return "\n".join(lines).rstrip()

@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import secrets
 import shlex
 import signal
 import socket
 import sys
 
+import aiohttp_jinja2
+import jinja2
 from aiohttp import web
 from textual_serve.server import Server
 
@@ -32,6 +35,23 @@ class ServeError(Exception):
     """One line for the user (the address is taken, a bad port…)."""
 
 
+# textual-serve's page asks a font CDN for Roboto Mono; the same font ships in its static/fonts
+# folder, so the page is served with that link swapped for a local @font-face (works offline)
+FONT_LINK = re.compile(r'<link\s[^>]*href="https?://fonts\.(?:googleapis|gstatic)\.com[^"]*"[^>]*>', re.S)
+LOCAL_FONT = ('<style>@font-face { font-family: "Roboto Mono"; font-style: normal; font-weight: 100 700; '
+              'src: url("{{ config.static.url }}fonts/RobotoMono-VariableFont_wght.ttf") format("truetype"); }'
+              '@font-face { font-family: "Roboto Mono"; font-style: italic; font-weight: 100 700; '
+              'src: url("{{ config.static.url }}fonts/RobotoMono-Italic-VariableFont_wght.ttf") format("truetype"); }</style>')
+
+
+class OfflineTemplates(jinja2.FileSystemLoader):
+    """textual-serve's templates, with any link to a font CDN replaced by the bundled font."""
+
+    def get_source(self, environment, template):
+        source, filename, uptodate = super().get_source(environment, template)
+        return FONT_LINK.sub(lambda _: LOCAL_FONT, source), filename, uptodate
+
+
 class ClawmemServer(Server):
     def __init__(self, command: str, host: str, port: int, token: str | None, shown_host: str):
         super().__init__(command, host=host, port=port, title="clawmem", public_url=f"http://{_url_host(shown_host)}:{port}")
@@ -40,6 +60,7 @@ class ClawmemServer(Server):
 
     async def _make_app(self) -> web.Application:
         app = await super()._make_app()
+        aiohttp_jinja2.get_env(app).loader = OfflineTemplates(self.templates_path)
         names = allowed_names(self.host)
 
         @web.middleware

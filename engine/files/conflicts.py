@@ -160,16 +160,19 @@ def daily_log_path(workspace: Path, day: dt.date) -> Path:
 
 
 def add_log_entry(workspace: Path, entry: str, now: dt.datetime, heading: str | None = None, *,
-                  writer: str | None = None, cap: int | None = None) -> tuple[Path, int, int]:
+                  writer: str | None = None, cap: int | None = None, blank_line: bool = False) -> tuple[Path, int, int]:
     """Append a timestamped entry (`## HH:MM [heading]` and the text) to the daily log of
     `now`'s date, creating it with a `# YYYY-MM-DD` title if needed. Nothing already in the
     file is rewritten, and a kill leaves the entry whole or absent (memfile.append).
 
-    Returns the log's path and the 1-based lines of the entry's heading and of its last line.
+    `blank_line` puts an empty line between the heading and the text (the app's entries,
+    as Markdown is usually written by hand). Returns the log's path and the 1-based lines of
+    the entry's heading and of its last line.
     """
     path = daily_log_path(workspace, now.date())
     body = entry.strip("\n")
     title = f"## {now.strftime('%H:%M')}" + (f" {heading.strip()}" if heading and heading.strip() else "")
+    gap = "\n" if blank_line else ""
 
     def compose(tail: bytes) -> str:
         if not tail:
@@ -178,17 +181,17 @@ def add_log_entry(workspace: Path, entry: str, now: dt.datetime, heading: str | 
             sep = ""
         else:
             sep = "\n" if tail.endswith(b"\n") else "\n\n"
-        return f"{sep}{title}\n{body}\n"
+        return f"{sep}{title}\n{gap}{body}\n"
 
     got = memfile.append(workspace, path.relative_to(workspace), compose, writer=writer, cap=cap)
     last = got.end
-    return path, last - body.count("\n") - 1, last
+    return path, last - body.count("\n") - 1 - len(gap), last
 
 
 def append_entry(workspace: Path, entry: str, now: dt.datetime) -> tuple[FileSnapshot, int]:
-    """The app's "append to today's log": add_log_entry, then the file as it is now and the
-    line of the entry's heading."""
-    path, line, _ = add_log_entry(workspace, entry, now)
+    """The app's "append to today's log": add_log_entry (a blank line under the heading), then
+    the file as it is now and the line of the entry's heading."""
+    path, line, _ = add_log_entry(workspace, entry, now, blank_line=True)
     return read_file(path), line
 
 

@@ -42,7 +42,17 @@ class IndexJobs:
         from .. import events as ev
         from .indexer import Stats, needs_rebuild, open_writer
 
-        stop = should_stop or (lambda: False)
+        asked = should_stop or (lambda: False)
+        heeded: list[bool] = []  # a step saw the request and left its work undone
+
+        def stop() -> bool:
+            # a stop asked after the last step (Ctrl-C as a sync ends) stopped nothing: the job
+            # finished, and says so, only if no step gave up its work for it
+            if asked():
+                heeded.append(True)
+                return True
+            return False
+
         started = time.monotonic()
         lock = WriterLock(self.index_path)
         if not lock.try_acquire():
@@ -74,7 +84,7 @@ class IndexJobs:
                     store.close()
             self.freshness.forget()
             remember_intact(self.index_path)  # closed cleanly: the next writer need not check it
-            ok = not stop()
+            ok = not heeded
             finished = ev.JobFinished("rebuild" if why else "index", stats.indexed, stats.removed, stats.unchanged,
                                       stats.embedded, time.monotonic() - started, ok, "" if ok else "stopped before the end")
         finally:

@@ -58,7 +58,7 @@ async def test_after_ctrl_n_the_cursor_is_at_the_end_of_the_new_entry(ws, make_a
         editor = app.query_one("#editor", TextArea)
         assert editor.has_focus
         await pilot.press(*" at noon")
-        assert editor.text == "# 2026-02-12\n\n## 09:30\nFed the cat at noon\n"
+        assert editor.text == "# 2026-02-12\n\n## 09:30\n\nFed the cat at noon\n"
         await pilot.press("ctrl+s")
         await settle(pilot)
         assert (ws / "memory" / "2026-02-12.md").read_text() == editor.text

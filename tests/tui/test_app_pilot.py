@@ -80,7 +80,7 @@ async def test_append_to_todays_log_is_saved_and_searchable(ws, make_app):
         await pilot.press(*"Ordered a zebrafish tank")
         await pilot.press("enter")
         await settle(pilot, 3)
-        assert today.read_text() == "# 2026-02-12\n\n## 09:30\nOrdered a zebrafish tank\n"
+        assert today.read_text() == "# 2026-02-12\n\n## 09:30\n\nOrdered a zebrafish tank\n"
         assert app.query_one("#tabs").active == "file"
         assert app.file_pane.opened.path == "memory/2026-02-12.md"
         await pilot.press("f2")

@@ -229,3 +229,43 @@ def test_config_enter_after_down_opens_the_editor(ws, home_dirs):
         term.wait_for(lambda s: term.dead(), timeout=10)
     finally:
         term.close()
+
+
+@pytest.mark.slow
+def test_80x24_keys_pilot_does_not_see(ws, home_dirs):
+    """At 80×24 in a real terminal (the keys as tmux sends them, escape sequences and all):
+    F4 then F2 and typing goes to the search box; F5 shows Config with its From column and
+    the folded session start, F6 unfolds it; F4, F9, then PageUp pauses the log ("paused, End
+    to follow") and End follows again; every line of the screen stays within 80 columns."""
+    keyword_only(home_dirs)
+    term = Terminal(app_argv(ws), app_env(home_dirs), size=(80, 24))
+    try:
+        term.wait_for(lambda s: "Search F2" in s and "Type to search 5 files" in s)
+        term.send("F4")
+        term.wait_for(lambda s: "Engine events" in s)
+        term.send("F2")
+        term.wait_for(lambda s: "Search memory…" in s)
+        term.type("lasagna")
+        screen, _ = term.wait_for(lambda s: "memory/2026-02-10.md:" in s)
+        assert "▊  lasagna" in screen  # the search box took the keys
+        term.send("F5")
+        screen, _ = term.wait_for(lambda s: "Setting" in s and "From" in s and "▶ Session start:" in s)
+        assert sum(1 for line in screen.splitlines() if line.rstrip(" │▁▂▃▄▅▆▇█").endswith(("default", "flag", "file"))) >= 8, screen
+        term.send("F6")
+        term.wait_for(lambda s: "Session start (main)" in s)
+        term.send("F4")
+        term.wait_for(lambda s: "Engine events" in s)
+        term.send("F9")
+        term.wait_for(lambda s: "Rebuild finished" in s)
+        for _ in range(30):  # enough lines for the log to scroll
+            term.send("C-r")
+        term.wait_for(lambda s: s.count("Index finished") >= 3, timeout=60)
+        term.send("PageUp")
+        term.wait_for(lambda s: "paused, End to follow" in s)
+        term.send("End")
+        screen, _ = term.wait_for(lambda s: "paused, End to follow" not in s)
+        assert all(len(line) <= 80 for line in screen.splitlines())
+        term.send("C-q")
+        term.wait_for(lambda s: term.dead(), timeout=10)
+    finally:
+        term.close()

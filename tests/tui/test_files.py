@@ -80,10 +80,10 @@ def test_append_entry_creates_todays_log(tmp_path):
     now = dt.datetime(2026, 2, 12, 9, 30)
     snap, line = files.append_entry(tmp_path, "Bought milk.", now)
     assert snap.path == tmp_path / "memory" / "2026-02-12.md"
-    assert snap.text == "# 2026-02-12\n\n## 09:30\nBought milk.\n"
+    assert snap.text == "# 2026-02-12\n\n## 09:30\n\nBought milk.\n"  # a blank line under the heading
     assert snap.text.splitlines()[line - 1] == "## 09:30"
     snap, line = files.append_entry(tmp_path, "Second.\nTwo lines.", now.replace(hour=10, minute=5))
-    assert snap.text.endswith("Bought milk.\n\n## 10:05\nSecond.\nTwo lines.\n")
+    assert snap.text.endswith("Bought milk.\n\n## 10:05\n\nSecond.\nTwo lines.\n")
     assert snap.text.splitlines()[line - 1] == "## 10:05"
 
 
@@ -92,7 +92,7 @@ def test_append_entry_to_file_without_final_newline(tmp_path):
     p.parent.mkdir(parents=True)
     p.write_text("agent text")
     snap, _ = files.append_entry(tmp_path, "x", dt.datetime(2026, 2, 12, 8, 0))
-    assert snap.text == "agent text\n\n## 08:00\nx\n"
+    assert snap.text == "agent text\n\n## 08:00\n\nx\n"
 
 
 def test_create_workspace(tmp_path):

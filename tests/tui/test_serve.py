@@ -205,3 +205,26 @@ def test_a_taken_port_is_one_line(ws):
         out = run_cli("--workspace", str(ws), "serve", "--port", str(port), timeout=60)
     assert out.returncode == 2
     assert out.stderr.count("\n") == 1 and "cannot listen there" in out.stderr and str(port) in out.stderr
+
+
+EXTERNAL = re.compile(r"""(?:src|href)\s*=\s*["'](?:https?:)?//(?!127\.0\.0\.1|localhost|\[::1\])[^"']+""", re.I)
+
+
+def test_the_page_needs_nothing_from_outside(ws, served):
+    """No internet needed: the page links no font, style sheet or script from another host (the
+    CDN font textual-serve asks for is swapped for the one it ships), and what it links is served."""
+    _, url = served("--workspace", str(ws), "serve")
+    status, page = get(url)
+    assert status == 200 and "fonts.googleapis.com" not in page
+    assert not EXTERNAL.findall(page), EXTERNAL.findall(page)
+    assert "@font-face" in page and "RobotoMono-VariableFont_wght.ttf" in page
+    refs = [a or b for a, b in re.findall(r"""(?:src|href)=["']([^"'#]+)["']|url\(["']?([^"')]+)""", page)]
+    local = [r for r in refs if r.startswith(("/", "http://127.0.0.1"))]
+    assert any(r.endswith("textual.js") for r in local) and any(r.endswith(".ttf") for r in local)
+    root = re.match(r"http://[^/]+", url).group(0)
+    for ref in local:
+        with urllib.request.urlopen(ref if ref.startswith("http") else root + ref, timeout=20) as r:
+            body = r.read()
+            assert r.status == 200 and body, ref
+            if ref.endswith(".js"):
+                assert b"fonts.googleapis.com" not in body

@@ -114,3 +114,64 @@ def test_bad_ui_setting_stops_the_app_with_one_line_and_exit_2(ws, home_dirs):
     proc = run_cli("--workspace", str(ws))
     assert proc.returncode == 2
     assert proc.stderr == f"clawmem: {config}: ui.animation: expected one of none, basic, full, got 'fast'\n"
+
+
+def test_an_unknown_theme_stops_the_app_with_one_line(ws, home_dirs, capsys):
+    """`[ui] theme = "nope"` stops before the app starts: exit 2, one line naming the file and
+    the key, with the themes that exist (README: a bad value stops the app)."""
+    from clawmem.tui.cli import main
+
+    config = home_dirs / ".config" / "clawmem" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('[ui]\ntheme = "nope"\n')
+    assert main(["--config", str(config), "--workspace", str(ws)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "Traceback" not in err
+    assert err.startswith(f"clawmem: {config}: ui.theme: no theme named 'nope'") and "clawmem-dark" in err
+
+
+def wcag_contrast(a: str, b: str) -> float:
+    """WCAG 2 contrast ratio of two colours (#RRGGBB or anything Textual parses)."""
+    from textual.color import Color
+
+    def luminance(text: str) -> float:
+        c = Color.parse(text)
+
+        def channel(v: int) -> float:
+            v = v / 255
+            return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
+
+        return 0.2126 * channel(c.r) + 0.7152 * channel(c.g) + 0.0722 * channel(c.b)
+
+    hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def test_panel_titles_have_aa_contrast_in_every_theme_file():
+    """Panel titles are drawn in $foreground (app.tcss) on the panel's background: the screen's
+    ($background) or a dialog's ($surface). Computed from each built-in theme file as Textual
+    turns it into CSS variables: at least 4.5:1 (WCAG AA for text) everywhere."""
+    found, problems = themes.load_themes(user_dir=None)
+    assert not problems and {t.name for t in found} >= {"clawmem-dark", "clawmem-light", "clawmem-contrast"}
+    from pathlib import Path
+
+    import clawmem.tui
+
+    assert "Widget { border-title-color: $foreground;" in Path(clawmem.tui.__file__).with_name("app.tcss").read_text()
+    for theme in found:
+        variables = theme.to_color_system().generate()
+        for behind in ("background", "surface"):
+            ratio = wcag_contrast(variables["foreground"], variables[behind])
+            assert ratio >= 4.5, f"{theme.name}: titles on ${behind}: {ratio:.2f}:1"
+
+
+@pytest.mark.parametrize("theme", ["clawmem-dark", "clawmem-light", "clawmem-contrast"])
+async def test_panel_titles_on_screen_are_readable(ws, make_app, theme):
+    """The titles as drawn ("Results", "Preview"): once the borders' grey on grey (1.3:1)."""
+    from tuikit import contrast, screen_segments, settle
+
+    app = make_app(ws, theme=theme)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        titles = [s for s in screen_segments(app) if s.text.strip() in ("Results", "Preview")]
+    assert len(titles) == 2 and all(contrast(s.style) >= 4.5 for s in titles), [(s.text, contrast(s.style)) for s in titles]

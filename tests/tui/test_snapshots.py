@@ -363,7 +363,139 @@ def test_promote_screen(ws, snap_compare):
     the agent keeps recalling and the keys (a accept, e edit, x reject, Esc back); on the left
     the candidates, best first, each with its score, file:lines and recall and query counts; on
     the right, for the selected one, its score, counts and last recall, the six signals, the
-    queries that recalled it, the numbered source lines from the daily log, and the bullet
-    that would go to MEMORY.md."""
+    queries that recalled it, the numbered source lines from the daily log (a long one wraps
+    under its text, "     │ with ANA, hotel near Shinjuku."), and the bullet that would go to
+    MEMORY.md."""
     seed_recalls(ws)
     assert snap_compare(build_app(ws), run_before=run("f10"), terminal_size=SIZE)
+
+
+# ---------------------------------------------------------------- 80×24: every tab and dialog
+# The terminal a fresh SSH session, a tmux pane or a phone gives. Each tab is laid out for it
+# first; nothing is cut mid-word without an ellipsis.
+
+SMALL = (80, 24)
+
+
+def test_80x24_file_tab(ws, snap_compare):
+    """File tab at 80×24 with MEMORY.md open: the tree (MEMORY.md, memory/projects.md, Daily
+    logs by month) takes about a quarter of the width, the header "MEMORY.md · …" and the
+    editor with line numbers the rest; the footer shows Save, View, $EDITOR, Find."""
+
+    async def open_memory(pilot):
+        pilot.app.open_file("MEMORY.md")
+
+    assert snap_compare(build_app(ws), run_before=run(then=open_memory), terminal_size=SMALL)
+
+
+def test_80x24_sync_tab_after_rebuild(ws, snap_compare):
+    """Sync tab at 80×24 after F9: the job line reads "Rebuild finished in <1s: 5 indexed, …"
+    and the event log, following its newest line, ends with the same summary (wrapped under
+    its time, not cut); the rebuild's "added …" lines are above it."""
+    assert snap_compare(build_app(ws), run_before=run("f4", "f9"), terminal_size=SMALL)
+
+
+def test_80x24_config_tab(ws, snap_compare):
+    """Config tab at 80×24, filtered to "query.": the config file and provider lines, the
+    one-line filter, at least eight settings with their value and the From column (default)
+    whole, long values ending in "…"; the highlighted setting's documentation; the
+    session-start section folded to one line ("▶ Session start: 321 of 60,000 chars, 2 files,
+    nothing cut · F6 unfolds")."""
+
+    async def then(pilot):
+        await _filter(pilot, "query.")
+
+    assert snap_compare(build_app(ws), run_before=run("f5", then=then), terminal_size=SMALL)
+
+
+async def _long_line_change(pilot) -> None:
+    """An outside program adds a long line to a log (journal times pinned to the fixed clock)."""
+    import subprocess
+
+    from clawmem.engine.files.journal import Journal
+    from tuikit import FIXED_NOW
+
+    app = pilot.app
+    log = app.engine.workspace / "memory" / "2026-02-11.md"
+    line = "- Decided to keep the staging database on the old schema until the migration of the sessions table is reviewed by Priya"
+    subprocess.run(["sh", "-c", 'printf "%s\\n" "$2" >> "$1"', "sh", str(log), line], check=True)
+    with Journal(app.engine.cfg) as jr:
+        jr.catch_up()
+        jr.conn.execute("update versions set ts = ?", (FIXED_NOW.timestamp() - 3600,))
+        jr.conn.execute("update versions set ts = ? where id = (select max(id) from versions)", (FIXED_NOW.timestamp() - 600,))
+    await pilot.press("f8")
+
+
+def test_80x24_history_tab_wraps_with_the_marker(ws, snap_compare):
+    """History at 80×24 after an outside program added a long line to memory/2026-02-11.md:
+    the list shows the change by "outside"; in the diff the added line wraps between words,
+    every row of it starting with "+" in green and the continuation indented two more."""
+    assert snap_compare(build_app(ws), run_before=run(then=_long_line_change), terminal_size=SMALL)
+
+
+def test_80x24_promote_screen(ws, snap_compare):
+    """F10 at 80×24: the top line "2 passages the agent keeps recalling · a accept · e edit ·
+    x reject · Esc back" whole; the candidates list (score, file:lines, counts) beside the
+    detail, which wraps between words; the footer's keys."""
+    seed_recalls(ws)
+    assert snap_compare(build_app(ws), run_before=run("f10"), terminal_size=SMALL)
+
+
+def test_80x24_promote_edit_dialog(ws, snap_compare):
+    """F10 then e at 80×24: the "Edit before accepting (memory/2026-02-10.md#L…) · ctrl+s
+    accept · Esc cancel" dialog with the passage's text in an editor, inside the screen."""
+    seed_recalls(ws)
+    assert snap_compare(build_app(ws), run_before=run("f10", "e"), terminal_size=SMALL)
+
+
+def test_80x24_help_screen(ws, snap_compare):
+    """F1 at 80×24: the help over the app, its text wrapped to the width, the key table's
+    start in view and scrollable."""
+    assert snap_compare(build_app(ws), run_before=run("f1"), terminal_size=SMALL)
+
+
+def test_80x24_append_dialog(ws, snap_compare):
+    """ctrl+n at 80×24: "New entry in memory/2026-02-12.md at 09:30" and the input "What
+    should be remembered? (Enter adds it, Esc cancels)", with the cursor in it."""
+    assert snap_compare(build_app(ws), run_before=run("ctrl+n"), terminal_size=SMALL)
+
+
+def test_80x24_conflict_prompt(ws, snap_compare):
+    """The save conflict at 80×24: "MEMORY.md changed on disk since you opened it", the
+    difference, what each choice does, and the four buttons, all inside the screen."""
+    assert snap_compare(build_app(ws), run_before=run(then=_conflict), terminal_size=SMALL)
+
+
+def test_80x24_recovery_offer(ws, snap_compare):
+    """The recovery offer at 80×24: unsaved text of MEMORY.md from 2026-02-12 09:12:40, the
+    difference and the buttons Restore, Discard and Later, inside the screen."""
+    assert snap_compare(build_app(ws), run_before=run(then=_recovery_offer), terminal_size=SMALL)
+
+
+def test_80x24_edit_value_dialog(ws, snap_compare):
+    """Editing query.maxResults to 500 at 80×24: the dialog shows its documentation and, in
+    red, "query.maxResults: expected an integer from 1 to 200, got 500", wrapped, not cut."""
+    assert snap_compare(build_app(ws), run_before=run("f5", then=_bad_value), terminal_size=SMALL)
+
+
+def test_80x24_welcome(home_dirs, snap_compare):
+    """First run at 80×24: the "Welcome to clawmem" dialog offering to create
+    ~/.openclaw/workspace, its buttons Create [c] and Not now inside the screen."""
+    assert snap_compare(build_app(None), run_before=run(), terminal_size=SMALL)
+
+
+def test_80x24_unsaved_on_quit(ws, snap_compare):
+    """ctrl+q with an unsaved line in MEMORY.md at 80×24: the dialog asks what to do with the
+    unsaved edits of MEMORY.md, its buttons inside the screen."""
+
+    async def then(pilot):
+        await _edit(pilot)
+        await pilot.press("ctrl+q")
+
+    assert snap_compare(build_app(ws), run_before=run(then=then), terminal_size=SMALL)
+
+
+def test_80x24_search_results_list_focused(ws, snap_compare):
+    """Search for "migration" at 80×24, then ↓: the results list has the focus (its border in
+    the primary colour) and its first row in the selection colours; the preview beside it."""
+    assert snap_compare(build_app(ws), run_before=run(*typed("migration"), "down"), terminal_size=SMALL)

@@ -151,7 +151,8 @@ def engines(args):
         except ConfigError as exc:
             if not args.all_agents:
                 raise
-            yield target, None, exc
+            # the id came from OpenClaw's agents.list or an index, not from a --agent typed
+            yield target, None, ConfigError(re.sub(r"^--agent: ", "agent id: ", str(exc)))
             continue
         yield target, eng, None
 

@@ -16,9 +16,23 @@ def history_arguments(s) -> None:
     s.add_argument("--json", action="store_true", help="print the changes, with their diffs, as JSON")
 
 
+def version_number(text: str) -> int:
+    """--to as `history` prints it (v42) or as a number (42)."""
+    import argparse
+
+    digits = text.strip().removeprefix("v").removeprefix("V")
+    if not digits.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a version as history prints it (v42) or its number, got {text!r}")
+    return int(digits)
+
+
+version_number.__name__ = "version"
+
+
 def restore_arguments(s) -> None:
     s.add_argument("path", help="the memory file")
-    s.add_argument("--to", dest="version", required=True, type=int, metavar="VERSION", help="the version number history shows (vN)")
+    s.add_argument("--to", dest="version", required=True, type=version_number, metavar="VERSION",
+                   help="the version history shows: v42 or 42")
     s.add_argument("--json", action="store_true")
 
 
@@ -108,7 +122,7 @@ def cmd_restore(args) -> int:
     if args.json:
         print(json.dumps({**done.as_json(), "indexed": index_error is None}))
     else:
-        print(f"restored {path} to v{args.version} (now v{done['version']})" + (f"; undo: clawmem restore {path} --to {undo}" if undo else ""))
+        print(f"restored {path} to v{args.version} (now v{done['version']})" + (f"; undo: clawmem restore {path} --to v{undo}" if undo else ""))
     return EXIT_OK
 
 

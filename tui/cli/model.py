@@ -29,13 +29,27 @@ def cmd_model(args) -> int:
     cache = model_cache_dir(cfg)
     configured = cfg["local.modelPath"] or DEFAULT_LOCAL_MODEL
     if args.model_command == "pull":
-        return model_pull(args.uri or (configured if configured.lower().startswith("hf:") else DEFAULT_LOCAL_MODEL), cache, args.json)
+        if args.uri:
+            return model_pull(args.uri, cache, args.json, named="model pull")
+        from_config = configured.lower().startswith("hf:")
+        return model_pull(configured if from_config else DEFAULT_LOCAL_MODEL, cache, args.json,
+                          named="local.modelPath" if from_config and cfg["local.modelPath"] else "the default model")
     models = cached_models(cache)
     if args.json:
         print(dump_json({"cacheDir": str(cache), "configured": configured, "models": models}, indent=2))
         return EXIT_OK
+    local = cfg["local.modelPath"]
+    if local and not local.lower().startswith("hf:"):  # a local file is no cache entry, but it is the model in use
+        from pathlib import Path
+
+        where = Path(local).expanduser()
+        state = f"{where.stat().st_size / 1e6:.1f} MB" if where.is_file() else "missing: set local.modelPath to a .gguf file"
+        print(f"{local}  {state}  (configured: local.modelPath, a local file)")
     if not models:
-        print(f"No models in {cache}; `clawmem model pull` downloads {configured if configured.lower().startswith('hf:') else DEFAULT_LOCAL_MODEL}")
+        if not (local and not local.lower().startswith("hf:")):
+            print(f"No models in {cache}; `clawmem model pull` downloads {configured if configured.lower().startswith('hf:') else DEFAULT_LOCAL_MODEL}")
+        else:
+            print(f"cache: {cache} (empty)")
         return EXIT_OK
     for m in models:
         notes = ([] if m["complete"] else ["unfinished: `clawmem model pull` resumes it"]) + (["configured"] if m["uri"] == configured else [])
@@ -44,7 +58,8 @@ def cmd_model(args) -> int:
     return EXIT_OK
 
 
-def model_pull(uri: str, cache, as_json: bool) -> int:
+def model_pull(uri: str, cache, as_json: bool, named: str = "model pull") -> int:
+    """`named`: where the URI came from (the argument, local.modelPath), which errors name."""
     from clawmem.engine import events as ev
     from clawmem.engine import DownloadError, cached_model_path as cached_path, download_model as download
 
@@ -55,7 +70,11 @@ def model_pull(uri: str, cache, as_json: bool) -> int:
         out = ProgressLine(quiet=as_json)
         path = download(uri, cache, lambda done, total: render_event(ev.Download(uri, done, total), out))
     except DownloadError as exc:
-        raise CommandError(str(exc)) from None
+        message = str(exc)
+        if message.startswith("local.modelPath: ") and named != "local.modelPath":  # the URI the user typed is to blame
+            message = f"{named}: {message.removeprefix('local.modelPath: ')}"
+            raise CommandError(message, EXIT_USAGE) from None
+        raise CommandError(message) from None
     except OSError as exc:
         raise CommandError(f"cannot download {uri}: {exc.strerror or exc} ({exc.filename or cache}); check permissions and free space") from None
     size = path.stat().st_size

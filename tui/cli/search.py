@@ -26,10 +26,28 @@ def search_arguments(s) -> None:
     s.add_argument("--json", action="store_true")
 
 
+def line_number(option: str):
+    """An argparse type for --from / --lines: a whole number from 1 (lines count from 1)."""
+
+    def parse(text: str) -> int:
+        import argparse
+
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if n < 1:
+            raise argparse.ArgumentTypeError(f"{n}: lines count from 1 (the first line is {option} 1)")
+        return n
+
+    parse.__name__ = "line number"
+    return parse
+
+
 def get_arguments(s) -> None:
     s.add_argument("path")
-    s.add_argument("--from", dest="from_line", type=int)
-    s.add_argument("--lines", type=int)
+    s.add_argument("--from", dest="from_line", type=line_number("--from"), metavar="LINE", help="the first line (from 1)")
+    s.add_argument("--lines", type=line_number("--lines"), metavar="N", help="how many lines")
     s.add_argument("--json", action="store_true")
 
 
@@ -102,13 +120,32 @@ def cmd_get(args) -> int:
                 raise CommandError(str(exc)) from None
         else:
             res = eng.get(args.path, args.from_line, args.lines)
+            if not res["text"] and not _exists(eng, args.path):
+                raise CommandError(f"{args.path}: no such memory file in {eng.workspace} (paths are relative to it, "
+                                   "e.g. MEMORY.md or memory/2026-02-10.md)")
     except AccessDenied as exc:
         raise CommandError(str(exc), EXIT_USAGE) from None
+    if res.get("fleet") and not res["text"]:  # nothing stored under that name: said, not an empty success
+        raise CommandError(f"{args.path}: {res.get('note') or 'nothing stored'}")
     if args.json:
         print(dump_json(res))
     else:
         sys.stdout.write(printable(res["text"]) + ("" if res["text"].endswith("\n") or not res["text"] else "\n"))
     return EXIT_OK
+
+
+def _exists(eng, path: str) -> bool:
+    """Whether the file `get` read is there (an empty file is; a missing one reads as "")."""
+    from clawmem.engine import AccessDenied
+
+    raw = path.strip()
+    if raw.startswith("sessions/"):
+        return (eng.cfg.sessions_dir() / raw[len("sessions/"):]).is_file()
+    try:
+        _, abs_p = eng.resolve_allowed(raw)
+    except AccessDenied:
+        return True  # refused, not missing: get said so already
+    return abs_p.is_file()
 
 
 SEARCH = Command("search", search_arguments, cmd_search)

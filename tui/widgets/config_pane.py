@@ -59,9 +59,26 @@ def context_lines(ctx: dict) -> list[str]:
     return lines
 
 
+def clip(text: str, width: int) -> str:
+    """`text` in at most `width` cells, cut with an ellipsis rather than mid-word unseen."""
+    return text if len(text) <= width else text[: max(0, width - 1)] + "…"
+
+
+def context_summary(ctx: dict) -> str:
+    """The session-start section in one line (the section collapsed)."""
+    cut = [f for f in ctx["files"] if f.get("truncated")]
+    return (f"Session start: {ctx['includedChars']:,} of {ctx['totalMaxChars']:,} chars, "
+            f"{plural(sum(1 for f in ctx['files'] if f['exists']), 'file')}, "
+            + (f"{plural(len(cut), 'file')} cut" if cut else "nothing cut"))
+
+
 def short_source(source: str) -> str:
     """'file (/long/path)' → 'file': the paths are in the header line."""
     return source.split(" (")[0] if source.startswith(("file", "openclaw")) else source
+
+
+CONTEXT_KEY = Key("config.context", "f6", "toggle_context", "Session start",
+                  "Show or fold the session-start section (what an agent loads; folded on short terminals)")
 
 
 class ConfigPane(Pane, Vertical):
@@ -73,9 +90,11 @@ class ConfigPane(Pane, Vertical):
         Key("config.edit", "enter", "edit_value", "Edit", "Edit the selected setting (validated before it is saved)", bound=False),
         Key("config.filter", "slash", "focus_filter", "Filter", "Filter the settings by name (Enter goes back to the list)"),
         Key("config.external-editor", "ctrl+o", "edit_file", "$EDITOR", "Edit the config file in $EDITOR, then reload it"),
+        CONTEXT_KEY,
     ]
     PALETTE = [
         ("Edit the config file in $EDITOR", "Config: then reload it", "edit_file"),
+        ("Show or fold what an agent loads at session start", "Config: the session-start section", "toggle_context"),
     ]
     BINDINGS = keys.bindings(KEYS)
     HELP = "Enter edits the highlighted setting; the value is checked before anything is saved."
@@ -85,20 +104,25 @@ class ConfigPane(Pane, Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static("", id="config-head", markup=False)
-        yield Input(placeholder="Filter settings (e.g. query, ui.)", id="config-filter")
+        yield Input(placeholder="/ filters the settings (e.g. query, ui.)", id="config-filter", compact=True)
         table: DataTable = DataTable(id="config-table", cursor_type="row", zebra_stripes=False)
         yield table
         yield Static("", id="config-doc", markup=False)
         yield Static("", id="context-view", markup=False)
 
+    TALL = 30  # rows from which the session-start section starts unfolded
+
     def on_mount(self) -> None:
         self.query_one("#config-filter", Input).cursor_blink = self.host.settings.blinkingCursor
+        self.context_open = self.app.size.height >= self.TALL
+        self._session: tuple[dict | None, str | None] = (None, None)
+        self._width = 0
         self.call_after_refresh(self.reload)  # a hidden tab's ~150 rows wait for the first frame
 
     def rows(self) -> list[tuple[str, str, str]]:
         """(setting, shown value, where it came from) for every engine key, then the app's own."""
         cfg = self.host.engine.cfg
-        out = [(key, show_value(value), short_source(source)) for key, value, source in cfg.effective()]
+        out = [(key, self.host.shorten(show_value(value)), short_source(source)) for key, value, source in cfg.effective()]
         file_ui = cfg.ui or {}
         for name in self.host.settings.names():
             out.append((f"ui.{name}", show_value(getattr(self.host.settings, name)), "file" if name in file_ui else "default"))
@@ -119,11 +143,20 @@ class ConfigPane(Pane, Vertical):
         table = self.query_one(DataTable)
         row = table.cursor_row
         table.clear(columns=True)  # columns too: their widths follow the rows shown
-        table.add_columns("Setting", "Value", "From")
         wanted = self.query_one("#config-filter", Input).value.strip().lower()
-        for key, value, source in self.rows():
-            if wanted in key.lower():
-                table.add_row(key, value, source, key=key)
+        rows = [row for row in self.rows() if wanted in row[0].lower()]
+        # the three columns fit the table's width: From (short) and Setting whole where they
+        # can be, the value gets the rest and ends in … when longer
+        inside = table.scrollable_content_region.width or self.app.size.width - 2 - 2  # border, scrollbar
+        room = max(30, inside - 3 * 2)  # minus the cells' padding
+        source_w = min(18, max([len("From")] + [len(r[2]) for r in rows]))
+        key_w = min(room * 2 // 5, max([len("Setting")] + [len(r[0]) for r in rows]))
+        value_w = max(8, room - source_w - key_w)
+        table.add_column("Setting", width=key_w)
+        table.add_column("Value", width=value_w)
+        table.add_column("From", width=source_w)
+        for key, value, source in rows:
+            table.add_row(clip(key, key_w), clip(value, value_w), clip(source, source_w), key=key)
         if row and table.row_count:
             table.move_cursor(row=min(row, table.row_count - 1))
         self._render_head()
@@ -146,7 +179,10 @@ class ConfigPane(Pane, Vertical):
                          + (f" ({vec['reason']})" if vec.get("reason") else ""))
         self.query_one("#config-head", Static).update("\n".join(lines))
 
-    def set_status(self, status: dict) -> None:
+    def on_config(self) -> None:
+        self.reload()
+
+    def on_status(self, status: dict) -> None:
         self._render_head(status)
         self.load_context()  # the files may have changed: the index saw them
 
@@ -160,8 +196,33 @@ class ConfigPane(Pane, Vertical):
     @on(ContextLoaded)
     def _context_loaded(self, msg: ContextLoaded) -> None:
         msg.stop()
-        text = "\n".join(context_lines(msg.context)) if msg.context else f"Session start: cannot tell ({msg.error})"
+        self._session = (msg.context, msg.error)
+        self._render_context()
+
+    def _render_context(self) -> None:
+        ctx, error = self._session
+        key = keys.keys_of(CONTEXT_KEY, self.host.settings.keymap)[0]
+        key = key.upper() if key[:1] == "f" and key[1:].isdigit() else key
+        if ctx is None:
+            text = f"Session start: cannot tell ({error})" if error else ""
+        elif self.context_open:
+            text = "\n".join(context_lines(ctx))
+        else:
+            text = f"▶ {context_summary(ctx)} · {key} unfolds"
         self.query_one("#context-view", Static).update(text)
+
+    def action_toggle_context(self) -> None:
+        self.context_open = not self.context_open
+        self._render_context()
+
+    def on_click(self, event) -> None:
+        if event.widget is not None and event.widget.id == "context-view":
+            self.action_toggle_context()
+
+    def on_resize(self) -> None:
+        if self.size.width != self._width:  # the columns follow the width
+            self._width = self.size.width
+            self.reload()
 
     @on(DataTable.RowHighlighted, "#config-table")
     def _row(self, event: DataTable.RowHighlighted) -> None:

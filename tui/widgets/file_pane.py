@@ -107,7 +107,7 @@ class FilePane(Pane, Horizontal):
 
     # ------------------------------------------------------------------ the tree
 
-    def set_files(self, entries: list[dict]) -> None:
+    def on_files(self, entries: list[dict]) -> None:
         if entries == self._entries:
             return
         self._entries = entries

@@ -5,6 +5,7 @@ restore is itself journalled, so it shows up here and can be undone the same way
 from __future__ import annotations
 
 import datetime as dt
+import textwrap
 from dataclasses import dataclass
 
 from textual import on, work
@@ -55,8 +56,18 @@ class RestoreDone(Message):
         self.text, self.error = text, error
 
 
-def diff_content(entry: Entry, selected: int) -> Content:
-    """The change as a unified diff: additions green, removals red, the selected hunk marked."""
+def hanging(marker: str, body: str, width: int | None) -> list[str]:
+    """One diff line as rows of at most `width` cells: wrapped between words, every row
+    keeping the line's +/- marker, the continuation indented two more (a hanging indent)."""
+    if not width or len(body) + 3 <= width:
+        return [f"  {marker}{body}"]
+    wrapper = textwrap.TextWrapper(width=max(8, width - 3), subsequent_indent="  ", break_on_hyphens=False)
+    return [f"  {marker}{row}" for row in wrapper.wrap(body)] or [f"  {marker}"]
+
+
+def diff_content(entry: Entry, selected: int, width: int | None = None) -> Content:
+    """The change as a unified diff: additions green, removals red, the selected hunk marked;
+    lines longer than `width` wrap under their marker (hanging)."""
     lines: list[Content] = [Content.styled(printable(f"{entry.path}  v{entry.previous} → v{entry.version}  by {entry.writer}"), "bold")]
     if entry.deleted:
         lines.append(Content.styled("the file was deleted (r brings it back)", "$text-warning"))
@@ -66,12 +77,10 @@ def diff_content(entry: Entry, selected: int) -> Content:
                 mark = "▶ " if n == selected else "  "
                 style = "bold reverse $text-accent" if n == selected else "$text-accent"
                 lines.append(Content.styled(f"{mark}{ln}  hunk {n + 1}/{len(entry.hunks)}", style))
-            elif ln.startswith("+"):
-                lines.append(Content.styled("  " + ln, "$text-success"))
-            elif ln.startswith("-"):
-                lines.append(Content.styled("  " + ln, "$text-error"))
             else:
-                lines.append(Content("  " + ln))
+                marker, body = (ln[:1], ln[1:]) if ln[:1] in ("+", "-", " ") else ("", ln)
+                style = {"+": "$text-success", "-": "$text-error"}.get(marker, "")
+                lines += [Content.styled(row, style) if style else Content(row) for row in hanging(marker, body, width)]
     return Content("\n").join(lines)
 
 
@@ -98,6 +107,7 @@ class HistoryPane(Pane, Vertical):
         self.entries: list[Entry] = []
         self.hunk = 0
         self._select_newest = False  # after a restore: its own change, so r undoes it
+        self._width: int | None = None  # the diff was wrapped to this width
 
     def tab_shown(self) -> None:
         self.query_one("#history-list").focus()
@@ -123,6 +133,10 @@ class HistoryPane(Pane, Vertical):
 
     def reload(self) -> None:
         self._load(self.since)
+
+    def on_synced(self, finished) -> None:
+        if self.shown:  # a sync may have journalled a change; a hidden tab reloads when shown
+            self.reload()
 
     @work(thread=True, exclusive=True, group="history", exit_on_error=False)
     def _load(self, since: str) -> None:
@@ -189,6 +203,10 @@ class HistoryPane(Pane, Vertical):
 
     # ------------------------------------------------------------------ showing
 
+    def on_resize(self) -> None:
+        if self.selected is not None and self.query_one("#history-side").scrollable_content_region.width != self._width:
+            self._show()  # the diff wraps to the new width
+
     @on(OptionList.OptionHighlighted, "#history-list")
     def _highlighted(self, event: OptionList.OptionHighlighted) -> None:
         self._show(reset=True)
@@ -200,9 +218,18 @@ class HistoryPane(Pane, Vertical):
         if reset:
             self.hunk = 0
         self.hunk = max(0, min(self.hunk, len(entry.hunks) - 1))
-        self.query_one("#history-diff", Static).update(diff_content(entry, self.hunk))
-        # keep the marked hunk in view: one title line, then the hunks' lines
-        line = 1 + (1 if entry.deleted else 0) + sum(len(h) for h in entry.hunks[: self.hunk])
+        side = self.query_one("#history-side", VerticalScroll)
+        region = side.scrollable_content_region
+        width = region.width or None
+        self._width = width
+        text = diff_content(entry, self.hunk, width)
+        if width and not side.show_vertical_scrollbar and text.plain.count("\n") + 1 > region.height:
+            width -= 2  # taller than the view: the scroll bar it brings takes 2 cells
+            text = diff_content(entry, self.hunk, width)
+        self.query_one("#history-diff", Static).update(text)
+        # keep the marked hunk in view: one title line, then the hunks' rows (wrapped ones count)
+        line = 1 + (1 if entry.deleted else 0) + sum(
+            1 if i == 0 else len(hanging(ln[:1], ln[1:], width)) for h in entry.hunks[: self.hunk] for i, ln in enumerate(h))
         self.query_one("#history-side", VerticalScroll).scroll_to(y=max(0, line - 2), animate=False)
 
     def action_next_hunk(self) -> None:

@@ -6,6 +6,9 @@ accepted. Everything is from the keyboard."""
 
 from __future__ import annotations
 
+import os
+import textwrap
+
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -39,7 +42,33 @@ class Decided(Message):
         self.key, self.text, self.error, self.drop, self.written = key, text, error, drop, written
 
 
-def detail(c) -> Content:
+def short_names(names: list[str], width: int) -> list[str]:
+    """Each name in at most `width` cells: a name too long loses the part it shares with the
+    others (shown as …) and keeps what tells it apart; one still too long ends in … too."""
+    out = []
+    for name in names:
+        if len(name) <= width:
+            out.append(name)
+            continue
+        common = max((len(os.path.commonprefix([name, other])) for other in names if other != name), default=0)
+        distinct = name[common:]
+        if len(distinct) + 1 < width:  # the start of the shared part, …, all that differs
+            out.append(name[: width - 1 - len(distinct)] + "…" + distinct)
+        else:
+            out.append("…" + distinct[: max(1, width - 2)] + "…")
+    return out
+
+
+def numbered(n: int, line: str, width: int | None) -> list[Content]:
+    """A source line as "   4 │ text", wrapped between words under its text (the number and
+    the bar on its first row only, the bar on every row), at most `width` cells a row."""
+    if not width or len(line) + 7 <= width:
+        return [Content.assemble((f"{n:>4} │ ", "$text-muted"), line)]
+    rows = textwrap.TextWrapper(width=max(8, width - 7), break_on_hyphens=False).wrap(line) or [""]
+    return [Content.assemble((f"{n:>4} │ " if i == 0 else "     │ ", "$text-muted"), row) for i, row in enumerate(rows)]
+
+
+def detail(c, width: int | None = None) -> Content:
     """One candidate: why it ranks (score, counts, the six signals), the queries, the text
     that would go to MEMORY.md and the live source lines (memory text with its control
     characters shown visibly, never passed to the terminal)."""
@@ -57,7 +86,7 @@ def detail(c) -> Content:
     parts += [Content(""), Content.styled("Goes to MEMORY.md as", "bold"), Content(printable(f"- {c.text()} ({c.entry_citation})"))]
     parts += [Content.styled(printable(f"contradicts: {other}"), "$text-warning") for other in c.conflicts]
     parts += [Content(""), Content.styled("Source lines (as the daily log has them now)", "bold")]
-    parts += [Content.assemble((f"{n:>4} │ ", "$text-muted"), printable(ln)) for n, ln in enumerate(c.lines, c.start)]
+    parts += [row for n, ln in enumerate(c.lines, c.start) for row in numbered(n, printable(ln), width)]
     return Content("\n").join(parts)
 
 
@@ -96,9 +125,10 @@ class EditScreen(ModalScreen):
 class PromoteScreen(Screen):
     BINDINGS = keys.bindings(keys.PROMOTE_KEYS)
     DEFAULT_CSS = """
-    PromoteScreen #promote-line { height: 1; padding: 0 1; color: $text-muted; }
+    PromoteScreen #promote-line { height: auto; padding: 0 1; color: $text-muted; }
     PromoteScreen #promote-body { height: 1fr; }
-    PromoteScreen #promote-list { width: 44; border: round $border; }
+    PromoteScreen #promote-list { width: 2fr; max-width: 56; border: round $border; }
+    PromoteScreen #promote-side { width: 3fr; }
     PromoteScreen #promote-side { border: round $border; padding: 0 1; }
     """
 
@@ -144,12 +174,16 @@ class PromoteScreen(Screen):
     def _render_list(self, note: str | None = None, keep: int = 0) -> None:
         olist = self.query_one("#promote-list", OptionList)
         olist.clear_options()
-        for c in self.candidates:
-            head = Content.assemble((f"{c.score:.2f} ", "bold"), printable(c.path.removeprefix("memory/")), (f":{c.start}-{c.end}", "$text-muted"))
+        inner = (olist.size.width or round(self.app.size.width * 0.4)) - 2 - 2  # border, scrollbar
+        names = [printable(c.path.removeprefix("memory/")) for c in self.candidates]
+        widths = [inner - 1 - len(f"{c.score:.2f} ") - len(f":{c.start}-{c.end}") for c in self.candidates]
+        shown = [short_names(names, w)[i] for i, w in enumerate(widths)]
+        for c, name in zip(self.candidates, shown):
+            head = Content.assemble((f"{c.score:.2f} ", "bold"), name, (f":{c.start}-{c.end}", "$text-muted"))
             tail = Content(f"  {c.recalls} recalls · {c.unique_queries} queries" + ("  (skipped)" if c.status != "ok" else ""))
             olist.add_option(Option(Content("\n").join([head, tail])))
         n = len(self.candidates)
-        line = (f"{n} passage{'s' * (n != 1)} the agent keeps recalling · a accept · e edit, then accept · x reject · Esc back"
+        line = (f"{n} passage{'s' * (n != 1)} the agent keeps recalling · a accept · e edit · x reject · Esc back"
                 if n else "Nothing to promote yet: passages recalled by 3+ searches with 2+ distinct queries show here · Esc back")
         self.query_one("#promote-line", Static).update(f"{note} · {line}" if note else line)
         if n:
@@ -158,6 +192,10 @@ class PromoteScreen(Screen):
         else:
             self.query_one("#promote-detail", Static).update("")
 
+    def on_resize(self) -> None:
+        if self.candidates:  # the names follow the list's width
+            self._render_list(keep=self.query_one("#promote-list", OptionList).highlighted or 0)
+
     @on(OptionList.OptionHighlighted, "#promote-list")
     def _highlighted(self, _event) -> None:
         self._show()
@@ -165,7 +203,12 @@ class PromoteScreen(Screen):
     def _show(self) -> None:
         c = self.selected
         if c is not None:
-            self.query_one("#promote-detail", Static).update(detail(c))
+            side = self.query_one("#promote-side", VerticalScroll)
+            region = side.scrollable_content_region
+            text = detail(c, region.width if region.width > 20 else None)
+            if region.width > 20 and not side.show_vertical_scrollbar and len(text.wrap(region.width)) > region.height:
+                text = detail(c, region.width - 2)  # taller than the view: the scroll bar will take 2 cells
+            self.query_one("#promote-detail", Static).update(text)
 
     # ------------------------------------------------------------------ decisions
 

@@ -19,7 +19,7 @@ from clawmem.engine import SearchRequest, printable, query_terms
 from .. import keys
 from ..keys import Key
 from ..words import plural
-from ..present import explanation, mode_line
+from ..present import explanation, hidden_reason, mode_line
 from ..messages import IndexRequested, OpenFile, PreviewLoaded, SearchDone
 from .pane import Pane
 
@@ -152,6 +152,12 @@ class SearchPane(Pane, Vertical):
         self._inflight = True
         self._search(seq, query, self.show_hidden, seq != self._quiet_seq)
 
+    def on_synced(self, finished) -> None:
+        self.refresh_search(after_sync=True)
+
+    def on_config(self) -> None:
+        self.refresh_search()
+
     def refresh_search(self, after_sync: bool = False) -> None:
         """Run the current query again (after an index run or a save). After a sync the
         search never asks for another one: what that sync left behind it left on purpose
@@ -200,7 +206,7 @@ class SearchPane(Pane, Vertical):
         if msg.result and msg.result.get("stale") and msg.seq != self._quiet_seq and self.host.engine.sync_hook is None:
             self.post_message(IndexRequested("search found the index behind the files"))
 
-    def set_status(self, status: dict) -> None:
+    def on_status(self, status: dict) -> None:
         self.status = status
         if self.result is None:
             self._render_mode()
@@ -251,7 +257,7 @@ class SearchPane(Pane, Vertical):
             hidden_line.update("Showing the results below the score threshold too · F6 hides them")
         elif hidden.get("reason"):  # the memory seems not to hold the answer: said, with a way to look anyway
             more = f" · F6 shows the {plural(hidden['count'], 'weak hit')}" if hidden["count"] else ""
-            hidden_line.update(f"Nothing shown: {hidden['reason']}{more}")
+            hidden_line.update(f"Nothing shown: {hidden_reason(hidden)}{more}")
         elif hidden["count"]:
             best = f" (best {hidden['bestScore']:.2f})" if hidden.get("bestScore") is not None else ""
             hidden_line.update(f"{plural(hidden['count'], 'result')} hidden below the score threshold{best} · F6 shows them")
@@ -262,7 +268,7 @@ class SearchPane(Pane, Vertical):
         else:
             msg = "No matches."
             if hidden.get("reason") and not self.show_hidden:
-                msg += f"\n\nNothing shown: {hidden['reason']}."
+                msg += f"\n\nNothing shown: {hidden_reason(hidden)}."
                 if hidden["count"]:
                     msg += f" Press F6 to see the {plural(hidden['count'], 'weak hit')} anyway."
             elif hidden["count"] and not self.show_hidden:
@@ -342,18 +348,34 @@ class SearchPane(Pane, Vertical):
         if not (match and msg.first_line <= match < msg.first_line + len(lines)):
             match = first_match_line(lines, msg.first_line, s, e, self._terms)
         width = len(str(msg.first_line + len(lines)))
-        parts = []
-        for n, line in enumerate(lines, start=msg.first_line):
-            inside = s <= n <= e
-            mark = "▶" if n == match else "▌" if inside else " "
-            gutter = Content.styled(f"{n:>{width}} {mark}", "$text-accent" if inside else "$text-muted")
-            body = highlight(line, self._terms) if inside else Content.styled(line, "$text-muted")
-            if n == match:
-                body = body.stylize("bold")
-            parts.append(gutter + body)
+        # a long line wraps under its text, the bar beside every row of a cited line
+        side = self.query_one("#side")
+        region = side.scrollable_content_region
+        parts = self._preview_rows(lines, msg.first_line, s, e, match, region.width - (width + 2))
+        if not side.show_vertical_scrollbar and sum(p.plain.count("\n") + 1 for p in parts) > region.height:
+            # taller than the view: the scroll bar it brings takes 2 cells
+            parts = self._preview_rows(lines, msg.first_line, s, e, match, region.width - (width + 2) - 2)
         self.query_one("#preview", Static).update(Content("\n").join(parts))
         self.query_one("#side").border_title = f"{msg.path}:{s}-{e}"
         self.call_after_refresh(self._scroll_preview_to, parts[: match - msg.first_line])
+
+    def _preview_rows(self, lines: list[str], first: int, s: int, e: int, match: int, room: int) -> list[Content]:
+        """Each line numbered, the cited ones barred, the matched one marked ▶; a line longer
+        than `room` cells wraps between words under its text."""
+        width = len(str(first + len(lines)))
+        parts = []
+        for n, line in enumerate(lines, start=first):
+            inside = s <= n <= e
+            mark = "▶" if n == match else "▌" if inside else " "
+            style = "$text-accent" if inside else "$text-muted"
+            gutter = Content.styled(f"{n:>{width}} {mark}", style)
+            body = highlight(line, self._terms) if inside else Content.styled(line, "$text-muted")
+            if n == match:
+                body = body.stylize("bold")
+            rows = body.wrap(room) if room >= 10 and body.cell_length > room else [body]
+            under = Content.styled(" " * width + (" ▌" if inside else "  "), style)
+            parts.append(Content("\n").join([(gutter if i == 0 else under) + row for i, row in enumerate(rows)]))
+        return parts
 
     def _scroll_preview_to(self, above: list[Content], tries: int = 5) -> None:
         """Bring the matched line to the middle of the preview (rows counted as they wrap).

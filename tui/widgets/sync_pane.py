@@ -3,6 +3,7 @@ and vector state, and the re-index / rebuild keys."""
 
 from __future__ import annotations
 
+import textwrap
 import time
 
 from textual.app import ComposeResult
@@ -50,6 +51,63 @@ class EtaMeter:
         return rate, max(total - done, 0) / rate
 
 
+class TailLog(Log):
+    """The engine's event log: follows the newest line unless the user scrolls up (then its
+    title says "paused, End to follow"; End, or scrolling back to the bottom, follows again).
+    Long lines wrap between words, their continuation indented under the text after the time."""
+
+    INDENT = 9  # "09:30:00 "
+
+    def __init__(self, **kw) -> None:
+        super().__init__(auto_scroll=False, **kw)
+        self.following = True
+
+    def add(self, text: str) -> None:
+        width = self.scrollable_content_region.width or max(20, self.app.size.width - 6)
+        parts = textwrap.wrap(text, width, subsequent_indent=" " * self.INDENT, break_on_hyphens=False) or [""]
+        self.write_lines(parts, scroll_end=False)
+        if self.following:
+            self.scroll_end(animate=False, immediate=True, x_axis=False)
+
+    def follow(self) -> None:
+        if self.following:
+            self.scroll_end(animate=False, immediate=True, x_axis=False)
+
+    def _set_following(self, following: bool) -> None:
+        if following != self.following:
+            self.following = following
+            self.border_subtitle = "" if following else "paused, End to follow"
+
+    # the user's move up pauses at once: a line arriving before the scroll is drawn must not
+    # take the view back to the end
+    def action_page_up(self) -> None:
+        self._set_following(False)
+        super().action_page_up()
+
+    def action_scroll_up(self) -> None:
+        self._set_following(False)
+        super().action_scroll_up()
+
+    def action_scroll_home(self) -> None:
+        self._set_following(False)
+        super().action_scroll_home()
+
+    def action_scroll_end(self) -> None:  # End
+        super().action_scroll_end()
+        self._set_following(True)
+
+    def _on_mouse_scroll_up(self, event) -> None:
+        self._set_following(False)
+        super()._on_mouse_scroll_up(event)
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if new_value >= self.max_scroll_y:  # back at the end (End, or scrolled down to it): follow
+            self._set_following(True)
+        elif new_value < old_value:  # dragged up by its scroll bar
+            self._set_following(False)
+
+
 class SyncPane(Pane, Vertical):
     TAB = "sync"
     TAB_KEY = keys.tab_key("sync", "f4", "Sync tab")
@@ -74,20 +132,22 @@ class SyncPane(Pane, Vertical):
         self.progress: str | None = None  # "Rebuild: 750/3001 files · ETA 19s" while a job runs
 
     def tab_shown(self) -> None:
-        self.query_one("#sync-log").focus()
+        log = self.query_one("#sync-log", TailLog)
+        log.focus()
+        self.call_after_refresh(log.follow)  # lines written while the tab was hidden: show the newest
 
     def compose(self) -> ComposeResult:
         yield Static("Loading…", id="sync-status", markup=False)
         yield Static("Watcher   off", id="watcher-line", markup=False)
         yield Static("No index job running (ctrl+r re-indexes, F9 rebuilds)", id="job-line", markup=False)
         yield ProgressBar(total=None, show_eta=False, id="job-progress")
-        yield Log(id="sync-log", max_lines=self.host.settings.logLines, auto_scroll=True)
+        yield TailLog(id="sync-log", max_lines=self.host.settings.logLines)
 
     def on_mount(self) -> None:
         self.query_one("#sync-log").border_title = "Engine events"
         self.query_one("#job-progress").display = False
 
-    def set_status(self, st: dict) -> None:
+    def on_status(self, st: dict) -> None:
         self._status = st
         self._render_status()
 
@@ -98,7 +158,7 @@ class SyncPane(Pane, Vertical):
         self.query_one("#sync-status", Static).update("\n".join(status_lines(self._status, self.host.shorten, running)))
         self._render_watcher()
 
-    def set_watcher(self, state: str) -> None:
+    def on_watcher(self, state: str) -> None:
         self.watcher = state
         self._render_watcher()
 
@@ -114,7 +174,7 @@ class SyncPane(Pane, Vertical):
 
     def log_line(self, text: str) -> None:
         stamp = self.host.clock().strftime("%H:%M:%S")
-        self.query_one("#sync-log", Log).write_line(printable(f"{stamp} {text}"))  # file names too can hold escapes
+        self.query_one("#sync-log", TailLog).add(printable(f"{stamp} {text}"))  # file names too can hold escapes
 
     def on_engine_event(self, e: ev.Event) -> None:
         bar = self.query_one("#job-progress", ProgressBar)
@@ -144,7 +204,7 @@ class SyncPane(Pane, Vertical):
             line.update(summary)
             self.log_line(summary)
         elif isinstance(e, ev.WatcherState):
-            self.set_watcher(e.state)
+            self.on_watcher(e.state)
             self.log_line(e.describe())
         else:
             self.log_line(e.describe())
