@@ -150,8 +150,8 @@ def test_unsaved_text_survives_a_dropped_connection(ws, home_dirs, how):
         term.type("migration")
         term.wait_for(lambda s: "memory/2026-02-11.md:" in s)
         term.send("Enter")
-        screen, _ = term.wait_for(lambda s: "Unsaved text of memory/2026-02-11.md" in s)
-        assert "+Typed over ssh, never saved." in screen
+        # the dialog's title may be drawn a frame before its diff: wait for both
+        term.wait_for(lambda s: "Unsaved text of memory/2026-02-11.md" in s and "+Typed over ssh, never saved." in s)
         term.send("r")
         screen, _ = term.wait_for(lambda s: "unsaved (ctrl+s)" in s and "Unsaved text of" not in s)
         assert "Typed over ssh, never saved." in screen
