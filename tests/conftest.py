@@ -129,3 +129,25 @@ def db(pg):
 def uid():
     """A suffix for agent names: roles are shared by every database of the server."""
     return uuid.uuid4().hex[:6]
+
+
+# ----------------------------------------------------------------------------- the fast lane
+
+# `pytest -m "not slow"` is the loop of a change; CI runs everything. Slow are whole files whose
+# every test drives a real app, terminal, browser, server or process kill, and any test that
+# starts a real model worker or PostgreSQL (by the fixture it takes), plus single tests marked
+# `@pytest.mark.slow` where they are.
+SLOW_FILES = {
+    "tui/test_snapshots.py", "tui/test_e2e_tmux.py", "tui/test_serve.py", "tui/test_app_pilot.py", "tui/test_file_safety.py",
+    "tui/test_app_daily.py", "tui/test_history.py", "tui/test_promote_screen.py", "tui/test_small_terminal.py",
+    "test_local_worker.py", "test_mcp.py", "test_sync_processes.py", "test_resident_model.py",
+}
+SLOW_FIXTURES = {"tiny_model", "pg", "db"}
+TESTS = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        rel = Path(str(item.fspath)).relative_to(TESTS).as_posix()
+        if rel.startswith("faults/") or rel in SLOW_FILES or SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)

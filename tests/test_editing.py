@@ -276,6 +276,7 @@ def walk(path, seed: int, steps: int) -> dict[str, int]:
     return tally
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2])
 def test_random_walk_never_drops_an_outsiders_line(tmp_path, seed):
     started = time.monotonic()

@@ -120,7 +120,9 @@ def cmd_get(args) -> int:
                 raise CommandError(str(exc)) from None
         else:
             res = eng.get(args.path, args.from_line, args.lines)
-            if not res["text"] and not _exists(eng, args.path):
+            # --json is the tool's payload: a missing allowed file is {path, text: ""} (SPEC);
+            # a person reading text gets told it is missing rather than an empty line
+            if not args.json and not res["text"] and not _exists(eng, args.path):
                 raise CommandError(f"{args.path}: no such memory file in {eng.workspace} (paths are relative to it, "
                                    "e.g. MEMORY.md or memory/2026-02-10.md)")
     except AccessDenied as exc:
