@@ -226,6 +226,11 @@ class Health:
                 out.append(f"extra path missing ({p})")
         if "sessions" in self.cfg["sources"] and not self.cfg.sessions_dir().is_dir():
             out.append(f"sessions folder missing ({self.cfg.sessions_dir()})")
+        for path in (self.index_path, self.index_path.parent):
+            weak = paths.weaker_than_private(path)
+            if weak:  # clawmem makes its own owner-only and never changes the mode of another's
+                out.append(f"{path} is mode {weak}, readable by others (clawmem would choose owner-only and "
+                           f"changes nothing it did not create: chmod go-rwx {path} if it should be private)")
         try:
             st = self.index_reader.reader()
         except IndexUnavailable as exc:

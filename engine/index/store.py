@@ -114,17 +114,14 @@ def index_meta(cfg) -> dict:
 
 
 def create_private_file(path: Path) -> None:
+    """Create the index file owner-only; an existing file (and its folder) keeps its mode."""
     from ..paths import private_dir
 
     private_dir(path.parent)
-    if not path.exists():
-        fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
-        os.close(fd)
-    else:
-        try:
-            os.chmod(path, 0o600)
-        except OSError:
-            pass
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600))
+    except FileExistsError:
+        pass
 
 
 class ForeignIndex(Exception):
