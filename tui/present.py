@@ -57,6 +57,8 @@ def format_status(st: dict, verbose: bool = False) -> str:
     if rebuild and not rebuild["running"]:
         lines.append(f"Rebuild:   {rebuild_leftover_line(rebuild)}")
     fresh = "clean" if not fr["dirty"] else f"{fr['filesBehind']} files behind"
+    if st["index"].get("settings"):
+        lines.append(f"           {st['index']['settings']}")
     lines.append(f"Fresh:     {fresh} ({fr['filesIndexed']} indexed / {fr['filesOnDisk']} on disk), last sync {fr['lastSync'] or 'never'}")
     if fr.get("behind"):
         lines.append("           behind: " + ", ".join(fr["behind"][:5]) + (" …" if len(fr["behind"]) > 5 else ""))
@@ -208,6 +210,8 @@ def format_results(res: dict, explain: bool = False, query: str = "", color: boo
             lines.append(f"# date filter '{d['from']}' ({span}) dropped: {d.get('reason')}")
         else:
             lines.append(f"# dated entries from {span}, from '{d['from']}'")
+    if res.get("indexSettings"):
+        lines.append(f"# {res['indexSettings']}")
     if res.get("stale"):
         lines.append("# the index is behind the files (run `clawmem index` or `clawmem watch`)")
     if not res["results"]:

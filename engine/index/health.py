@@ -18,7 +18,7 @@ from .reader import IndexReader
 from ..results import Status
 from ..search.searcher import Searcher
 from .sources import list_sources
-from .store import DatabaseError, SCHEMA_VERSION, Store, rebuild_path
+from .store import DatabaseError, SCHEMA_VERSION, Store, built_with_other_settings, rebuild_path
 from ..files.workspace import normalize_extra_paths
 
 
@@ -108,6 +108,7 @@ class Health:
                 "workspace": store.get_meta("workspace") if store is not None else None,
                 "error": store_error,
                 "rebuild": self.rebuild_state(),
+                "settings": built_with_other_settings(store, cfg) if store is not None and store.has_schema() else None,
             },
             "freshness": self.freshness.freshness(),
             "provider": provider,

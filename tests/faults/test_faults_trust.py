@@ -93,3 +93,70 @@ def test_fleet_up_as_root_opens_up_no_folder_above_its_data(tmp_path):
         server._prepare_user()
     assert mode(home) == 0o700
     assert mode(home / "data") & 0o001  # its own, created now: opened up for the server's user
+
+
+# ----------------------------------------------------------------------------- index identity
+
+
+def vectors(workspace: Path, env: dict) -> list[int]:
+    import json
+
+    res = run("--workspace", str(workspace), "status", "--json", env=env)
+    assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
+    return [m["vectors"] for m in json.loads(res.stdout)["vector"]["models"]]
+
+
+@pytest.mark.slow
+def test_a_search_with_another_config_never_rebuilds_the_index(workspace, tmp_path, tiny_model):
+    """Index with sessions and a local model, a transcript arrives, index again; then one search
+    with a config that only names the workspace ran a full rebuild ("index settings changed:
+    sources") and dropped every vector (3 -> 0)."""
+    sessions = tmp_path / "openclaw" / "agents" / "main" / "sessions"
+    sessions.mkdir(parents=True)
+    base = {"OPENCLAW_STATE_DIR": str(tmp_path / "openclaw")}
+    own = {**base, "CLAWMEM_CONFIG": str(write(tmp_path / "a.toml", f'provider = "local"\nsources = ["memory", "sessions"]\n'
+                                                                     f'[local]\nmodelPath = "{tiny_model}"\n'))}
+    other = str(write(tmp_path / "other.toml", f'workspace = "{workspace}"\n'))
+    write(workspace / "MEMORY.md", "# Memory\n- the kestrel nests on the tower\n")
+    write(workspace / "memory" / "2026-11-20.md", "- met Ada about the harbour\n")
+    assert run("--workspace", str(workspace), "index", "--quiet", env=own).returncode == 0
+    write(sessions / "s1.jsonl", '{"type":"message","message":{"role":"user","content":[{"type":"text","text":"the zeppelin leaves at noon"}]}}\n')
+    assert run("--workspace", str(workspace), "index", "--quiet", env=own).returncode == 0
+    before = vectors(workspace, own)
+    assert before == [3]
+
+    res = run("--config", other, "search", "kestrel", env=base)
+    assert res.returncode == 0, res.stderr
+    assert "built with other settings (sources)" in res.stdout and "kestrel" in res.stdout
+    state = tmp_path / "state" / "clawmem"
+    assert not list(state.glob("spawned-index-*"))  # no background index started for it
+    # what a search elsewhere may start (a stale index, same settings): it leaves this one as it is
+    res = run("--config", other, "index", "--background", "--quiet", env=base)
+    assert res.returncode == 0, res.stderr
+    # the user's own `clawmem index` with the other config: never drops vectors without --force
+    res = run("--config", other, "index", env=base)
+    assert res.returncode != 0 and "--force" in one_line_error(res) and "3 vectors" in one_line_error(res)
+    assert vectors(workspace, own) == before
+    res = run("--config", other, "status", env=base)
+    assert res.returncode == 0 and "built with other settings (sources)" in res.stdout
+
+
+def test_status_survives_a_rebuild_swapping_the_index_under_it(workspace, make_engine, monkeypatch):
+    """`status --json` died with "Cannot operate on a closed database" when a rebuild in another
+    process swapped the index in while status read it (the reader closed the connection status held)."""
+    import shutil
+
+    write(workspace / "MEMORY.md", "# Memory\n- the kestrel nests on the tower\n")
+    eng = make_engine()
+    list(eng.index())
+    real = eng.freshness_check.freshness
+
+    def swap_then_look(**kw):  # another process's rebuild finishes right now
+        copy = Path(str(eng.index_path) + ".copy")
+        shutil.copyfile(eng.index_path, copy)
+        os.replace(copy, eng.index_path)
+        return real(**kw)
+
+    monkeypatch.setattr(eng.freshness_check, "freshness", swap_then_look)
+    st = eng.status(deep=True)
+    assert st["index"]["files"] == 1 and st["index"]["error"] is None
