@@ -19,7 +19,7 @@ from ..results import Status
 from ..search.searcher import Searcher
 from .sources import list_sources
 from .store import DatabaseError, SCHEMA_VERSION, Store, built_with_other_settings, rebuild_path
-from ..files.workspace import normalize_extra_paths
+from ..files.workspace import normalize_extra_paths, refused_extra_paths
 
 
 class Health:
@@ -225,6 +225,7 @@ class Health:
         for p in normalize_extra_paths(ws, self.cfg["extraPaths"]):
             if not p.exists():
                 out.append(f"extra path missing ({p})")
+        out += refused_extra_paths(ws, self.cfg["extraPaths"])
         if "sessions" in self.cfg["sources"] and not self.cfg.sessions_dir().is_dir():
             out.append(f"sessions folder missing ({self.cfg.sessions_dir()})")
         for path in (self.index_path, self.index_path.parent):

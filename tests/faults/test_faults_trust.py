@@ -160,3 +160,125 @@ def test_status_survives_a_rebuild_swapping_the_index_under_it(workspace, make_e
     monkeypatch.setattr(eng.freshness_check, "freshness", swap_then_look)
     st = eng.status(deep=True)
     assert st["index"]["files"] == 1 and st["index"]["error"] is None
+
+
+# ----------------------------------------------------------------------------- writes under a folder handle
+
+SECRET = "root:x:0:0:the outside file the agent must never see or change\n"
+
+
+def test_a_hard_link_to_an_outside_file_is_neither_written_nor_read(workspace, tmp_path, make_engine):
+    """A hard link in memory/ to an outside file: memory_append wrote into the outside file, which
+    was also indexed and served by get."""
+    import datetime as dt
+
+    from clawmem.engine.agent import tools
+
+    outside = write(tmp_path / "outside" / "passwd", SECRET)
+    os.link(outside, workspace / "memory" / "2026-03-04.md")
+    eng = make_engine()
+    res = tools.memory_append(eng, "a note", now=dt.datetime(2026, 3, 4, 9, 0))
+    assert "hard link" in res["error"] and not res.get("path")
+    got = tools.memory_get(eng, "memory/2026-03-04.md")
+    assert "root:x" not in got["text"] and "hard link" in got["error"]
+    list(eng.index())
+    assert not eng.search("outside file the agent must never see")["results"]
+    assert "hard link" in json_of(eng.status())
+    assert outside.read_text() == SECRET
+
+
+def json_of(obj) -> str:
+    import json
+
+    return json.dumps(obj, default=str)
+
+
+def test_an_extra_path_below_a_symlinked_folder_is_refused_and_named(workspace, tmp_path):
+    """An extraPaths entry below a symlinked folder was indexed and searchable although get refused it."""
+    real = tmp_path / "elsewhere"
+    write(real / "notes" / "deep.md", "the quetzal feather is in the attic\n")
+    (workspace / "linked").symlink_to(real)
+    env = {"CLAWMEM_CONFIG": str(write(tmp_path / "c.toml", 'provider = "none"\nextraPaths = ["linked/notes"]\n[sync]\nonSearch = false\n'))}
+    write(workspace / "MEMORY.md", "# Memory\n- tea\n")
+    assert run("--workspace", str(workspace), "index", "--quiet", env=env).returncode == 0
+    res = run("--workspace", str(workspace), "search", "quetzal", "--json", env=env)
+    assert res.returncode == 0 and '"results": []' in res.stdout, res.stdout
+    res = run("--workspace", str(workspace), "get", str(workspace / "linked" / "notes" / "deep.md"), env=env)
+    assert res.returncode != 0 and "quetzal" not in res.stdout
+    res = run("--workspace", str(workspace), "status", "--deep", env=env)
+    assert "below a symlinked folder" in res.stdout and "linked/notes" in res.stdout
+
+
+SWAPPER = r"""
+import os, random, signal, sys, time
+ws = sys.argv[1]
+mem, aside, link = (os.path.join(ws, n) for n in ("memory", "memory.real", "memory.link"))
+swaps = 0
+def done(*_):
+    try:
+        print(swaps, flush=True)
+    finally:
+        os._exit(0)
+signal.signal(signal.SIGTERM, done)
+while True:
+    try:
+        os.rename(mem, aside)
+        os.rename(link, mem)  # memory/ is now the symlink out
+        os.rename(mem, link)
+        os.rename(aside, mem)
+        swaps += 1
+        time.sleep(random.random() / 2000)  # real for a while: a check passes, then the swap may land before the open
+    except OSError:  # an append made a new memory/ while the real one was aside: keep both inside
+        try:
+            if os.path.islink(mem):
+                os.rename(mem, link)
+            if os.path.isdir(aside):
+                if os.path.lexists(mem):
+                    os.rename(mem, os.path.join(ws, f"memory.new-{swaps}"))
+                os.rename(aside, mem)
+        except OSError:
+            pass
+"""
+
+
+@pytest.mark.slow
+def test_swapping_memory_for_a_symlink_during_appends_redirects_no_write(workspace, tmp_path):
+    """An MCP client appending in a loop while `memory/` was swapped for a symlink to an outside
+    folder: 3 of ~3,000 appends landed outside and were acknowledged (checked, then opened).
+    A thread swaps the folder as fast as it can while appends run: no byte lands outside, and
+    every acknowledged append is in a file inside the workspace."""
+    import subprocess
+    import sys
+
+    from clawmem.engine.files import memfile
+
+    outside = tmp_path / "outside"
+    write(outside / "2026-11-26.md", SECRET)
+    mem, aside, link = workspace / "memory", workspace / "memory.real", workspace / "memory.link"
+    link.symlink_to(outside)
+    # the swapper is another process: a thread of this one would only run between appends (the GIL)
+    swapper = subprocess.Popen([sys.executable, "-c", SWAPPER, str(workspace)], stdout=subprocess.PIPE, text=True)
+    acked, refused = [], 0
+    try:
+        for i in range(int(os.environ.get("CLAWMEM_FAULT_OPS", "1500"))):
+            entry = f"- entry {i:05d} of the race\n"
+            try:
+                memfile.append(workspace, "memory/2026-11-26.md", lambda tail, e=entry: e)
+                acked.append(entry)
+            except memfile.Refused:
+                refused += 1
+    finally:
+        swapper.terminate()
+        out, _ = swapper.communicate(timeout=10)
+    swaps = [int(out.split()[-1]) if out.split() else 0]
+    if os.path.islink(mem):
+        os.rename(mem, link)
+    if aside.exists() and not mem.exists():
+        os.rename(aside, mem)
+    assert swaps[0] > 10, "the swapper never ran"
+    assert (outside / "2026-11-26.md").read_text() == SECRET and os.listdir(outside) == ["2026-11-26.md"]
+    inside = ""
+    for folder, _, names in os.walk(workspace):  # never through a symlink
+        inside += "".join(Path(folder, n).read_text() for n in names if n.endswith(".md") and not os.path.islink(Path(folder, n)))
+    missing = [e for e in acked if e not in inside]
+    assert not missing, f"{len(missing)} acknowledged appends are not inside the workspace ({refused} refused)"

@@ -93,9 +93,11 @@ def test_a_file_over_the_index_cap_stays_searchable_up_to_the_cap(workspace, mak
 STOPPED_WRITER = r"""
 import datetime as dt, resource, signal, sys
 from pathlib import Path
-from clawmem.engine import Engine, files, load_config, tools
+from clawmem.engine import Engine, load_config
+from clawmem.engine.agent import tools
+from clawmem.engine.files import conflicts as files
 try:  # an agent allowed big writes (the cap is not what is tested here)
-    from clawmem.engine import memfile
+    from clawmem.engine.files import memfile
     memfile.APPEND_CAP = 1 << 26
 except ImportError:
     pass
@@ -164,9 +166,9 @@ def test_a_real_kill_9_during_appends_leaves_every_entry_whole(workspace):
     script = r"""
 import datetime as dt, sys
 from pathlib import Path
-from clawmem.engine import files
+from clawmem.engine.files import conflicts as files
 try:
-    from clawmem.engine import memfile
+    from clawmem.engine.files import memfile
     memfile.APPEND_CAP = 1 << 26
 except ImportError:
     pass
