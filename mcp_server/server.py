@@ -28,7 +28,7 @@ from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetad
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from clawmem.engine import FileRefused, memory_get, memory_promote, memory_search, promote_preview as promotion_preview
+from clawmem.engine import FileRefused, json_visible, memory_get, memory_promote, memory_search, promote_preview as promotion_preview
 from clawmem.tui.net import allowed_names, cannot_listen, needs_token, refuse_request, token_weakness
 
 log = logging.getLogger("clawmem.mcp")
@@ -183,7 +183,8 @@ def tools_markdown() -> str:
 
 def as_result(payload: dict) -> CallToolResult:
     """The payload pretty-printed (2 spaces) as text, as OpenClaw does, and as structured content."""
-    return CallToolResult(content=[TextContent(type="text", text=json.dumps(payload, indent=2, ensure_ascii=False))],
+    # bidi and zero-width characters as \\u escapes: the same JSON, nothing hidden where it is shown
+    return CallToolResult(content=[TextContent(type="text", text=json_visible(json.dumps(payload, indent=2, ensure_ascii=False)))],
                           structured_content=payload)
 
 

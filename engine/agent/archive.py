@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..files import memfile
+from ..text import printable
 from ..index.sessions import parse_transcript
 
 RECENT_MESSAGES = 15  # OpenClaw's default for the hook
@@ -127,7 +128,8 @@ def archive_session(workspace: Path, transcript: Path, *, slug: str | None = Non
         "",
     ]
     try:
-        got = memfile.create_new(ws, "memory", f"{date}-{chosen}", "\n".join(lines), writer="clawmem archive")
+        # what a transcript holds is copied as text: an escape, a bidi override, a bare CR shown visibly
+        got = memfile.create_new(ws, "memory", f"{date}-{chosen}", printable("\n".join(lines)), writer="clawmem archive")
     except memfile.Refused as exc:
         raise ArchiveError(str(exc)) from None
     return Archive(got.rel, got.path, got.path.stem[len(date) + 1 :], date, len(recent))

@@ -5,6 +5,7 @@ data folder; `fleet up` as root opens up no folder it did not create."""
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -282,3 +283,91 @@ def test_swapping_memory_for_a_symlink_during_appends_redirects_no_write(workspa
         inside += "".join(Path(folder, n).read_text() for n in names if n.endswith(".md") and not os.path.islink(Path(folder, n)))
     missing = [e for e in acked if e not in inside]
     assert not missing, f"{len(missing)} acknowledged appends are not inside the workspace ({refused} refused)"
+
+
+# ----------------------------------------------------------------------------- one text policy
+
+RLO, ZWJ = "\u202e", "\u200d"  # reads a line backwards; hides inside a word
+OSC52, OSC0 = "\x1b]52;c;cm0gLXJmIH4=\x07", "\x1b]0;pwned\x07"
+HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff]")
+
+
+@pytest.fixture
+def bidi_ws(workspace):
+    write(workspace / "MEMORY.md", f"# Memory\n- the kiln {RLO}txet desrever{ZWJ} is hot {OSC52} {OSC0}\n")
+    assert run("--workspace", str(workspace), "index").returncode == 0
+    return workspace
+
+
+def test_bidi_and_zero_width_are_shown_visibly_by_every_text_front(bidi_ws):
+    """RLO and ZWJ were printed raw by search, get, context and MCP."""
+    import json
+
+    from mcpwire import exchange, request
+
+    for args in (("search", "kiln"), ("get", "MEMORY.md"), ("context",)):
+        res = run("--workspace", str(bidi_ws), *args)
+        assert res.returncode == 0, res.stderr
+        assert not HIDDEN.search(res.stdout.replace("\n", "")), (args, repr(res.stdout))
+        assert "<U+202E>" in res.stdout and "<U+200D>" in res.stdout
+    res = run("--workspace", str(bidi_ws), "get", "MEMORY.md", "--json")
+    assert not HIDDEN.search(res.stdout.replace("\n", "")) and RLO in json.loads(res.stdout)["text"]  # same value
+    replies = exchange(bidi_ws, [request(1, "tools/call", {"name": "memory_get", "arguments": {"path": "MEMORY.md"}})])
+    text = replies[1]["result"]["content"][0]["text"]
+    assert not HIDDEN.search(text.replace("\n", "")) and RLO in json.loads(text)["text"]
+
+
+@pytest.mark.parametrize("bad", ["a\rb", "c1 \x9b31m", f"bidi {RLO}", f"zero{ZWJ}width", "line\u2028sep"])
+def test_the_write_tools_refuse_what_moves_or_hides_text(workspace, make_engine, bad):
+    """The write tools refused ESC and NUL but took CR, C1 controls, U+202E and U+200D (a bare CR
+    shifted line numbers: matchLine and get --from disagreed)."""
+    import datetime as dt
+
+    from clawmem.engine.agent import tools
+
+    eng = make_engine()
+    for res in (tools.memory_append(eng, bad, now=dt.datetime(2026, 3, 4, 9, 0)), tools.memory_remember(eng, bad)):
+        assert "nothing was written" in res.get("error", ""), res
+    assert not (workspace / "memory" / "2026-03-04.md").exists() and not (workspace / "MEMORY.md").exists()
+    ok = tools.memory_append(eng, "a\r\nb\tc", now=dt.datetime(2026, 3, 4, 9, 0))  # CRLF and tabs are text
+    assert "error" not in ok, ok
+
+
+def test_archive_copies_no_escape_into_memory(workspace, tmp_path):
+    """`clawmem archive` copied escape sequences from a transcript into a memory file."""
+    import json
+
+    line = {"type": "message", "message": {"role": "user", "content": [{"type": "text", "text": f"vendor {OSC52} pitch {RLO}x\rY"}]}}
+    transcript = write(tmp_path / "s.jsonl", json.dumps(line) + "\n")
+    res = run("--workspace", str(workspace), "archive", str(transcript), "--json")
+    assert res.returncode == 0, res.stderr
+    made = [p for p in (workspace / "memory").iterdir()]
+    assert len(made) == 1 and re.fullmatch(r"[0-9a-z.-]+", made[0].name), made
+    text = made[0].read_text()
+    assert not HIDDEN.search(text.replace("\n", "")) and "^[]52;c;" in text and "<U+202E>" in text
+
+
+async def test_the_file_tab_and_tree_pass_no_escape_to_the_terminal(bidi_ws):
+    """The File tab wrote memory text to the terminal raw (an OSC 52 in MEMORY.md set the tmux
+    clipboard, an OSC 0 the window title); the file tree printed escape-laden names raw. A person
+    sees ␛]52;… and <U+202E>-style signs where the codes were."""
+    import sys as _sys
+
+    _sys.path.insert(0, str(Path(__file__).parents[1] / "tui"))
+    from tuikit import build_app, screen_segments, settle, until
+
+    write(bidi_ws / "memory" / f"evil{OSC0}name{RLO}.md", "- named badly\n")
+    app = build_app(bidi_ws)
+
+    def on_screen() -> str:
+        return "".join(seg.text for seg in screen_segments(app) if not seg.control)
+
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot, rounds=3)
+        await pilot.press("f3")
+        await settle(pilot, rounds=3)
+        app.open_file("MEMORY.md")
+        screen = await until(pilot, lambda: "kiln" in on_screen() and "evil" in on_screen() and on_screen(), what="the file and the tree")
+    app.engine.close()
+    assert not HIDDEN.search(screen.replace("\n", "")), repr(HIDDEN.findall(screen))
+    assert "\u241b]52;c;" in screen  # the editor shows the ESC as its sign
