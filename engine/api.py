@@ -114,6 +114,9 @@ class Engine:
             return None
 
     def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> FileText:
+        from .files.reading import check_window
+
+        check_window(from_line, lines)
         return self.memory_files.get(path, from_line, lines)
 
     def read_text(self, path) -> str:
@@ -280,8 +283,10 @@ class Engine:
         return fleet.search(self, query, request or SearchRequest(**kw))
 
     def fleet_get(self, ref: str, from_line: int | None = None, lines: int | None = None) -> dict:
+        from .files.reading import check_window
         from .fleet import client as fleet
 
+        check_window(from_line, lines)
         return fleet.get_stored(self.cfg, ref, from_line, lines)
 
     def fleet_push(self, progress=None) -> dict:

@@ -373,7 +373,9 @@ async def serve_stdio(server) -> None:
 # ---------------------------------------------------------------------------- HTTP guards
 
 HEADER_SECONDS = 10.0  # a request's headers must arrive within this; slow-header floods are dropped
-MAX_CONNECTIONS = 128  # well under the open-file limit, so a flood cannot starve the server of sockets
+BODY_SECONDS = 30.0  # and its body within this after them, on every bind: a trickled body is dropped
+MAX_CONNECTIONS = 128  # admitted connections (a request that passed the token check), well under the open-file limit
+MAX_PENDING = 64  # connections not admitted yet; when full, the oldest is dropped for the newcomer
 
 
 def guard(app, token: str | None, names: set[str]):
@@ -403,18 +405,32 @@ def guard(app, token: str | None, names: set[str]):
     return guarded
 
 
-def _guarded_protocol():
-    """uvicorn's h11 protocol with a header deadline and a connection cap: uvicorn waits for a
-    first request's headers forever, so a few hundred slow clients would hold every socket."""
+def _guarded_protocol(token: str | None = None):
+    """uvicorn's h11 protocol with deadlines and caps. uvicorn waits for a first request's headers
+    and for a request's body forever, so slow clients could hold every socket: headers must come
+    within HEADER_SECONDS and a body within BODY_SECONDS after them. A connection counts against
+    MAX_CONNECTIONS only once a request on it carried the token (any request on a token-free
+    loopback bind); until then it is pending, and pending ones beyond MAX_PENDING make way for
+    newcomers oldest first, so silent clients that reconnect when dropped cannot keep every
+    normal request out."""
     from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    expected = f"Bearer {token}".encode() if token else None
+    pending: dict = {}  # connection -> None, oldest first
 
     class Guarded(H11Protocol):
         def connection_made(self, transport) -> None:
-            if len(self.connections) >= MAX_CONNECTIONS:
+            admitted = len(self.connections) - len(pending)
+            if admitted >= MAX_CONNECTIONS:
                 self.transport = transport  # connection_lost closes it
                 transport.abort()
                 return
+            while len(pending) >= MAX_PENDING:
+                oldest = next(iter(pending))
+                pending.pop(oldest)
+                oldest.transport.abort()
             super().connection_made(transport)
+            pending[self] = None
             self._arm_header_deadline()
 
         def _arm_header_deadline(self) -> None:
@@ -423,6 +439,20 @@ def _guarded_protocol():
 
         def _headers_late(self) -> None:
             if self.cycle is self._waiting_for and not self.transport.is_closing():
+                self.transport.abort()
+
+        def handle_events(self) -> None:
+            super().handle_events()
+            cycle = self.cycle
+            if cycle is None or cycle is self._waiting_for or getattr(self, "_body_for", None) is cycle:
+                return
+            self._body_for = cycle  # this request's headers came: its body has its own deadline
+            self._body_timer = self.loop.call_later(BODY_SECONDS, self._body_late, cycle)
+            if self in pending and (expected is None or dict(self.headers).get(b"authorization") == expected):
+                pending.pop(self, None)  # admitted: a request that passed the token check
+
+        def _body_late(self, cycle) -> None:
+            if self.cycle is cycle and cycle.more_body and not self.transport.is_closing():
                 self.transport.abort()
 
         def on_response_complete(self) -> None:
@@ -436,15 +466,17 @@ def _guarded_protocol():
             super().handle_websocket_upgrade(event)
 
         def connection_lost(self, exc) -> None:
-            timer = getattr(self, "_header_timer", None)
-            if timer is not None:
-                timer.cancel()
+            pending.pop(self, None)
+            for name in ("_header_timer", "_body_timer"):
+                timer = getattr(self, name, None)
+                if timer is not None:
+                    timer.cancel()
             super().connection_lost(exc)
 
     return Guarded
 
 
-def _run_http(app, bind: str, port: int) -> None:
+def _run_http(app, bind: str, port: int, token: str | None = None) -> None:
     import contextlib
     import signal
 
@@ -463,7 +495,7 @@ def _run_http(app, bind: str, port: int) -> None:
                 for sig, handler in before.items():
                     signal.signal(sig, handler)
 
-    config = uvicorn.Config(app, host=bind, port=port, log_level="warning", http=_guarded_protocol(),
+    config = uvicorn.Config(app, host=bind, port=port, log_level="warning", http=_guarded_protocol(token),
                             timeout_graceful_shutdown=3)
     server = Server(config)
     print(f"clawmem mcp: listening on http://{_url_host(bind)}:{port}/mcp (Ctrl+C stops)", file=sys.stderr, flush=True)
@@ -545,7 +577,7 @@ def serve(engine, *, http: str | None = None, host: str | None = None) -> int:
 
             anyio.run(serve_stdio, server)
         else:
-            _run_http(guard(server.streamable_http_app(host=bind), token, allowed_names(bind)), bind, port)
+            _run_http(guard(server.streamable_http_app(host=bind), token, allowed_names(bind)), bind, port, token)
     except KeyboardInterrupt:
         pass
     finally:

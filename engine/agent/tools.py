@@ -199,8 +199,10 @@ def memory_get(engine, path: Any, from_: Any = None, lines: Any = None) -> dict:
         count = _number("lines", lines, integer=True)
         if raw.startswith("fleet:"):  # a fleet hit: its stored text (the file is on another host)
             from ..fleet import client as fleet
+            from ..files.reading import check_window
 
             try:
+                check_window(start, count)
                 return fleet.get_stored(engine.cfg, raw, start, count)
             except (fleet.FleetError, ConfigError) as exc:
                 return {"path": raw, "text": "", "disabled": True, "error": str(exc)}

@@ -13,6 +13,16 @@ from ..index.sources import list_sources
 from .workspace import normalize_extra_paths
 
 
+MAX_LINES = 10_000  # lines one get / memory_get returns at most: a window on a file, not a dump
+
+
+def check_window(start: int | None, count: int | None) -> None:
+    """ValueError (one line) when `lines` asks for more than MAX_LINES (2e8 once took 1.8 GB;
+    0 or less still means "to the end", capped the same way by the file's size cap)."""
+    if count is not None and count > MAX_LINES:
+        raise ValueError(f"lines: {count} is over the limit of {MAX_LINES} lines per call; read on with from")
+
+
 class MemoryFiles:
     def __init__(self, cfg: Config):
         self.cfg = cfg

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 import stat
 from pathlib import Path
 
@@ -371,3 +372,126 @@ async def test_the_file_tab_and_tree_pass_no_escape_to_the_terminal(bidi_ws):
     app.engine.close()
     assert not HIDDEN.search(screen.replace("\n", "")), repr(HIDDEN.findall(screen))
     assert "\u241b]52;c;" in screen  # the editor shows the ESC as its sign
+
+
+# ----------------------------------------------------------------------------- servers and input
+
+TOKEN = "tok-7Hq2LmX9pR4sVw8Z"
+
+
+def test_get_lines_is_bounded(workspace, make_engine):
+    """`get fleet:A/P --lines 200000000` took 1.8 GB, MCP `memory_get lines=1e7` returned 30 MB."""
+    from clawmem.engine.agent import tools
+
+    write(workspace / "MEMORY.md", "# Memory\n- tea\n")
+    for path in ("MEMORY.md", "fleet:A/P"):
+        res = run("--workspace", str(workspace), "get", path, "--lines", "200000000")
+        assert res.returncode == 2 and "at most" not in res.stderr and "10000 lines per call" in one_line_error(res)
+    eng = make_engine()
+    for path in ("MEMORY.md", "fleet:A/P"):
+        assert "10000 lines per call" in tools.memory_get(eng, path, lines=1e7)["error"]
+    assert tools.memory_get(eng, "MEMORY.md", lines=10000)["text"] == "# Memory\n- tea\n"
+
+
+def _flood(host: str, port: int, stop, sockets: list) -> None:
+    """200 silent clients that reconnect as soon as they are dropped."""
+    import socket
+
+    while not stop.is_set():
+        for i, s in enumerate(sockets):
+            try:
+                s.setblocking(False)
+                gone = s.recv(1) == b""
+            except BlockingIOError:
+                gone = False
+            except OSError:
+                gone = True
+            if gone:
+                s.close()
+                try:
+                    sockets[i] = socket.create_connection((host, port), timeout=2)
+                except OSError:
+                    pass
+        stop.wait(0.01)
+
+
+@pytest.mark.slow
+def test_mcp_http_serves_a_token_holder_through_a_reconnecting_silent_flood(workspace):
+    """200 silent clients that reconnect when dropped kept every normal request out for as long as
+    they ran: the 128-connection cap was spent before any token check."""
+    import socket
+    import threading
+
+    import httpx
+    from faultkit import Server, free_port
+    from helpers import wait_for
+
+    write(workspace / "MEMORY.md", "# Memory\n- tea\n")
+    port = free_port()
+    server = Server("--workspace", str(workspace), "mcp", "--http", f"127.0.0.2:{port}", env={"CLAWMEM_MCP_TOKEN": TOKEN})
+    url = f"http://127.0.0.2:{port}/mcp"
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+
+    def answered() -> bool:
+        try:
+            return httpx.get(url, headers=auth, timeout=3).status_code is not None
+        except httpx.TransportError:
+            return False
+
+    stop, sockets = threading.Event(), []
+    try:
+        wait_for(answered, 60, "the MCP server")
+        sockets += [socket.create_connection(("127.0.0.2", port), timeout=2) for _ in range(200)]
+        flood = threading.Thread(target=_flood, args=("127.0.0.2", port, stop, sockets), daemon=True)
+        flood.start()
+        time.sleep(1)
+        got = sum(answered() for _ in range(5))
+        assert got >= 4, f"{got} of 5 requests with the token were answered during the flood"
+    finally:
+        stop.set()
+        for s in sockets:
+            s.close()
+        server.stop()
+
+
+@pytest.mark.slow
+def test_mcp_http_drops_a_trickled_body_on_the_token_free_bind(workspace):
+    """On 127.0.0.1 (no token), clients that sent full headers and trickled the body were never dropped."""
+    import socket
+
+    from faultkit import Server, free_port
+    from helpers import wait_for
+
+    port = free_port()
+    server = Server("--workspace", str(workspace), "mcp", "--http", f"127.0.0.1:{port}")
+    try:
+        def connects():
+            try:
+                return socket.create_connection(("127.0.0.1", port), timeout=5)
+            except OSError:
+                return None
+
+        s = wait_for(connects, 60, "the MCP server")
+        s.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{")
+        start = time.monotonic()
+
+        def dropped() -> bool:
+            try:
+                s.sendall(b" ")  # one byte a second, forever
+            except OSError:
+                return True
+            s.setblocking(False)
+            try:
+                return s.recv(1024) == b""
+            except BlockingIOError:
+                return False
+            except OSError:
+                return True
+            finally:
+                s.setblocking(True)
+
+        wait_for(dropped, 60, "the server to drop the trickled body", interval=1.0)
+        assert time.monotonic() - start < 50
+        s.close()
+    finally:
+        server.stop()

@@ -102,7 +102,7 @@ def cmd_get(args) -> int:
                 raise CommandError(str(exc)) from None
         else:
             res = eng.get(args.path, args.from_line, args.lines)
-    except AccessDenied as exc:
+    except (AccessDenied, ValueError) as exc:
         raise CommandError(str(exc), EXIT_USAGE) from None
     if args.json:
         print(dump_json(res))
