@@ -495,3 +495,58 @@ def test_mcp_http_drops_a_trickled_body_on_the_token_free_bind(workspace):
         s.close()
     finally:
         server.stop()
+
+
+@pytest.mark.slow
+def test_serve_caps_its_sessions_and_says_so_and_a_malformed_request_is_one_line(workspace):
+    """`clawmem serve` started one app process per websocket with no cap (60 sockets, 60
+    processes, 1.36 GB); an empty `Host:` printed an aiohttp traceback on serve's terminal. A
+    person opening a tab past the cap sees a page saying how many are open and what to do."""
+    import asyncio
+    import socket
+
+    import httpx
+    import websockets
+    from faultkit import Server, free_port
+    from helpers import wait_for
+
+    write(workspace / "MEMORY.md", "# Memory\n- tea\n")
+    port = free_port()
+    server = Server("--workspace", str(workspace), "serve", "--port", str(port), "--max-sessions", "2",
+                    env={"CLAWMEM_PROVIDER": "none"})
+    page, ws_url = f"http://127.0.0.1:{port}/", f"ws://127.0.0.1:{port}/ws"
+
+    def status() -> int | None:
+        try:
+            return httpx.get(page, timeout=5).status_code
+        except httpx.TransportError:
+            return None
+
+    async def sessions() -> tuple[list, object]:
+        opened = []
+        for _ in range(2):
+            opened.append(await websockets.connect(ws_url, origin=f"http://127.0.0.1:{port}", open_timeout=30))
+        try:
+            await websockets.connect(ws_url, origin=f"http://127.0.0.1:{port}", open_timeout=30)
+            third = "open"
+        except websockets.exceptions.InvalidStatus as exc:
+            third = exc.response.status_code
+        full = httpx.get(page, timeout=5)
+        for w in opened:
+            await w.close()
+        return [third, full.status_code, full.text], None
+
+    try:
+        wait_for(status, 60, "serve")
+        (third, code, text), _ = asyncio.run(sessions())
+        assert third == 503 and code == 503 and "2 sessions are open" in text and "--max-sessions" in text
+        wait_for(lambda: status() == 200, 30, "a session to end and the page to come back")
+        for request in (b"GET / HTTP/1.1\r\nHost:\r\n\r\n", b"GET / HTTP/1.1\r\n\r\n"):
+            with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+                s.sendall(request)
+                s.recv(1024)
+        time.sleep(1)
+        assert not any("Traceback" in line for line in server.lines), "\n".join(server.lines)
+        assert any("refused a malformed request" in line for line in server.lines), server.lines
+    finally:
+        server.stop()
