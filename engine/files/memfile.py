@@ -388,6 +388,19 @@ def read(workspace: Path, rel: str | Path, *, extra_paths: Iterable = (), cap: i
         os.close(fd)
 
 
+def read_any(path: Path, shown: str, cap: int = READ_CAP) -> bytes | None:
+    """The bytes of a file outside the workspace clawmem reads (a session transcript) by the same
+    rules: no symlink as its name, a regular file only (a FIFO never blocks), the size cap; None
+    when it does not exist."""
+    fd = _open(Path(path), os.O_RDONLY, shown)
+    if fd is None:
+        return None
+    try:
+        return _read_fd(fd, Path(path), cap)
+    finally:
+        os.close(fd)
+
+
 def read_text(workspace: Path, rel: str | Path, *, extra_paths: Iterable = ()) -> str:
     """The file as text for people and agents: invalid UTF-8 replaced, CRLF and CR read as
     newlines (as Python's text files do); "" when it does not exist."""

@@ -71,9 +71,15 @@ class MemoryFiles:
             f = self.cfg.sessions_dir() / name
             if f.is_symlink():
                 raise AccessDenied(f"refused {raw!r}: session transcripts are never read through symlinks")
-            try:
-                data = f.read_bytes()
-            except FileNotFoundError:
+            from . import memfile
+
+            try:  # never blocks on a FIFO, never a folder or device: one line, not a hang or a traceback
+                data = memfile.read_any(f, raw, cap=1 << 30)  # a long session is no note: no note-sized cap
+            except memfile.Refused as exc:
+                raise AccessDenied(str(exc)) from None
+            except OSError as exc:
+                raise AccessDenied(f"{raw}: cannot read it ({exc.strerror or exc}); check its permissions") from None
+            if data is None:
                 return FileText(path=raw, text="")
             from ..index.sessions import parse_transcript, render_range
 
@@ -85,6 +91,8 @@ class MemoryFiles:
             text = memfile.read_text(self.workspace, abs_p, extra_paths=self.cfg["extraPaths"])
         except memfile.Refused as exc:
             raise AccessDenied(str(exc)) from None
+        except OSError as exc:  # unreadable (permissions), an I/O error: one line naming the file
+            raise AccessDenied(f"{rel}: cannot read it ({exc.strerror or exc}); check its permissions") from None
         if start is None and count is None:
             return FileText(path=rel, text=text)
         all_lines = text.split("\n")

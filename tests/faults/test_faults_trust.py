@@ -550,3 +550,57 @@ def test_serve_caps_its_sessions_and_says_so_and_a_malformed_request_is_one_line
         assert any("refused a malformed request" in line for line in server.lines), server.lines
     finally:
         server.stop()
+
+
+# ----------------------------------------------------------------------------- the rest of the list
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "unreadable"])
+def test_get_of_a_transcript_that_is_no_file_is_one_line_and_never_hangs(workspace, tmp_path, kind):
+    """A transcript that is a FIFO hung `get` forever; a folder gave an IsADirectoryError
+    traceback; an unreadable file a PermissionError traceback (as did an unreadable memory file)."""
+    sessions = tmp_path / "openclaw" / "agents" / "main" / "sessions"
+    sessions.mkdir(parents=True)
+    env = {"OPENCLAW_STATE_DIR": str(tmp_path / "openclaw"),
+           "CLAWMEM_CONFIG": str(write(tmp_path / "c.toml", 'provider = "none"\nsources = ["memory", "sessions"]\n'))}
+    target = sessions / "s.jsonl"
+    if kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "folder":
+        target.mkdir()
+    else:
+        write(target, '{"type":"session"}\n')
+        write(workspace / "memory" / "2026-01-01.md", "- secret\n")
+        if os.geteuid() == 0:
+            pytest.skip("root reads every file")
+        os.chmod(target, 0)
+        os.chmod(workspace / "memory" / "2026-01-01.md", 0)
+    paths = ["sessions/s.jsonl"] + (["memory/2026-01-01.md"] if kind == "unreadable" else [])
+    for path in paths:
+        res = run("--workspace", str(workspace), "get", path, env=env, timeout=30)
+        assert res.returncode != 0 and path.rsplit("/", 1)[-1] in one_line_error(res), res.stderr
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("connect to postgres://admin:pa!$&'()*+,;=ss9Xy@db.example.com:5432/app now", "pa!$&'()*+,;=ss9Xy"),
+    ("[default]\naws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n",
+     "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+    ("-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF0sBaEBCADpZ5bQ2Y7tEXAMPLEbodyline0123456789abcdef\n=abcd\n-----END PGP PRIVATE KEY BLOCK-----\n",
+     "lQOYBF0sBaEBCADpZ5bQ2Y7tEXAMPLEbodyline"),
+    ("here: -----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n"
+     "QyNTUxOQAAACDxEXAMPLEEXAMPLEEXAMPLEEXAMPLEEXAMPLEAAAAJgAAAAAAAAAA\nthat was cut. We talked about tea after.", "QyNTUxOQAAACDx"),
+])
+def test_redaction_masks_what_it_missed(text, secret):
+    """Missed: a database URL whose password holds !$&'()*+,;=, `aws_secret_access_key = …` in the
+    credentials-file form, the body of a PGP private key block, an OpenSSH key whose END line was cut."""
+    from clawmem.engine.redaction import redact
+
+    assert secret not in redact(text)
+    assert "tea after" in redact(text) if "tea" in text else True
+
+
+def test_redaction_leaves_prose_about_tokens_alone():
+    from clawmem.engine.redaction import redact
+
+    prose = "the token of appreciation was nice; pass the salt; my keyboard works"
+    assert redact(prose) == prose
