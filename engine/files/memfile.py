@@ -468,7 +468,7 @@ def append(workspace: Path, rel: str | Path, compose: Callable[[bytes], str], *,
     return Receipt(path, shown, total, content_hash(data), before + 1, lines, lines)
 
 
-def _replace(path: Path, data: bytes, seen: tuple | None, dfd: int) -> bool:
+def _replace(path: Path, data: bytes, seen: tuple | None, dfd: int, new_mode: int | None = None) -> bool:
     """Write `data` to a temporary beside `path` (in the folder `dfd`) and rename it over `path`,
     unless the file's identity is no longer `seen` (someone outside clawmem wrote meanwhile):
     then False. The file keeps its mode; a new one is owner-only."""
@@ -483,7 +483,8 @@ def _replace(path: Path, data: bytes, seen: tuple | None, dfd: int) -> bool:
             try:
                 os.fchmod(fd, os.stat(path.name, dir_fd=dfd, follow_symlinks=False).st_mode & 0o7777)
             except FileNotFoundError:
-                pass
+                if new_mode is not None:
+                    os.fchmod(fd, new_mode & 0o777)
         finally:
             os.close(fd)
         if _identity_at(path.name, dfd) != seen:
@@ -528,8 +529,10 @@ def _at_folder(anchor: Path, path: Path, shown: str):
 
 
 def rewrite(workspace: Path, rel: str | Path, transform: Callable[[str], "str | bytes | None"],
-            expected_hash: str | None = None, *, writer: str | None = None, extra_paths: Iterable = ()) -> Receipt:
-    """Read, transform, write back, all under the file's lock (see the module docstring)."""
+            expected_hash: str | None = None, *, writer: str | None = None, extra_paths: Iterable = (),
+            new_mode: int | None = None) -> Receipt:
+    """Read, transform, write back, all under the file's lock (see the module docstring). An
+    existing file keeps its mode; a new one gets `new_mode` (a restored file's own), else 0600."""
     shown, path, anchor = _locate(workspace, rel, extra_paths)
     with _locked(path), _at_folder(anchor, path, shown) as dfd:
         for _ in range(ATTEMPTS):
@@ -549,7 +552,7 @@ def rewrite(workspace: Path, rel: str | Path, transform: Callable[[str], "str | 
             data = new if isinstance(new, bytes) else new.encode("utf-8", "surrogateescape")
             if len(data) > READ_CAP:
                 raise TooLarge(f"{shown}: the new version is {len(data)} bytes, over the {READ_CAP}-byte limit for a memory file")
-            if _replace(path, data, seen, dfd):
+            if _replace(path, data, seen, dfd, new_mode):
                 break
             if expected_hash is not None:
                 raise Conflict(read(workspace, rel, extra_paths=extra_paths))

@@ -604,3 +604,28 @@ def test_redaction_leaves_prose_about_tokens_alone():
 
     prose = "the token of appreciation was nice; pass the salt; my keyboard works"
     assert redact(prose) == prose
+
+
+def test_watch_once_on_a_missing_workspace_is_an_error_and_makes_no_index(tmp_path):
+    """`watch --once` on a missing workspace exited 0 and created an index for it."""
+    missing = tmp_path / "nowhere"
+    res = run("--workspace", str(missing), "watch", "--once")
+    assert res.returncode == 2 and "no workspace at" in one_line_error(res)
+    assert not missing.exists() and not list((tmp_path / "data").rglob("*.sqlite"))
+
+
+def test_a_restored_deleted_file_keeps_its_old_mode(workspace, make_engine):
+    """A restored deleted file came back 0600 (it was 0644)."""
+    from helpers import run_cli
+
+    note = write(workspace / "memory" / "people.md", "Ana: allergic to nuts\n")
+    os.chmod(note, 0o644)
+    eng = make_engine()
+    eng.run_index()
+    note.unlink()
+    eng.run_index()
+    with eng.history_log.open() as jr:
+        first = min(v.id for v in jr.versions("memory/people.md") if not v.deleted)
+    res = run_cli("--workspace", str(workspace), "restore", "memory/people.md", "--to", str(first))
+    assert res.returncode == 0, res.stderr
+    assert note.read_text() == "Ana: allergic to nuts\n" and mode(note) == 0o644

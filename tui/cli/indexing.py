@@ -130,7 +130,8 @@ def cmd_index(args) -> int:
 def cmd_watch(args) -> int:
     from clawmem.engine import run_daemon
 
-    eng = open_engine(args, persistent=True, need_workspace=False)
+    # a running watcher waits for its workspace to appear; one sync of a missing one is a usage error
+    eng = open_engine(args, persistent=True, need_workspace=args.once)
     return run_daemon(eng, once=args.once, printer=lambda line: print(printable(line), flush=True))
 
 
