@@ -18,7 +18,7 @@ from .reader import IndexReader
 from ..results import Status
 from ..search.searcher import Searcher
 from .sources import list_sources
-from .store import DatabaseError, SCHEMA_VERSION, Store, built_with_other_settings, rebuild_path
+from .store import DatabaseError, SCHEMA_VERSION, Store, built_with_other_settings, known_intact, rebuild_path
 from ..files.workspace import normalize_extra_paths, refused_extra_paths
 
 
@@ -52,6 +52,9 @@ class Health:
                     {"provider": m["provider"], "model": m["model"], "dims": m["dims"], "vectors": store.coverage(m["id"])}
                     for m in store.models()
                 ]
+            damage = self.damage(store) if store is not None else None
+            if damage:  # broken pages, although what was read above could be read: nothing more is read from it
+                store, store_error = None, f"{self.index_path}: damaged ({damage}); `clawmem status --fix` moves it aside and rebuilds it from the Markdown"
         except IndexUnavailable as exc:
             store, store_error = None, str(exc)
         except DatabaseError as exc:  # damage past what opening the index checks
@@ -142,6 +145,17 @@ class Health:
                 out["cache"] = {"error": str(exc)}
         return Status(out)
 
+    def damage(self, store) -> str | None:
+        """What SQLite's page check finds wrong with the index, or None. Skipped when the file is
+        exactly as the last clean writer left it (the check reads the whole file)."""
+        if known_intact(self.index_path):
+            return None
+        try:
+            (ok,) = store.conn.execute("PRAGMA quick_check(1)").fetchone()
+        except DatabaseError as exc:
+            return str(exc)
+        return None if ok == "ok" else " ".join(ok.replace("*** in database main ***", "").split())[:300]
+
     def file_notes(self, store=None) -> list[dict]:
         """Every file the index skipped (`skipped`), holds only in part, or read with a change
         (NUL bytes, invalid UTF-8), with the reason."""
@@ -200,8 +214,8 @@ class Health:
                 lock.release()  # leaves the lock file empty
                 done.append(f"cleared the writer lock left by pid {stale.get('pid', '?')} ({stale.get('command', '?')}), which no longer runs")
         try:
-            self.index_reader.reader()
-            broken = None
+            store = self.index_reader.reader()
+            broken = self.damage(store) if store is not None else None
         except IndexUnavailable as exc:
             broken = str(exc)
         if broken or rebuild_path(self.index_path).exists():

@@ -629,3 +629,44 @@ def test_a_restored_deleted_file_keeps_its_old_mode(workspace, make_engine):
     res = run_cli("--workspace", str(workspace), "restore", "memory/people.md", "--to", str(first))
     assert res.returncode == 0, res.stderr
     assert note.read_text() == "Ana: allergic to nuts\n" and mode(note) == 0o644
+
+
+def test_page_level_corruption_is_seen_by_status_and_repaired_by_fix(workspace, tmp_path):
+    """After page-level corruption search failed while `status` said "clean" and `status --fix`
+    "nothing to repair"."""
+    import json
+    import random
+
+    for i in range(60):
+        write(workspace / "memory" / f"2026-01-{i % 28 + 1:02d}-n{i}.md", f"- note {i} about the heron colony " + "padding words " * 200 + "\n")
+    env = config(tmp_path, "")
+    assert run("--workspace", str(workspace), "index", "--quiet", env=env).returncode == 0
+    index = next((tmp_path / "data" / "clawmem" / "index").glob("*.sqlite"))
+    import sqlite3
+
+    con = sqlite3.connect(index)  # every page in the main file, none left in the WAL to read instead
+    con.execute("pragma wal_checkpoint(truncate)")
+    con.close()
+    size = index.stat().st_size
+    clean = index.read_bytes()
+    for page in range(size // 4096 - 1, 1, -1):  # the last page whose damage opening the index does not see
+        bad = bytearray(clean)
+        bad[page * 4096 + 100 : page * 4096 + 2100] = random.Random(page).randbytes(2000)
+        index.write_bytes(bytes(bad))
+        con = sqlite3.connect(index)
+        try:
+            con.execute("select value from meta where key = 'app'").fetchone()
+            damaged = con.execute("pragma quick_check(1)").fetchone()[0] != "ok"
+        except sqlite3.DatabaseError:
+            damaged = False
+        con.close()
+        if damaged:
+            break
+    else:
+        pytest.fail("no page could be damaged that way")
+    res = run("--workspace", str(workspace), "status", env=env)
+    assert "damaged" in res.stdout + res.stderr and "Traceback" not in res.stderr, res.stdout + res.stderr
+    res = run("--workspace", str(workspace), "status", "--fix", env=env)
+    assert res.returncode == 0 and "nothing to repair" not in res.stdout and "moved it to" in res.stdout, res.stdout
+    res = run("--workspace", str(workspace), "status", "--json", env=env)
+    assert json.loads(res.stdout)["index"]["error"] is None and json.loads(res.stdout)["index"]["files"] == 60
