@@ -435,8 +435,10 @@ def append(workspace: Path, rel: str | Path, compose: Callable[[bytes], str], *,
                                f"(mcp.maxWriteBytes in the clawmem config); split it")
             if size + len(data) > READ_CAP:
                 raise TooLarge(f"{shown}: would grow past the {READ_CAP}-byte limit for a memory file; write to another file")
+            made = False
             if fd is None:  # created only now: a refused write leaves no empty file behind
                 fd = _open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, shown, dir_fd=dfd)
+                made = True
                 if fd is None:  # its folder was removed since it was opened
                     raise Refused(f"refused {shown!r}: its folder was removed while it was written; nothing was written")
                 size, tail = os.fstat(fd).st_size, b""
@@ -445,8 +447,15 @@ def append(workspace: Path, rel: str | Path, compose: Callable[[bytes], str], *,
                     data = compose(tail).encode("utf-8")
             rec = _pending(path)
             ino = os.fstat(fd).st_ino
-            rec.write_text(json.dumps({"path": str(path), "ino": ino, "offset": size, "length": len(data),
-                                       "hash": content_hash(data)}))
+            try:
+                rec.write_text(json.dumps({"path": str(path), "ino": ino, "offset": size, "length": len(data),
+                                           "hash": content_hash(data)}))
+            except OSError as exc:  # clawmem's data folder is full: no append without its record
+                rec.unlink(missing_ok=True)  # no 0-byte record left behind
+                if made and not size and os.fstat(fd).st_size == 0:
+                    _unlink_if(path.name, dfd, ino)  # nor the empty log this call created
+                raise Refused(f"refused {shown!r}: clawmem's data folder cannot record the append ({exc.strerror}: "
+                              f"{rec.parent}); free space there; nothing was written") from None
             try:
                 written = 0
                 while written < len(data):
@@ -499,6 +508,15 @@ def _replace(path: Path, data: bytes, seen: tuple | None, dfd: int, new_mode: in
         raise
     os.fsync(dfd)
     return True
+
+
+def _unlink_if(name: str, dfd: int, ino: int) -> None:
+    """Remove `name` in folder `dfd` if it is still the file `ino` (one this call created)."""
+    try:
+        if os.stat(name, dir_fd=dfd, follow_symlinks=False).st_ino == ino:
+            os.unlink(name, dir_fd=dfd)
+    except FileNotFoundError:
+        pass
 
 
 def _temp_name(name: str) -> str:

@@ -670,3 +670,51 @@ def test_page_level_corruption_is_seen_by_status_and_repaired_by_fix(workspace, 
     assert res.returncode == 0 and "nothing to repair" not in res.stdout and "moved it to" in res.stdout, res.stdout
     res = run("--workspace", str(workspace), "status", "--json", env=env)
     assert json.loads(res.stdout)["index"]["error"] is None and json.loads(res.stdout)["index"]["files"] == 60
+
+
+def test_context_says_why_a_memory_md_linked_out_is_not_read(workspace, tmp_path):
+    """With MEMORY.md symlinked out, `context` said "No memory files yet" (only --json said why)."""
+    (workspace / "MEMORY.md").symlink_to(write(tmp_path / "elsewhere.md", "# the secret elsewhere\n"))
+    res = run("--workspace", str(workspace), "context")
+    assert res.returncode == 0, res.stderr
+    assert "No memory files yet" not in res.stdout and "MEMORY.md" in res.stdout and "symlink" in res.stdout
+    assert "the secret elsewhere" not in res.stdout
+
+
+def test_a_full_data_folder_leaves_no_empty_log_nor_empty_pending_record(workspace, tmp_path, make_engine):
+    """With the data folder full, a refused append left an empty daily log and a 0-byte pending
+    record, and each memory_remember stalled 10 s."""
+    import datetime as dt
+    import subprocess
+
+    from clawmem.engine.agent import tools
+
+    if os.geteuid() != 0:
+        pytest.skip("needs root to mount a small tmpfs as the data folder")
+    data = tmp_path / "data"
+    data.mkdir(exist_ok=True)
+    write(workspace / "MEMORY.md", "# Memory\n- tea\n")
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(data)], capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        eng = make_engine()
+        list(eng.index())
+        eng.close()
+        with open(data / "filler", "wb") as fh:  # the data folder fills up
+            try:
+                while True:
+                    fh.write(b"\0" * 65536)
+                    fh.flush()
+            except OSError:
+                pass
+        eng = make_engine()
+        started = time.monotonic()
+        res = tools.memory_append(eng, "a note that cannot be recorded safely", now=dt.datetime(2026, 3, 4, 9, 0))
+        assert res.get("error") and "nothing was written" in res["error"] or "space" in res["error"], res
+        assert not (workspace / "memory" / "2026-03-04.md").exists()
+        assert not [p for p in (data / "clawmem" / "locks").glob("*.pending")]
+        res = tools.memory_remember(eng, "another fact")
+        assert time.monotonic() - started < 8, f"the two refused writes took {time.monotonic() - started:.0f} s"
+        eng.close()
+    finally:
+        subprocess.run(["umount", "-l", str(data)], capture_output=True)
