@@ -159,7 +159,7 @@ TOOLS = [
              "`file`, and `path` is `fleet:AGENT/PATH`)", needs_index=True),
     ToolSpec("memory_get", GET_DESCRIPTION, GET_SCHEMA, GetArgs,
              lambda engine, kw: memory_get(engine, kw.get("path"), kw.get("from"), kw.get("lines")),
-             "`{path, text}`; a `fleet:AGENT/PATH` path gives the fleet's stored text of that file"),
+             "`{path, text}`; a `fleet:AGENT/PATH` path gives the fleet's stored text of that file; `lines` at most 10,000 per call"),
     ToolSpec("memory_append", APPEND_DESCRIPTION, APPEND_SCHEMA, AppendArgs,
              lambda engine, kw: engine.append(kw.get("text"), kw.get("heading")),
              "appends `## HH:MM heading` and the text to `memory/YYYY-MM-DD.md`; `{path, startLine, endLine, citation}`",
