@@ -369,6 +369,10 @@ async def test_the_file_tab_and_tree_pass_no_escape_to_the_terminal(bidi_ws):
         await settle(pilot, rounds=3)
         app.open_file("MEMORY.md")
         screen = await until(pilot, lambda: "kiln" in on_screen() and "evil" in on_screen() and on_screen(), what="the file and the tree")
+        app.notify(f"Cannot open bad{OSC52}name [fleet] url")  # a dialog naming a file: text, not codes or markup
+        await settle(pilot)
+        shown = [n for n in app._notifications if "Cannot open" in n.message]
+        assert shown and not shown[0].markup and "^[]52;c;" in shown[0].message and not HIDDEN.search(shown[0].message)
     app.engine.close()
     assert not HIDDEN.search(screen.replace("\n", "")), repr(HIDDEN.findall(screen))
     assert "\u241b]52;c;" in screen  # the editor shows the ESC as its sign
