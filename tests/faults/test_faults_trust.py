@@ -722,3 +722,28 @@ def test_a_full_data_folder_leaves_no_empty_log_nor_empty_pending_record(workspa
         eng.close()
     finally:
         subprocess.run(["umount", "-l", str(data)], capture_output=True)
+
+
+async def test_the_conflict_dialog_shows_memory_text_visibly(bidi_ws):
+    """Dialogs put memory text (a diff of what the agent wrote) and file names on the screen:
+    a person sees ^[]52;… where the agent's escape was, and nothing reaches the terminal raw."""
+    import sys as _sys
+
+    _sys.path.insert(0, str(Path(__file__).parents[1] / "tui"))
+    from tuikit import build_app, screen_segments, settle, until
+
+    from clawmem.tui.widgets.dialogs import ConflictScreen
+
+    app = build_app(bidi_ws)
+
+    def on_screen() -> str:
+        return "".join(seg.text for seg in screen_segments(app) if not seg.control)
+
+    diff = ["--- disk", "+++ yours", "@@ -1 +1 @@", f"-agent wrote {OSC52} here {RLO}x", "+mine"]
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot, rounds=3)
+        app.push_screen(ConflictScreen(f"memory/evil{OSC0}.md", diff))
+        screen = await until(pilot, lambda: "agent wrote" in on_screen() and on_screen(), what="the dialog")
+    app.engine.close()
+    assert not HIDDEN.search(screen.replace("\n", "")), repr(HIDDEN.findall(screen))
+    assert "^[]52;c;" in screen and "<U+202E>" in screen and "^[]0;pwned" in screen
