@@ -717,7 +717,8 @@ def test_a_full_data_folder_leaves_no_empty_log_nor_empty_pending_record(workspa
         assert res.get("error") and "nothing was written" in res["error"] or "space" in res["error"], res
         assert not (workspace / "memory" / "2026-03-04.md").exists()
         assert not [p for p in (data / "clawmem" / "locks").glob("*.pending")]
-        res = tools.memory_remember(eng, "another fact")
+        res = tools.memory_remember(eng, "another fact")  # the workspace has room: written, and said not indexed
+        assert res.get("indexed") is False and "not yet indexed" in res.get("warning", ""), res
         assert time.monotonic() - started < 8, f"the two refused writes took {time.monotonic() - started:.0f} s"
         eng.close()
     finally:
