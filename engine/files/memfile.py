@@ -16,8 +16,13 @@
 allowed extra path. Every call enforces the same rules:
 
 - the real path stays inside the workspace (or the extra path): no symlink on the way, so a
-  `memory/` linked to a folder elsewhere is refused, for reading as for writing;
-- regular files only (a FIFO, device or folder is refused without blocking on it);
+  `memory/` linked to a folder elsewhere is refused, for reading as for writing. The check is
+  not trusted alone: the workspace is opened, then each folder under it with O_NOFOLLOW |
+  O_DIRECTORY relative to the one before (dir_fd), and the file, its temporary, the rename and
+  the unlink all happen in that last folder, so a folder swapped for a symlink between the
+  check and the write cannot redirect it; an extra path below a symlinked folder is refused;
+- regular files only (a FIFO, device or folder is refused without blocking on it), and never
+  one with a second hard link (it may be a file outside the workspace);
 - size caps: READ_CAP for a file read or rewritten, `cap` bytes for one appended block;
 - one lock per file (an flock on a lock file in clawmem's data folder, never in the workspace),
   held across read, compare, write and rename, so two clawmem writers never overwrite each other.
@@ -308,7 +313,7 @@ def _repair(path: Path) -> str | None:
     return done
 
 
-# the temporaries clawmem's writers make (tempfile.mkstemp: `.<name>.<8 random>.tmp`), and no other name
+# the temporaries clawmem's writers make (`.<name>.<8 random>.tmp`: _temp_name, tempfile.mkstemp), and no other name
 _TEMP = re.compile(r"^\.(.+)\.[a-z0-9_]{8}\.tmp$")
 
 
