@@ -64,6 +64,8 @@ def format_status(st: dict, verbose: bool = False) -> str:
         lines.append("           behind: " + ", ".join(fr["behind"][:5]) + (" …" if len(fr["behind"]) > 5 else ""))
     for item in st.get("fileNotes") or []:
         lines.append(f"{'Skipped:' if item['skipped'] else 'Note:':11}{item['path']}: {item['reason']}")
+    for line in st.get("refusedExtraPaths") or []:
+        lines.append(f"Refused:   {line}")
     for item in st.get("leftovers") or []:
         lines.append(f"Leftover:  {item['path']}: {item['what']} (`clawmem status --fix` cleans it)")
     lines.append(f"Watcher:   {fr['watcher']}" + (f"; {fr['job']}" if fr.get("job") else ""))

@@ -124,6 +124,7 @@ class Health:
             "log": str(paths.log_path()),
             "workspaceEmpty": cfg.workspace.is_dir() and self.freshness.freshness()["filesOnDisk"] == 0,
             "fileNotes": self.file_notes(store),
+            "refusedExtraPaths": refused_extra_paths(cfg.workspace, cfg["extraPaths"]),
             "leftovers": [{"path": str(p), "what": what} for p, what in self.leftovers()],
         }
         if cfg["fleet.url"]:
@@ -239,7 +240,6 @@ class Health:
         for p in normalize_extra_paths(ws, self.cfg["extraPaths"]):
             if not p.exists():
                 out.append(f"extra path missing ({p})")
-        out += refused_extra_paths(ws, self.cfg["extraPaths"])
         if "sessions" in self.cfg["sources"] and not self.cfg.sessions_dir().is_dir():
             out.append(f"sessions folder missing ({self.cfg.sessions_dir()})")
         for path in (self.index_path, self.index_path.parent):
