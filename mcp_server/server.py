@@ -375,7 +375,7 @@ async def serve_stdio(server) -> None:
 HEADER_SECONDS = 10.0  # a request's headers must arrive within this; slow-header floods are dropped
 BODY_SECONDS = 30.0  # and its body within this after them, on every bind: a trickled body is dropped
 MAX_CONNECTIONS = 128  # admitted connections (a request that passed the token check), well under the open-file limit
-MAX_PENDING = 64  # connections not admitted yet; when full, the oldest is dropped for the newcomer
+MAX_PENDING = 256  # connections not admitted yet; when full, the oldest silent one is dropped for the newcomer
 
 
 def guard(app, token: str | None, names: set[str]):
@@ -411,8 +411,8 @@ def _guarded_protocol(token: str | None = None):
     within HEADER_SECONDS and a body within BODY_SECONDS after them. A connection counts against
     MAX_CONNECTIONS only once a request on it carried the token (any request on a token-free
     loopback bind); until then it is pending, and pending ones beyond MAX_PENDING make way for
-    newcomers oldest first, so silent clients that reconnect when dropped cannot keep every
-    normal request out."""
+    newcomers, silent ones oldest first, so silent clients that reconnect when dropped cannot
+    keep every normal request out."""
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
     expected = f"Bearer {token}".encode() if token else None
@@ -426,12 +426,18 @@ def _guarded_protocol(token: str | None = None):
                 transport.abort()
                 return
             while len(pending) >= MAX_PENDING:
-                oldest = next(iter(pending))
-                pending.pop(oldest)
-                oldest.transport.abort()
+                # the oldest that has sent nothing yet (a request on its way is spared), else the oldest
+                victim = next((c for c in pending if not c._spoke), None) or next(iter(pending))
+                pending.pop(victim)
+                victim.transport.abort()
+            self._spoke = False
             super().connection_made(transport)
             pending[self] = None
             self._arm_header_deadline()
+
+        def data_received(self, data: bytes) -> None:
+            self._spoke = True
+            super().data_received(data)
 
         def _arm_header_deadline(self) -> None:
             self._waiting_for = self.cycle  # headers have come once the cycle changes
