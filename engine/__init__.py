@@ -56,6 +56,7 @@ _LAZY = {
     "all_agents": "index.agents:all_agents",
     # text for people: escaping, highlighting, explanations
     "printable": "text:printable",
+    "json_visible": "text:json_visible",
     "query_terms": "text:query_terms",
     "term_spans": "search:term_spans",
     "snippet_match": "search:snippet_match",

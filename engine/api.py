@@ -96,9 +96,27 @@ class Engine:
 
     def search(self, query: str, request: SearchRequest | None = None, **kw) -> SearchResults:
         """memory_search. `request` (or its fields as keywords: max_results, min_score, after, …)."""
-        return self.searcher.search(query, request or SearchRequest(**kw))
+        res = self.searcher.search(query, request or SearchRequest(**kw))
+        other = self.other_settings()
+        if other:
+            res["indexSettings"] = other
+        return res
+
+    def other_settings(self) -> str | None:
+        """The line that says this config's index was built with other settings and is used as it
+        is (a read-only command never rebuilds it), or None."""
+        from .index.store import DatabaseError, built_with_other_settings
+
+        try:
+            store = self.index_reader.reader()
+            return built_with_other_settings(store, self.cfg) if store is not None and store.has_schema() else None
+        except (IndexUnavailable, DatabaseError):
+            return None
 
     def get(self, path: str, from_line: int | None = None, lines: int | None = None) -> FileText:
+        from .files.reading import check_window
+
+        check_window(from_line, lines)
         return self.memory_files.get(path, from_line, lines)
 
     def read_text(self, path) -> str:
@@ -288,8 +306,10 @@ class Engine:
         return fleet.search(self, query, request or SearchRequest(**kw))
 
     def fleet_get(self, ref: str, from_line: int | None = None, lines: int | None = None) -> dict:
+        from .files.reading import check_window
         from .fleet import client as fleet
 
+        check_window(from_line, lines)
         return fleet.get_stored(self.cfg, ref, from_line, lines)
 
     def fleet_push(self, progress=None) -> dict:
@@ -301,7 +321,7 @@ class Engine:
 
     def _ask_for_sync(self) -> None:
         hook = self.sync_hook
-        if hook is None:
+        if hook is None or self.other_settings():  # a sync would leave that index as it is
             return
         try:
             hook("search")

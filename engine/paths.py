@@ -54,13 +54,37 @@ def openclaw_state_dir() -> Path:
 
 
 def private_dir(path: Path) -> Path:
-    """Create `path` (and parents) readable by the owner only: memory is private."""
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    try:
-        os.chmod(path, 0o700)
-    except OSError:
-        pass
+    """Make `path` (and missing parents) owner-only: memory is private. Only folders created here
+    get that mode; a folder that already exists keeps its own (a shared 1777 folder, the home
+    folder, a system folder are the user's, never clawmem's to change)."""
+    path = Path(path)
+    missing = []
+    cur = path
+    while not os.path.lexists(cur) and cur != cur.parent:
+        missing.append(cur)
+        cur = cur.parent
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder, 0o700)
+        except FileExistsError:
+            continue  # made meanwhile by someone else: theirs
+        try:
+            os.chmod(folder, 0o700)  # our own, whatever the umask
+        except OSError:
+            pass
+    if not path.is_dir():
+        path.mkdir(parents=True, exist_ok=True)  # the error it raises names the path
     return path
+
+
+def weaker_than_private(path: Path) -> str | None:
+    """The mode of an existing file or folder clawmem uses but did not make, when others can
+    read or write it (status --deep says so; clawmem itself never changes it)."""
+    try:
+        mode = os.stat(path).st_mode & 0o7777
+    except OSError:
+        return None
+    return f"{mode:04o}" if mode & 0o077 else None
 
 
 def log_path() -> Path:

@@ -45,8 +45,16 @@ _ASSIGNMENTS = [  # the secret is the last group
     re.compile(r"\"(?:apiKey|api_key|token|secret|password|passwd|accessToken|refreshToken)\"\s*:\s*\"([^\"]{4,})"),
     re.compile(r"--(?:api-key|token|secret|password|passwd)[= ][\"']?([^\s\"']{4,})"),
     re.compile(r"\bBearer\s+([A-Za-z0-9._~+/=-]{8,})", re.I),
+    # a password in a URL, whatever sub-delimiters it holds (!$&'()*+,;= are all legal there;
+    # detect-secrets' pattern stops at them): everything between user: and the last @ of the authority
+    re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@]+:([^\s/?#]+)@[^\s@/?#]+"),
+    # the credentials-file and .env form, any case (`aws_secret_access_key = …`, `db.password: …`)
+    re.compile(r"(?<![\w.-])[\w.-]*(?:secret|token|passw(?:or)?d|_key|apikey)[\w.-]*[ \t]*[=:][ \t]*[\"']?([^\s\"']{4,})", re.I),
 ]
-_PEM = re.compile(r"(-----BEGIN [A-Z ]*PRIVATE KEY-----)[\s\S]*?(-----END [A-Z ]*PRIVATE KEY-----)")
+# a private key block (PEM, OpenSSH, PGP's "PRIVATE KEY BLOCK"): all of it
+_PEM = re.compile(r"(-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----)[\s\S]*?(-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----)")
+# one whose END line was cut off: its BEGIN line, then the base64 lines that follow
+_PEM_CUT = re.compile(r"(-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----)(?:\s+[A-Za-z0-9+/=:-]{16,}|\s+[A-Za-z-]+: [^\n]*)+")
 
 _known: dict[str, str] = {}  # secret value -> kind, of the secrets clawmem was given
 _known_lock = threading.Lock()
@@ -104,6 +112,7 @@ def _secret_spans(text: str) -> list[tuple[int, int, str]]:
 def redact(text: str) -> str:
     """`text` with every secret found masked (see the module's docstring)."""
     text = _PEM.sub(lambda m: f"{m.group(1)} …redacted… {m.group(2)}", text)
+    text = _PEM_CUT.sub(lambda m: f"{m.group(1)} …redacted (its END line is missing)…", text)
     spans = _secret_spans(text)
     if not spans:
         return text

@@ -219,20 +219,64 @@ def mmr_tokens(text: str) -> frozenset[str]:
     return frozenset(index_tokens(text))
 
 
-_CONTROL = re.compile(r"\r(?!\n)|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# Characters that are instructions, not text: C0 controls but tab and newline, DEL, C1 controls;
+# bidi controls (U+061C, U+200E/F, U+202A-E, U+2066-9), which reorder what follows so a line
+# reads other than it is; zero-width characters (U+200B-D, U+2060, U+FEFF), which hide text
+# inside words; and the Unicode line and paragraph separators (U+2028/9), which some readers
+# take as new lines. Chosen by what the characters do, not by what any memory held.
+_HIDDEN = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff"
+_CONTROL = re.compile(f"\r(?!\n)|[{_HIDDEN}]")
+# what the write tools refuse: the same, a bare CR (it moves line numbers: a search's matchLine
+# and `get --from` would disagree), and lone surrogates (not text)
+_REFUSED = re.compile(f"\r(?!\n)|[{_HIDDEN}\ud800-\udfff]")
 
 
 def printable(text: str) -> str:
-    """Memory text made safe to show on a terminal. A control character is an instruction to
-    the terminal, not text: ESC starts sequences that set the clipboard (OSC 52), the window
-    title or colours, C1 codes do the same on some terminals, and a bare CR moves back to
-    overwrite a line. Each is shown visibly instead (^[, ^M, <U+009B>); tabs, newlines and
-    CRLF line ends stay."""
-    def visible(m: re.Match) -> str:
-        c = ord(m.group())
-        return f"^{chr(c + 64)}" if c < 0x20 else "^?" if c == 0x7F else f"<U+{c:04X}>"
+    """Text made safe to show on a terminal: the one policy of every front (CLI, app panes and
+    tree, dialogs, MCP text). A control character is an instruction to the terminal, not text:
+    ESC starts sequences that set the clipboard (OSC 52), the window title or colours, C1 codes
+    do the same on some terminals, a bare CR moves back to overwrite a line, a bidi override
+    makes a line read backwards, a zero-width joiner hides inside a word. Each is shown visibly
+    instead (^[, ^M, <U+009B>, <U+202E>); tabs, newlines and CRLF line ends stay."""
+    return _CONTROL.sub(_visible, text.replace("\r\n", "\n"))
 
-    return _CONTROL.sub(visible, text.replace("\r\n", "\n"))
+
+def _visible(m: re.Match) -> str:
+    c = ord(m.group())
+    return f"^{chr(c + 64)}" if c < 0x20 else "^?" if c == 0x7F else f"<U+{c:04X}>"
+
+
+_HIDDEN_OUTSIDE_ASCII = re.compile("[\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff]")
+
+
+def json_visible(dumped: str) -> str:
+    """JSON text (json.dumps, ensure_ascii=False) whose strings show the characters printable()
+    makes visible as \\uXXXX escapes: the same value to a parser, nothing hidden on a terminal
+    (json.dumps escapes C0 controls itself; the rest of JSON outside strings is ASCII)."""
+    return _HIDDEN_OUTSIDE_ASCII.sub(lambda m: f"\\u{ord(m.group()):04x}", dumped)
+
+
+def refused_character(text: str) -> re.Match | None:
+    """The first character the write tools refuse in `text` (see _REFUSED), or None."""
+    return _REFUSED.search(text)
+
+
+def character_name(c: str) -> str:
+    """What a refused character is, in a few words, for the refusal line."""
+    o = ord(c)
+    if c == "\r":
+        return "a bare carriage return"
+    if o < 0x20 or o == 0x7F:
+        return "a control character" if c != "\x1b" else "an escape (ESC)"
+    if 0x80 <= o <= 0x9F:
+        return "a C1 control character"
+    if c in "\u061c\u200e\u200f" or 0x202A <= o <= 0x202E or 0x2066 <= o <= 0x2069:
+        return "a bidi control (it reorders the text after it)"
+    if c in "\u2028\u2029":
+        return "a Unicode line separator"
+    if 0xD800 <= o <= 0xDFFF:
+        return "a lone surrogate (not text)"
+    return "a zero-width character"
 
 
 # English inflections and derivations a memory may use where a query has another form

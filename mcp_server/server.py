@@ -28,7 +28,7 @@ from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetad
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from clawmem.engine import FileRefused, memory_get, memory_promote, memory_search, promote_preview as promotion_preview
+from clawmem.engine import FileRefused, json_visible, memory_get, memory_promote, memory_search, promote_preview as promotion_preview
 from clawmem.tui.net import allowed_names, cannot_listen, needs_token, refuse_request, token_weakness
 
 log = logging.getLogger("clawmem.mcp")
@@ -169,7 +169,7 @@ TOOLS = [
              "`file`, and `path` is `fleet:AGENT/PATH`)", needs_index=True),
     ToolSpec("memory_get", GET_DESCRIPTION, GET_SCHEMA, GetArgs,
              lambda engine, kw: memory_get(engine, kw.get("path"), kw.get("from"), kw.get("lines")),
-             "`{path, text}`; a `fleet:AGENT/PATH` path gives the fleet's stored text of that file"),
+             "`{path, text}`; a `fleet:AGENT/PATH` path gives the fleet's stored text of that file; `lines` at most 10,000 per call"),
     ToolSpec("memory_append", APPEND_DESCRIPTION, APPEND_SCHEMA, AppendArgs,
              lambda engine, kw: engine.append(kw.get("text"), kw.get("heading")),
              "appends `## HH:MM heading` and the text to `memory/YYYY-MM-DD.md`; `{path, startLine, endLine, citation}`",
@@ -195,7 +195,8 @@ def tools_markdown() -> str:
 
 def as_result(payload: dict) -> CallToolResult:
     """The payload pretty-printed (2 spaces) as text, as OpenClaw does, and as structured content."""
-    return CallToolResult(content=[TextContent(type="text", text=json.dumps(payload, indent=2, ensure_ascii=False))],
+    # bidi and zero-width characters as \\u escapes: the same JSON, nothing hidden where it is shown
+    return CallToolResult(content=[TextContent(type="text", text=json_visible(json.dumps(payload, indent=2, ensure_ascii=False)))],
                           structured_content=payload)
 
 
@@ -392,7 +393,9 @@ async def serve_stdio(server) -> None:
 # ---------------------------------------------------------------------------- HTTP guards
 
 HEADER_SECONDS = 10.0  # a request's headers must arrive within this; slow-header floods are dropped
-MAX_CONNECTIONS = 128  # well under the open-file limit, so a flood cannot starve the server of sockets
+BODY_SECONDS = 30.0  # and its body within this after them, on every bind: a trickled body is dropped
+MAX_CONNECTIONS = 128  # admitted connections (a request that passed the token check), well under the open-file limit
+MAX_PENDING = 256  # connections not admitted yet; when full, the oldest silent one is dropped for the newcomer
 
 
 def guard(app, token: str | None, names: set[str]):
@@ -422,19 +425,39 @@ def guard(app, token: str | None, names: set[str]):
     return guarded
 
 
-def _guarded_protocol():
-    """uvicorn's h11 protocol with a header deadline and a connection cap: uvicorn waits for a
-    first request's headers forever, so a few hundred slow clients would hold every socket."""
+def _guarded_protocol(token: str | None = None):
+    """uvicorn's h11 protocol with deadlines and caps. uvicorn waits for a first request's headers
+    and for a request's body forever, so slow clients could hold every socket: headers must come
+    within HEADER_SECONDS and a body within BODY_SECONDS after them. A connection counts against
+    MAX_CONNECTIONS only once a request on it carried the token (any request on a token-free
+    loopback bind); until then it is pending, and pending ones beyond MAX_PENDING make way for
+    newcomers, silent ones oldest first, so silent clients that reconnect when dropped cannot
+    keep every normal request out."""
     from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    expected = f"Bearer {token}".encode() if token else None
+    pending: dict = {}  # connection -> None, oldest first
 
     class Guarded(H11Protocol):
         def connection_made(self, transport) -> None:
-            if len(self.connections) >= MAX_CONNECTIONS:
+            admitted = len(self.connections) - len(pending)
+            if admitted >= MAX_CONNECTIONS:
                 self.transport = transport  # connection_lost closes it
                 transport.abort()
                 return
+            while len(pending) >= MAX_PENDING:
+                # the oldest that has sent nothing yet (a request on its way is spared), else the oldest
+                victim = next((c for c in pending if not c._spoke), None) or next(iter(pending))
+                pending.pop(victim)
+                victim.transport.abort()
+            self._spoke = False
             super().connection_made(transport)
+            pending[self] = None
             self._arm_header_deadline()
+
+        def data_received(self, data: bytes) -> None:
+            self._spoke = True
+            super().data_received(data)
 
         def _arm_header_deadline(self) -> None:
             self._waiting_for = self.cycle  # headers have come once the cycle changes
@@ -442,6 +465,20 @@ def _guarded_protocol():
 
         def _headers_late(self) -> None:
             if self.cycle is self._waiting_for and not self.transport.is_closing():
+                self.transport.abort()
+
+        def handle_events(self) -> None:
+            super().handle_events()
+            cycle = self.cycle
+            if cycle is None or cycle is self._waiting_for or getattr(self, "_body_for", None) is cycle:
+                return
+            self._body_for = cycle  # this request's headers came: its body has its own deadline
+            self._body_timer = self.loop.call_later(BODY_SECONDS, self._body_late, cycle)
+            if self in pending and (expected is None or dict(self.headers).get(b"authorization") == expected):
+                pending.pop(self, None)  # admitted: a request that passed the token check
+
+        def _body_late(self, cycle) -> None:
+            if self.cycle is cycle and cycle.more_body and not self.transport.is_closing():
                 self.transport.abort()
 
         def on_response_complete(self) -> None:
@@ -455,15 +492,17 @@ def _guarded_protocol():
             super().handle_websocket_upgrade(event)
 
         def connection_lost(self, exc) -> None:
-            timer = getattr(self, "_header_timer", None)
-            if timer is not None:
-                timer.cancel()
+            pending.pop(self, None)
+            for name in ("_header_timer", "_body_timer"):
+                timer = getattr(self, name, None)
+                if timer is not None:
+                    timer.cancel()
             super().connection_lost(exc)
 
     return Guarded
 
 
-def _run_http(app, bind: str, port: int) -> None:
+def _run_http(app, bind: str, port: int, token: str | None = None) -> None:
     import contextlib
     import signal
 
@@ -482,7 +521,7 @@ def _run_http(app, bind: str, port: int) -> None:
                 for sig, handler in before.items():
                     signal.signal(sig, handler)
 
-    config = uvicorn.Config(app, host=bind, port=port, log_level="warning", http=_guarded_protocol(),
+    config = uvicorn.Config(app, host=bind, port=port, log_level="warning", http=_guarded_protocol(token),
                             timeout_graceful_shutdown=3)
     server = Server(config)
     print(f"clawmem mcp: listening on http://{_url_host(bind)}:{port}/mcp (Ctrl+C stops)", file=sys.stderr, flush=True)
@@ -564,7 +603,7 @@ def serve(engine, *, http: str | None = None, host: str | None = None) -> int:
 
             anyio.run(serve_stdio, server)
         else:
-            _run_http(guard(server.streamable_http_app(host=bind), token, allowed_names(bind)), bind, port)
+            _run_http(guard(server.streamable_http_app(host=bind), token, allowed_names(bind)), bind, port, token)
     except KeyboardInterrupt:
         pass
     finally:

@@ -4,6 +4,7 @@ its own HOME, so nothing reads or writes the developer's real files (or ../share
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import tempfile
 import uuid
@@ -98,6 +99,9 @@ def pg():
     Its data is not under pytest's folder: as root, the server runs as another user, and every
     pytest session (another's too) makes /tmp/pytest-of-root owner-only again."""
     root = Path(tempfile.mkdtemp(prefix="clawmem-fleet-test-"))
+    # as root the server's user must pass through this folder; clawmem never opens up a folder it
+    # did not create (`fleet up` says so and stops), so the test, which made it, does
+    os.chmod(root, 0o711)
     env = {"HOME": str(root), **{var: str(root / sub) for var, sub in (("XDG_DATA_HOME", "data"), ("XDG_STATE_HOME", "state"),
                                                                        ("XDG_CONFIG_HOME", "config"), ("XDG_CACHE_HOME", "cache"))}}
     server = FleetServer("", env)

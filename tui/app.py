@@ -22,7 +22,7 @@ from textual.widgets import Footer, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from clawmem.engine import (PROMOTE_DEFAULT_GATES, ConfigError, Engine, atomic_write, events as ev, load_config, name_this_process,
-                            parse_text_value, vectors_serving, write_config_value)
+                            parse_text_value, printable, vectors_serving, write_config_value)
 
 from . import keys, settings as ui_settings
 from .commands import ClawmemCommands
@@ -194,6 +194,11 @@ class ClawmemApp(App):
         n = self.promote_count
         promote = f" · {n} to promote ({key_label(self.settings.keymap, 'promote.open')})" if n else ""
         self.query_one("#topbar", Static).update(f"clawmem{job} · {self.shorten(str(cfg.workspace))} · agent {cfg.agent_id}{mode}{promote}")
+
+    def notify(self, message: str, *, title: str = "", markup: bool = True, **kw) -> None:
+        """Every notification is text: a file name or an error holding terminal codes or
+        brackets is shown as it is (engine.printable), never interpreted."""
+        super().notify(printable(str(message)), title=printable(title), markup=False, **kw)
 
     # ------------------------------------------------------------------ the bridge: workers → messages
 

@@ -76,11 +76,15 @@ def format_status(st: dict, verbose: bool = False) -> str:
     if rebuild and not rebuild["running"]:
         lines.append(f"Rebuild:   {rebuild_leftover_line(rebuild)}")
     fresh = "clean" if not fr["dirty"] else f"{fr['filesBehind']} files behind"
+    if st["index"].get("settings"):
+        lines.append(f"           {st['index']['settings']}")
     lines.append(f"Fresh:     {fresh} ({fr['filesIndexed']} indexed / {fr['filesOnDisk']} on disk), last sync {fr['lastSync'] or 'never'}")
     if fr.get("behind"):
         lines.append("           behind: " + ", ".join(fr["behind"][:5]) + (" …" if len(fr["behind"]) > 5 else ""))
     for item in st.get("fileNotes") or []:
         lines.append(f"{'Skipped:' if item['skipped'] else 'Note:':11}{item['path']}: {item['reason']}")
+    for line in st.get("refusedExtraPaths") or []:
+        lines.append(f"Refused:   {line}")
     for item in st.get("leftovers") or []:
         lines.append(f"Leftover:  {item['path']}: {item['what']} (`clawmem status --fix` cleans it)")
     lines.append(f"Watcher:   {fr['watcher']}" + (f"; {fr['job']}" if fr.get("job") else ""))
@@ -231,6 +235,8 @@ def format_results(res: dict, explain: bool = False, query: str = "", color: boo
             lines.append(f"# date filter '{d['from']}' ({span}) dropped: {d.get('reason')}")
         else:
             lines.append(f"# dated entries from {span}, from '{d['from']}'")
+    if res.get("indexSettings"):
+        lines.append(f"# {res['indexSettings']}")
     if res.get("stale"):
         lines.append("# the index is behind the files (run `clawmem index` or `clawmem watch`)")
     if not res["results"]:

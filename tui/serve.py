@@ -29,6 +29,7 @@ from .net import allowed_names, cannot_listen, needs_token, refuse_request, toke
 
 
 SHUTDOWN_SECONDS = 3.0
+MAX_SESSIONS = 4  # app processes (one per browser tab) at once: each is a whole app (~25 MB and up); --max-sessions
 
 
 class ServeError(Exception):
@@ -53,10 +54,26 @@ class OfflineTemplates(jinja2.FileSystemLoader):
 
 
 class ClawmemServer(Server):
-    def __init__(self, command: str, host: str, port: int, token: str | None, shown_host: str):
+    def __init__(self, command: str, host: str, port: int, token: str | None, shown_host: str, max_sessions: int = MAX_SESSIONS):
         super().__init__(command, host=host, port=port, title="clawmem", public_url=f"http://{_url_host(shown_host)}:{port}")
         self.token = token
         self.url = f"{self.public_url}/{token}/" if token else f"{self.public_url}/"
+        self.max_sessions = max_sessions
+        self.sessions = 0
+
+    def full_page(self) -> str:
+        return (f"clawmem serve: {self.sessions} sessions are open, the most this server runs at once "
+                f"(--max-sessions {self.max_sessions}); close another clawmem tab, then reload this page.\n")
+
+    async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
+        # each session is an app process: a page opening sockets in a loop started 60 (1.36 GB)
+        if self.sessions >= self.max_sessions:
+            raise web.HTTPServiceUnavailable(text=self.full_page())
+        self.sessions += 1
+        try:
+            return await super().handle_websocket(request)
+        finally:
+            self.sessions -= 1
 
     async def _make_app(self) -> web.Application:
         app = await super()._make_app()
@@ -68,6 +85,9 @@ class ClawmemServer(Server):
             why = refuse_request(request.headers.get("Host"), request.headers.get("Origin"), names)
             if why:
                 raise web.HTTPForbidden(text=f"clawmem serve: forbidden: {why}\n")
+            route = request.match_info.route.name if request.match_info.route else None
+            if route == "index" and self.sessions >= self.max_sessions:  # a page that says so, not a dead terminal
+                raise web.HTTPServiceUnavailable(text=self.full_page())
             return await handler(request)
 
         if not self.token:
@@ -82,6 +102,9 @@ class ClawmemServer(Server):
         pass  # no banner: the one line below, once the port listens, is all the user needs
 
     def serve(self, debug: bool = False) -> None:
+        import logging
+
+        logging.getLogger("aiohttp.server").addFilter(_one_line)  # a malformed request: one line, no traceback
         loop = asyncio.new_event_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, self.request_exit)
@@ -90,6 +113,17 @@ class ClawmemServer(Server):
         web.run_app(self._make_app(), host=self.host, port=self.port, handle_signals=False, loop=loop,
                     shutdown_timeout=SHUTDOWN_SECONDS,
                     print=lambda *_: print(f"clawmem serve: open {self.url} in a browser (Ctrl+C stops)", flush=True))
+
+
+def _one_line(record) -> bool:
+    """aiohttp logs a request it cannot parse (no Host, a bad request line) with a traceback on
+    serve's terminal; say it in one line instead."""
+    if record.exc_info and record.exc_info[1] is not None:
+        exc = record.exc_info[1]
+        why = " ".join(str(getattr(exc, "message", "") or exc).split())[:200]
+        record.msg, record.args = "clawmem serve: refused a malformed request (%s: %s)", (type(exc).__name__, why)
+        record.exc_info = record.exc_text = None
+    return True
 
 
 def _url_host(host: str) -> str:
@@ -125,5 +159,8 @@ def serve(args) -> int:
             raise ServeError(f"CLAWMEM_SERVE_TOKEN is too weak ({weak}); unset it for a random one")
     check_can_listen(host, port)
     shown = socket.gethostname() if host in ("0.0.0.0", "::") else host
-    ClawmemServer(app_command(args), host, port, token, shown).serve()
+    max_sessions = MAX_SESSIONS if getattr(args, "max_sessions", None) is None else args.max_sessions
+    if max_sessions < 1:
+        raise ServeError(f"--max-sessions {max_sessions}: expected 1 or more")
+    ClawmemServer(app_command(args), host, port, token, shown, max_sessions).serve()
     return 0

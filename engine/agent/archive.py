@@ -19,6 +19,7 @@ from pathlib import Path
 from ..files import memfile
 from ..files.sessions import parse_transcript
 from ..errors import ClawmemError
+from ..text import printable
 
 RECENT_MESSAGES = 15  # OpenClaw's default for the hook
 SLUG_WORDS = 4
@@ -128,7 +129,8 @@ def archive_session(workspace: Path, transcript: Path, *, slug: str | None = Non
         "",
     ]
     try:
-        got = memfile.create_new(ws, "memory", f"{date}-{chosen}", "\n".join(lines), writer="clawmem archive")
+        # what a transcript holds is copied as text: an escape, a bidi override, a bare CR shown visibly
+        got = memfile.create_new(ws, "memory", f"{date}-{chosen}", printable("\n".join(lines)), writer="clawmem archive")
     except memfile.Refused as exc:
         raise ArchiveError(str(exc)) from None
     return Archive(got.rel, got.path, got.path.stem[len(date) + 1 :], date, len(recent))

@@ -125,7 +125,10 @@ def session_context(engine, *, max_chars: int | None = None, session: str = "mai
     cut_files = [e for e in entries if e.get("truncated")]
     if cut_files:
         head += "\n" + "\n".join(f"> Truncated: {e['path']}: {e['cutChars']} chars ({e['cutLines']} lines) left out." for e in cut_files) + "\n"
-    if not any(e["exists"] for e in entries):
+    refused = [e for e in entries if e.get("error")]
+    if refused:  # said in the text too, not only in --json: "no memory files yet" would be false
+        head += "\n" + "\n".join(f"> Not read: {e['path']}: {e['error']}" for e in refused) + "\n"
+    if not any(e["exists"] for e in entries) and not refused:
         parts.append("_No memory files yet._\n")
     return {
         "session": session,

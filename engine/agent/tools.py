@@ -29,6 +29,7 @@ from ..index.lock import LockBusy
 from ..search.options import SearchRequest
 from ..search.searcher import citation, disabled_reason
 from ..index.store import DatabaseError
+from ..text import character_name, refused_character
 
 QUOTA_WARNING = "Memory search is unavailable because the embedding provider quota is exhausted."
 QUOTA_ACTION = "Top up or switch embedding provider, then retry memory_search."
@@ -219,8 +220,10 @@ def memory_get(engine, path: Any, from_: Any = None, lines: Any = None) -> dict:
         count = _number("lines", lines, integer=True)
         if raw.startswith("fleet:"):  # a fleet hit: its stored text (the file is on another host)
             from ..fleet import client as fleet
+            from ..files.reading import check_window
 
             try:
+                check_window(start, count)
                 return fleet.get_stored(engine.cfg, raw, start, count)
             except (fleet.FleetError, ConfigError) as exc:
                 return {"path": raw, "text": "", "disabled": True, "error": str(exc)}
@@ -234,20 +237,17 @@ def memory_get(engine, path: Any, from_: Any = None, lines: Any = None) -> dict:
 # ---------------------------------------------------------------------------- writes
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
-
-
 def _write_refused(engine, text: Any, label: Any = None, need_workspace: bool = True) -> dict | None:
     if not engine.cfg["mcp.write"]:
         return {"error": WRITE_OFF, "disabled": True}
     if not isinstance(text, str) or not text.strip():
         return {"error": "text required: give the note to write"}
     for name, value in (("text", text), ("heading", label)):
-        bad = _CONTROL.search(value) if isinstance(value, str) else None
+        bad = refused_character(value) if isinstance(value, str) else None
         if bad:
-            # a NUL or an escape would reach the file, the index and the user's terminal
-            return {"error": f"{name}: holds control character U+{ord(bad.group()):04X} at position {bad.start()}; "
-                             "memory files take text only (tabs and newlines are fine), nothing was written"}
+            # a NUL, an escape, a bidi override would reach the file, the index and the user's terminal
+            return {"error": f"{name}: holds control character U+{ord(bad.group()):04X} ({character_name(bad.group())}) "
+                             f"at position {bad.start()}; memory files take text only (tabs and newlines are fine), nothing was written"}
     if need_workspace and not engine.workspace.is_dir():
         return {"error": f"no workspace at {engine.workspace}: create it (or set workspace in the clawmem config)"}
     return None

@@ -101,6 +101,9 @@ class Journal:
             self.conn.execute("pragma journal_mode=wal")
             self.conn.execute("pragma synchronous=normal")  # WAL: a power cut may lose the last versions, never corrupt them
             self.conn.executescript(SCHEMA)
+            if "mode" not in {r[1] for r in self.conn.execute("pragma table_info(versions)")}:
+                # the file's permission bits as the journal saw it: a deleted file comes back with them
+                self.conn.execute("alter table versions add column mode integer")
         except sqlite3.DatabaseError as exc:
             self.conn.close()
             raise sqlite3.DatabaseError(f"{self.file}: not a usable journal ({exc}); move it aside and a new one starts") from None
@@ -173,9 +176,13 @@ class Journal:
                     self.conn.execute("commit")
                 return None
             blob = zlib.compress(data, 6) if data is not None else None
+            try:
+                mode = os.lstat(abspath).st_mode & 0o7777 if data is not None else None
+            except OSError:
+                mode = None
             cur = self.conn.execute(
-                "insert into versions(path, abspath, ts, writer, hash, size, data) values (?,?,?,?,?,?,?)",
-                (path, path_text(abspath), time.time(), who, digest, len(data) if data is not None else 0, blob),
+                "insert into versions(path, abspath, ts, writer, hash, size, data, mode) values (?,?,?,?,?,?,?,?)",
+                (path, path_text(abspath), time.time(), who, digest, len(data) if data is not None else 0, blob, mode),
             )
             if own:
                 self.conn.execute("commit")
@@ -243,6 +250,11 @@ class Journal:
         return dropped
 
     # ------------------------------------------------------------------ reading
+
+    def mode(self, vid: int) -> int | None:
+        """The permission bits the file had when version `vid` was recorded (None: not known)."""
+        row = self.conn.execute("select mode from versions where id = ?", (vid,)).fetchone()
+        return row[0] if row else None
 
     def version(self, vid: int) -> Version | None:
         row = self.conn.execute(f"select {_COLS} from versions where id = ?", (vid,)).fetchone()
@@ -383,7 +395,8 @@ def restore(journal: Journal, path: str, abspath: Path, vid: int) -> Version:
             journal.observe(path, abspath, now.encode("utf-8", "surrogateescape") if os.path.lexists(abspath) else None)
             return data
 
-        memfile.rewrite(root, abspath, put_back, writer=writer)
+        # a file deleted since comes back with the mode it had (0644 stays 0644), not clawmem's 0600
+        memfile.rewrite(root, abspath, put_back, writer=writer, new_mode=journal.mode(vid))
     return journal.observe(path, abspath, data, writer) or journal.latest(path)
 
 

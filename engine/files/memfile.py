@@ -16,8 +16,13 @@
 allowed extra path. Every call enforces the same rules:
 
 - the real path stays inside the workspace (or the extra path): no symlink on the way, so a
-  `memory/` linked to a folder elsewhere is refused, for reading as for writing;
-- regular files only (a FIFO, device or folder is refused without blocking on it);
+  `memory/` linked to a folder elsewhere is refused, for reading as for writing. The check is
+  not trusted alone: the workspace is opened, then each folder under it with O_NOFOLLOW |
+  O_DIRECTORY relative to the one before (dir_fd), and the file, its temporary, the rename and
+  the unlink all happen in that last folder, so a folder swapped for a symlink between the
+  check and the write cannot redirect it; an extra path below a symlinked folder is refused;
+- regular files only (a FIFO, device or folder is refused without blocking on it), and never
+  one with a second hard link (it may be a file outside the workspace);
 - size caps: READ_CAP for a file read or rewritten, `cap` bytes for one appended block;
 - one lock per file (an flock on a lock file in clawmem's data folder, never in the workspace),
   held across read, compare, write and rename, so two clawmem writers never overwrite each other.
@@ -42,7 +47,6 @@ import os
 import re
 import stat
 import sys
-import tempfile
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -115,6 +119,20 @@ def content_hash(data: bytes) -> str:
 def resolve(workspace: Path, rel: str | Path, extra_paths: Iterable = ()) -> tuple[str, Path]:
     """(display path, absolute path) of a memory file, or Refused when any folder or link on the
     way leaves the workspace (or the extra path that holds it)."""
+    shown, target, _ = _locate(workspace, rel, extra_paths)
+    return shown, target
+
+
+def _locate(workspace: Path, rel: str | Path, extra_paths: Iterable = ()) -> tuple[str, Path, Path]:
+    """resolve's answer plus the folder it is anchored in (the workspace or an extra path's)."""
+    try:
+        return _locate_once(workspace, rel, extra_paths)
+    except OSError as exc:  # a folder on the way renamed or swapped while its real path was read
+        raise Refused(f"refused {os.fspath(rel)!r}: a folder on its way changed while it was opened ({exc.strerror}); "
+                      "nothing was read or written, try again") from None
+
+
+def _locate_once(workspace: Path, rel: str | Path, extra_paths: Iterable) -> tuple[str, Path, Path]:
     workspace = Path(workspace)
     raw = os.fspath(rel)
     if "\x00" in raw:
@@ -139,18 +157,67 @@ def resolve(workspace: Path, rel: str | Path, extra_paths: Iterable = ()) -> tup
             raise Refused(f"refused {raw!r}: {shown} is a symlink, and memory files are never read or written through symlinks")
         cur = cur.parent
     real_anchor = Path(os.path.realpath(anchor))
+    if anchor is not workspace and real_anchor != anchor:
+        # an extra path below a symlinked folder: the listing refuses it too (status names it)
+        raise Refused(f"refused {raw!r}: its extra path {anchor} is below a symlinked folder; name the real folder ({real_anchor})")
     if not Path(os.path.realpath(target)).is_relative_to(real_anchor):
         raise Refused(f"refused {raw!r}: its real path leaves the workspace")
     shown = os.path.relpath(target, workspace).replace(os.sep, "/") if target.is_relative_to(workspace) else str(target)
-    return shown, target
+    return shown, target, anchor
 
 
-def _open(path: Path, flags: int, shown: str | None = None) -> int | None:
-    """An fd on a regular file (never a FIFO or device: opened non-blocking, then checked), or
-    None when it does not exist. `shown`: the path as the refusal names it."""
+def _folder(anchor: Path, target: Path, shown: str, *, create: bool) -> int | None:
+    """An fd on the folder that holds `target`, reached from `anchor` one component at a time
+    (openat with O_NOFOLLOW | O_DIRECTORY): a folder swapped for a symlink between a check and
+    the open cannot redirect the read or write; None when a folder is missing (create=False)."""
+    if create and not os.path.lexists(anchor):
+        os.makedirs(anchor, 0o700, exist_ok=True)  # a new workspace: its own folder
+    try:
+        fd = os.open(anchor, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    try:
+        for name in target.parent.relative_to(anchor).parts:
+            try:
+                nfd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    os.close(fd)
+                    return None
+                try:
+                    os.mkdir(name, 0o700, dir_fd=fd)
+                except FileExistsError:
+                    pass
+                try:
+                    nfd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+                except OSError as exc:
+                    raise _folder_refusal(exc, name, shown) from None
+            except OSError as exc:
+                raise _folder_refusal(exc, name, shown) from None
+            os.close(fd)
+            fd = nfd
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _folder_refusal(exc: OSError, name: str, shown: str) -> Exception:
+    if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+        return Refused(f"refused {shown!r}: {name} is a symlink or not a folder, and memory files are never "
+                       "read or written through symlinks")
+    return exc
+
+
+def _open(path: Path, flags: int, shown: str | None = None, dir_fd: int | None = None) -> int | None:
+    """An fd on a regular file (never a FIFO or device: opened non-blocking, then checked; never
+    one with another hard link, which could be a file outside the workspace), or None when it
+    does not exist. With `dir_fd`, `path`'s name is opened in that folder. `shown`: the path as
+    the refusal names it."""
     shown = shown or path.name
     try:
-        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
+        fd = os.open(path.name if dir_fd is not None else path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o600,
+                     dir_fd=dir_fd)
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -159,11 +226,15 @@ def _open(path: Path, flags: int, shown: str | None = None) -> int | None:
         if exc.errno == errno.EISDIR:
             raise Refused(f"refused {shown!r}: it is a folder") from None
         raise
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
         os.close(fd)
-        kind = "it is a folder" if stat.S_ISDIR(mode) else "not a regular file (a pipe or device is never read or written)"
+        kind = "it is a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file (a pipe or device is never read or written)"
         raise Refused(f"refused {shown!r}: {kind}")
+    if st.st_nlink > 1:
+        os.close(fd)
+        raise Refused(f"refused {shown!r}: it has {st.st_nlink} hard links, and a memory file is never read or written "
+                      "through a hard link (it may be a file outside the workspace); copy it to make it a file of its own")
     os.set_blocking(fd, True)
     return fd
 
@@ -183,14 +254,6 @@ def _read_fd(fd: int, path: Path, cap: int) -> bytes:
         chunks.append(block)
 
 
-def _identity(path: Path) -> tuple | None:
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return None
-    return st.st_ino, st.st_size, st.st_mtime_ns
-
-
 # ------------------------------------------------------------------------------ locks
 
 
@@ -201,7 +264,11 @@ def _state_dir(create: bool = True) -> Path:
 
 
 def _key(path: Path) -> str:
-    real = os.path.realpath(path.parent) + os.sep + path.name
+    try:
+        real = os.path.realpath(path.parent) + os.sep + path.name
+    except OSError as exc:  # its folder is being swapped right now: no lock can name it
+        raise Refused(f"refused {path.name!r}: its folder changed while it was opened ({exc.strerror}); "
+                      "nothing was read or written, try again") from None
     return hashlib.sha256(os.fsencode(real)).hexdigest()[:24]
 
 
@@ -248,7 +315,7 @@ def _repair(path: Path) -> str | None:
     return done
 
 
-# the temporaries clawmem's writers make (tempfile.mkstemp: `.<name>.<8 random>.tmp`), and no other name
+# the temporaries clawmem's writers make (`.<name>.<8 random>.tmp`: _temp_name, tempfile.mkstemp), and no other name
 _TEMP = re.compile(r"^\.(.+)\.[a-z0-9_]{8}\.tmp$")
 
 
@@ -309,15 +376,34 @@ def clean_leftovers(found: list[tuple[Path, str]]) -> list[str]:
 
 def read(workspace: Path, rel: str | Path, *, extra_paths: Iterable = (), cap: int = READ_CAP) -> Snapshot:
     """The file's bytes (None when it does not exist). A killed append is repaired first."""
-    shown, path = resolve(workspace, rel, extra_paths)
+    shown, path, anchor = _locate(workspace, rel, extra_paths)
     if _pending(path, create=False).exists():  # a reader only looks: no folder made, no lock taken
         with _locked(path):
             pass
-    fd = _open(path, os.O_RDONLY, shown)
+    dfd = _folder(anchor, path, shown, create=False)
+    if dfd is None:
+        return Snapshot(path, shown, None)
+    try:
+        fd = _open(path, os.O_RDONLY, shown, dir_fd=dfd)
+    finally:
+        os.close(dfd)
     if fd is None:
         return Snapshot(path, shown, None)
     try:
         return Snapshot(path, shown, _read_fd(fd, path, cap))
+    finally:
+        os.close(fd)
+
+
+def read_any(path: Path, shown: str, cap: int = READ_CAP) -> bytes | None:
+    """The bytes of a file outside the workspace clawmem reads (a session transcript) by the same
+    rules: no symlink as its name, a regular file only (a FIFO never blocks), the size cap; None
+    when it does not exist."""
+    fd = _open(Path(path), os.O_RDONLY, shown)
+    if fd is None:
+        return None
+    try:
+        return _read_fd(fd, Path(path), cap)
     finally:
         os.close(fd)
 
@@ -343,11 +429,9 @@ def _note(path: Path, writer: str | None) -> None:
 def append(workspace: Path, rel: str | Path, compose: Callable[[bytes], str], *, writer: str | None = None,
            cap: int | None = None) -> Receipt:
     """Append the block `compose(tail)` returns; `start`/`end` are its 1-based lines as written."""
-    shown, path = resolve(workspace, rel)
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    resolve(workspace, rel)  # again: the folders now exist
-    with _locked(path):
-        fd = _open(path, os.O_RDWR | os.O_APPEND, shown)
+    shown, path, anchor = _locate(workspace, rel)
+    with _locked(path), _at_folder(anchor, path, shown) as dfd:
+        fd = _open(path, os.O_RDWR | os.O_APPEND, shown, dir_fd=dfd)
         try:
             size = os.fstat(fd).st_size if fd is not None else 0
             tail = (os.pread(fd, 2, size - 2) if size >= 2 else os.pread(fd, size, 0)) if fd is not None else b""
@@ -358,16 +442,27 @@ def append(workspace: Path, rel: str | Path, compose: Callable[[bytes], str], *,
                                f"(mcp.maxWriteBytes in the clawmem config); split it")
             if size + len(data) > READ_CAP:
                 raise TooLarge(f"{shown}: would grow past the {READ_CAP}-byte limit for a memory file; write to another file")
+            made = False
             if fd is None:  # created only now: a refused write leaves no empty file behind
-                fd = _open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, shown)
+                fd = _open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, shown, dir_fd=dfd)
+                made = True
+                if fd is None:  # its folder was removed since it was opened
+                    raise Refused(f"refused {shown!r}: its folder was removed while it was written; nothing was written")
                 size, tail = os.fstat(fd).st_size, b""
                 if size:  # someone outside clawmem created it meanwhile: compose from its tail
                     tail = os.pread(fd, 2, size - 2) if size >= 2 else os.pread(fd, size, 0)
                     data = compose(tail).encode("utf-8")
             rec = _pending(path)
             ino = os.fstat(fd).st_ino
-            rec.write_text(json.dumps({"path": str(path), "ino": ino, "offset": size, "length": len(data),
-                                       "hash": content_hash(data)}))
+            try:
+                rec.write_text(json.dumps({"path": str(path), "ino": ino, "offset": size, "length": len(data),
+                                           "hash": content_hash(data)}))
+            except OSError as exc:  # clawmem's data folder is full: no append without its record
+                rec.unlink(missing_ok=True)  # no 0-byte record left behind
+                if made and not size and os.fstat(fd).st_size == 0:
+                    _unlink_if(path.name, dfd, ino)  # nor the empty log this call created
+                raise Refused(f"refused {shown!r}: clawmem's data folder cannot record the append ({exc.strerror}: "
+                              f"{rec.parent}); free space there; nothing was written") from None
             try:
                 written = 0
                 while written < len(data):
@@ -389,22 +484,85 @@ def append(workspace: Path, rel: str | Path, compose: Callable[[bytes], str], *,
     return Receipt(path, shown, total, content_hash(data), before + 1, lines, lines)
 
 
-def _replace(path: Path, data: bytes, seen: tuple | None) -> bool:
-    """Write `data` to a temporary beside `path` and rename it over `path`, unless the file's
-    identity is no longer `seen` (someone outside clawmem wrote meanwhile): then False."""
-    return atomic_write_bytes(path, data, mode=0o600, still_ok=lambda: _identity(path) == seen)
+def _replace(path: Path, data: bytes, seen: tuple | None, dfd: int, new_mode: int | None = None) -> bool:
+    """Write `data` to a temporary beside `path` (in the folder `dfd`) and rename it over `path`,
+    unless the file's identity is no longer `seen` (someone outside clawmem wrote meanwhile):
+    then False. The file keeps its mode; a new one is owner-only."""
+    tmp = _temp_name(path.name)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dfd)
+    try:
+        try:
+            written = 0
+            while written < len(data):
+                written += os.write(fd, data[written:])
+            os.fsync(fd)
+            try:
+                os.fchmod(fd, os.stat(path.name, dir_fd=dfd, follow_symlinks=False).st_mode & 0o7777)
+            except FileNotFoundError:
+                if new_mode is not None:
+                    os.fchmod(fd, new_mode & 0o777)
+        finally:
+            os.close(fd)
+        if _identity_at(path.name, dfd) != seen:
+            os.unlink(tmp, dir_fd=dfd)
+            return False
+        os.replace(tmp, path.name, src_dir_fd=dfd, dst_dir_fd=dfd)
+    except BaseException:
+        try:
+            os.unlink(tmp, dir_fd=dfd)
+        except FileNotFoundError:
+            pass
+        raise
+    os.fsync(dfd)
+    return True
+
+
+def _unlink_if(name: str, dfd: int, ino: int) -> None:
+    """Remove `name` in folder `dfd` if it is still the file `ino` (one this call created)."""
+    try:
+        if os.stat(name, dir_fd=dfd, follow_symlinks=False).st_ino == ino:
+            os.unlink(name, dir_fd=dfd)
+    except FileNotFoundError:
+        pass
+
+
+def _temp_name(name: str) -> str:
+    """`.<name>.<8 random>.tmp`: the temporaries leftovers() knows (_TEMP)."""
+    import secrets
+
+    return f".{name}.{''.join(secrets.choice('abcdefghijklmnopqrstuvwxyz0123456789_') for _ in range(8))}.tmp"
+
+
+def _identity_at(name: str, dfd: int) -> tuple | None:
+    try:
+        st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+@contextmanager
+def _at_folder(anchor: Path, path: Path, shown: str):
+    """The fd of `path`'s folder (created owner-only when missing), closed at the end."""
+    dfd = _folder(anchor, path, shown, create=True)
+    if dfd is None:
+        raise Refused(f"refused {shown!r}: its folder cannot be created")
+    try:
+        yield dfd
+    finally:
+        os.close(dfd)
 
 
 def rewrite(workspace: Path, rel: str | Path, transform: Callable[[str], "str | bytes | None"],
-            expected_hash: str | None = None, *, writer: str | None = None, extra_paths: Iterable = ()) -> Receipt:
-    """Read, transform, write back, all under the file's lock (see the module docstring)."""
-    shown, path = resolve(workspace, rel, extra_paths)
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    resolve(workspace, rel, extra_paths)
-    with _locked(path):
+            expected_hash: str | None = None, *, writer: str | None = None, extra_paths: Iterable = (),
+            new_mode: int | None = None) -> Receipt:
+    """Read, transform, write back, all under the file's lock (see the module docstring). An
+    existing file keeps its mode; a new one gets `new_mode` (a restored file's own), else 0600."""
+    shown, path, anchor = _locate(workspace, rel, extra_paths)
+    with _locked(path), _at_folder(anchor, path, shown) as dfd:
         for _ in range(ATTEMPTS):
-            seen = _identity(path)
-            fd = _open(path, os.O_RDONLY, shown)
+            seen = _identity_at(path.name, dfd)
+            fd = _open(path, os.O_RDONLY, shown, dir_fd=dfd)
             try:
                 old = _read_fd(fd, path, READ_CAP) if fd is not None else None
             finally:
@@ -419,7 +577,7 @@ def rewrite(workspace: Path, rel: str | Path, transform: Callable[[str], "str | 
             data = new if isinstance(new, bytes) else new.encode("utf-8", "surrogateescape")
             if len(data) > READ_CAP:
                 raise TooLarge(f"{shown}: the new version is {len(data)} bytes, over the {READ_CAP}-byte limit for a memory file")
-            if _replace(path, data, seen):
+            if _replace(path, data, seen, dfd, new_mode):
                 break
             if expected_hash is not None:
                 raise Conflict(read(workspace, rel, extra_paths=extra_paths))
@@ -430,9 +588,16 @@ def rewrite(workspace: Path, rel: str | Path, transform: Callable[[str], "str | 
 
 
 def remove(workspace: Path, rel: str | Path, *, writer: str | None = None) -> Receipt:
-    shown, path = resolve(workspace, rel)
+    shown, path, anchor = _locate(workspace, rel)
     with _locked(path):
-        path.unlink(missing_ok=True)
+        dfd = _folder(anchor, path, shown, create=False)
+        if dfd is not None:
+            try:
+                os.unlink(path.name, dir_fd=dfd)
+            except FileNotFoundError:
+                pass
+            finally:
+                os.close(dfd)
         _note(path, writer)
     return Receipt(path, shown, 0, MISSING, 0, 0, 0)
 
@@ -440,29 +605,29 @@ def remove(workspace: Path, rel: str | Path, *, writer: str | None = None) -> Re
 def create_new(workspace: Path, folder_rel: str, stem: str, text: str, *, writer: str | None = None) -> Receipt:
     """Write `text` to `folder_rel/stem.md`, or `stem-2.md`, … : the first name not taken (a hard
     link of a synced temporary, which fails rather than replace a file that exists)."""
-    _, folder = resolve(workspace, f"{folder_rel}/{stem}.md")
-    folder = folder.parent
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    resolve(workspace, f"{folder_rel}/{stem}.md")
+    shown, first, anchor = _locate(workspace, f"{folder_rel}/{stem}.md")
+    folder = first.parent
     data = text.encode("utf-8")
-    fd, tmp = tempfile.mkstemp(prefix=f".{stem}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o600)
-        n = 1
-        while True:
-            target = folder / (f"{stem}.md" if n == 1 else f"{stem}-{n}.md")
-            try:
-                os.link(tmp, target)
-                break
-            except FileExistsError:
-                n += 1
-    finally:
-        os.unlink(tmp)
-    sync_dir(folder)
+    with _at_folder(anchor, first, shown) as dfd:
+        tmp = _temp_name(f"{stem}.md")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dfd)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            n = 1
+            while True:
+                name = f"{stem}.md" if n == 1 else f"{stem}-{n}.md"
+                try:
+                    os.link(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+                    break
+                except FileExistsError:
+                    n += 1
+        finally:
+            os.unlink(tmp, dir_fd=dfd)
+        os.fsync(dfd)
+    target = folder / name
     _note(target, writer)
     shown = os.path.relpath(target, workspace).replace(os.sep, "/")
     return _receipt(target, shown, data, 1, data.count(b"\n"))

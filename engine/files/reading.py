@@ -13,6 +13,16 @@ from .sources import list_sources
 from .workspace import normalize_extra_paths
 
 
+MAX_LINES = 10_000  # lines one get / memory_get returns at most: a window on a file, not a dump
+
+
+def check_window(start: int | None, count: int | None) -> None:
+    """ValueError (one line) when `lines` asks for more than MAX_LINES (2e8 once took 1.8 GB;
+    0 or less still means "to the end", capped the same way by the file's size cap)."""
+    if count is not None and count > MAX_LINES:
+        raise ValueError(f"lines: {count} is over the limit of {MAX_LINES} lines per call; read on with from")
+
+
 class MemoryFiles:
     def __init__(self, cfg: Config):
         self.cfg = cfg
@@ -61,9 +71,15 @@ class MemoryFiles:
             f = self.cfg.sessions_dir() / name
             if f.is_symlink():
                 raise AccessDenied(f"refused {raw!r}: session transcripts are never read through symlinks")
-            try:
-                data = f.read_bytes()
-            except FileNotFoundError:
+            from . import memfile
+
+            try:  # never blocks on a FIFO, never a folder or device: one line, not a hang or a traceback
+                data = memfile.read_any(f, raw, cap=1 << 30)  # a long session is no note: no note-sized cap
+            except memfile.Refused as exc:
+                raise AccessDenied(str(exc)) from None
+            except OSError as exc:
+                raise AccessDenied(f"{raw}: cannot read it ({exc.strerror or exc}); check its permissions") from None
+            if data is None:
                 return FileText(path=raw, text="")
             from .sessions import parse_transcript, render_range
 
@@ -75,6 +91,8 @@ class MemoryFiles:
             text = memfile.read_text(self.workspace, abs_p, extra_paths=self.cfg["extraPaths"])
         except memfile.Refused as exc:
             raise AccessDenied(str(exc)) from None
+        except OSError as exc:  # unreadable (permissions), an I/O error: one line naming the file
+            raise AccessDenied(f"{rel}: cannot read it ({exc.strerror or exc}); check its permissions") from None
         if start is None and count is None:
             return FileText(path=rel, text=text)
         all_lines = text.split("\n")

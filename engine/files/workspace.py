@@ -42,6 +42,17 @@ def normalize_extra_paths(workspace: Path, extra: list[str]) -> list[Path]:
     return out
 
 
+def below_a_symlink(p: Path) -> bool:
+    """Whether a folder above `p` (an absolute, normalised path) is a symlink: its real path differs."""
+    return os.path.lexists(p) and os.path.realpath(p.parent) != str(p.parent)
+
+
+def refused_extra_paths(workspace: Path, extra: list[str]) -> list[str]:
+    """The status line of each extra path that is never indexed nor read: below a symlinked folder."""
+    return [f"extra path below a symlinked folder ({p} is really {os.path.realpath(p)}): not indexed nor read; "
+            "name the real folder in extraPaths" for p in normalize_extra_paths(workspace, extra) if below_a_symlink(p)]
+
+
 def _is_regular_md(p: Path) -> bool:
     try:
         st = os.lstat(p)
@@ -153,6 +164,11 @@ def list_memory_files(workspace: Path, extra_paths: list[str], errors: list[str]
         add_tree(mem)
     for p in normalize_extra_paths(workspace, extra_paths):
         if p.is_symlink():
+            continue
+        if below_a_symlink(p):  # memfile refuses to read it: never indexed either
+            if errors is not None:
+                errors.append(f"{p}: extra path below a symlinked folder ({os.path.realpath(p)}); not indexed "
+                              "(name the real folder in extraPaths)")
             continue
         if p.is_dir():
             add_tree(p)

@@ -95,6 +95,11 @@ class LocalServer:
             raise FleetError(f"cannot run {program} ({exc}); reinstall with pip install 'clawmem[fleet]'") from None
 
     def _prepare_user(self) -> None:
+        made = set()  # the folders clawmem creates now: its own, the only ones it may open up
+        cur = self.root
+        while not os.path.lexists(cur) and cur != cur.parent:
+            made.add(cur)
+            cur = cur.parent
         paths.private_dir(self.root)
         if os.geteuid() != 0:
             return
@@ -102,11 +107,21 @@ class LocalServer:
         entry = _ensure_system_user(self.user)
         os.chown(self.root, entry.pw_uid, entry.pw_gid)
         # the server's user must be able to pass through the folders above its own (x only: it
-        # cannot list them); pytest's and the home folder's are owner-only
+        # cannot list them); clawmem opens up only folders it just created, never another's
+        blocked = []
         for parent in [*self.root.parents, *_bin_dir().parents]:
             mode = parent.stat().st_mode
-            if not mode & 0o001:
+            if mode & 0o001:
+                continue
+            if parent in made:
                 parent.chmod(mode | 0o001)
+            elif parent not in blocked:
+                blocked.append(parent)
+        if blocked:
+            shown = " ".join(str(p) for p in blocked)
+            raise FleetError(f"as root, PostgreSQL runs as user {self.user}, which cannot pass through {shown} "
+                             f"(no search permission for others); clawmem changes no folder it did not create: "
+                             f"allow it yourself (chmod o+x {shown}) or put the fleet's data elsewhere (XDG_DATA_HOME)")
 
     def _read_record(self) -> dict:
         try:

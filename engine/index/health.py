@@ -18,8 +18,8 @@ from .reader import IndexReader
 from ..results import Status
 from ..search.searcher import Searcher
 from ..files.sources import list_sources
-from .store import DatabaseError, SCHEMA_VERSION, Store, rebuild_path
-from ..files.workspace import normalize_extra_paths
+from .store import DatabaseError, SCHEMA_VERSION, Store, built_with_other_settings, known_intact, rebuild_path
+from ..files.workspace import normalize_extra_paths, refused_extra_paths
 
 
 class Health:
@@ -52,6 +52,9 @@ class Health:
                     {"provider": m["provider"], "model": m["model"], "dims": m["dims"], "vectors": store.coverage(m["id"])}
                     for m in store.models()
                 ]
+            damage = self.damage(store) if store is not None else None
+            if damage:  # broken pages, although what was read above could be read: nothing more is read from it
+                store, store_error = None, f"{self.index_path}: damaged ({damage}); `clawmem status --fix` moves it aside and rebuilds it from the Markdown"
         except IndexUnavailable as exc:
             store, store_error = None, str(exc)
         except DatabaseError as exc:  # damage past what opening the index checks
@@ -108,6 +111,7 @@ class Health:
                 "workspace": store.get_meta("workspace") if store is not None else None,
                 "error": store_error,
                 "rebuild": self.rebuild_state(),
+                "settings": built_with_other_settings(store, cfg) if store is not None and store.has_schema() else None,
             },
             "freshness": self.freshness.freshness(),
             "provider": provider,
@@ -120,6 +124,7 @@ class Health:
             "log": str(paths.log_path()),
             "workspaceEmpty": cfg.workspace.is_dir() and self.freshness.freshness()["filesOnDisk"] == 0,
             "fileNotes": self.file_notes(store),
+            "refusedExtraPaths": refused_extra_paths(cfg.workspace, cfg["extraPaths"]),
             "leftovers": [{"path": str(p), "what": what} for p, what in self.leftovers()],
         }
         if cfg["fleet.url"]:
@@ -140,6 +145,17 @@ class Health:
             except Exception as exc:
                 out["cache"] = {"error": str(exc)}
         return Status(out)
+
+    def damage(self, store) -> str | None:
+        """What SQLite's page check finds wrong with the index, or None. Skipped when the file is
+        exactly as the last clean writer left it (the check reads the whole file)."""
+        if known_intact(self.index_path):
+            return None
+        try:
+            (ok,) = store.conn.execute("PRAGMA quick_check(1)").fetchone()
+        except DatabaseError as exc:
+            return str(exc)
+        return None if ok == "ok" else " ".join(ok.replace("*** in database main ***", "").split())[:300]
 
     def file_notes(self, store=None) -> list[dict]:
         """Every file the index skipped (`skipped`), holds only in part, or read with a change
@@ -199,8 +215,8 @@ class Health:
                 lock.release()  # leaves the lock file empty
                 done.append(f"cleared the writer lock left by pid {stale.get('pid', '?')} ({stale.get('command', '?')}), which no longer runs")
         try:
-            self.index_reader.reader()
-            broken = None
+            store = self.index_reader.reader()
+            broken = self.damage(store) if store is not None else None
         except IndexUnavailable as exc:
             broken = str(exc)
         if broken or rebuild_path(self.index_path).exists():
@@ -226,6 +242,11 @@ class Health:
                 out.append(f"extra path missing ({p})")
         if "sessions" in self.cfg["sources"] and not self.cfg.sessions_dir().is_dir():
             out.append(f"sessions folder missing ({self.cfg.sessions_dir()})")
+        for path in (self.index_path, self.index_path.parent):
+            weak = paths.weaker_than_private(path)
+            if weak:  # clawmem makes its own owner-only and never changes the mode of another's
+                out.append(f"{path} is mode {weak}, readable by others (clawmem would choose owner-only and "
+                           f"changes nothing it did not create: chmod go-rwx {path} if it should be private)")
         try:
             st = self.index_reader.reader()
         except IndexUnavailable as exc:

@@ -70,8 +70,12 @@ def read_markdown(f: SourceFile, size: int) -> tuple[bytes, str, str | None]:
     except IsADirectoryError:
         raise Skip("is a directory") from None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
             raise Skip("not a regular file (a pipe or device); not indexed")
+        if st.st_nlink > 1:  # memfile never reads it either: it may be a file outside the workspace
+            raise Skip(f"has {st.st_nlink} hard links, and a memory file is never read through a hard link; "
+                       "not indexed (copy it to make it a file of its own)")
         with os.fdopen(fd, "rb") as fh:
             fd = -1
             data = fh.read(MAX_FILE_BYTES + 1)

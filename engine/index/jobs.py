@@ -13,12 +13,16 @@ if TYPE_CHECKING:  # the indexer and events load when a job runs: a search needs
     from .. import events as ev
     from .indexer import Stats
 
-from ..config import Config
+from ..config import Config, ConfigError
 from .freshness import Freshness
 from .lock import LockBusy, WriterLock, current_holder, describe_holder
 from ..embeddings.providers import Providers
 from .reader import IndexReader
 from .store import DatabaseError, ForeignIndex, Store, adopt_legacy_index, index_meta, move_aside, rebuild_path, remember_intact, remove_index_files
+
+
+# the reasons that carry the user's intent to rebuild: `clawmem index` and the app's Config tab
+EXPLICIT = ("cli", "configuration changed")
 
 
 class IndexJobs:
@@ -72,6 +76,18 @@ class IndexJobs:
                 self.index_reader.forget_cached()  # vectors cached from the file that was moved aside
                 yield ev.Warning(moved, str(self.index_path))
             why = "--force" if force else needs_rebuild(store, self.cfg)
+            if why and not force:
+                try:
+                    other = self._other_settings(store, why, reason)
+                except ConfigError:
+                    store.close()
+                    raise
+                if other:  # the index stays exactly as it is
+                    store.close()
+                    lock.release()
+                    yield ev.Warning(other, str(self.index_path))
+                    yield ev.JobFinished("index", 0, 0, 0, 0, time.monotonic() - started, True, other)
+                    return
             if not why and rebuild_path(self.index_path).exists():
                 why = yield from self._leftover_rebuild()
             if why:
@@ -91,6 +107,20 @@ class IndexJobs:
             lock.release()
         # after the release: whoever reacts to "finished" (a status refresh) must not see our lock
         yield finished
+
+    def _other_settings(self, store: Store, why: str, reason: str) -> str | None:
+        """Why an index built with other settings is left as it is, or None to rebuild it. Only
+        the user's own `clawmem index` (or the app's Config tab) rebuilds, and never over vectors
+        without --force; a search, the app's start, a sync, a write, status --fix use it as it is."""
+        from .store import built_with_other_settings
+
+        if reason not in EXPLICIT:
+            return built_with_other_settings(store, self.cfg) or f"{why}; left as it is: `clawmem index` rebuilds it"
+        held = sum(store.coverage(m["id"]) for m in store.models())
+        if held:
+            raise ConfigError(f"{why}: a rebuild for this config would drop the {held} vectors this index holds; "
+                              "run `clawmem index --force` to rebuild it anyway, or use the config it was built with")
+        return None
 
     def _update(self, store: Store, reason: str, stats: Stats, stop, backfill: bool) -> Iterator[ev.Event]:
         from .. import events as ev

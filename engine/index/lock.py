@@ -1,4 +1,6 @@
-"""One writer at a time, across processes: an flock on `<index>.lock`.
+"""One writer at a time, across processes: an flock on `<index>.lock` in clawmem's data folder
+(beside the index when the index is there, else `locks/index-<hash of its path>.lock`: never a
+file beside one the user chose).
 
 The lock file also says who holds it (pid, command, since), so a second writer can wait
 or tell the user exactly which process to look at. The kernel drops an flock when its
@@ -32,7 +34,17 @@ def describe_holder(holder: dict) -> str:
 
 
 def lock_path(index_path: Path) -> Path:
-    return Path(str(index_path) + ".lock")
+    from ..paths import data_dir
+
+    index_path = Path(index_path)
+    data = os.path.realpath(data_dir())
+    real = os.path.realpath(index_path.parent) + os.sep + index_path.name
+    if real.startswith(data + os.sep):
+        return Path(str(index_path) + ".lock")
+    import hashlib
+
+    key = hashlib.sha256(os.fsencode(real)).hexdigest()[:24]
+    return data_dir() / "locks" / f"index-{key}.lock"
 
 
 def read_holder(index_path: Path) -> dict | None:
@@ -80,12 +92,15 @@ def this_command() -> str:
 
 class WriterLock:
     def __init__(self, index_path: Path, command: str | None = None):
+        self.index_path = Path(index_path)
         self.path = lock_path(index_path)
         self.command = command or this_command()
         self.fd: int | None = None
 
     def try_acquire(self) -> bool:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        from ..paths import private_dir
+
+        private_dir(self.path.parent)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -104,9 +119,9 @@ class WriterLock:
         while not self.try_acquire():
             waited = time.monotonic() - start
             if waited >= timeout:
-                raise LockBusy(read_holder(Path(str(self.path)[: -len(".lock")])), waited)
+                raise LockBusy(read_holder(self.index_path), waited)
             if not told and on_wait is not None:
-                on_wait(read_holder(Path(str(self.path)[: -len(".lock")])))
+                on_wait(read_holder(self.index_path))
                 told = True
             time.sleep(0.1)
 

@@ -25,7 +25,9 @@ class IndexReader:
         st: Store | None = getattr(self._tls, "store", None)
         # reopen after a rebuild swapped the file
         if st is not None and (st.path != self.index_path or not st.is_current_file()):
-            st.close()
+            # not closed here: a caller may still hold it (status reads it across several calls,
+            # and closing it under them was "Cannot operate on a closed database"); the
+            # connection closes when the last holder lets go of it
             st = None
         if st is None:
             try:

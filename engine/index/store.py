@@ -114,18 +114,38 @@ def index_meta(cfg) -> dict:
     }
 
 
+def settings_differ(store: "Store", cfg) -> list[str]:
+    """The settings that shape the index (index_meta) on which `store` and `cfg` differ, and
+    "workspace" when it was built for another one; [] when it is this config's index."""
+    out = []
+    built_for = store.get_meta("workspace")
+    if built_for is not None and built_for != str(cfg.workspace):
+        out.append("workspace")
+    meta, want = store.get_meta_json("index"), index_meta(cfg)
+    if isinstance(meta, dict):
+        out += sorted(k for k in set(meta) | set(want) if meta.get(k) != want.get(k))
+    return out
+
+
+def built_with_other_settings(store: "Store", cfg) -> str | None:
+    """The one line a read-only command says when the index was built with other settings: it is
+    used as it is, never rebuilt (only `clawmem index` rebuilds it)."""
+    differ = settings_differ(store, cfg)
+    if not differ:
+        return None
+    return (f"this index was built with other settings ({', '.join(differ)}); used as it is: "
+            "`clawmem index` with this config rebuilds it (`--force` if it holds vectors)")
+
+
 def create_private_file(path: Path) -> None:
+    """Create the index file owner-only; an existing file (and its folder) keeps its mode."""
     from ..paths import private_dir
 
     private_dir(path.parent)
-    if not path.exists():
-        fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
-        os.close(fd)
-    else:
-        try:
-            os.chmod(path, 0o600)
-        except OSError:
-            pass
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600))
+    except FileExistsError:
+        pass
 
 
 class ForeignIndex(Exception):

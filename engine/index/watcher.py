@@ -714,9 +714,9 @@ def spawn_background_index(engine) -> str:
     paths.private_dir(stamp.parent)
     stamp.touch()
     os.utime(stamp)
-    argv = [sys.executable, "-m", "clawmem.tui", "index", "--quiet", "--workspace", str(cfg.workspace), "--agent", cfg.agent_id]
+    argv = [sys.executable, "-m", "clawmem.tui", "index", "--quiet", "--background", "--workspace", str(cfg.workspace), "--agent", cfg.agent_id]
     if cfg.file and Path(cfg.file).is_file():
-        argv += ["--config", str(cfg.file)]
+        argv += ["--config", str(Path(cfg.file).resolve())]  # the child runs in the state folder
     subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                      start_new_session=True, close_fds=True, cwd=str(paths.state_dir()))
     return "started"

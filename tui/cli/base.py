@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from pathlib import Path
 
@@ -83,10 +82,9 @@ def dump_json(obj, indent: int | None = None) -> str:
     """JSON as clawmem prints it: non-ASCII text as is, every control character escaped.
     json.dumps escapes only C0; DEL and the C1 codes (U+009B is a one-byte CSI to some
     terminals) are escaped too, so `--json` printed to a terminal is as safe as the text."""
-    return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(obj, indent=indent, ensure_ascii=False))
+    from clawmem.engine import json_visible
 
-
-_C1 = re.compile("[\x7f-\x9f]")  # only inside JSON strings: the rest of JSON is ASCII
+    return json_visible(json.dumps(obj, indent=indent, ensure_ascii=False))
 
 
 def printable(raw: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 
 from .base import EXIT_FAILED, EXIT_OK, Command, CommandError, add_all_agents, engines, err, open_engine, printable
@@ -14,13 +15,15 @@ def index_arguments(s) -> None:
     s.add_argument("--verbose", action="store_true", help="first print the provider, model, sources and extra paths")
     add_all_agents(s)
     s.add_argument("--json", action="store_true", help="print the summary as JSON (an array with --all-agents)")
+    # what a search that found the index stale starts: it never rebuilds an index built with other settings
+    s.add_argument("--background", action="store_true", help=argparse.SUPPRESS)
 
 
 def watch_arguments(s) -> None:
     s.add_argument("--once", action="store_true", help="sync once and exit")
 
 
-def run_index_job(eng, out: ProgressLine, force: bool = False):
+def run_index_job(eng, out: ProgressLine, force: bool = False, reason: str = "cli"):
     """Run one index job with progress on `out`: (JobFinished, None) or (None, why it failed)."""
     from clawmem.engine import IndexFailed, LockBusy, events as ev, log_event, setup_logging
 
@@ -30,7 +33,7 @@ def run_index_job(eng, out: ProgressLine, force: bool = False):
         pass
     finished = None
     try:
-        for e in eng.index(force=force, reason="cli"):
+        for e in eng.index(force=force, reason=reason):
             render_event(e, out)
             if isinstance(e, (ev.Warning, ev.Error, ev.ProviderSwitched, ev.JobFinished)):
                 log_event(e)
@@ -50,7 +53,7 @@ def run_index_job(eng, out: ProgressLine, force: bool = False):
 def index_written(eng) -> str | None:
     """After a command wrote a memory file: index it at once, so the next search finds it, and
     close the engine; why it could not be indexed (a busy writer, the watcher, picks it up), or None."""
-    _, index_error = run_index_job(eng, ProgressLine(quiet=True))
+    _, index_error = run_index_job(eng, ProgressLine(quiet=True), reason="write")
     eng.close()
     return index_error
 
@@ -96,7 +99,7 @@ def cmd_index(args) -> int:
                     out.line(line)
             elif many:
                 out.line(f"Memory index ({eng.cfg.agent_id})")
-            finished, error = run_index_job(eng, out, force=args.force)
+            finished, error = run_index_job(eng, out, force=args.force, reason="background" if args.background else "cli")
             if error:
                 if not many:
                     raise CommandError(error)
@@ -127,7 +130,8 @@ def cmd_index(args) -> int:
 def cmd_watch(args) -> int:
     from clawmem.engine import run_daemon
 
-    eng = open_engine(args, persistent=True, need_workspace=False)
+    # a running watcher waits for its workspace to appear; one sync of a missing one is a usage error
+    eng = open_engine(args, persistent=True, need_workspace=args.once)
     return run_daemon(eng, once=args.once, printer=lambda line: print(printable(line), flush=True))
 
 

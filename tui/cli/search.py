@@ -125,7 +125,7 @@ def cmd_get(args) -> int:
             if not args.json and not res["text"] and not _exists(eng, args.path):
                 raise CommandError(f"{args.path}: no such memory file in {eng.workspace} (paths are relative to it, "
                                    "e.g. MEMORY.md or memory/2026-02-10.md)")
-    except AccessDenied as exc:
+    except (AccessDenied, ValueError) as exc:
         raise CommandError(str(exc), EXIT_USAGE) from None
     if res.get("fleet") and not res["text"]:  # nothing stored under that name: said, not an empty success
         raise CommandError(f"{args.path}: {res.get('note') or 'nothing stored'}")

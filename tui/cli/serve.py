@@ -8,6 +8,8 @@ from .base import EXIT_USAGE, Command, CommandError, open_engine
 def serve_arguments(s) -> None:
     s.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; any other puts a token in the URL)")
     s.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    s.add_argument("--max-sessions", type=int, default=None, metavar="N",
+                   help="browser tabs (app processes) served at once (default 4); more get a page saying so")
 
 
 def mcp_arguments(s) -> None:

@@ -4,6 +4,7 @@ go-to-line bar, and running $EDITOR on a file."""
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import subprocess
 from typing import Callable
@@ -35,6 +36,19 @@ class MemoryEditor(TextArea):
             return
         await super()._on_key(event)
 
+    def render_line(self, y: int):
+        """The line as the terminal gets it: each control, bidi or zero-width character shown as
+        one visible sign (the text itself, and what is saved, stay as they are). OSC 52 in a
+        memory file once set the clipboard from here, OSC 0 the window title."""
+        strip = super().render_line(y)
+        if not any(_HIDDEN.search(seg.text) for seg in strip):
+            return strip
+        from rich.segment import Segment
+        from textual.strip import Strip
+
+        shown = Strip([Segment(_HIDDEN.sub(_sign, seg.text), seg.style, seg.control) for seg in strip])
+        return shown.crop(0, strip.cell_length) if shown.cell_length > strip.cell_length else shown
+
     def go_to_edge(self, where: str) -> None:
         """The cursor to the start ("top") or the end ("bottom") of the text, in view."""
         self.move_cursor((0, 0) if where == "top" else self.document.end)
@@ -52,6 +66,16 @@ class MemoryEditor(TextArea):
     def redo(self) -> None:
         super().redo()
         self._on_text(self.text)
+
+
+# what engine.printable makes visible; here one sign each, so a line keeps its length: a C0
+# control as its Control Pictures sign (␛ for ESC), anything else as U+FFFD
+_HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff]")
+
+
+def _sign(m: re.Match) -> str:
+    c = ord(m.group())
+    return chr(0x2400 + c) if c < 0x20 else "\u2421" if c == 0x7F else "\ufffd"
 
 
 EDGES = {"file.top": "top", "file.bottom": "bottom"}  # binding id -> MemoryEditor.go_to_edge's argument

@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, ContentSwitcher, Input, Static, TextArea, Tree
 
-from clawmem.engine import ChangedOnDisk, EditSession, FileSnapshot, Merged, unified_diff
+from clawmem.engine import ChangedOnDisk, EditSession, FileSnapshot, Merged, printable, unified_diff
 
 from .. import keys
 from ..keys import Key
@@ -207,7 +207,7 @@ class FilePane(Pane, Horizontal):
             parts.append("new file")
         if self.dirty:
             parts.append("● unsaved (ctrl+s)")
-        header.update(" · ".join(parts))
+        header.update(printable(" · ".join(parts)))
         header.set_class(self.dirty, "-dirty")
         self.refresh_bindings()
 
@@ -426,6 +426,7 @@ class FilePane(Pane, Horizontal):
     def _show_markdown(self, text: str) -> None:
         view = self.query_one("#md-view", VerticalScroll)
         shown = view.query("#markdown")
+        text = printable(text)  # a view only: what is saved is the editor's text
         if shown:
             shown.first().update(text)
             return

@@ -6,7 +6,9 @@ from __future__ import annotations
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from clawmem.engine import DATED_RE
+from rich.text import Text
+
+from clawmem.engine import DATED_RE, printable
 
 
 def group_files(entries: list[dict]) -> tuple[list[str], dict[str, list[str]], list[str], list[str]]:
@@ -34,7 +36,11 @@ def group_files(entries: list[dict]) -> tuple[list[str], dict[str, list[str]], l
 
 class FileTree(Tree):
     """The file tree; a leaf's data is its path. Names too long for its width end in "…"
-    instead of scrolling sideways."""
+    instead of scrolling sideways. A name is text, never markup nor terminal codes: an escape
+    or a bidi override in a file name is shown visibly (engine.printable)."""
+
+    def process_label(self, label):
+        return super().process_label(Text(printable(label)) if isinstance(label, str) else label)
 
     def render_label(self, node, base_style, style):
         label = super().render_label(node, base_style, style)
