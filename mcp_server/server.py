@@ -311,6 +311,8 @@ def build_server(engine, first_sync_over: Callable[[], bool] = lambda: True) -> 
     @server.resource("memory://team", name="team", mime_type="application/json",
                      description="The fleet's team notebook: the notes that stand, each with its writer (memory_remember with scope team writes them)")
     def team() -> str:
+        from mcp.server.mcpserver.exceptions import ResourceError
+
         try:
             return json.dumps({"notes": engine.team_notes()}, indent=2, ensure_ascii=False)
         except Exception as exc:  # no fleet, or it is down: said, never a traceback

@@ -100,6 +100,9 @@ async def exercise(client: Client, workspace) -> None:
     assert "Chose Postgres" in await read("memory://yesterday")
     ctx = await read("memory://context")
     assert ctx.startswith("# Memory context") and "## MEMORY.md" in ctx and "Chose Postgres" in ctx
+    with pytest.raises(Exception) as no_fleet:  # no fleet configured: an error naming why, not a crash
+        await read("memory://team")
+    assert "fleet" in str(no_fleet.value) and "not defined" not in str(no_fleet.value)
 
     prompts = (await client.list_prompts()).prompts
     assert [p.name for p in prompts] == ["memory-recall"]
