@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from ..index.store import OperationalError, Store
-from ..text import STOPWORDS, query_terms, relaxed_terms, word_forms
+from ..text import STOPWORDS, is_cjk, query_terms, relaxed_terms, word_forms
 from .options import Candidate, Options
 
 
@@ -74,10 +74,20 @@ def vocabulary(store: Store) -> str:
     return "temp.clawmem_vocab"
 
 
-def vocabulary_forms(store: Store, terms: list[str]) -> dict[str, list[str]]:
-    """{term: the other forms of it this index holds} (cookie: cookies; favourite: favorite), for
-    the English words among `terms`. The index stores words as written, so without them a
-    question that says "cookie" never finds the notes that say "cookies"."""
+def vocabulary_forms(store: Store, terms: list[str], query: str = "") -> dict[str, list[str]]:
+    """{term: the other forms of it this index holds}, for terms no chunk holds as written: its
+    inflections and other spelling (cookie: cookies; favourite: favorite), else its near forms
+    (near_forms: a misspelt name, an abbreviation). The index stores words as written, so
+    without them a question that says "cookie" never finds the notes that say "cookies"."""
+    out = inflected_forms(store, terms)
+    rest = [t for t in terms if t not in out]
+    if rest:
+        out.update(near_forms(store, rest, query))
+    return out
+
+
+def inflected_forms(store: Store, terms: list[str]) -> dict[str, list[str]]:
+    """{term: its inflections and other spelling this index holds}, for English words."""
     out: dict[str, list[str]] = {}
     wanted = {t: set(word_forms(t)) for t in terms}
     try:
@@ -96,6 +106,82 @@ def vocabulary_forms(store: Store, terms: list[str]) -> dict[str, list[str]]:
     return out
 
 
+def max_edits(term: str) -> int:
+    """How many letters a near form of `term` may differ by (near_forms): none under 4 letters
+    (a word of 3 lies within one letter of dozens of others: cat, bat, cut, cart), 1 up to 6,
+    2 beyond. A slip of the keyboard or the ear is one letter; a name's other spelling
+    (Katharine / Catherine, Mohammed / Muhammad) is two in longer names, and the longer a word,
+    the fewer words of a vocabulary lie within two letters of it by chance. Only words of
+    letters: an identifier or a number that differs by one character is another one."""
+    if len(term) < 4 or not term.isalpha() or any(is_cjk(ch) for ch in term):
+        return 0
+    return 1 if len(term) <= 6 else 2
+
+
+def within_edits(a: str, b: str, k: int) -> int | None:
+    """The edit distance of a and b (a letter changed, added, dropped, or two neighbours swapped)
+    if at most k, else None."""
+    if abs(len(a) - len(b)) > k or len(set(a) ^ set(b)) > 2 * k:  # each edit changes at most 2 letters of the set
+        return None
+    before, prev = None, list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            v = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1]))
+            if before is not None and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                v = min(v, before[j - 2] + 1)
+            cur[j] = v
+        if min(cur) > k:
+            return None
+        before, prev = prev, cur
+    return prev[-1] if prev[-1] <= k else None
+
+
+NEAR_FORMS = 4  # the closest forms kept per word (the most used first among equals)
+
+
+def near_forms(store: Store, terms: list[str], query: str = "") -> dict[str, list[str]]:
+    """{term: forms of it this index holds}, for terms no chunk holds as written nor inflected,
+    from the index's own vocabulary (FTS5), by rules that mean the same in any memory:
+    - a word of letters within max_edits of a word the index holds (a name with a typo, a
+      name spelt another way: Ingrud, Ingrid);
+    - an abbreviation the query writes with a dot (Sept., Dept.): the words starting with it;
+    - a short word of letters the index holds letter by letter (USA: U.S.A.), as that phrase."""
+    out: dict[str, list[str]] = {}
+    try:
+        table = vocabulary(store)
+        dotted = {m.lower() for m in re.findall(r"\b([^\W\d_]{2,})\.(?=\s+[a-z0-9]|\S)", query)}
+        for t in terms:
+            if t in dotted:
+                found = [term for (term,) in store.conn.execute(
+                    f"select term from {table} where term > ? and term < ? order by doc desc limit ?",
+                    (t, t + "\uffff", NEAR_FORMS))]
+                if found:
+                    out[t] = found
+                    continue
+            if 2 <= len(t) <= 5 and t.isascii() and t.isalpha():
+                letters = ".".join(t)  # a phrase of single letters to FTS5, as "u.s.a" reads in a note
+                if store.conn.execute("select 1 from chunks_fts where chunks_fts match ? limit 1",
+                                      (fts_query([letters], "AND"),)).fetchone():
+                    out[t] = [letters]
+        fuzzy = {t: max_edits(t) for t in terms if t not in out and max_edits(t)}
+        if fuzzy:
+            lo = min(len(t) - k for t, k in fuzzy.items())
+            hi = max(len(t) + k for t, k in fuzzy.items())
+            near: dict[str, list[tuple[int, int, str]]] = {t: [] for t in fuzzy}
+            for term, doc in store.conn.execute(f"select term, doc from {table} where length(term) between ? and ?", (lo, hi)):
+                for t, k in fuzzy.items():
+                    d = within_edits(t, term, k)
+                    if d:
+                        near[t].append((d, -doc, term))
+            for t, found in near.items():
+                if found:
+                    out[t] = [term for _, _, term in sorted(found)[:NEAR_FORMS]]
+    except OperationalError:  # no fts5vocab: words match as written
+        pass
+    return out
+
+
 def keyword_candidates(store: Store, query: str, opts: Options) -> tuple[list[Candidate], dict]:
     """Strict AND first; if it finds fewer than the pool needs, relaxed OR hits fill the rest below
     them, a word the index lacks as written looked for in the forms it holds."""
@@ -105,7 +191,7 @@ def keyword_candidates(store: Store, query: str, opts: Options) -> tuple[list[Ca
     df = doc_freqs(store, relaxed)
     # a word no chunk holds as written is looked for in the forms the index holds (a word it
     # does hold is searched as written: its other forms would count twice in BM25)
-    forms = vocabulary_forms(store, [t for t in relaxed if df[t] == 0])
+    forms = vocabulary_forms(store, [t for t in relaxed if df[t] == 0], query)
     more = [f for fs in forms.values() for f in fs if f not in df]
     df.update(doc_freqs(store, more))
     relaxed = list(dict.fromkeys(relaxed + more))

@@ -13,7 +13,7 @@ from ..text import CJK_RE, STOPWORDS, is_cjk, mmr_tokens, normalize, query_terms
 from .options import Candidate, Options
 from . import candidates
 from .candidates import TITLES, named_terms
-from .everyday import CALENDAR, is_everyday
+from .everyday import is_calendar, is_everyday
 from .fusion import apply_decay, fuse, merge_overlapping, pin_exact_hits
 
 
@@ -41,9 +41,9 @@ def term_weights(store: Store, terms: list[str], counted: dict[str, int] | None 
     return {t: ranking.idf(d, n) / top for t, d in df.items()}, n
 
 
-def absent_forms(store: Store, absent: list[str]) -> dict[str, str]:
+def absent_forms(store: Store, absent: list[str], query: str = "") -> dict[str, str]:
     """{a query term no chunk has: another form of it some chunk has} ("decide": "decided")."""
-    return {t: found[0] for t, found in candidates.vocabulary_forms(store, absent).items()}
+    return {t: found[0] for t, found in candidates.vocabulary_forms(store, absent, query).items()}
 
 
 PASSAGE_CHARS = 200  # the query's words must stand together: within a line, or lines this long together
@@ -181,18 +181,19 @@ def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs
         # the best unrelated chunk, and sinking by band cost MADial 0.03-0.08 of hit@5.
         cands.sort(key=lambda c: ranking.band(c.score) == "low")
     evidence = query_evidence(query, weights, n_docs, cands, forms)
+    absent = evidence.get("absent")
     if opts.min_score_explicit:  # asked for: every hit below it is hidden
         shown = [c for c in cands if c.score >= opts.min_score]
-    else:  # by default the whole list stands or falls on the evidence that this memory holds the answer
-        shown = [] if evidence.get("abstain") else cands
+    else:  # by default the list is emptied only on a verdict keyword-only search reaches too (EMPTYING)
+        shown = [] if absent and absent["emptied"] else cands
     kept = {c.id for c in shown}
     hidden = [c for c in cands if c.id not in kept]
     if opts.show_hidden:
         shown = cands
     hidden_info: dict[str, Any] = {"count": len(hidden) if not opts.show_hidden else 0,
                                    "bestScore": round(max(h.score for h in hidden), 4) if hidden else None}
-    if evidence.get("abstain") and not opts.min_score_explicit and not opts.show_hidden:
-        hidden_info["reason"] = evidence["abstain"]
+    if absent and absent["emptied"] and not opts.min_score_explicit and not opts.show_hidden:
+        hidden_info["reason"] = absent["reason"]
     return shown[: opts.max_results], hidden_info, evidence
 
 
@@ -236,11 +237,46 @@ ABSENT_SHARE = 0.95  # nearly all of the query's words never used in this memory
 WEAK_HIT = ranking.band_floor("medium")  # below it, no passage holds a fair part of the query
 
 
+# The verdicts that empty the list: each rests on the query's words alone, looked up in this
+# index's vocabulary, so keyword-only search reaches the same verdict and shows nothing either
+# (a dialogue by someone this memory never mentions, nearly none of the query's words here, no
+# passage holding any). The others (an absent name, a missing topic word beside weak hits, no
+# passage closer than chance) flag the list instead: shown, with `absent` saying why the answer
+# is probably not here. Emptying an answerable question is the costly error (the agent says "I
+# don't remember"), and on held-out conversations those verdicts emptied 12-24 % of answerable
+# questions, 74-81 % once a name had a typo: bench/results/abstention.txt.
+EMPTYING = frozenset({"speaker", "none", "share"})
+
+
 def abstain_reason(evidence: dict, strong: float = STRONG_HIT, absent_share: float = ABSENT_SHARE,
                    weak: float = WEAK_HIT) -> str | None:
-    """Why to show nothing for this evidence (query_evidence), or None to show the list."""
+    """Why this memory probably does not hold the answer (query_evidence), or None."""
+    found = verdict(evidence, strong, absent_share, weak)
+    return found["reason"] if found else None
+
+
+def verdict(evidence: dict, strong: float = STRONG_HIT, absent_share: float = ABSENT_SHARE,
+            weak: float = WEAK_HIT) -> dict | None:
+    """{"reason": why the answer is probably not in this memory, "kind", "emptied": whether
+    the list is emptied (EMPTYING) rather than shown flagged}, or None."""
+    got = _absence(evidence, strong, absent_share, weak)
+    if got is None:
+        return None
+    kind, reason = got
+    return {"reason": reason, "kind": kind, "emptied": kind in EMPTYING}
+
+
+def public_absent(evidence: dict) -> dict | None:
+    """The search reply's top-level `absent`: {"reason"} when the evidence says the answer is
+    probably not in this memory (the list flagged, or emptied), else None."""
+    found = evidence.get("absent")
+    return {"reason": found["reason"]} if found else None
+
+
+def _absence(evidence: dict, strong: float, absent_share: float, weak: float) -> tuple[str, str] | None:
+    """(kind, reason) of the evidence that the answer is not here, or None."""
     if evidence.get("speakersAbsent"):  # a strong hit on the words of a dialogue by someone else is still theirs
-        return f"this memory never mentions {', '.join(repr(t) for t in evidence['speakersAbsent'])}, who speaks in the query"
+        return "speaker", f"this memory never mentions {', '.join(repr(t) for t in evidence['speakersAbsent'])}, who speaks in the query"
     if evidence["candidates"] and evidence["best"] >= strong:
         return None
     # a few notes lack most words of any question, and a pasted conversation names many things
@@ -249,13 +285,13 @@ def abstain_reason(evidence: dict, strong: float = STRONG_HIT, absent_share: flo
     # of the time: bench/small_memory.py)
     small = evidence.get("nDocs", SMALL_MEMORY) < SMALL_MEMORY
     if evidence["namedAbsent"] and not (small and evidence.get("dialogue")):
-        return f"this memory never mentions {', '.join(repr(t) for t in evidence['namedAbsent'])}"
+        return "named", f"this memory never mentions {', '.join(repr(t) for t in evidence['namedAbsent'])}"
     if not evidence["candidates"]:
-        return "no passage holds any query word"
+        return "none", "no passage holds any query word"
     if evidence["absentShare"] >= (1.0 if small else absent_share):
         some = "none" if evidence["absentShare"] >= 1.0 else "almost none"
         lacking = evidence["absentTerms"] + evidence.get("absentEveryday", [])
-        return f"this memory uses {some} of the query's words ({', '.join(repr(t) for t in lacking[:5])})"
+        return "share", f"this memory uses {some} of the query's words ({', '.join(repr(t) for t in lacking[:5])})"
     # a word of the question this memory never uses, and nothing here holds a fair part of the
     # rest: both say absent (asked of someone else's history, a question's topic word is missing
     # far more often than when asked of its own, where a missing word has a strong hit beside it).
@@ -265,14 +301,14 @@ def abstain_reason(evidence: dict, strong: float = STRONG_HIT, absent_share: flo
     missing = evidence.get("formsChecked", True) and evidence["absentTerms"] and not small
     absent = ", ".join(repr(t) for t in evidence["absentTerms"][:3])
     if missing and evidence["best"] < weak and not held:
-        return f"this memory never uses {absent}, and no passage holds much of the rest"
+        return "missing", f"this memory never uses {absent}, and no passage holds much of the rest"
     # with vectors, a question whose word is missing and to which no passage stands closer than
     # the best of this many unrelated ones would by chance: both sides say absent (LongMemEval,
     # asked of other people's histories: 35 % -> 53 % emptied, no answerable one). Not for a
     # pasted conversation: its best cosine stands out in any chat history, more often in
     # someone else's than in its own (MADial), so there it says nothing either way.
     if missing and evidence.get("vectors") and not evidence.get("dialogue") and evidence["bestVector"] <= 0.0:
-        return f"this memory never uses {absent}, and no passage is closer to the question than chance"
+        return "chance", f"this memory never uses {absent}, and no passage is closer to the question than chance"
     return None
 
 
@@ -287,6 +323,13 @@ def present_coverage(weights: dict[str, float], absent: list[str], cands: list[C
     return round(max((passage_coverage(present, c.row[4], words)[0] for c in cands), default=0.0), 4)
 
 
+def fragment(term: str) -> bool:
+    """A one- or two-letter Latin term: an initial, a piece of an abbreviation (U.S. is u, s)
+    or of a contraction (don't is don, t). The search's OR pass leaves them out as too short to
+    say anything, and their absence says nothing either."""
+    return len(term) <= 2 and term.isascii() and not term.isdigit()
+
+
 def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: list[Candidate],
                    forms: dict[str, str] | None = None) -> dict:
     """Whether this memory holds the answer at all, from evidence that means the same in any
@@ -297,7 +340,7 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
     checked = forms is not None  # a word missing as asked may be here in another form: only looked up by run()
     who = speakers(query)
     forms = forms or {}
-    absent = [t for t, w in weights.items() if w >= 1.0 and t not in forms] if n_docs else []
+    absent = [t for t, w in weights.items() if w >= 1.0 and t not in forms and not fragment(t)] if n_docs else []
     out: dict[str, Any] = {
         "candidates": len(cands),
         # one rare name held is not a strong hit when the query names another this memory lacks
@@ -307,7 +350,7 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
         "absentEveryday": [t for t in absent if is_everyday(t)],
         "otherForms": forms,  # absent as asked, used here in another form: not evidence of absence
         "formsChecked": checked,
-        "namedAbsent": [t for t in named_terms(query) if t in absent and t not in CALENDAR],
+        "namedAbsent": [t for t in named_terms(query) if t in absent and not is_calendar(t)],
         "speakersAbsent": [t for t in who if t in absent],
         "dialogue": bool(who),
         # counted, not weighed: a word common here weighs little, and the few a query shares
@@ -327,5 +370,6 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
         "topZ": round(max((c.vec_z for c in cands if c.vec_z is not None), default=0.0), 4),
         "vectors": any(c.vec_cos is not None for c in cands),  # bestVector means something
     }
-    out["abstain"] = abstain_reason(out)
+    out["absent"] = verdict(out)
+    out["abstain"] = out["absent"]["reason"] if out["absent"] else None
     return out
