@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
+import weakref
 from typing import Any
 
 from ..index.store import OperationalError, Store
@@ -140,43 +141,80 @@ def within_edits(a: str, b: str, k: int) -> int | None:
 NEAR_FORMS = 4  # the closest forms kept per word (the most used first among equals)
 
 
+def _in_order(short: str, word: str) -> bool:
+    """Whether `word` holds the letters of `short` in order (dept: department, sept: september)."""
+    rest = iter(word)
+    return all(ch in rest for ch in short)
+
+
+_WORDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Store -> (generation, words by length)
+
+
+def _letter_mask(word: str) -> int:
+    """The letters a word holds as bits (a letter outside a-z may share a bit: the mask's
+    difference still never exceeds the edit distance's bound, 2 letters an edit)."""
+    mask = 0
+    for ch in word:
+        mask |= 1 << (ord(ch) % 61)
+    return mask
+
+
+def _words_by_length(store: Store, table: str) -> dict[int, list[tuple[str, int, int]]]:
+    """The index's words of letters, 3+ long, by length: (word, chunks holding it, _letter_mask).
+    Read once per index generation (fts5vocab counts every posting list: 0.1-0.5 s on a big
+    index, too slow to repeat for each query that has a word missing)."""
+    gen = store.generation()
+    got = _WORDS.get(store)
+    if got is None or got[0] != gen:
+        words: dict[int, list] = {}
+        for term, doc in store.conn.execute(f"select term, doc from {table} where length(term) >= 3"):
+            if term.isalpha():
+                words.setdefault(len(term), []).append((term, doc, _letter_mask(term)))
+        got = (gen, words)
+        _WORDS[store] = got
+    return got[1]
+
+
 def near_forms(store: Store, terms: list[str], query: str = "") -> dict[str, list[str]]:
     """{term: forms of it this index holds}, for terms no chunk holds as written nor inflected,
     from the index's own vocabulary (FTS5), by rules that mean the same in any memory:
-    - a word of letters within max_edits of a word the index holds (a name with a typo, a
-      name spelt another way: Ingrud, Ingrid);
-    - an abbreviation the query writes with a dot (Sept., Dept.): the words starting with it;
+    - a name of the query (named_terms, a speaker's label) within max_edits of a word the index
+      holds (a typo, speech-to-text, a name spelt another way: Ingrud, Ingrid). Names only: a
+      name's spelling varies between people and transcripts, while an ordinary word's other
+      forms are its inflections and spellings (inflected_forms), and its neighbours one letter
+      away are other words (want, went; cart, card), which would make a topic word of someone
+      else's history look present;
+    - an abbreviation the query writes with a dot (Sept., Dept., Govt.): the longer words of
+      its first letter that hold its letters in order (september, department, government);
     - a short word of letters the index holds letter by letter (USA: U.S.A.), as that phrase."""
     out: dict[str, list[str]] = {}
     try:
         table = vocabulary(store)
         dotted = {m.lower() for m in re.findall(r"\b([^\W\d_]{2,})\.(?=\s+[a-z0-9]|\S)", query)}
         for t in terms:
-            if t in dotted:
-                found = [term for (term,) in store.conn.execute(
-                    f"select term from {table} where term > ? and term < ? order by doc desc limit ?",
-                    (t, t + "\uffff", NEAR_FORMS))]
-                if found:
-                    out[t] = found
+            if t in dotted:  # the longer words of its first letter that hold its letters in order
+                longer = [(not term.startswith(t), -doc, term) for term, doc in store.conn.execute(
+                    f"select term, doc from {table} where term > ? and term < ? and length(term) > ?",
+                    (t[0], t[0] + "\uffff", len(t))) if _in_order(t, term)]
+                if longer:
+                    out[t] = [term for _, _, term in sorted(longer)[:NEAR_FORMS]]
                     continue
             if 2 <= len(t) <= 5 and t.isascii() and t.isalpha():
                 letters = ".".join(t)  # a phrase of single letters to FTS5, as "u.s.a" reads in a note
                 if store.conn.execute("select 1 from chunks_fts where chunks_fts match ? limit 1",
                                       (fts_query([letters], "AND"),)).fetchone():
                     out[t] = [letters]
-        fuzzy = {t: max_edits(t) for t in terms if t not in out and max_edits(t)}
-        if fuzzy:
-            lo = min(len(t) - k for t, k in fuzzy.items())
-            hi = max(len(t) + k for t, k in fuzzy.items())
-            near: dict[str, list[tuple[int, int, str]]] = {t: [] for t in fuzzy}
-            for term, doc in store.conn.execute(f"select term, doc from {table} where length(term) between ? and ?", (lo, hi)):
-                for t, k in fuzzy.items():
-                    d = within_edits(t, term, k)
-                    if d:
-                        near[t].append((d, -doc, term))
-            for t, found in near.items():
-                if found:
-                    out[t] = [term for _, _, term in sorted(found)[:NEAR_FORMS]]
+        from .evidence import speakers  # (evidence imports this module)
+
+        names = set(named_terms(query)) | set(speakers(query))
+        fuzzy = {t: max_edits(t) for t in terms if t not in out and t in names and max_edits(t)}
+        words = _words_by_length(store, table) if fuzzy else {}
+        for t, k in fuzzy.items():
+            mask = _letter_mask(t)
+            found = [(d, -doc, term) for n in range(len(t) - k, len(t) + k + 1) for term, doc, has in words.get(n, ())
+                     if (mask ^ has).bit_count() <= 2 * k and (d := within_edits(t, term, k))]
+            if found:
+                out[t] = [term for _, _, term in sorted(found)[:NEAR_FORMS]]
     except OperationalError:  # no fts5vocab: words match as written
         pass
     return out
@@ -340,6 +378,7 @@ def exact_hits(store: Store, query: str, opts: Options) -> dict[int, dict]:
     """
     hits: dict[int, dict] = {}
     filter_sql, filter_args = _filter_sql(opts)
+    ids_named = set(exact_tokens(query))
     for tok in named_terms(query):
         try:
             ids = [r[0] for r in store.conn.execute(
@@ -351,5 +390,6 @@ def exact_hits(store: Store, query: str, opts: Options) -> dict[int, dict]:
             continue
         if 0 < len(ids) <= EXACT_MAX_CHUNKS:
             for cid in ids:
-                hits.setdefault(cid, {"token": tok, "chunks": len(ids)})
+                if cid not in hits or (tok in ids_named and not hits[cid]["identifier"]):
+                    hits[cid] = {"token": tok, "chunks": len(ids), "identifier": tok in ids_named}
     return hits

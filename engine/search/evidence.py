@@ -49,13 +49,14 @@ def absent_forms(store: Store, absent: list[str], query: str = "") -> dict[str, 
 PASSAGE_CHARS = 200  # the query's words must stand together: within a line, or lines this long together
 
 
-def passage_coverage(weights: dict[str, float], text: str, words: QueryWords | None = None) -> tuple[float, set[str]]:
+def passage_coverage(weights: dict[str, float], text: str, words: QueryWords | None = None,
+                     least: float = 0.0) -> tuple[float, set[str]]:
     """The best term coverage of one passage of the chunk (a line, or consecutive lines of at
     most PASSAGE_CHARS), and the query terms that passage holds. Measured on other people's
     chat histories, a question's rare words turn up somewhere in some chunk far more often than
     side by side: over the whole chunk, 10 % of LongMemEval questions asked of the wrong history
     came back empty; over a passage, 47 %, with no answerable question emptied that was not before.
-    `words`: QueryWords(weights), made once per query."""
+    `words`: QueryWords(weights), made once per query; `least`: see ranking.term_coverage."""
     norm = normalize(text)
     found = (words or QueryWords(weights)).find(norm)
     if not found:
@@ -77,7 +78,7 @@ def passage_coverage(weights: dict[str, float], text: str, words: QueryWords | N
             if end - start > PASSAGE_CHARS:  # lines start..end do not fit in one passage
                 break
             terms = terms | more
-        cov = ranking.term_coverage(weights, terms)
+        cov = ranking.term_coverage(weights, terms, least=least)
         if cov > best:
             best, best_terms = cov, terms
     return best, best_terms
@@ -116,6 +117,12 @@ def _glued(text: str, at: int, has_cjk: bool) -> bool:
 
 
 EXACT_CONFIDENCE = 0.7  # holding a rare identifier the query names: high, whatever else the chunk holds
+# A passage can be sure to answer only when the words it holds weigh, together, as much as one
+# word no other passage holds (weights are idf over this index, 1 for such a word): two words
+# half the notes use say little however much of the query they are (they made `high` with
+# "100 % of term weight" on held-out conversations). The index's own document frequencies
+# decide what is common, so the rule means the same in any memory.
+RARE_ENOUGH = 1.0
 
 
 def confidence(cands: list[Candidate], weights: dict[str, float], n_docs: int, exact: dict[int, dict],
@@ -126,7 +133,7 @@ def confidence(cands: list[Candidate], weights: dict[str, float], n_docs: int, e
     total = sum(weights.values())
     words = QueryWords(weights, aliases)
     for c in cands:
-        cov, present = passage_coverage(weights, c.row[4], words) if weights else (0.0, set())
+        cov, present = passage_coverage(weights, c.row[4], words, least=RARE_ENOUGH) if weights else (0.0, set())
         k = ranking.keyword_confidence(cov)
         v = 0.0
         if c.vec_cos is not None:
@@ -142,7 +149,9 @@ def confidence(cands: list[Candidate], weights: dict[str, float], n_docs: int, e
             "vector": round(v, 4),
         }
         conf["words"] = round(own, 4)  # what its words and vector say, before a rare name lifts it
-        if c.id in exact:
+        if c.id in exact and exact[c.id].get("identifier", True):
+            # an identifier (a828e60, ENOSPC_BK42) names one thing; a name that few notes hold
+            # may be another person's (its rarity already weighs in the coverage)
             conf["exact"] = exact[c.id]["token"]
             own = max(own, EXACT_CONFIDENCE)
         conf["own"] = round(own, 4)
@@ -174,6 +183,7 @@ def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs
             reordered.append(cands[i])
         cands = reordered
     speakers_first(cands, speakers(query), weights, n_docs)
+    no_evidence_last_first(cands, exact)
     if mode == "keyword":
         # a weak (low band) hit never stands above a medium or high one: here the band and the
         # order weigh the same evidence, the query's words (costs nothing on the eval sets).
@@ -195,6 +205,20 @@ def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs
     if absent and absent["emptied"] and not opts.min_score_explicit and not opts.show_hidden:
         hidden_info["reason"] = absent["reason"]
     return shown[: opts.max_results], hidden_info, evidence
+
+
+def no_evidence_last_first(cands: list[Candidate], exact: dict[int, dict]) -> None:
+    """A hit only the vectors found that scores 0 (no query word, a cosine no higher than the
+    best unrelated passage reaches by chance) never comes first while a hit with any evidence
+    of its own is there: the best of such a hit is what chance gives, and it stood first above
+    the gold on held-out conversations. That hit moves to first place; the rest keep their order."""
+    if len(cands) < 2 or cands[0].kw_rank is not None or cands[0].id in exact or cands[0].score > 0.0:
+        return
+    better = next((c for c in cands if c.score > 0.0), None)
+    if better is not None:
+        cands.remove(better)
+        cands.insert(0, better)
+        better.parts["firstOverChance"] = True
 
 
 # labels of a role or of a kind of line, not of a person: any transcript or list may carry them
