@@ -12,6 +12,7 @@ from clawmem.engine.search import ranking
 from clawmem.engine.index.store import SMALL_MEMORY
 from clawmem.engine.search.everyday import is_everyday
 from clawmem.engine.search import candidates
+from clawmem.engine.search import verdict
 from clawmem.engine.search import abstain_reason, named_terms, snippet_match, speakers, term_spans
 from clawmem.engine.text import spellings, word_forms
 from clawmem.tui.cli.search import format_results
@@ -463,3 +464,38 @@ def test_the_verdict_reaches_the_cli_and_the_agent(keyword):
     assert payload["absent"]["reason"] == "this memory never mentions 'okonkwo'" and payload["results"]
     assert memory_search(keyword, "roof repair Marta")["absent"] is None
     assert "`absent`" in SEARCH_ABSENT_RULE
+
+
+QUESTIONS_ASKED_OF_THE_WRONG_MEMORY = [
+    "What did Okonkwo say about the roof repair?",            # an absent name
+    "when do I swim and what does the doctor think",          # a missing word, weak hits
+    "Which sealant did I use on the boat deck?",              # a missing word beside a near topic
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("query", QUESTIONS_ASKED_OF_THE_WRONG_MEMORY)
+def test_the_default_never_hides_what_keyword_only_shows(notes, make_engine, tiny_model, query):
+    """Whatever the vectors say, a verdict of absence that keyword-only search would not
+    empty on never empties the default's list: keyword-only's first hit is in it, flagged."""
+    hy = make_engine({"provider": "local", "local.modelPath": str(tiny_model)})
+    list(hy.index())
+    kw = make_engine()
+    list(kw.index())
+    shown_kw = kw.search(query, max_results=10)
+    shown_hy = hy.search(query, max_results=10, explain=True)
+    assert shown_kw["results"] and shown_hy["mode"] == "hybrid"
+    assert shown_hy["hidden"]["count"] == 0 and (shown_hy["absent"] or "sealant" in query)
+    first = (shown_kw["results"][0]["path"], shown_kw["results"][0]["startLine"])
+    assert first in {(r["path"], r["startLine"]) for r in shown_hy["results"]}
+
+
+def test_verdicts_that_empty_are_the_ones_keyword_only_reaches_from_the_words_alone():
+    ev = {"candidates": 3, "best": 0.1, "namedAbsent": ["okonkwo"], "speakersAbsent": [], "absentShare": 0.3,
+          "absentTerms": ["okonkwo"], "presentCoverage": 0.5, "presentWeight": 0.2, "rareWeight": 0.2, "formsChecked": True}
+    assert verdict(ev)["kind"] == "named" and not verdict(ev)["emptied"]
+    assert verdict({**ev, "speakersAbsent": ["okonkwo"]})["emptied"]
+    assert verdict({**ev, "namedAbsent": [], "absentShare": 1.0})["emptied"]
+    assert verdict({**ev, "namedAbsent": [], "candidates": 0})["emptied"]
+    assert not verdict({**ev, "namedAbsent": []})["emptied"]  # a missing word, weak hits: flagged
+    assert verdict({**ev, "namedAbsent": [], "absentTerms": [], "best": 0.45}) is None
