@@ -188,7 +188,8 @@ def load(s: str) -> list[dict]:
 def observe(eng, query: str, now, gold=None) -> dict:
     res = eng.search(query, max_results=10, now=now, show_hidden=True, explain=True, stale_check=False)
     hits = [E.covers(r, gold) for r in res["results"]] if gold else []
-    return {"evidence": res["evidence"], "hits": hits, "bands": [r["band"] for r in res["results"]]}
+    return {"evidence": res["evidence"], "hits": hits, "bands": [r["band"] for r in res["results"]],
+            "scores": [r["score"] for r in res["results"]]}
 
 
 def collect(configs: dict, use_vectors: bool, other: int, limit: int | None, sets: list[str]) -> dict:

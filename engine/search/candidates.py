@@ -175,11 +175,24 @@ def _words_by_length(store: Store, table: str) -> dict[int, list[tuple[str, int,
     return got[1]
 
 
+NAME_CHECKS = 16  # near forms of a name checked for being a name here, closest first
+
+
+def _written_as_name(store: Store, term: str, passages: int = 20) -> bool:
+    """Whether some passage of the index writes `term` as a name (named_terms: capitalised
+    inside a sentence): a name's near form must be a name here too, or "Bart" would find
+    "bar", "part" and "cart" in anyone's memory."""
+    return any(term in named_terms(text) for (text,) in store.conn.execute(
+        "select c.text from chunks_fts f join chunks c on c.id = f.rowid where chunks_fts match ? limit ?",
+        (fts_query([term], "AND"), passages)))
+
+
 def near_forms(store: Store, terms: list[str], query: str = "") -> dict[str, list[str]]:
     """{term: forms of it this index holds}, for terms no chunk holds as written nor inflected,
     from the index's own vocabulary (FTS5), by rules that mean the same in any memory:
-    - a name of the query (named_terms, a speaker's label) within max_edits of a word the index
-      holds (a typo, speech-to-text, a name spelt another way: Ingrud, Ingrid). Names only: a
+    - a name of the query (named_terms, a speaker's label) within max_edits of a name the index
+      holds, one some passage writes as a name (a typo, speech-to-text, a name spelt another
+      way: Ingrud, Ingrid). Names only: a
       name's spelling varies between people and transcripts, while an ordinary word's other
       forms are its inflections and spellings (inflected_forms), and its neighbours one letter
       away are other words (want, went; cart, card), which would make a topic word of someone
@@ -213,8 +226,9 @@ def near_forms(store: Store, terms: list[str], query: str = "") -> dict[str, lis
             mask = _letter_mask(t)
             found = [(d, -doc, term) for n in range(len(t) - k, len(t) + k + 1) for term, doc, has in words.get(n, ())
                      if (mask ^ has).bit_count() <= 2 * k and (d := within_edits(t, term, k))]
-            if found:
-                out[t] = [term for _, _, term in sorted(found)[:NEAR_FORMS]]
+            names_here = [term for _, _, term in sorted(found)[:NAME_CHECKS] if _written_as_name(store, term)]
+            if names_here:
+                out[t] = names_here[:NEAR_FORMS]
     except OperationalError:  # no fts5vocab: words match as written
         pass
     return out
