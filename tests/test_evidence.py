@@ -404,9 +404,15 @@ def test_the_results_row_cuts_between_words():
 
 def test_a_name_with_a_typo_is_found_in_its_spelling_here(keyword):
     """"Marya" is one keyboard slip from "Marta", whom the notes name: not an absent name, and
-    the note about her comes first. A name two letters away is another person's at this length."""
+    the note about her comes first; unless a strong hit holds the rest of the question, the list
+    is flagged with the name it was taken for (a typo, or someone else). A name two letters
+    away is another person's at this length."""
     res = keyword.search("What did Marya say about the roof repair?", explain=True)
-    assert res["absent"] is None and res["evidence"]["namedAbsent"] == []
+    assert res["evidence"]["namedAbsent"] == [] and res["evidence"]["nearNames"] == {"marya": ["marta"]}
+    assert res["absent"] is None  # the note holds the rest of the question too: a strong hit
+    weak = keyword.search("What did Marya say?", explain=True)  # nothing else to go by: flagged
+    assert weak["absent"]["reason"] == "this memory never mentions 'marya' (nearest here: 'marta')"
+    assert weak["results"][0]["path"] == "memory/2026-03-02.md"
     assert res["results"][0]["path"] == "memory/2026-03-02.md"
     assert "marya" in res["results"][0]["explain"]["confidence"]["terms"]  # the near form counts as the word
     far = keyword.search("What did Maryo say about the roof repair?", explain=True)  # marta -> maryo: 2 letters
@@ -430,12 +436,13 @@ def test_max_edits_by_length():
 
 def test_a_dialogue_whose_speaker_is_misspelt_is_still_theirs(workspace, make_engine):
     """Speech-to-text wrote "Lisq" for Lisa: her memory holds Lisa, so the conversation is hers,
-    not someone else's (it used to come back empty: 'this memory never mentions lisq')."""
+    not someone else's for sure: shown, flagged with the name it was taken for (it used to come
+    back empty: 'this memory never mentions lisq')."""
     two_children(workspace, 70)
     eng = make_engine()
     eng.run_index()
     res = eng.search(LISA_TALK.replace("Lisa", "Lisq"), explain=True)
-    assert res["evidence"]["speakersAbsent"] == [] and res["results"]
+    assert res["evidence"]["speakersAbsent"] == [] and res["results"] and "nearest here: 'lisa'" in res["absent"]["reason"]
     assert any(r["path"] == "memory/lisa-homework.md" for r in res["results"][:3])
     gone = eng.search(LISA_TALK.replace("Lisa", "Okonkwo"))  # someone else entirely: still emptied
     assert gone["results"] == [] and "okonkwo" in gone["absent"]["reason"]

@@ -115,10 +115,12 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
         if opts.fusion == "relative":
             vector_standing(store, vector, query_vector, cands)
     if "forms" in info:  # the keyword pass already looked every missing word up in its other forms
-        forms = {}
+        forms, near = {}, info.get("nearNames", {})
     else:
-        forms = absent_forms(store, [t for t, w in weights.items() if w >= 1.0], query) if n_docs else {}
-    shown, hidden_info, evidence = select(cands, query, weights, n_docs, exact, opts, mode, forms=forms, aliases=aliases)
+        names: set[str] = set()
+        forms = absent_forms(store, [t for t, w in weights.items() if w >= 1.0], query, names) if n_docs else {}
+        near = {t: [forms[t]] for t in names}
+    shown, hidden_info, evidence = select(cands, query, weights, n_docs, exact, opts, mode, forms=forms, aliases=aliases, near=near)
     results = [render(c, focus, opts) for c in shown]
     return {
         "results": results,

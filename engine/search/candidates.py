@@ -75,15 +75,16 @@ def vocabulary(store: Store) -> str:
     return "temp.clawmem_vocab"
 
 
-def vocabulary_forms(store: Store, terms: list[str], query: str = "") -> dict[str, list[str]]:
+def vocabulary_forms(store: Store, terms: list[str], query: str = "", names: set[str] | None = None) -> dict[str, list[str]]:
     """{term: the other forms of it this index holds}, for terms no chunk holds as written: its
     inflections and other spelling (cookie: cookies; favourite: favorite), else its near forms
     (near_forms: a misspelt name, an abbreviation). The index stores words as written, so
-    without them a question that says "cookie" never finds the notes that say "cookies"."""
+    without them a question that says "cookie" never finds the notes that say "cookies".
+    `names`: filled with the names found only in a near spelling (another person, or a typo)."""
     out = inflected_forms(store, terms)
     rest = [t for t in terms if t not in out]
     if rest:
-        out.update(near_forms(store, rest, query))
+        out.update(near_forms(store, rest, query, names))
     return out
 
 
@@ -187,7 +188,7 @@ def _written_as_name(store: Store, term: str, passages: int = 20) -> bool:
         (fts_query([term], "AND"), passages)))
 
 
-def near_forms(store: Store, terms: list[str], query: str = "") -> dict[str, list[str]]:
+def near_forms(store: Store, terms: list[str], query: str = "", names: set[str] | None = None) -> dict[str, list[str]]:
     """{term: forms of it this index holds}, for terms no chunk holds as written nor inflected,
     from the index's own vocabulary (FTS5), by rules that mean the same in any memory:
     - a name of the query (named_terms, a speaker's label) within max_edits of a name the index
@@ -219,8 +220,8 @@ def near_forms(store: Store, terms: list[str], query: str = "") -> dict[str, lis
                     out[t] = [letters]
         from .evidence import speakers  # (evidence imports this module)
 
-        names = set(named_terms(query)) | set(speakers(query))
-        fuzzy = {t: max_edits(t) for t in terms if t not in out and t in names and max_edits(t)}
+        named = set(named_terms(query)) | set(speakers(query))
+        fuzzy = {t: max_edits(t) for t in terms if t not in out and t in named and max_edits(t)}
         words = _words_by_length(store, table) if fuzzy else {}
         for t, k in fuzzy.items():
             mask = _letter_mask(t)
@@ -229,6 +230,8 @@ def near_forms(store: Store, terms: list[str], query: str = "") -> dict[str, lis
             names_here = [term for _, _, term in sorted(found)[:NAME_CHECKS] if _written_as_name(store, term)]
             if names_here:
                 out[t] = names_here[:NEAR_FORMS]
+                if names is not None:
+                    names.add(t)
     except OperationalError:  # no fts5vocab: words match as written
         pass
     return out
@@ -243,7 +246,9 @@ def keyword_candidates(store: Store, query: str, opts: Options) -> tuple[list[Ca
     df = doc_freqs(store, relaxed)
     # a word no chunk holds as written is looked for in the forms the index holds (a word it
     # does hold is searched as written: its other forms would count twice in BM25)
-    forms = vocabulary_forms(store, [t for t in relaxed if df[t] == 0], query)
+    near: set[str] = set()
+    forms = vocabulary_forms(store, [t for t in relaxed if df[t] == 0], query, near)
+    info["nearNames"] = {t: forms[t] for t in near}
     more = [f for fs in forms.values() for f in fs if f not in df]
     df.update(doc_freqs(store, more))
     relaxed = list(dict.fromkeys(relaxed + more))

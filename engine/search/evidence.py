@@ -41,9 +41,10 @@ def term_weights(store: Store, terms: list[str], counted: dict[str, int] | None 
     return {t: ranking.idf(d, n) / top for t, d in df.items()}, n
 
 
-def absent_forms(store: Store, absent: list[str], query: str = "") -> dict[str, str]:
-    """{a query term no chunk has: another form of it some chunk has} ("decide": "decided")."""
-    return {t: found[0] for t, found in candidates.vocabulary_forms(store, absent, query).items()}
+def absent_forms(store: Store, absent: list[str], query: str = "", names: set[str] | None = None) -> dict[str, str]:
+    """{a query term no chunk has: another form of it some chunk has} ("decide": "decided");
+    `names`: filled with the names found only in a near spelling (candidates.near_forms)."""
+    return {t: found[0] for t, found in candidates.vocabulary_forms(store, absent, query, names).items()}
 
 
 PASSAGE_CHARS = 200  # the query's words must stand together: within a line, or lines this long together
@@ -161,13 +162,15 @@ def confidence(cands: list[Candidate], weights: dict[str, float], n_docs: int, e
 
 def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs: int, exact: dict[int, dict],
            opts: Options, mode: str, merge: Callable[[list[Candidate], int], list[Candidate]] | None = None,
-           forms: dict[str, str] | None = None, aliases: dict[str, str] | None = None) -> tuple[list[Candidate], dict[str, Any], dict]:
+           forms: dict[str, str] | None = None, aliases: dict[str, str] | None = None,
+           near: dict[str, list[str]] | None = None) -> tuple[list[Candidate], dict[str, Any], dict]:
     """From scored candidates to what is shown, in order: each hit's own evidence, fusion,
     decay, pinned identifiers, overlap merging (`merge`, default merge_overlapping), MMR, then
     the list stands or falls on the query's evidence. (shown, hidden info, evidence).
     `forms`: the query's terms this memory uses only in another form (absent_forms); None when
     the caller cannot look them up (then a missing word alone never empties the list).
-    `aliases`: {another form this index holds: the query term it stands for}."""
+    `aliases`: {another form this index holds: the query term it stands for}.
+    `near`: {a name of the query this index holds only in a near spelling: those spellings}."""
     confidence(cands, weights, n_docs, exact, aliases)
     fuse(cands, opts, mode)
     if opts.decay:
@@ -190,7 +193,7 @@ def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs
         # With vectors the fusion's order stands: the band counts a cosine only once it beats
         # the best unrelated chunk, and sinking by band cost MADial 0.03-0.08 of hit@5.
         cands.sort(key=lambda c: ranking.band(c.score) == "low")
-    evidence = query_evidence(query, weights, n_docs, cands, forms)
+    evidence = query_evidence(query, weights, n_docs, cands, forms, near)
     absent = evidence.get("absent")
     if opts.min_score_explicit:  # asked for: every hit below it is hidden
         shown = [c for c in cands if c.score >= opts.min_score]
@@ -301,8 +304,15 @@ def _absence(evidence: dict, strong: float, absent_share: float, weak: float) ->
     """(kind, reason) of the evidence that the answer is not here, or None."""
     if evidence.get("speakersAbsent"):  # a strong hit on the words of a dialogue by someone else is still theirs
         return "speaker", f"this memory never mentions {', '.join(repr(t) for t in evidence['speakersAbsent'])}, who speaks in the query"
+    near = evidence.get("nearNames") or {}
+    if evidence.get("speakersNear"):  # theirs if misspelt, someone else's if not: shown, flagged
+        t = evidence["speakersNear"][0]
+        return "near", f"this memory never mentions {t!r}, who speaks in the query (nearest here: {near[t][0]!r})"
     if evidence["candidates"] and evidence["best"] >= strong:
         return None
+    if near and not evidence["namedAbsent"]:
+        t = next(iter(near))
+        return "near", f"this memory never mentions {t!r} (nearest here: {near[t][0]!r})"
     # a few notes lack most words of any question, and a pasted conversation names many things
     # in passing: there, only a name the question asks about, or none of its words at all, says
     # absent (without this, MADial's dialogues asked of their own 1-7 notes came back empty 45 %
@@ -355,7 +365,7 @@ def fragment(term: str) -> bool:
 
 
 def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: list[Candidate],
-                   forms: dict[str, str] | None = None) -> dict:
+                   forms: dict[str, str] | None = None, near: dict[str, list[str]] | None = None) -> dict:
     """Whether this memory holds the answer at all, from evidence that means the same in any
     workspace. A question about someone else's history names someone or something that never
     occurs here far more often than an answerable one does; a weak best hit alone is not such
@@ -376,6 +386,9 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
         "formsChecked": checked,
         "namedAbsent": [t for t in named_terms(query) if t in absent and not is_calendar(t)],
         "speakersAbsent": [t for t in who if t in absent],
+        # names held only in a near spelling: a typo of someone here, or someone else
+        "nearNames": {t: fs for t, fs in (near or {}).items()},
+        "speakersNear": [t for t in who if t in (near or {})],
         "dialogue": bool(who),
         # counted, not weighed: a word common here weighs little, and the few a query shares
         # with this memory are what says it may hold the answer
