@@ -255,3 +255,27 @@ def test_a_vector_only_hit_that_scores_0_never_comes_first():
     got = cands()
     no_evidence_last_first(got, {1: {"token": "kx7q2vm9", "chunks": 1, "identifier": True}})
     assert [c.id for c in got] == [1, 2, 3, 4]
+
+
+def test_a_vector_only_hit_never_stands_above_a_rare_word_hit_the_vectors_see_alike():
+    """The vectors put a passage holding no query word just above one holding the question's
+    rare word, their cosines half a standard deviation apart or less: the rare word decides.
+    Far apart, or a common word only, the fusion's order stands."""
+    from clawmem.engine.search.evidence import rare_words_over_vectors_alone
+    from clawmem.engine.search.options import Candidate
+
+    weights = {"sealant": 0.95, "boat": 0.02}
+
+    def pair(z_top, z_next, terms):
+        a, b = Candidate(1, vec_rank=1), Candidate(2, kw_rank=1, vec_rank=2)
+        a.vec_z, b.vec_z = z_top, z_next
+        a.parts["confidence"], b.parts["confidence"] = {"terms": []}, {"terms": terms}
+        return [a, b]
+
+    got = pair(4.2, 3.9, ["sealant"])
+    rare_words_over_vectors_alone(got, weights, 400)
+    assert [c.id for c in got] == [2, 1]
+    for z_next, terms in ((3.0, ["sealant"]), (3.9, ["boat"])):
+        got = pair(4.2, z_next, terms)
+        rare_words_over_vectors_alone(got, weights, 400)
+        assert [c.id for c in got] == [1, 2], (z_next, terms)

@@ -186,6 +186,8 @@ def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs
             reordered.append(cands[i])
         cands = reordered
     speakers_first(cands, speakers(query), weights, n_docs)
+    if mode != "keyword":
+        rare_words_over_vectors_alone(cands, weights, n_docs)
     no_evidence_last_first(cands, exact)
     if mode == "keyword":
         # a weak (low band) hit never stands above a medium or high one: here the band and the
@@ -208,6 +210,33 @@ def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs
     if absent and absent["emptied"] and not opts.min_score_explicit and not opts.show_hidden:
         hidden_info["reason"] = absent["reason"]
     return shown[: opts.max_results], hidden_info, evidence
+
+
+SIMILAR_Z = 0.5  # cosines this many of the query's background standard deviations apart are alike
+
+
+def rare_words_over_vectors_alone(cands: list[Candidate], weights: dict[str, float], n_docs: int) -> None:
+    """A hit only the vectors found (no query word) never stands directly above a hit holding
+    a rare word of the query (one fewer than half the passages hold) whose cosine stands about
+    as high (within SIMILAR_Z): with the vectors saying the same of both, the words decide.
+    Adjacent swaps, so every other pair keeps the fusion's order."""
+    if len(cands) < 2 or not n_docs:
+        return
+    rare = ranking.idf(n_docs // 2, n_docs) / ranking.idf(0, n_docs)
+
+    def vectors_only(c):
+        return c.kw_rank is None and not c.parts["confidence"]["terms"]
+
+    def holds_rare(c):
+        return any(weights.get(t, 0.0) > rare for t in c.parts["confidence"]["terms"])
+
+    for i in range(1, len(cands)):
+        j = i
+        while j > 0 and vectors_only(cands[j - 1]) and holds_rare(cands[j]) and \
+                (cands[j].vec_z or 0.0) >= (cands[j - 1].vec_z or 0.0) - SIMILAR_Z:
+            cands[j - 1], cands[j] = cands[j], cands[j - 1]
+            cands[j - 1].parts["overVectorsAlone"] = True
+            j -= 1
 
 
 def no_evidence_last_first(cands: list[Candidate], exact: dict[int, dict]) -> None:
