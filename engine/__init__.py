@@ -67,6 +67,7 @@ _LAZY = {
     "normalize_extra_paths": "files.workspace:normalize_extra_paths",
     "atomic_write": "files.fsutil:atomic_write",
     "flush_plan": "agent.prompts:flush_plan",
+    "SEARCH_ABSENT_RULE": "agent.prompts:SEARCH_ABSENT_RULE",
     # background work, logs, who writes
     "Syncer": "index.watcher:Syncer",
     "run_daemon": "index.watcher:run_daemon",

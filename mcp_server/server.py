@@ -28,7 +28,7 @@ from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetad
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from clawmem.engine import FileRefused, json_visible, memory_get, memory_promote, memory_search, promote_preview as promotion_preview
+from clawmem.engine import SEARCH_ABSENT_RULE, FileRefused, json_visible, memory_get, memory_promote, memory_search, promote_preview as promotion_preview
 from clawmem.tui.net import allowed_names, cannot_listen, needs_token, refuse_request, token_weakness
 
 log = logging.getLogger("clawmem.mcp")
@@ -46,7 +46,8 @@ class ServeError(Exception):
 SEARCH_DESCRIPTION = (
     "Mandatory recall step: semantically search MEMORY.md + memory/*.md (and indexed session transcripts) "
     "before answering questions about prior work, decisions, dates, people, preferences, or todos; returns top "
-    "snippets with path + lines. If the response has disabled=true, tell the user that memory is unavailable."
+    "snippets with path + lines. If the response has disabled=true, tell the user that memory is unavailable. "
+    + SEARCH_ABSENT_RULE
 )
 GET_DESCRIPTION = (
     "Safe snippet read from MEMORY.md or memory/*.md with optional from/lines; use after memory_search to pull "

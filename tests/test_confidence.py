@@ -208,3 +208,74 @@ def test_passage_coverage_is_its_definition(lines):
     text = "\n".join(" ".join(words) for words in lines)
     got, _ = passage_coverage(weights, text, QueryWords(weights))
     assert got == pytest.approx(_passages_by_hand(weights, text, PASSAGE_CHARS))
+
+
+def test_common_words_alone_never_make_high(workspace, make_engine):
+    """"swim plan" where most notes say both words: a passage holding all of the query used to
+    be `high` ("100 % of term weight"); words that common say little whatever share of the
+    query they are, so it is `low` now. A word this index holds once still makes high alone."""
+    for i in range(70):
+        write(workspace / "memory" / f"2026-01-{i:03d}.md", f"- swim plan {i}: laps in the pool\n")
+    write(workspace / "memory" / "2026-03-01.md", "- swim plan for the triathlon: open water\n")
+    eng = make_engine()
+    eng.run_index()
+    res = eng.search("swim plan", explain=True)
+    top = res["results"][0]
+    assert top["explain"]["confidence"]["termWeight"] < 1.0 and top["band"] == "low"
+    rare = eng.search("triathlon")["results"][0]
+    assert rare["path"] == "memory/2026-03-01.md" and rare["band"] == "high"
+
+
+def test_term_coverage_of_common_words_counts_against_one_rare_word():
+    w = {"swim": 0.02, "plan": 0.03}
+    assert ranking.term_coverage(w, {"swim", "plan"}) == pytest.approx(1.0)
+    assert ranking.term_coverage(w, {"swim", "plan"}, least=1.0) == pytest.approx(0.05)
+    assert ranking.term_coverage({"triathlon": 0.95}, {"triathlon"}, least=1.0) == pytest.approx(0.95)
+
+
+def test_a_vector_only_hit_that_scores_0_never_comes_first():
+    """The vectors' first hit holds no query word and stands no higher than chance (score 0):
+    the first hit with evidence of its own takes first place, the others keep their order. An
+    exact identifier's hit, or a first hit with any evidence, is left where it is."""
+    from clawmem.engine.search.evidence import no_evidence_last_first
+    from clawmem.engine.search.options import Candidate
+
+    def cands(first_score=0.0):
+        out = [Candidate(1, vec_rank=1), Candidate(2, vec_rank=2), Candidate(3, kw_rank=1, vec_rank=3), Candidate(4, kw_rank=2)]
+        for c, s in zip(out, (first_score, 0.0, 0.4, 0.2)):
+            c.score = s
+        return out
+
+    got = cands()
+    no_evidence_last_first(got, {})
+    assert [c.id for c in got] == [3, 1, 2, 4]
+    got = cands(first_score=0.05)
+    no_evidence_last_first(got, {})
+    assert [c.id for c in got] == [1, 2, 3, 4]
+    got = cands()
+    no_evidence_last_first(got, {1: {"token": "kx7q2vm9", "chunks": 1, "identifier": True}})
+    assert [c.id for c in got] == [1, 2, 3, 4]
+
+
+def test_a_vector_only_hit_never_stands_above_a_rare_word_hit_the_vectors_see_alike():
+    """The vectors put a passage holding no query word just above one holding the question's
+    rare word, their cosines half a standard deviation apart or less: the rare word decides.
+    Far apart, or a common word only, the fusion's order stands."""
+    from clawmem.engine.search.evidence import rare_words_over_vectors_alone
+    from clawmem.engine.search.options import Candidate
+
+    weights = {"sealant": 0.95, "boat": 0.02}
+
+    def pair(z_top, z_next, terms):
+        a, b = Candidate(1, vec_rank=1), Candidate(2, kw_rank=1, vec_rank=2)
+        a.vec_z, b.vec_z = z_top, z_next
+        a.parts["confidence"], b.parts["confidence"] = {"terms": []}, {"terms": terms}
+        return [a, b]
+
+    got = pair(4.2, 3.9, ["sealant"])
+    rare_words_over_vectors_alone(got, weights, 400)
+    assert [c.id for c in got] == [2, 1]
+    for z_next, terms in ((3.0, ["sealant"]), (3.9, ["boat"])):
+        got = pair(4.2, z_next, terms)
+        rare_words_over_vectors_alone(got, weights, 400)
+        assert [c.id for c in got] == [1, 2], (z_next, terms)

@@ -26,6 +26,14 @@ NO_VARIANTS_HINT = "Do not create timestamped copies such as memory/YYYY-MM-DD-H
 SAFETY_HINTS = (TARGET_HINT, APPEND_HINT, READ_ONLY_HINT, NO_VARIANTS_HINT)
 SILENT_HINT = f"If there is nothing worth keeping, reply with {SILENT_TOKEN} and nothing else."
 
+# How an agent reads a memory_search reply's `absent` (the search's verdict that this memory
+# probably does not hold the answer: the results, if any, are shown, flagged)
+SEARCH_ABSENT_RULE = (
+    "When a memory_search reply has `absent`, your memory probably does not hold the answer (`absent.reason` "
+    "says why): answer from a result only if it plainly says what was asked; otherwise say you do not remember, "
+    "and never present a weak result as the answer."
+)
+
 DEFAULT_PROMPT = " ".join((
     "Memory flush before compaction: this session will soon be compacted and what exists only in the conversation will be lost.",
     "Save the facts, decisions, preferences and open tasks worth remembering now.",

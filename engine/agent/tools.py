@@ -154,6 +154,7 @@ def memory_search(engine, query: Any, maxResults: Any = None, minScore: Any = No
     out["citations"] = mode
     out["mode"] = res["mode"]
     out["hidden"] = res["hidden"]
+    out["absent"] = res.get("absent")  # the answer is probably not in this memory (results shown flagged, or none)
     out["dateRange"] = res["dateRange"]
     out["stale"] = res["stale"]
     if res["mode"] == "keyword" and engine.plan().usable():
@@ -203,7 +204,7 @@ def _fleet_search(engine, text: str, request: SearchRequest, started: float) -> 
         item["corpus"] = "fleet"
         results.append(item)
     out = {"results": results, "provider": res["provider"], "model": res["model"], "mode": res["mode"],
-           "hidden": res["hidden"], "agents": res["agents"], "corpus": "fleet"}
+           "hidden": res["hidden"], "absent": res.get("absent"), "agents": res["agents"], "corpus": "fleet"}
     if res["notes"]:
         out["notes"] = res["notes"]
     out["debug"] = {"backend": "clawmem-fleet", "searchMs": round((time.perf_counter() - started) * 1000), "hits": len(results)}

@@ -947,7 +947,7 @@ def search_with(conn, query: str, opts, agents: list[str] | None, qv: QueryVecto
     names = [a for a in seen if agents is None or a in agents]
     unknown = sorted(set(agents or ()) - set(seen))
     base: dict[str, Any] = {"results": [], "mode": "keyword", "provider": None, "model": None, "corpus": "fleet",
-                            "agents": sorted(names), "notes": [], "hidden": {"count": 0, "bestScore": None}}
+                            "agents": sorted(names), "notes": [], "hidden": {"count": 0, "bestScore": None}, "absent": None}
     if unknown:
         base["notes"].append(f"not in the fleet, or not readable with this role: {', '.join(unknown)}")
     if not names or not query:
@@ -1034,7 +1034,8 @@ def search_with(conn, query: str, opts, agents: list[str] | None, qv: QueryVecto
         return sorted((m for group in by_agent.values() for m in s.merge_overlapping(group, max_chars)),
                       key=lambda c: (-c.rank, c.id))
 
-    shown, hidden_info, _ = s.select(cands, query, weights, n_docs, exact, opts, mode, merge=merge_within_agents)
+    shown, hidden_info, evidence = s.select(cands, query, weights, n_docs, exact, opts, mode, merge=merge_within_agents)
+    base["absent"] = s.public_absent(evidence)
     focus = s.line_focus(_Counts(n_docs), query, {"df": df}, opts.context_lines)
     for c in shown:
         agent, host = c.parts.pop("fleet")

@@ -32,7 +32,7 @@ from .fusion import (
 from .evidence import (
     term_weights, absent_forms, PASSAGE_CHARS, passage_coverage, QueryWords, EXACT_CONFIDENCE,
     confidence, select, ROLES, speakers, STRONG_HIT, ABSENT_SHARE, WEAK_HIT, abstain_reason,
-    present_coverage, query_evidence,
+    present_coverage, query_evidence, verdict, public_absent, EMPTYING,
 )
 from .snippets import (
     line_tokens, normalized_tokens, LineFocus, line_focus, line_scores, match_line,
@@ -48,7 +48,7 @@ __all__ = [
     "two_cores", "Product", "matvec", "fuse", "chunk_date", "apply_decay", "pin_exact_hits",
     "merge_overlapping", "term_weights", "absent_forms", "PASSAGE_CHARS", "passage_coverage",
     "QueryWords", "EXACT_CONFIDENCE", "confidence", "select", "ROLES", "speakers", "STRONG_HIT",
-    "ABSENT_SHARE", "WEAK_HIT", "abstain_reason", "present_coverage", "query_evidence",
+    "ABSENT_SHARE", "WEAK_HIT", "abstain_reason", "present_coverage", "query_evidence", "verdict", "public_absent", "EMPTYING",
     "line_tokens", "normalized_tokens", "LineFocus", "line_focus", "line_scores", "match_line",
     "MATCHED_SHARE", "cited_lines", "snippet_window", "term_spans", "snippet_match",
     "line_span", "render", "run",
@@ -115,15 +115,18 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
         if opts.fusion == "relative":
             vector_standing(store, vector, query_vector, cands)
     if "forms" in info:  # the keyword pass already looked every missing word up in its other forms
-        forms = {}
+        forms, near = {}, info.get("nearNames", {})
     else:
-        forms = absent_forms(store, [t for t, w in weights.items() if w >= 1.0]) if n_docs else {}
-    shown, hidden_info, evidence = select(cands, query, weights, n_docs, exact, opts, mode, forms=forms, aliases=aliases)
+        names: set[str] = set()
+        forms = absent_forms(store, [t for t, w in weights.items() if w >= 1.0], query, names) if n_docs else {}
+        near = {t: [forms[t]] for t in names}
+    shown, hidden_info, evidence = select(cands, query, weights, n_docs, exact, opts, mode, forms=forms, aliases=aliases, near=near)
     results = [render(c, focus, opts) for c in shown]
     return {
         "results": results,
         "mode": mode,
         "hidden": hidden_info,
+        "absent": public_absent(evidence),
         "evidence": evidence,
         "keyword": info,
         "ms": round((time.perf_counter() - t0) * 1000, 2),

@@ -6,10 +6,11 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
+import weakref
 from typing import Any
 
 from ..index.store import OperationalError, Store
-from ..text import STOPWORDS, query_terms, relaxed_terms, word_forms
+from ..text import STOPWORDS, is_cjk, query_terms, relaxed_terms, word_forms
 from .options import Candidate, Options
 
 
@@ -74,10 +75,21 @@ def vocabulary(store: Store) -> str:
     return "temp.clawmem_vocab"
 
 
-def vocabulary_forms(store: Store, terms: list[str]) -> dict[str, list[str]]:
-    """{term: the other forms of it this index holds} (cookie: cookies; favourite: favorite), for
-    the English words among `terms`. The index stores words as written, so without them a
-    question that says "cookie" never finds the notes that say "cookies"."""
+def vocabulary_forms(store: Store, terms: list[str], query: str = "", names: set[str] | None = None) -> dict[str, list[str]]:
+    """{term: the other forms of it this index holds}, for terms no chunk holds as written: its
+    inflections and other spelling (cookie: cookies; favourite: favorite), else its near forms
+    (near_forms: a misspelt name, an abbreviation). The index stores words as written, so
+    without them a question that says "cookie" never finds the notes that say "cookies".
+    `names`: filled with the names found only in a near spelling (another person, or a typo)."""
+    out = inflected_forms(store, terms)
+    rest = [t for t in terms if t not in out]
+    if rest:
+        out.update(near_forms(store, rest, query, names))
+    return out
+
+
+def inflected_forms(store: Store, terms: list[str]) -> dict[str, list[str]]:
+    """{term: its inflections and other spelling this index holds}, for English words."""
     out: dict[str, list[str]] = {}
     wanted = {t: set(word_forms(t)) for t in terms}
     try:
@@ -96,6 +108,135 @@ def vocabulary_forms(store: Store, terms: list[str]) -> dict[str, list[str]]:
     return out
 
 
+def max_edits(term: str) -> int:
+    """How many letters a near form of `term` may differ by (near_forms): none under 4 letters
+    (a word of 3 lies within one letter of dozens of others: cat, bat, cut, cart), 1 up to 6,
+    2 beyond. A slip of the keyboard or the ear is one letter; a name's other spelling
+    (Katharine / Catherine, Mohammed / Muhammad) is two in longer names, and the longer a word,
+    the fewer words of a vocabulary lie within two letters of it by chance. Only words of
+    letters: an identifier or a number that differs by one character is another one."""
+    if len(term) < 4 or not term.isalpha() or any(is_cjk(ch) for ch in term):
+        return 0
+    return 1 if len(term) <= 6 else 2
+
+
+def within_edits(a: str, b: str, k: int) -> int | None:
+    """The edit distance of a and b (a letter changed, added, dropped, or two neighbours swapped)
+    if at most k, else None."""
+    if abs(len(a) - len(b)) > k or len(set(a) ^ set(b)) > 2 * k:  # each edit changes at most 2 letters of the set
+        return None
+    before, prev = None, list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            v = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1]))
+            if before is not None and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                v = min(v, before[j - 2] + 1)
+            cur[j] = v
+        if min(cur) > k:
+            return None
+        before, prev = prev, cur
+    return prev[-1] if prev[-1] <= k else None
+
+
+NEAR_FORMS = 4  # the closest forms kept per word (the most used first among equals)
+
+
+def _in_order(short: str, word: str) -> bool:
+    """Whether `word` holds the letters of `short` in order (dept: department, sept: september)."""
+    rest = iter(word)
+    return all(ch in rest for ch in short)
+
+
+_WORDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Store -> (generation, words by length)
+
+
+def _letter_mask(word: str) -> int:
+    """The letters a word holds as bits (a letter outside a-z may share a bit: the mask's
+    difference still never exceeds the edit distance's bound, 2 letters an edit)."""
+    mask = 0
+    for ch in word:
+        mask |= 1 << (ord(ch) % 61)
+    return mask
+
+
+def _words_by_length(store: Store, table: str) -> dict[int, list[tuple[str, int, int]]]:
+    """The index's words of letters, 3+ long, by length: (word, chunks holding it, _letter_mask).
+    Read once per index generation (fts5vocab counts every posting list: 0.1-0.5 s on a big
+    index, too slow to repeat for each query that has a word missing)."""
+    gen = store.generation()
+    got = _WORDS.get(store)
+    if got is None or got[0] != gen:
+        words: dict[int, list] = {}
+        for term, doc in store.conn.execute(f"select term, doc from {table} where length(term) >= 3"):
+            if term.isalpha():
+                words.setdefault(len(term), []).append((term, doc, _letter_mask(term)))
+        got = (gen, words)
+        _WORDS[store] = got
+    return got[1]
+
+
+NAME_CHECKS = 16  # near forms of a name checked for being a name here, closest first
+
+
+def _written_as_name(store: Store, term: str, passages: int = 20) -> bool:
+    """Whether some passage of the index writes `term` as a name (named_terms: capitalised
+    inside a sentence): a name's near form must be a name here too, or "Bart" would find
+    "bar", "part" and "cart" in anyone's memory."""
+    return any(term in named_terms(text) for (text,) in store.conn.execute(
+        "select c.text from chunks_fts f join chunks c on c.id = f.rowid where chunks_fts match ? limit ?",
+        (fts_query([term], "AND"), passages)))
+
+
+def near_forms(store: Store, terms: list[str], query: str = "", names: set[str] | None = None) -> dict[str, list[str]]:
+    """{term: forms of it this index holds}, for terms no chunk holds as written nor inflected,
+    from the index's own vocabulary (FTS5), by rules that mean the same in any memory:
+    - a name of the query (named_terms, a speaker's label) within max_edits of a name the index
+      holds, one some passage writes as a name (a typo, speech-to-text, a name spelt another
+      way: Ingrud, Ingrid). Names only: a
+      name's spelling varies between people and transcripts, while an ordinary word's other
+      forms are its inflections and spellings (inflected_forms), and its neighbours one letter
+      away are other words (want, went; cart, card), which would make a topic word of someone
+      else's history look present;
+    - an abbreviation the query writes with a dot (Sept., Dept., Govt.): the longer words of
+      its first letter that hold its letters in order (september, department, government);
+    - a short word of letters the index holds letter by letter (USA: U.S.A.), as that phrase."""
+    out: dict[str, list[str]] = {}
+    try:
+        table = vocabulary(store)
+        dotted = {m.lower() for m in re.findall(r"\b([^\W\d_]{2,})\.(?=\s+[a-z0-9]|\S)", query)}
+        for t in terms:
+            if t in dotted:  # the longer words of its first letter that hold its letters in order
+                longer = [(not term.startswith(t), -doc, term) for term, doc in store.conn.execute(
+                    f"select term, doc from {table} where term > ? and term < ? and length(term) > ?",
+                    (t[0], t[0] + "\uffff", len(t))) if _in_order(t, term)]
+                if longer:
+                    out[t] = [term for _, _, term in sorted(longer)[:NEAR_FORMS]]
+                    continue
+            if 2 <= len(t) <= 5 and t.isascii() and t.isalpha():
+                letters = ".".join(t)  # a phrase of single letters to FTS5, as "u.s.a" reads in a note
+                if store.conn.execute("select 1 from chunks_fts where chunks_fts match ? limit 1",
+                                      (fts_query([letters], "AND"),)).fetchone():
+                    out[t] = [letters]
+        from .evidence import speakers  # (evidence imports this module)
+
+        named = set(named_terms(query)) | set(speakers(query))
+        fuzzy = {t: max_edits(t) for t in terms if t not in out and t in named and max_edits(t)}
+        words = _words_by_length(store, table) if fuzzy else {}
+        for t, k in fuzzy.items():
+            mask = _letter_mask(t)
+            found = [(d, -doc, term) for n in range(len(t) - k, len(t) + k + 1) for term, doc, has in words.get(n, ())
+                     if (mask ^ has).bit_count() <= 2 * k and (d := within_edits(t, term, k))]
+            names_here = [term for _, _, term in sorted(found)[:NAME_CHECKS] if _written_as_name(store, term)]
+            if names_here:
+                out[t] = names_here[:NEAR_FORMS]
+                if names is not None:
+                    names.add(t)
+    except OperationalError:  # no fts5vocab: words match as written
+        pass
+    return out
+
+
 def keyword_candidates(store: Store, query: str, opts: Options) -> tuple[list[Candidate], dict]:
     """Strict AND first; if it finds fewer than the pool needs, relaxed OR hits fill the rest below
     them, a word the index lacks as written looked for in the forms it holds."""
@@ -105,7 +246,9 @@ def keyword_candidates(store: Store, query: str, opts: Options) -> tuple[list[Ca
     df = doc_freqs(store, relaxed)
     # a word no chunk holds as written is looked for in the forms the index holds (a word it
     # does hold is searched as written: its other forms would count twice in BM25)
-    forms = vocabulary_forms(store, [t for t in relaxed if df[t] == 0])
+    near: set[str] = set()
+    forms = vocabulary_forms(store, [t for t in relaxed if df[t] == 0], query, near)
+    info["nearNames"] = {t: forms[t] for t in near}
     more = [f for fs in forms.values() for f in fs if f not in df]
     df.update(doc_freqs(store, more))
     relaxed = list(dict.fromkeys(relaxed + more))
@@ -254,6 +397,7 @@ def exact_hits(store: Store, query: str, opts: Options) -> dict[int, dict]:
     """
     hits: dict[int, dict] = {}
     filter_sql, filter_args = _filter_sql(opts)
+    ids_named = set(exact_tokens(query))
     for tok in named_terms(query):
         try:
             ids = [r[0] for r in store.conn.execute(
@@ -265,5 +409,6 @@ def exact_hits(store: Store, query: str, opts: Options) -> dict[int, dict]:
             continue
         if 0 < len(ids) <= EXACT_MAX_CHUNKS:
             for cid in ids:
-                hits.setdefault(cid, {"token": tok, "chunks": len(ids)})
+                if cid not in hits or (tok in ids_named and not hits[cid]["identifier"]):
+                    hits[cid] = {"token": tok, "chunks": len(ids), "identifier": tok in ids_named}
     return hits

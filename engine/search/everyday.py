@@ -26,10 +26,19 @@ CALENDAR = frozenset(
     monday tuesday wednesday thursday friday saturday sunday""".split()
 )
 
+
+
+def is_calendar(term: str) -> bool:
+    """A month or weekday, or its first three letters or more (Sept, Thurs, Feb): a memory says
+    dates in numbers (2024-09-05), so no rule over its vocabulary can find them there; this
+    list of 19 words is the one kept by hand."""
+    return term in CALENDAR or (len(term) >= 3 and term.isalpha() and any(w.startswith(term) for w in CALENDAR))
+
+
 ENGLISH = CALENDAR | frozenset(
-    # pieces of contractions
-    """t s m d ve ll re don doesn didn isn wasn aren weren haven hasn hadn wouldn couldn shouldn
-    mustn needn ain wont"""
+    # pieces of contractions (the one- and two-letter ones, t s m d ve ll re, are fragments:
+    # evidence.fragment)
+    """don doesn didn isn wasn aren weren haven hasn hadn wouldn couldn shouldn mustn needn ain wont"""
     # common verbs (-s, -ed, -ing forms are found by _bases; irregular ones are listed)
     """
     want like love hate hope wish need get got gotten go goes went gone make made know knew known
@@ -72,7 +81,7 @@ def is_everyday(term: str) -> bool:
         return True
     if term.isdigit() and len(term) <= 2:  # a day or a count: 3 May is 2024-05-03 in a note
         return True
-    return term in ENGLISH or (term.isascii() and term.isalpha() and any(b in ENGLISH for b in _bases(term)))
+    return term in ENGLISH or is_calendar(term) or (term.isascii() and term.isalpha() and any(b in ENGLISH for b in _bases(term)))
 
 
 def _bases(word: str) -> set[str]:

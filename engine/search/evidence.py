@@ -13,7 +13,7 @@ from ..text import CJK_RE, STOPWORDS, is_cjk, mmr_tokens, normalize, query_terms
 from .options import Candidate, Options
 from . import candidates
 from .candidates import TITLES, named_terms
-from .everyday import CALENDAR, is_everyday
+from .everyday import is_calendar, is_everyday
 from .fusion import apply_decay, fuse, merge_overlapping, pin_exact_hits
 
 
@@ -41,21 +41,23 @@ def term_weights(store: Store, terms: list[str], counted: dict[str, int] | None 
     return {t: ranking.idf(d, n) / top for t, d in df.items()}, n
 
 
-def absent_forms(store: Store, absent: list[str]) -> dict[str, str]:
-    """{a query term no chunk has: another form of it some chunk has} ("decide": "decided")."""
-    return {t: found[0] for t, found in candidates.vocabulary_forms(store, absent).items()}
+def absent_forms(store: Store, absent: list[str], query: str = "", names: set[str] | None = None) -> dict[str, str]:
+    """{a query term no chunk has: another form of it some chunk has} ("decide": "decided");
+    `names`: filled with the names found only in a near spelling (candidates.near_forms)."""
+    return {t: found[0] for t, found in candidates.vocabulary_forms(store, absent, query, names).items()}
 
 
 PASSAGE_CHARS = 200  # the query's words must stand together: within a line, or lines this long together
 
 
-def passage_coverage(weights: dict[str, float], text: str, words: QueryWords | None = None) -> tuple[float, set[str]]:
+def passage_coverage(weights: dict[str, float], text: str, words: QueryWords | None = None,
+                     least: float = 0.0) -> tuple[float, set[str]]:
     """The best term coverage of one passage of the chunk (a line, or consecutive lines of at
     most PASSAGE_CHARS), and the query terms that passage holds. Measured on other people's
     chat histories, a question's rare words turn up somewhere in some chunk far more often than
     side by side: over the whole chunk, 10 % of LongMemEval questions asked of the wrong history
     came back empty; over a passage, 47 %, with no answerable question emptied that was not before.
-    `words`: QueryWords(weights), made once per query."""
+    `words`: QueryWords(weights), made once per query; `least`: see ranking.term_coverage."""
     norm = normalize(text)
     found = (words or QueryWords(weights)).find(norm)
     if not found:
@@ -77,7 +79,7 @@ def passage_coverage(weights: dict[str, float], text: str, words: QueryWords | N
             if end - start > PASSAGE_CHARS:  # lines start..end do not fit in one passage
                 break
             terms = terms | more
-        cov = ranking.term_coverage(weights, terms)
+        cov = ranking.term_coverage(weights, terms, least=least)
         if cov > best:
             best, best_terms = cov, terms
     return best, best_terms
@@ -116,6 +118,12 @@ def _glued(text: str, at: int, has_cjk: bool) -> bool:
 
 
 EXACT_CONFIDENCE = 0.7  # holding a rare identifier the query names: high, whatever else the chunk holds
+# A passage can be sure to answer only when the words it holds weigh, together, as much as one
+# word no other passage holds (weights are idf over this index, 1 for such a word): two words
+# half the notes use say little however much of the query they are (they made `high` with
+# "100 % of term weight" on held-out conversations). The index's own document frequencies
+# decide what is common, so the rule means the same in any memory.
+RARE_ENOUGH = 1.0
 
 
 def confidence(cands: list[Candidate], weights: dict[str, float], n_docs: int, exact: dict[int, dict],
@@ -126,7 +134,7 @@ def confidence(cands: list[Candidate], weights: dict[str, float], n_docs: int, e
     total = sum(weights.values())
     words = QueryWords(weights, aliases)
     for c in cands:
-        cov, present = passage_coverage(weights, c.row[4], words) if weights else (0.0, set())
+        cov, present = passage_coverage(weights, c.row[4], words, least=RARE_ENOUGH) if weights else (0.0, set())
         k = ranking.keyword_confidence(cov)
         v = 0.0
         if c.vec_cos is not None:
@@ -142,7 +150,9 @@ def confidence(cands: list[Candidate], weights: dict[str, float], n_docs: int, e
             "vector": round(v, 4),
         }
         conf["words"] = round(own, 4)  # what its words and vector say, before a rare name lifts it
-        if c.id in exact:
+        if c.id in exact and exact[c.id].get("identifier", True):
+            # an identifier (a828e60, ENOSPC_BK42) names one thing; a name that few notes hold
+            # may be another person's (its rarity already weighs in the coverage)
             conf["exact"] = exact[c.id]["token"]
             own = max(own, EXACT_CONFIDENCE)
         conf["own"] = round(own, 4)
@@ -152,13 +162,15 @@ def confidence(cands: list[Candidate], weights: dict[str, float], n_docs: int, e
 
 def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs: int, exact: dict[int, dict],
            opts: Options, mode: str, merge: Callable[[list[Candidate], int], list[Candidate]] | None = None,
-           forms: dict[str, str] | None = None, aliases: dict[str, str] | None = None) -> tuple[list[Candidate], dict[str, Any], dict]:
+           forms: dict[str, str] | None = None, aliases: dict[str, str] | None = None,
+           near: dict[str, list[str]] | None = None) -> tuple[list[Candidate], dict[str, Any], dict]:
     """From scored candidates to what is shown, in order: each hit's own evidence, fusion,
     decay, pinned identifiers, overlap merging (`merge`, default merge_overlapping), MMR, then
     the list stands or falls on the query's evidence. (shown, hidden info, evidence).
     `forms`: the query's terms this memory uses only in another form (absent_forms); None when
     the caller cannot look them up (then a missing word alone never empties the list).
-    `aliases`: {another form this index holds: the query term it stands for}."""
+    `aliases`: {another form this index holds: the query term it stands for}.
+    `near`: {a name of the query this index holds only in a near spelling: those spellings}."""
     confidence(cands, weights, n_docs, exact, aliases)
     fuse(cands, opts, mode)
     if opts.decay:
@@ -174,26 +186,71 @@ def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs
             reordered.append(cands[i])
         cands = reordered
     speakers_first(cands, speakers(query), weights, n_docs)
+    if mode != "keyword":
+        rare_words_over_vectors_alone(cands, weights, n_docs)
+    no_evidence_last_first(cands, exact)
     if mode == "keyword":
         # a weak (low band) hit never stands above a medium or high one: here the band and the
         # order weigh the same evidence, the query's words (costs nothing on the eval sets).
         # With vectors the fusion's order stands: the band counts a cosine only once it beats
         # the best unrelated chunk, and sinking by band cost MADial 0.03-0.08 of hit@5.
         cands.sort(key=lambda c: ranking.band(c.score) == "low")
-    evidence = query_evidence(query, weights, n_docs, cands, forms)
+    evidence = query_evidence(query, weights, n_docs, cands, forms, near)
+    absent = evidence.get("absent")
     if opts.min_score_explicit:  # asked for: every hit below it is hidden
         shown = [c for c in cands if c.score >= opts.min_score]
-    else:  # by default the whole list stands or falls on the evidence that this memory holds the answer
-        shown = [] if evidence.get("abstain") else cands
+    else:  # by default the list is emptied only on a verdict keyword-only search reaches too (EMPTYING)
+        shown = [] if absent and absent["emptied"] else cands
     kept = {c.id for c in shown}
     hidden = [c for c in cands if c.id not in kept]
     if opts.show_hidden:
         shown = cands
     hidden_info: dict[str, Any] = {"count": len(hidden) if not opts.show_hidden else 0,
                                    "bestScore": round(max(h.score for h in hidden), 4) if hidden else None}
-    if evidence.get("abstain") and not opts.min_score_explicit and not opts.show_hidden:
-        hidden_info["reason"] = evidence["abstain"]
+    if absent and absent["emptied"] and not opts.min_score_explicit and not opts.show_hidden:
+        hidden_info["reason"] = absent["reason"]
     return shown[: opts.max_results], hidden_info, evidence
+
+
+SIMILAR_Z = 0.5  # cosines this many of the query's background standard deviations apart are alike
+
+
+def rare_words_over_vectors_alone(cands: list[Candidate], weights: dict[str, float], n_docs: int) -> None:
+    """A hit only the vectors found (no query word) never stands directly above a hit holding
+    a rare word of the query (one fewer than half the passages hold) whose cosine stands about
+    as high (within SIMILAR_Z): with the vectors saying the same of both, the words decide.
+    Adjacent swaps, so every other pair keeps the fusion's order."""
+    if len(cands) < 2 or not n_docs:
+        return
+    rare = ranking.idf(n_docs // 2, n_docs) / ranking.idf(0, n_docs)
+
+    def vectors_only(c):
+        return c.kw_rank is None and not c.parts["confidence"]["terms"]
+
+    def holds_rare(c):
+        return any(weights.get(t, 0.0) > rare for t in c.parts["confidence"]["terms"])
+
+    for i in range(1, len(cands)):
+        j = i
+        while j > 0 and vectors_only(cands[j - 1]) and holds_rare(cands[j]) and \
+                (cands[j].vec_z or 0.0) >= (cands[j - 1].vec_z or 0.0) - SIMILAR_Z:
+            cands[j - 1], cands[j] = cands[j], cands[j - 1]
+            cands[j - 1].parts["overVectorsAlone"] = True
+            j -= 1
+
+
+def no_evidence_last_first(cands: list[Candidate], exact: dict[int, dict]) -> None:
+    """A hit only the vectors found that scores 0 (no query word, a cosine no higher than the
+    best unrelated passage reaches by chance) never comes first while a hit with any evidence
+    of its own is there: the best of such a hit is what chance gives, and it stood first above
+    the gold on held-out conversations. That hit moves to first place; the rest keep their order."""
+    if len(cands) < 2 or cands[0].kw_rank is not None or cands[0].id in exact or cands[0].score > 0.0:
+        return
+    better = next((c for c in cands if c.score > 0.0), None)
+    if better is not None:
+        cands.remove(better)
+        cands.insert(0, better)
+        better.parts["firstOverChance"] = True
 
 
 # labels of a role or of a kind of line, not of a person: any transcript or list may carry them
@@ -236,26 +293,68 @@ ABSENT_SHARE = 0.95  # nearly all of the query's words never used in this memory
 WEAK_HIT = ranking.band_floor("medium")  # below it, no passage holds a fair part of the query
 
 
+# The verdicts that empty the list: each rests on the query's words alone, looked up in this
+# index's vocabulary, so keyword-only search reaches the same verdict and shows nothing either
+# (a dialogue by someone this memory never mentions, nearly none of the query's words here, no
+# passage holding any). The others (an absent name, a missing topic word beside weak hits, no
+# passage closer than chance) flag the list instead: shown, with `absent` saying why the answer
+# is probably not here. Emptying an answerable question is the costly error (the agent says "I
+# don't remember"), and on held-out conversations those verdicts emptied 12-24 % of answerable
+# questions, 74-81 % once a name had a typo: bench/results/abstention.txt.
+EMPTYING = frozenset({"speaker", "none", "share"})
+
+
 def abstain_reason(evidence: dict, strong: float = STRONG_HIT, absent_share: float = ABSENT_SHARE,
                    weak: float = WEAK_HIT) -> str | None:
-    """Why to show nothing for this evidence (query_evidence), or None to show the list."""
+    """Why this memory probably does not hold the answer (query_evidence), or None."""
+    found = verdict(evidence, strong, absent_share, weak)
+    return found["reason"] if found else None
+
+
+def verdict(evidence: dict, strong: float = STRONG_HIT, absent_share: float = ABSENT_SHARE,
+            weak: float = WEAK_HIT) -> dict | None:
+    """{"reason": why the answer is probably not in this memory, "kind", "emptied": whether
+    the list is emptied (EMPTYING) rather than shown flagged}, or None."""
+    got = _absence(evidence, strong, absent_share, weak)
+    if got is None:
+        return None
+    kind, reason = got
+    return {"reason": reason, "kind": kind, "emptied": kind in EMPTYING}
+
+
+def public_absent(evidence: dict) -> dict | None:
+    """The search reply's top-level `absent`: {"reason"} when the evidence says the answer is
+    probably not in this memory (the list flagged, or emptied), else None."""
+    found = evidence.get("absent")
+    return {"reason": found["reason"]} if found else None
+
+
+def _absence(evidence: dict, strong: float, absent_share: float, weak: float) -> tuple[str, str] | None:
+    """(kind, reason) of the evidence that the answer is not here, or None."""
     if evidence.get("speakersAbsent"):  # a strong hit on the words of a dialogue by someone else is still theirs
-        return f"this memory never mentions {', '.join(repr(t) for t in evidence['speakersAbsent'])}, who speaks in the query"
+        return "speaker", f"this memory never mentions {', '.join(repr(t) for t in evidence['speakersAbsent'])}, who speaks in the query"
+    near = evidence.get("nearNames") or {}
+    if evidence.get("speakersNear"):  # theirs if misspelt, someone else's if not: shown, flagged
+        t = evidence["speakersNear"][0]
+        return "near", f"this memory never mentions {t!r}, who speaks in the query (nearest here: {near[t][0]!r})"
     if evidence["candidates"] and evidence["best"] >= strong:
         return None
+    if near and not evidence["namedAbsent"]:
+        t = next(iter(near))
+        return "near", f"this memory never mentions {t!r} (nearest here: {near[t][0]!r})"
     # a few notes lack most words of any question, and a pasted conversation names many things
     # in passing: there, only a name the question asks about, or none of its words at all, says
     # absent (without this, MADial's dialogues asked of their own 1-7 notes came back empty 45 %
     # of the time: bench/small_memory.py)
     small = evidence.get("nDocs", SMALL_MEMORY) < SMALL_MEMORY
     if evidence["namedAbsent"] and not (small and evidence.get("dialogue")):
-        return f"this memory never mentions {', '.join(repr(t) for t in evidence['namedAbsent'])}"
+        return "named", f"this memory never mentions {', '.join(repr(t) for t in evidence['namedAbsent'])}"
     if not evidence["candidates"]:
-        return "no passage holds any query word"
+        return "none", "no passage holds any query word"
     if evidence["absentShare"] >= (1.0 if small else absent_share):
         some = "none" if evidence["absentShare"] >= 1.0 else "almost none"
         lacking = evidence["absentTerms"] + evidence.get("absentEveryday", [])
-        return f"this memory uses {some} of the query's words ({', '.join(repr(t) for t in lacking[:5])})"
+        return "share", f"this memory uses {some} of the query's words ({', '.join(repr(t) for t in lacking[:5])})"
     # a word of the question this memory never uses, and nothing here holds a fair part of the
     # rest: both say absent (asked of someone else's history, a question's topic word is missing
     # far more often than when asked of its own, where a missing word has a strong hit beside it).
@@ -265,14 +364,14 @@ def abstain_reason(evidence: dict, strong: float = STRONG_HIT, absent_share: flo
     missing = evidence.get("formsChecked", True) and evidence["absentTerms"] and not small
     absent = ", ".join(repr(t) for t in evidence["absentTerms"][:3])
     if missing and evidence["best"] < weak and not held:
-        return f"this memory never uses {absent}, and no passage holds much of the rest"
+        return "missing", f"this memory never uses {absent}, and no passage holds much of the rest"
     # with vectors, a question whose word is missing and to which no passage stands closer than
     # the best of this many unrelated ones would by chance: both sides say absent (LongMemEval,
     # asked of other people's histories: 35 % -> 53 % emptied, no answerable one). Not for a
     # pasted conversation: its best cosine stands out in any chat history, more often in
     # someone else's than in its own (MADial), so there it says nothing either way.
     if missing and evidence.get("vectors") and not evidence.get("dialogue") and evidence["bestVector"] <= 0.0:
-        return f"this memory never uses {absent}, and no passage is closer to the question than chance"
+        return "chance", f"this memory never uses {absent}, and no passage is closer to the question than chance"
     return None
 
 
@@ -287,8 +386,15 @@ def present_coverage(weights: dict[str, float], absent: list[str], cands: list[C
     return round(max((passage_coverage(present, c.row[4], words)[0] for c in cands), default=0.0), 4)
 
 
+def fragment(term: str) -> bool:
+    """A one- or two-letter Latin term: an initial, a piece of an abbreviation (U.S. is u, s)
+    or of a contraction (don't is don, t). The search's OR pass leaves them out as too short to
+    say anything, and their absence says nothing either."""
+    return len(term) <= 2 and term.isascii() and not term.isdigit()
+
+
 def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: list[Candidate],
-                   forms: dict[str, str] | None = None) -> dict:
+                   forms: dict[str, str] | None = None, near: dict[str, list[str]] | None = None) -> dict:
     """Whether this memory holds the answer at all, from evidence that means the same in any
     workspace. A question about someone else's history names someone or something that never
     occurs here far more often than an answerable one does; a weak best hit alone is not such
@@ -297,7 +403,7 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
     checked = forms is not None  # a word missing as asked may be here in another form: only looked up by run()
     who = speakers(query)
     forms = forms or {}
-    absent = [t for t, w in weights.items() if w >= 1.0 and t not in forms] if n_docs else []
+    absent = [t for t, w in weights.items() if w >= 1.0 and t not in forms and not fragment(t)] if n_docs else []
     out: dict[str, Any] = {
         "candidates": len(cands),
         # one rare name held is not a strong hit when the query names another this memory lacks
@@ -307,8 +413,11 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
         "absentEveryday": [t for t in absent if is_everyday(t)],
         "otherForms": forms,  # absent as asked, used here in another form: not evidence of absence
         "formsChecked": checked,
-        "namedAbsent": [t for t in named_terms(query) if t in absent and t not in CALENDAR],
+        "namedAbsent": [t for t in named_terms(query) if t in absent and not is_calendar(t)],
         "speakersAbsent": [t for t in who if t in absent],
+        # names held only in a near spelling: a typo of someone here, or someone else
+        "nearNames": {t: fs for t, fs in (near or {}).items()},
+        "speakersNear": [t for t in who if t in (near or {})],
         "dialogue": bool(who),
         # counted, not weighed: a word common here weighs little, and the few a query shares
         # with this memory are what says it may hold the answer
@@ -327,5 +436,6 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
         "topZ": round(max((c.vec_z for c in cands if c.vec_z is not None), default=0.0), 4),
         "vectors": any(c.vec_cos is not None for c in cands),  # bestVector means something
     }
-    out["abstain"] = abstain_reason(out)
+    out["absent"] = verdict(out)
+    out["abstain"] = out["absent"]["reason"] if out["absent"] else None
     return out

@@ -124,11 +124,12 @@ def idf(df: int, n_docs: int) -> float:
     return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
 
 
-def term_coverage(weights: dict[str, float], present: set[str], enough: float = 3.0) -> float:
+def term_coverage(weights: dict[str, float], present: set[str], enough: float = 3.0, least: float = 0.0) -> float:
     """The share of the query's term weight a chunk holds, 0..1. `weights` are idf scaled to
     0..1 (1: a term no chunk has). A long question is covered once a chunk holds `enough`
-    weight (about three rare terms): no passage repeats a whole conversation."""
-    need = min(sum(weights.values()), enough)
+    weight (about three rare terms): no passage repeats a whole conversation. A query of
+    common words only is covered no further than the weight it holds out of `least`."""
+    need = max(min(sum(weights.values()), enough), least)
     if need <= 0:
         return 0.0
     return min(1.0, sum(weights.get(t, 0.0) for t in present) / need)

@@ -157,7 +157,7 @@ class Searcher:
         opts = self.options(request)
         query = (query or "").strip()
         base = {"results": [], "mode": "keyword", "provider": None, "model": None, "fallback": None,
-                "hidden": {"count": 0, "bestScore": None}, "dateRange": None, "stale": False}
+                "hidden": {"count": 0, "bestScore": None}, "absent": None, "dateRange": None, "stale": False}
         store = self.index_reader.reader()
         if store is None or not store.has_schema():
             base["stale"] = True
@@ -231,6 +231,7 @@ class Searcher:
         out["results"] = result["results"]
         out["mode"] = result["mode"]
         out["hidden"] = result["hidden"]
+        out["absent"] = result["absent"]
         if result["mode"] != "keyword":
             out["provider"], out["model"] = info["provider"], info["model"]
         else:
