@@ -21,7 +21,7 @@ from .options import (
 from .candidates import (
     fts_query, OR_POSTINGS, doc_freqs, selective_terms, keyword_candidates, ranked_matches,
     strict_can_match, date_filtered_ids, load_rows, EXACT_MAX_CHUNKS, exact_tokens, exact_hits,
-    TITLES, named_terms,
+    TITLES, named_terms, ROLES, speakers,
 )
 from .vectors import (
     VectorSide, vector_standing, vector_candidates, SPLIT_ROWS, two_cores, Product, matvec,
@@ -31,7 +31,7 @@ from .fusion import (
 )
 from .evidence import (
     term_weights, absent_forms, PASSAGE_CHARS, passage_coverage, QueryWords, EXACT_CONFIDENCE,
-    confidence, select, ROLES, speakers, STRONG_HIT, ABSENT_SHARE, WEAK_HIT, abstain_reason,
+    confidence, select, STRONG_HIT, ABSENT_SHARE, WEAK_HIT, abstain_reason,
     present_coverage, query_evidence, verdict, public_absent, EMPTYING,
 )
 from .snippets import (

@@ -218,8 +218,6 @@ def near_forms(store: Store, terms: list[str], query: str = "", names: set[str] 
                 if store.conn.execute("select 1 from chunks_fts where chunks_fts match ? limit 1",
                                       (fts_query([letters], "AND"),)).fetchone():
                     out[t] = [letters]
-        from .evidence import speakers  # (evidence imports this module)
-
         named = set(named_terms(query)) | set(speakers(query))
         fuzzy = {t: max_edits(t) for t in terms if t not in out and t in named and max_edits(t)}
         words = _words_by_length(store, table) if fuzzy else {}
@@ -352,6 +350,21 @@ def load_rows(store: Store, ids: list[int]) -> dict[int, tuple]:
 
 
 TITLES = frozenset("dr mr mrs ms mx st prof sr jr mt".split())  # "Dr." does not end a sentence
+
+
+# labels of a role or of a kind of line, not of a person: any transcript or list may carry them
+ROLES = frozenset("user assistant human ai bot system agent model me you q a question answer note todo step "
+                  "example input output error warning".split())
+
+
+def speakers(query: str) -> list[str]:
+    """The index terms of who speaks in a query pasted as a transcript: a label that opens two
+    or more of its lines ("Bart: ...", "Lisa：..."), unless it names a role (User, Assistant)."""
+    labels = re.findall(r"(?m)^[ \t]*([^\W\d_][\w.' -]{0,30}?)[ \t]*[:：]", query)
+    out = [t for label in dict.fromkeys(x for x in labels if labels.count(x) >= 2)
+           # a name: not lower-case (bart: is a word), not all capitals (TODO:, NB:)
+           if label.lower() not in ROLES and not label[0].islower() and not (len(label) > 1 and label.isupper()) for t in query_terms(label) if t not in STOPWORDS and t not in TITLES]
+    return list(dict.fromkeys(out))
 
 
 def named_terms(query: str) -> list[str]:

@@ -4,15 +4,14 @@ absence."""
 
 from __future__ import annotations
 
-import re
 from typing import Any, Callable
 
 from . import ranking
 from ..index.store import SMALL_MEMORY, OperationalError, Store
-from ..text import CJK_RE, STOPWORDS, is_cjk, mmr_tokens, normalize, query_terms
+from ..text import CJK_RE, is_cjk, mmr_tokens, normalize
 from .options import Candidate, Options
 from . import candidates
-from .candidates import TITLES, named_terms
+from .candidates import named_terms, speakers
 from .everyday import is_calendar, is_everyday
 from .fusion import apply_decay, fuse, merge_overlapping, pin_exact_hits
 
@@ -251,21 +250,6 @@ def no_evidence_last_first(cands: list[Candidate], exact: dict[int, dict]) -> No
         cands.remove(better)
         cands.insert(0, better)
         better.parts["firstOverChance"] = True
-
-
-# labels of a role or of a kind of line, not of a person: any transcript or list may carry them
-ROLES = frozenset("user assistant human ai bot system agent model me you q a question answer note todo step "
-                  "example input output error warning".split())
-
-
-def speakers(query: str) -> list[str]:
-    """The index terms of who speaks in a query pasted as a transcript: a label that opens two
-    or more of its lines ("Bart: ...", "Lisa：..."), unless it names a role (User, Assistant)."""
-    labels = re.findall(r"(?m)^[ \t]*([^\W\d_][\w.' -]{0,30}?)[ \t]*[:：]", query)
-    out = [t for label in dict.fromkeys(x for x in labels if labels.count(x) >= 2)
-           # a name: not lower-case (bart: is a word), not all capitals (TODO:, NB:)
-           if label.lower() not in ROLES and not label[0].islower() and not (len(label) > 1 and label.isupper()) for t in query_terms(label) if t not in STOPWORDS and t not in TITLES]
-    return list(dict.fromkeys(out))
 
 
 SPEAKER_SHARE = 4  # a speaker named in at least 1 passage in this many: the memory names whom each note is about
