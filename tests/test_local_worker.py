@@ -64,12 +64,14 @@ def test_quantised_models_run_the_real_kernels(kernel_models):
 
 
 def test_engines_in_one_process_share_one_model(tmp_path, make_engine, tiny_model):
-    """Ten agents in one process: one worker, one loaded model; it stops with its last user."""
+    """Ten agents in one process without a resident model: one worker, one loaded model; it
+    stops with its last user."""
     engines = []
     for i in range(10):
         ws = tmp_path / f"agent{i}"
         write(ws / "memory" / "2026-01-01.md", f"cat and fish {i}\n")
-        engines.append(make_engine({"provider": "local", "local.modelPath": str(tiny_model), "agentId": f"a{i}"}, ws=ws))
+        engines.append(make_engine({"provider": "local", "local.modelPath": str(tiny_model), "agentId": f"a{i}",
+                                    "local.residentMinutes": 0}, ws=ws))
     for eng in engines:
         list(eng.index())
         res = eng.search("cat fish")

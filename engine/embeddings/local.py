@@ -111,6 +111,7 @@ class LocalProvider(Provider):
         uri: str | None = None,
         cache_dir: Path | None = None,
         threads: int = 0,
+        resident_minutes: float = 0,
         query_prefix: str | None = None,
         passage_prefix: str | None = None,
     ):
@@ -124,6 +125,7 @@ class LocalProvider(Provider):
         self.query_prefix = dq if query_prefix is None else query_prefix
         self.passage_prefix = dp if passage_prefix is None else passage_prefix
         self.threads = threads
+        self.resident_minutes = resident_minutes  # 0: a worker of this process (see resident.py)
         self.max_input_bytes = 1 << 30  # the limit is in tokens: the worker splits by tokens (llama_model.Embedder.pieces)
         self._model_host: ModelHost | None = None
         self._threads_now: tuple[int, int] | None = None
@@ -142,6 +144,7 @@ class LocalProvider(Provider):
             uri=uri,
             cache_dir=cache,
             threads=cfg["local.threads"],
+            resident_minutes=cfg["local.residentMinutes"],
             query_prefix=cfg["local.queryPrefix"],
             passage_prefix=cfg["local.passagePrefix"],
         )
@@ -204,7 +207,7 @@ class LocalProvider(Provider):
             from .worker import host_for
 
             self.endpoint = file_identity(self.path)
-            self._model_host = host_for(self.path, self.endpoint)
+            self._model_host = host_for(self.path, self.endpoint, self.resident_minutes)
         return self._model_host
 
     def _run(self, texts: list[str], prefix: str, for_queries: bool) -> list[np.ndarray | None]:
