@@ -103,6 +103,7 @@ QUERY_THREADS = 1  # a short query: 1 thread is as fast idle and never stalls un
 
 class LocalProvider(Provider):
     id = "local"
+    progress_step = 4  # the indexer reports every 4 passages (~0.3 s with e5-small), not every batch of 32
 
     def __init__(
         self,
