@@ -39,13 +39,21 @@ def residents() -> list[int]:
 
 
 def gone(pid: int) -> bool:
-    """Exited with every file closed (a zombie or reaped); an exiting process loses its command
-    line before it closes its sockets."""
+    """Exited with every file closed: each of its threads a zombie or reaped. An exiting process
+    loses its command line before it closes its sockets, and its main thread turns zombie
+    while the others may still hold them."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
+        tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
         return True
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat", "rb") as fh:
+                if fh.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X"):
+                    return False
+        except OSError:
+            pass
+    return True
 
 
 @pytest.fixture

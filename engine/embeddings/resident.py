@@ -124,9 +124,9 @@ def _tail(dfd: int, name: str) -> str:
     except OSError:
         return ""
     try:
-        size = os.fstat(fd).st_size
-        os.lseek(fd, max(0, size - 4096), os.SEEK_SET)
-        return os.read(fd, 4096).decode("utf-8", "replace")
+        size = os.fstat(fd).st_size  # the log starts anew with each worker: its crash is in the last 64 KB
+        os.lseek(fd, max(0, size - 65536), os.SEEK_SET)
+        return os.read(fd, 65536).decode("utf-8", "replace")
     finally:
         os.close(fd)
 
@@ -141,7 +141,7 @@ def serve(folder: str, name: str, model_path: str, idle_seconds: float) -> None:
 
     from .llama_model import Embedder, LoadError
 
-    faulthandler.enable()  # stderr is the log: a crash leaves its name there for the clients
+    faulthandler.enable(all_threads=False)  # stderr is the log: a crash leaves its name there for the clients
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     ready = os.dup(1)
     devnull = os.open(os.devnull, os.O_WRONLY)
@@ -382,6 +382,7 @@ class ResidentHost(w.ModelHost):
                 [sys.executable, "-m", "clawmem.engine.embeddings.worker", "--resident",
                  str(self.folder), self.name, str(self.path), str(self.idle_seconds)],
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, start_new_session=True,
+                cwd="/",  # it outlives this process: it must not keep our folder (a mount, a removed one) busy
             )
         finally:
             os.close(log)

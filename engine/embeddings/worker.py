@@ -456,11 +456,16 @@ _HOSTS_LOCK = threading.Lock()
 def host_for(path: Path, identity: str, resident_minutes: float = 0) -> ModelHost:
     """The process's one host for this model file (same file, same identity), with one more user:
     a worker of its own, or with resident_minutes > 0 a connection to the user's resident worker."""
-    key = (str(path.resolve()), identity, resident_minutes > 0)
+    resident = resident_minutes > 0
+    if resident:
+        from .resident import runtime_dir
+
+    # a resident host belongs to one runtime folder (a test, a `sudo -u`, a changed XDG_RUNTIME_DIR)
+    key = (str(path.resolve()), identity, str(runtime_dir()) if resident else "")
     with _HOSTS_LOCK:
         host = _HOSTS.get(key)
         if host is None:
-            if resident_minutes > 0:
+            if resident:
                 from .resident import ResidentHost
 
                 host = ResidentHost(path, identity, resident_minutes)
