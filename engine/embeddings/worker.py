@@ -5,7 +5,9 @@ assertion, or the kernel's out-of-memory killer ends the whole process that hold
 Here that process is a worker (`python -m clawmem.engine.embeddings.worker`) that owns one
 model; the app, `watch`, the MCP server and the CLI talk to it over a pipe, and it ends when
 that pipe closes. Every engine in a process shares one worker per model file (`host_for`), so
-ten agents cost one loaded model.
+ten agents cost one loaded model. With `[local] residentMinutes` > 0 (the default) the worker
+is instead the user's resident one, shared by every clawmem process (resident.py); the same
+frames then travel over its Unix socket.
 
 When the worker dies or stops answering, the caller gets a ProviderError saying what happened
 ("local model crashed: SIGILL in llama.cpp …"), which the indexer and search already turn into
@@ -269,10 +271,6 @@ class Turns:
                 self._busy = False
                 self._cond.notify_all()
 
-    @property
-    def busy(self) -> bool:
-        return self._busy or self._urgent > 0
-
 
 class ModelHost:
     """One worker process serving one model file, shared by every provider of this process."""
@@ -402,7 +400,7 @@ class ModelHost:
         tokens: list[int] = []
         for i in range(0, len(texts), PASSAGES_PER_REQUEST):
             with self._turn(urgent):
-                v, t = self._embed_now(texts[i : i + PASSAGES_PER_REQUEST], threads)
+                v, t = self._embed_now(texts[i : i + PASSAGES_PER_REQUEST], threads, urgent)
             vectors += v
             tokens += t
         return vectors, tokens
@@ -414,11 +412,12 @@ class ModelHost:
         if self.proc is None:
             self._start(threads)
 
-    def _embed_now(self, texts: list[str], threads: int) -> tuple[list, list[int]]:
+    def _embed_now(self, texts: list[str], threads: int, urgent: bool = False) -> tuple[list, list[int]]:
         import numpy as np
 
         self._ensure(threads)
-        reply, body = self._ask({"op": "embed", "texts": texts, "threads": threads}, REQUEST_TIMEOUT, with_body=True)
+        # `urgent`: a resident worker, serving several processes, also lets queries go first
+        reply, body = self._ask({"op": "embed", "texts": texts, "threads": threads, "urgent": urgent}, REQUEST_TIMEOUT, with_body=True)
         if not reply.get("ok"):
             raise ProviderError(f"local: {self.path.stem} failed to embed: {reply.get('error')}")
         if self._clear_on_success:
