@@ -295,7 +295,9 @@ def test_the_worker_ends_when_clawmem_is_killed(tiny_model):
 @pytest.mark.slow
 def test_a_query_goes_before_another_processs_batch_on_the_resident_model(kernel_models):
     """One resident worker serves an indexing process and a searching one: the search's query
-    is answered between two slices of the other process's batch, not after it."""
+    is answered between two slices of the other process's batch, not after it. (With a single
+    batch the query also gets in without its `urgent` flag, between the batch's round trips;
+    the flag is what keeps it first when several processes' slices are queued.)"""
     code = ("import sys, time\n"
             "from clawmem.engine.embeddings.local import LocalProvider\n"
             f"p = LocalProvider({str(kernel_models['Q8_0'])!r}, threads=1, resident_minutes=5)\n"
