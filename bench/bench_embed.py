@@ -36,7 +36,8 @@ QUERIES = ["what did I say about my commute", "restaurant recommendation for din
 
 
 def isolate(tmp: Path) -> None:
-    for var, sub in (("XDG_CONFIG_HOME", "config"), ("XDG_DATA_HOME", "data"), ("XDG_CACHE_HOME", "cache"), ("XDG_STATE_HOME", "state")):
+    for var, sub in (("XDG_CONFIG_HOME", "config"), ("XDG_DATA_HOME", "data"), ("XDG_CACHE_HOME", "cache"), ("XDG_STATE_HOME", "state"),
+                     ("XDG_RUNTIME_DIR", "run")):  # the indexer's resident model is this run's own
         os.environ[var] = str(tmp / sub)
     os.environ.pop("OPENCLAW_STATE_DIR", None)
     os.environ["HOME"] = str(tmp / "home")
@@ -79,6 +80,8 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=2, help="threads of the bare loop (and of the indexer unless --indexer-threads)")
     ap.add_argument("--indexer-threads", type=int, help="local.threads for the indexer (0 = automatic: measured while indexing)")
     ap.add_argument("--model", default=str(MODEL))
+    ap.add_argument("--resident-minutes", type=float, default=5.0,
+                    help="local.residentMinutes of the indexer (0: a worker of this process, > 0: the resident model)")
     ap.add_argument("--threads-study", action="store_true", help="measure 1 vs 2 threads for passages and queries")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="clawmem-bench-embed-"))
@@ -99,7 +102,8 @@ def compare(tmp: Path, args) -> int:
 
     ws = make_workspace(tmp, args.chunks)
     it = args.threads if args.indexer_threads is None else args.indexer_threads
-    overrides = {"provider": "local", "local.modelPath": args.model, "local.threads": it, "cache.enabled": False}
+    overrides = {"provider": "local", "local.modelPath": args.model, "local.threads": it, "cache.enabled": False,
+                 "local.residentMinutes": args.resident_minutes}
     # the text once (keyword-only), kept as a template: each indexer round starts from a copy
     base_cfg = load_config(None, workspace=str(ws), overrides={**overrides, "provider": "none"})
     eng = Engine(base_cfg)

@@ -81,6 +81,8 @@ _LAZY = {
     "download_model": "embeddings.download:download",
     "cached_model_path": "embeddings.download:cached_path",
     "cached_models": "embeddings.download:cached_models",
+    "resident_models": "embeddings.resident:resident_models",
+    "stop_resident_models": "embeddings.resident:stop_resident_models",
     # the agent tools, as the MCP server and `clawmem` answer them
     "memory_search": "agent.tools:memory_search",
     "memory_get": "agent.tools:memory_get",

@@ -154,6 +154,10 @@ class Engine:
     def status(self, *, deep: bool = False) -> Status:
         return self.health.status(deep=deep)
 
+    def index_summary(self) -> dict:
+        """The index's path and counts and who serves searches: what `clawmem index` prints last."""
+        return self.health.summary()
+
     def issues(self) -> list[str]:
         return self.health.issues()
 

@@ -78,6 +78,8 @@ KEYS: dict[str, Key] = {
     "local.modelPath": Key("", "str", doc=f"GGUF file or hf: URI (default model: {DEFAULT_LOCAL_MODEL})"),
     "local.modelCacheDir": Key("", "str"),
     "local.threads": Key(0, "int", _at_least(0), "an integer >= 0 (0 = automatic)"),
+    "local.residentMinutes": Key(5.0, "float", _between(0, 1440), "a number of minutes from 0 to 1440",
+                                 doc="keep one model loaded for all of this user's clawmem processes until idle this long; 0 = a model per process"),
     "local.queryPrefix": Key(None, "str"),
     "local.passagePrefix": Key(None, "str"),
     "extraPaths": Key([], "strlist"),

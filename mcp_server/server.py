@@ -18,6 +18,7 @@ import hmac
 import json
 import logging
 import os
+import threading
 import sys
 import time
 from typing import Any, Callable
@@ -575,6 +576,16 @@ def check_can_listen(bind: str, port: int) -> None:
 # ---------------------------------------------------------------------------- run
 
 
+def _warm(engine) -> None:
+    """Load what a search needs (its code, the vectors, the resident model) while the agent is
+    still starting: its first memory_search then costs what the next ones do. Private: not
+    recorded for promote."""
+    try:
+        engine.search("warm up", private=True, stale_check=False)
+    except Exception:  # whatever is wrong, the agent's first search says it
+        pass
+
+
 def serve(engine, *, http: str | None = None, host: str | None = None) -> int:
     """Run the server until the client goes away (stdio) or Ctrl-C/SIGTERM (HTTP)."""
     from clawmem.engine import Syncer, setup_logging
@@ -599,6 +610,7 @@ def serve(engine, *, http: str | None = None, host: str | None = None) -> int:
     server = build_server(engine, first_sync_over)  # the SDK sends the root logger to stderr ...
     logging.getLogger("clawmem").propagate = False  # ... ours goes to clawmem's log file only
     syncer.start()
+    threading.Thread(target=_warm, args=(engine,), name="clawmem-warm", daemon=True).start()
     log.info("clawmem mcp serving %s for %s (pid %d)", f"http on {bind}:{port}" if http else "stdio", engine.workspace, os.getpid())
     try:
         if not http:

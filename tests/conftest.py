@@ -21,7 +21,8 @@ def isolated(tmp_path, monkeypatch):
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
-    for var, sub in (("XDG_CONFIG_HOME", "config"), ("XDG_DATA_HOME", "data"), ("XDG_CACHE_HOME", "cache"), ("XDG_STATE_HOME", "state")):
+    for var, sub in (("XDG_CONFIG_HOME", "config"), ("XDG_DATA_HOME", "data"), ("XDG_CACHE_HOME", "cache"), ("XDG_STATE_HOME", "state"),
+                     ("XDG_RUNTIME_DIR", "run")):
         monkeypatch.setenv(var, str(tmp_path / sub))
     for key in ENV_KEYS:
         monkeypatch.delenv(key, raising=False)
@@ -30,6 +31,10 @@ def isolated(tmp_path, monkeypatch):
 
     time.tzset()
     yield
+    if (tmp_path / "run" / "clawmem").exists():  # no resident model outlives its test
+        from clawmem.engine.embeddings.resident import stop_resident_models
+
+        stop_resident_models()
 
 
 @pytest.fixture

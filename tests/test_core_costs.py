@@ -272,3 +272,36 @@ def test_the_chunk_count_a_search_weighs_words_by_follows_the_index(workspace, m
     (workspace / "memory" / "2026-01-01.md").unlink()
     list(eng.index())
     assert eng.reader().chunk_count() == 1
+
+
+def test_a_keyword_index_lists_the_workspace_once_and_loads_no_numpy_nor_redaction_patterns(workspace):
+    """A no-op `clawmem index` (what a cron job or an agent's hook runs): it used to run a whole
+    status afterwards (three more listings of the workspace and a leftovers scan), import numpy
+    through sqlite-vec's package and detect_secrets for its one log line."""
+    import subprocess
+    import sys
+
+    for i in range(3):
+        write(workspace / "memory" / f"2026-01-0{i + 1}.md", f"# note {i}\nthe herons came back\n")
+    config = workspace.parent / "kw.toml"
+    write(config, 'provider = "none"\n')
+    run_cli("--workspace", str(workspace), "--config", str(config), "index", "--quiet")
+    probe = (
+        "import sys, io, contextlib\n"
+        "from clawmem.engine.index import sources\n"
+        "from clawmem.engine.files import workspace as ws_mod\n"
+        "calls = []\n"
+        "real = ws_mod.list_memory_files\n"
+        "def counted(*a, **k):\n"
+        "    calls.append(1)\n"
+        "    return real(*a, **k)\n"
+        "ws_mod.list_memory_files = sources.list_memory_files = counted\n"
+        "from clawmem.tui.cli import main\n"
+        "err = io.StringIO()\n"
+        "with contextlib.redirect_stderr(err):\n"
+        f"    code = main(['--workspace', {str(workspace)!r}, '--config', {str(config)!r}, 'index'])\n"
+        "heavy = {'numpy', 'detect_secrets', 'llama_cpp', 'httpx'}\n"
+        "print(code, len(calls), sorted(heavy & set(sys.modules)), '3 files, 3 chunks; keyword-only' in err.getvalue())\n"
+    )
+    res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert res.stdout.split("\n")[0] == "0 1 [] True", res.stdout + res.stderr

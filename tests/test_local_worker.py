@@ -64,12 +64,14 @@ def test_quantised_models_run_the_real_kernels(kernel_models):
 
 
 def test_engines_in_one_process_share_one_model(tmp_path, make_engine, tiny_model):
-    """Ten agents in one process: one worker, one loaded model; it stops with its last user."""
+    """Ten agents in one process without a resident model: one worker, one loaded model; it
+    stops with its last user."""
     engines = []
     for i in range(10):
         ws = tmp_path / f"agent{i}"
         write(ws / "memory" / "2026-01-01.md", f"cat and fish {i}\n")
-        engines.append(make_engine({"provider": "local", "local.modelPath": str(tiny_model), "agentId": f"a{i}"}, ws=ws))
+        engines.append(make_engine({"provider": "local", "local.modelPath": str(tiny_model), "agentId": f"a{i}",
+                                    "local.residentMinutes": 0}, ws=ws))
     for eng in engines:
         list(eng.index())
         res = eng.search("cat fish")
@@ -288,3 +290,31 @@ def test_the_worker_ends_when_clawmem_is_killed(tiny_model):
     proc.wait()
     wait_for(lambda: not os.path.exists(f"/proc/{model}") or open(f"/proc/{model}/stat").read().split()[2] == "Z",
              what="the worker to end with its parent")
+
+
+@pytest.mark.slow
+def test_a_query_goes_before_another_processs_batch_on_the_resident_model(kernel_models):
+    """One resident worker serves an indexing process and a searching one: the search's query
+    is answered between two slices of the other process's batch, not after it. (With a single
+    batch the query also gets in without its `urgent` flag, between the batch's round trips;
+    the flag is what keeps it first when several processes' slices are queued.)"""
+    code = ("import sys, time\n"
+            "from clawmem.engine.embeddings.local import LocalProvider\n"
+            f"p = LocalProvider({str(kernel_models['Q8_0'])!r}, threads=1, resident_minutes=5)\n"
+            "p.embed_query('warm up')\n"
+            "print('ready', flush=True)\n"
+            f"p.embed_passages([{LONG!r}] * 48)\n"
+            "print(time.time(), flush=True)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(0.5)  # its batch is under way
+        p = LocalProvider(kernel_models["Q8_0"], threads=1, resident_minutes=5)
+        q = p.embed_query("where does the dog sleep")
+        answered = time.time()
+        assert p._model_host.resident and q.size == 384
+        batch_done = float(proc.stdout.readline())
+        assert answered < batch_done
+        p.close()
+    finally:
+        proc.wait(timeout=120)

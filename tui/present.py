@@ -273,6 +273,8 @@ def keyword_line(why: str) -> str:
     """One line: why the search is keyword-only, and how to change that (once, not twice)."""
     if "local.modelPath" in why or "API key" in why:
         return f"Keyword-only: {why} (F5)"
+    if why.startswith("searches are keyword-only until vectors exist"):  # a provider is set: no hint to set one
+        return f"Keyword-only: {why}"
     return f"Keyword-only: {why}; {KEYWORD_HINT}"
 
 

@@ -5,7 +5,9 @@ assertion, or the kernel's out-of-memory killer ends the whole process that hold
 Here that process is a worker (`python -m clawmem.engine.embeddings.worker`) that owns one
 model; the app, `watch`, the MCP server and the CLI talk to it over a pipe, and it ends when
 that pipe closes. Every engine in a process shares one worker per model file (`host_for`), so
-ten agents cost one loaded model.
+ten agents cost one loaded model. With `[local] residentMinutes` > 0 (the default) the worker
+is instead the user's resident one, shared by every clawmem process (resident.py); the same
+frames then travel over its Unix socket.
 
 When the worker dies or stops answering, the caller gets a ProviderError saying what happened
 ("local model crashed: SIGILL in llama.cpp …"), which the indexer and search already turn into
@@ -86,9 +88,6 @@ def _read_n(fd: int, n: int, watch: "Callable[[], None] | None") -> bytes | None
 
 def serve() -> None:
     """The worker's loop: load once, then embed until the pipe closes."""
-    import numpy as np
-
-    from .base import one_line
     from .llama_model import Embedder, LoadError
 
     # No PR_SET_PDEATHSIG: Linux sends it when the *thread* that started the worker ends (a
@@ -110,24 +109,36 @@ def serve() -> None:
                 reply = {"ok": True, "dims": model.dims, "limit": model.limit, "system": model.system_info()}
                 _send(proto_out, json.dumps(reply).encode())
             elif op == "embed" and model is not None:
-                model.use_threads(req.get("threads") or 1)
-                vecs, tokens = [], []
-                for text in req["texts"]:
-                    v, n = model.embed(text)
-                    vecs.append(v)
-                    tokens.append(n)
-                present = [v is not None for v in vecs]
-                body = b"".join(np.asarray(v, dtype=np.float32).tobytes() for v in vecs if v is not None)
-                _send(proto_out, json.dumps({"ok": True, "present": present, "tokens": tokens}).encode())
-                _send(proto_out, body)
+                head, body = embed_reply(model, req)
+                _send(proto_out, head)
+                if body is not None:
+                    _send(proto_out, body)
             else:
                 _send(proto_out, json.dumps({"ok": False, "error": f"unknown request {op!r}"}).encode())
         except LoadError as exc:
             _send(proto_out, json.dumps({"ok": False, "load": True, "error": str(exc)}).encode())
-        except (ValueError, RuntimeError) as exc:  # llama-cpp-python's own errors: the process is fine
-            _send(proto_out, json.dumps({"ok": False, "error": one_line(exc)}).encode())
     if model is not None:
         model.close()
+
+
+def embed_reply(model, req: dict) -> tuple[bytes, bytes | None]:
+    """The reply frames to an embed request: the JSON head, and the vectors (None on an error)."""
+    import numpy as np
+
+    from .base import one_line
+
+    try:
+        model.use_threads(req.get("threads") or 1)
+        vecs, tokens = [], []
+        for text in req["texts"]:
+            v, n = model.embed(text)
+            vecs.append(v)
+            tokens.append(n)
+    except (ValueError, RuntimeError) as exc:  # llama-cpp-python's own errors: the process is fine
+        return json.dumps({"ok": False, "error": one_line(exc)}).encode(), None
+    present = [v is not None for v in vecs]
+    body = b"".join(np.asarray(v, dtype=np.float32).tobytes() for v in vecs if v is not None)
+    return json.dumps({"ok": True, "present": present, "tokens": tokens}).encode(), body
 
 
 # ---------------------------------------------------------------------------- failures, shared
@@ -233,8 +244,38 @@ def describe_exit(returncode: int | None, stderr_tail: str) -> str:
 # ---------------------------------------------------------------------------- the client side
 
 
+class Turns:
+    """One request at a time, and a query (urgent) goes before the next slice of passages: a
+    search typed while indexing waits for a few chunks, not a batch. The resident worker uses
+    the same rule across the processes it serves."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._busy = False
+        self._urgent = 0  # queries waiting for their turn
+
+    @contextmanager
+    def turn(self, urgent: bool):
+        with self._cond:
+            self._urgent += urgent
+            try:
+                while self._busy or (not urgent and self._urgent):
+                    self._cond.wait()
+            finally:
+                self._urgent -= urgent
+            self._busy = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._busy = False
+                self._cond.notify_all()
+
+
 class ModelHost:
     """One worker process serving one model file, shared by every provider of this process."""
+
+    resident = False
 
     def __init__(self, path: Path, identity: str, failures: Failures | None = None):
         self.path = path
@@ -244,9 +285,7 @@ class ModelHost:
         self.users = 0
         self.proc: subprocess.Popen | None = None
         self.info: dict = {}  # the load reply: dims, limit, system
-        self._cond = threading.Condition()
-        self._busy = False
-        self._urgent = 0  # queries waiting for their turn
+        self._turns = Turns()
         self._stderr: deque[str] = deque(maxlen=40)
         self._load_error: str | None = None
         self._clear_on_success = False
@@ -306,19 +345,22 @@ class ModelHost:
 
         return watch
 
+    def _fds(self) -> tuple[int, int]:
+        """(write, read) file descriptors of the conversation with the worker."""
+        return self.proc.stdin.fileno(), self.proc.stdout.fileno()
+
     def _ask(self, req: dict, timeout: float, with_body: bool) -> tuple[dict, bytes]:
-        proc = self.proc
-        assert proc is not None
+        wfd, rfd = self._fds()
         watch = self._watchdog(timeout)
         try:
-            _send(proc.stdin.fileno(), json.dumps(req).encode())
-            head = _read_n(proc.stdout.fileno(), _HEADER.size, watch)
-            payload = head and _read_n(proc.stdout.fileno(), _HEADER.unpack(head)[0], watch)
+            _send(wfd, json.dumps(req).encode())
+            head = _read_n(rfd, _HEADER.size, watch)
+            payload = head and _read_n(rfd, _HEADER.unpack(head)[0], watch)
             reply = json.loads(payload) if payload is not None else None
             body = b""
             if reply is not None and with_body and reply.get("ok"):
-                h2 = _read_n(proc.stdout.fileno(), _HEADER.size, watch)
-                body = h2 and _read_n(proc.stdout.fileno(), _HEADER.unpack(h2)[0], watch)
+                h2 = _read_n(rfd, _HEADER.size, watch)
+                body = h2 and _read_n(rfd, _HEADER.unpack(h2)[0], watch)
                 if body is None:
                     reply = None
         except TimeoutError as exc:
@@ -326,38 +368,29 @@ class ModelHost:
         except (BrokenPipeError, ValueError, OSError):
             reply = None
         if reply is None:
-            try:
-                code = proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                code = None
-            time.sleep(0.05)  # let the stderr reader catch the last words
-            self._fail(describe_exit(code, "".join(self._stderr)), kill=True)
+            self._fail(self._death(), kill=True)
         return reply, body or b""
+
+    def _death(self) -> str:
+        """Why the worker stopped answering, once it has."""
+        try:
+            code = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            code = None
+        time.sleep(0.05)  # let the stderr reader catch the last words
+        return describe_exit(code, "".join(self._stderr))
+
+    def _kill(self) -> None:
+        self.stop(force=True)
 
     def _fail(self, reason: str, kill: bool) -> None:
         if kill:
-            self.stop(force=True)
+            self._kill()
         self.failures.record(self.key, reason)
         raise ProviderError(reason)
 
-    @contextmanager
     def _turn(self, urgent: bool):
-        """The worker serves one request at a time, and a query (urgent) goes before the next
-        slice of passages: a search typed while indexing waits for a few chunks, not a batch."""
-        with self._cond:
-            self._urgent += urgent
-            try:
-                while self._busy or (not urgent and self._urgent):
-                    self._cond.wait()
-            finally:
-                self._urgent -= urgent
-            self._busy = True
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._busy = False
-                self._cond.notify_all()
+        return self._turns.turn(urgent)
 
     def embed(self, texts: list[str], threads: int, urgent: bool = False) -> tuple[list, list[int]]:
         """(vectors or None per text, tokens per text); passages go PASSAGES_PER_REQUEST at a time."""
@@ -367,19 +400,24 @@ class ModelHost:
         tokens: list[int] = []
         for i in range(0, len(texts), PASSAGES_PER_REQUEST):
             with self._turn(urgent):
-                v, t = self._embed_now(texts[i : i + PASSAGES_PER_REQUEST], threads)
+                v, t = self._embed_now(texts[i : i + PASSAGES_PER_REQUEST], threads, urgent)
             vectors += v
             tokens += t
         return vectors, tokens
 
-    def _embed_now(self, texts: list[str], threads: int) -> tuple[list, list[int]]:
-        import numpy as np
-
+    def _ensure(self, threads: int) -> None:
+        """A running worker, started if there is none."""
         if self.proc is not None and self.proc.poll() is not None:  # died between two requests
             self._fail(describe_exit(self.proc.returncode, "".join(self._stderr)), kill=True)
         if self.proc is None:
             self._start(threads)
-        reply, body = self._ask({"op": "embed", "texts": texts, "threads": threads}, REQUEST_TIMEOUT, with_body=True)
+
+    def _embed_now(self, texts: list[str], threads: int, urgent: bool = False) -> tuple[list, list[int]]:
+        import numpy as np
+
+        self._ensure(threads)
+        # `urgent`: a resident worker, serving several processes, also lets queries go first
+        reply, body = self._ask({"op": "embed", "texts": texts, "threads": threads, "urgent": urgent}, REQUEST_TIMEOUT, with_body=True)
         if not reply.get("ok"):
             raise ProviderError(f"local: {self.path.stem} failed to embed: {reply.get('error')}")
         if self._clear_on_success:
@@ -414,13 +452,25 @@ _HOSTS: dict[tuple[str, str], ModelHost] = {}
 _HOSTS_LOCK = threading.Lock()
 
 
-def host_for(path: Path, identity: str) -> ModelHost:
-    """The process's one host for this model file (same file, same identity), with one more user."""
-    key = (str(path.resolve()), identity)
+def host_for(path: Path, identity: str, resident_minutes: float = 0) -> ModelHost:
+    """The process's one host for this model file (same file, same identity), with one more user:
+    a worker of its own, or with resident_minutes > 0 a connection to the user's resident worker."""
+    resident = resident_minutes > 0
+    if resident:
+        from .resident import runtime_dir
+
+    # a resident host belongs to one runtime folder (a test, a `sudo -u`, a changed XDG_RUNTIME_DIR)
+    key = (str(path.resolve()), identity, str(runtime_dir()) if resident else "")
     with _HOSTS_LOCK:
         host = _HOSTS.get(key)
         if host is None:
-            host = _HOSTS[key] = ModelHost(path, identity)
+            if resident:
+                from .resident import ResidentHost
+
+                host = ResidentHost(path, identity, resident_minutes)
+            else:
+                host = ModelHost(path, identity)
+            _HOSTS[key] = host
         host.users += 1
         return host
 
@@ -445,4 +495,9 @@ def _stop_all() -> None:
 
 
 if __name__ == "__main__":
-    serve()
+    if sys.argv[1:2] == ["--resident"]:
+        from .resident import serve as serve_resident
+
+        serve_resident(sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5]))
+    else:
+        serve()

@@ -27,6 +27,7 @@ class Freshness:
         self.index_reader = reader
         self.persistent = persistent
         self._cache: tuple[float, dict] | None = None
+        self.listed: list | None = None  # the sources as the last full look listed them
 
     def forget(self) -> None:
         """The index changed: the next look compares the files again."""
@@ -42,7 +43,7 @@ class Freshness:
         if max_age and cached and now - cached[0] < max_age:
             out = cached[1]
             return out if full else {**out, "behind": out["behind"][:20]}
-        files = list_sources(self.cfg)
+        files = self.listed = list_sources(self.cfg)
         try:
             st = self.index_reader.reader()
             known = st.file_rows() if st is not None else {}

@@ -352,6 +352,8 @@ def _embed_with(store: Store, provider: Provider, cache: EmbeddingCache | None, 
     if getattr(provider, "batch", None) is not None:
         prefilled, waiting = yield from _batch_phase(store, provider, cache, todo, key, should_stop)
     meter = ev.RateMeter(len(todo))
+    yield meter.progress("embed", 0)  # the embedding phase shows as it starts, not after its first batch
+    step = getattr(provider, "progress_step", None)  # a slow provider reports within a batch too
     done = 0
     rejected = 0
     for i in range(0, len(todo), EMBED_BATCH):
@@ -367,7 +369,12 @@ def _embed_with(store: Store, provider: Provider, cache: EmbeddingCache | None, 
         missing = {h: t for _, h, t in batch if h not in hits}  # one text per hash
         fresh: dict[str, np.ndarray] = {}
         if missing:
-            got = provider.embed_passages(list(missing.values()))
+            texts = list(missing.values())
+            got = []
+            for j in range(0, len(texts), step or len(texts)):
+                got += provider.embed_passages(texts[j : j + (step or len(texts))])
+                if len(got) < len(texts):
+                    yield meter.progress("embed", done + len(batch) - len(texts) + len(got))
             fresh = {h: v for h, v in zip(missing, got) if v is not None}
         vectors = {**hits, **fresh}
         dims = next((v.size for v in vectors.values()), None)

@@ -62,13 +62,21 @@ class VecState(NamedTuple):
 
 
 def _load_vec(conn) -> VecState:
+    # the extension is loaded from the package's folder without importing the package: its
+    # __init__ imports numpy (36 ms), which a keyword-only run never needs
+    import importlib.util
+
     try:
-        import sqlite_vec
-    except ImportError as exc:
-        return VecState(False, None, f"sqlite-vec is not installed ({exc}); vectors are searched with numpy")
+        spec = importlib.util.find_spec("sqlite_vec")
+    except (ImportError, ValueError) as exc:
+        spec, why = None, exc
+    else:
+        why = "no module named 'sqlite_vec'"
+    if spec is None or not spec.origin:
+        return VecState(False, None, f"sqlite-vec is not installed ({why}); vectors are searched with numpy")
     try:
         conn.enable_load_extension(True)
-        sqlite_vec.load(conn)
+        conn.load_extension(os.path.join(os.path.dirname(spec.origin), "vec0"))
         conn.enable_load_extension(False)
         (version,) = conn.execute("select vec_version()").fetchone()
         return VecState(True, version, None)

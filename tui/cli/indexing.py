@@ -113,7 +113,7 @@ def cmd_index(args) -> int:
             if not args.json:
                 out.line(finished.describe())
                 if not args.quiet:
-                    st = eng.status()
+                    st = eng.index_summary()  # not a whole status: that lists the workspace again
                     pv = st["provider"]
                     mode = f"hybrid search with {pv['active']} ({pv['model']})" if vectors_serving(pv) else f"keyword-only search ({pv['reason']})"
                     out.line(f"index: {st['index']['path']}: {st['index']['files']} files, {st['index']['chunks']} chunks; {mode}")

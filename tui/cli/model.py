@@ -1,4 +1,5 @@
-"""`clawmem model pull|list`: download local embedding models and list the cache."""
+"""`clawmem model pull|list|stop`: download local embedding models, list the cache, end the
+resident model."""
 
 from __future__ import annotations
 
@@ -9,11 +10,13 @@ from .progress import ProgressLine, render_event
 
 
 def model_arguments(s) -> None:
-    msub = s.add_subparsers(dest="model_command", parser_class=Parser, metavar="{pull,list}")
+    msub = s.add_subparsers(dest="model_command", parser_class=Parser, metavar="{pull,list,stop}")
     m = add_command(msub, "pull", "download an hf: model into the cache, with progress (resumes a partial one)")
     m.add_argument("uri", nargs="?", help="hf:owner/repo/file.gguf (default: local.modelPath if it is an hf: URI, else the default model)")
     m.add_argument("--json", action="store_true")
     m = add_command(msub, "list", "the models in the cache (and unfinished downloads)")
+    m.add_argument("--json", action="store_true")
+    m = add_command(msub, "stop", "end the resident model (the next search starts it again; local.residentMinutes = 0 turns it off)")
     m.add_argument("--json", action="store_true")
 
 
@@ -24,7 +27,9 @@ def cmd_model(args) -> int:
     from clawmem.engine import cached_models
 
     if args.model_command is None:
-        raise CommandError("model: say `clawmem model pull [URI]` or `clawmem model list`", EXIT_USAGE)
+        raise CommandError("model: say `clawmem model pull [URI]`, `clawmem model list` or `clawmem model stop`", EXIT_USAGE)
+    if args.model_command == "stop":
+        return model_stop(args.json)
     cfg = load_config(args.config, workspace=args.workspace, agent=args.agent)
     cache = model_cache_dir(cfg)
     configured = cfg["local.modelPath"] or DEFAULT_LOCAL_MODEL
@@ -56,6 +61,30 @@ def cmd_model(args) -> int:
         print(f"{m['uri']}  {m['bytes'] / 1e6:.1f} MB" + (f"  ({'; '.join(notes)})" if notes else ""))
     print(f"cache: {cache}")
     return EXIT_OK
+
+
+def model_stop(as_json: bool) -> int:
+    from clawmem.engine import stop_resident_models
+
+    stopped = stop_resident_models()
+    if as_json:
+        print(json.dumps({"stopped": [{"pid": s["pid"], "model": s.get("model")} for s in stopped]}))
+    elif stopped:
+        for s in stopped:
+            print(f"stopped the resident model {s.get('model') or ''} (pid {s['pid']})")
+    else:
+        print("no resident model was running")
+    return EXIT_OK
+
+
+def describe_resident(models: list[dict]) -> str:
+    """One line per resident model for `clawmem status`."""
+    if not models:
+        return "Resident model: not running (the next hybrid search starts it)"
+    return "\n".join(
+        f"Resident model: {m.get('model')} up, pid {m['pid']}, {(m.get('rssBytes') or 0) / 1e6:.0f} MB, "
+        f"idle {m.get('idleSeconds', 0):.0f} s of {m.get('idleLimit', 0):.0f} s; `clawmem model stop` ends it"
+        for m in models)
 
 
 def model_pull(uri: str, cache, as_json: bool, named: str = "model pull") -> int:

@@ -52,7 +52,9 @@ def render_event(e, out: ProgressLine) -> None:
     if isinstance(e, ev.Progress):
         unit = "files" if e.phase == "files" else "chunks embedded"
         eta = f"  eta {e.eta:.0f}s" if e.eta is not None and e.done < e.total else ""
-        out.show(f"{bar(e.done, e.total)} {e.done}/{e.total} {unit}  {e.rate:.0f}/s{eta}", force=e.done == e.total)
+        rate = f"{e.rate:.1f}" if e.rate < 10 else f"{e.rate:.0f}"  # a local model embeds a few chunks a second
+        # a phase's first line is always shown: the embedding starts right after the files' 100 %
+        out.show(f"{bar(e.done, e.total)} {e.done}/{e.total} {unit}  {rate}/s{eta}", force=e.done in (0, e.total))
     elif isinstance(e, ev.Download):
         finished = e.total is not None and e.done >= e.total
         progress = f"{bar(e.done, e.total)} " if e.total else ""

@@ -23,11 +23,13 @@ def cmd_status(args) -> int:
     many = args.all_agents
     reports: list[dict] = []
     failed = False
+    resident_on = False  # a local model that would be resident is configured for one of them
     for target, eng, config_error in engines(args):
         if config_error:
             reports.append({"agentId": target.agent_id, "error": str(config_error)})
             failed = True
             continue
+        resident_on = resident_on or bool(eng.cfg["local.modelPath"] and eng.cfg["local.residentMinutes"] > 0)
         try:
             repair = eng.repair() if args.fix else None
             index_error = None
@@ -54,12 +56,21 @@ def cmd_status(args) -> int:
             err(st["index"]["error"])
             failed = True
         reports.append(st)
+    from clawmem.engine import resident_models
+
+    from .model import describe_resident
+
+    residents = resident_models()  # the user's, not an agent's: one line after every agent
     if args.json:
+        for st in reports:
+            st["residentModels"] = residents
         out = reports if many else reports[0]
         print(dump_json(out, indent=2))
     else:
         print("\n\n".join(format_status(st, verbose=args.verbose) if "index" in st else f"Agent {st['agentId']}: {st['error']}"
                           for st in reports))
+        if residents or resident_on:
+            print(describe_resident(residents))
     return EXIT_FAILED if failed else EXIT_OK
 
 

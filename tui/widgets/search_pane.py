@@ -284,6 +284,8 @@ class SearchPane(Pane, Vertical):
         if not self.host.engine.workspace.is_dir():
             text = (f"No workspace at {self.host.shorten(str(self.host.engine.workspace))} yet.\n\nCreate it from the command "
                     "palette: ctrl+p, then \"Create the workspace\". For another folder: clawmem --workspace PATH.")
+        elif not files and st["freshness"].get("job"):
+            text = "Indexing your memory for the first time: the Sync tab (F4) shows how far it has got."
         elif not files:
             text = "No memory indexed yet.\n\nPress ctrl+n to write today's first note, or F3 to browse the files."
         else:

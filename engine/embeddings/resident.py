@@ -1,0 +1,540 @@
+"""One resident model per user: a worker that every clawmem process of this user shares.
+
+A `clawmem search` that loads the model into a fresh worker pays ~1.5 s and ~500 MB for one
+query. With `[local] residentMinutes` > 0 the first process that needs the model starts a
+worker detached from itself (its own session, so it outlives a CLI call) that listens on a
+Unix socket; the CLI, the app, `watch`, `serve` and `clawmem mcp` all talk to it, and it exits
+after residentMinutes without a request.
+
+Where: `$XDG_RUNTIME_DIR/clawmem/` (else clawmem's state folder `run/`), a folder only its
+owner may enter (0700, refused if it is not), one socket per model file + llama.cpp build
+(`m-<hash>.sock`, 0600), beside it the start lock and the worker's log. The peer's credentials
+are checked on both sides (SO_PEERCRED: same uid); a symlink where the socket should be is
+refused, never followed; a stale socket (its worker killed) is replaced by the next start.
+Paths go through a handle on the folder (`/proc/self/fd/N/name`): no check-then-open on the
+path, and no limit from the 108 bytes a socket address may hold.
+
+What the per-process worker guarantees carries over: a crash ends the worker, not clawmem
+(the worker's log gets the crash's name from faulthandler, so every client can say "SIGILL in
+llama.cpp"); the failure record and its back-off are the same file; queries go before the next
+slice of any process's batch (worker.Turns, here across connections); a client gives up on a
+worker only when it has used no CPU for STALL_TIMEOUT or after REQUEST_TIMEOUT.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import stat
+import struct
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from .base import ProviderError
+from . import worker as w
+
+PROTOCOL = 1
+_CRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
+_FATAL = {  # faulthandler's words for the signal that ended the worker
+    "Illegal instruction": signal.SIGILL, "Segmentation fault": signal.SIGSEGV, "Bus error": signal.SIGBUS,
+    "Aborted": signal.SIGABRT, "Floating-point exception": signal.SIGFPE,
+}
+_EXITING = "clawmem model worker exiting"
+
+
+class Refused(ProviderError):
+    """The socket or its folder is not safe to use; a configuration matter, not a crash."""
+
+
+def runtime_dir() -> Path:
+    base = os.environ.get("XDG_RUNTIME_DIR", "").strip()
+    if base:
+        return Path(base) / "clawmem"
+    from .. import paths
+
+    return paths.state_dir() / "run"
+
+
+def open_folder(folder: Path, create: bool) -> int:
+    """A handle on the private folder; Refused if it is not ours alone or is a symlink."""
+    if create:
+        folder.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        try:
+            os.mkdir(folder, 0o700)
+        except FileExistsError:
+            pass
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        raise Refused(f"local: cannot use the resident model's folder {folder}: {exc.strerror}; "
+                      "remove it, or set local.residentMinutes = 0") from None
+    st = os.fstat(fd)
+    if st.st_uid != os.getuid() or st.st_mode & 0o077:
+        os.close(fd)
+        raise Refused(f"local: the resident model's folder {folder} is not private to you (mode {stat.S_IMODE(st.st_mode):o}, "
+                      f"owner uid {st.st_uid}); remove it, or set local.residentMinutes = 0")
+    return fd
+
+
+def _at(dfd: int, name: str) -> str:
+    return f"/proc/self/fd/{dfd}/{name}"
+
+
+def peer(sock: socket.socket) -> tuple[int, int]:
+    """(pid, uid) of the process at the other end."""
+    pid, uid, _ = _CRED.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _CRED.size))
+    return pid, uid
+
+
+def same_user(uid: int) -> bool:
+    """The peer-credentials rule, both sides: only this user's processes talk to each other."""
+    return uid == os.getuid()
+
+
+def _alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return False
+
+
+def _rss(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def _tail(dfd: int, name: str) -> str:
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
+    except OSError:
+        return ""
+    try:
+        size = os.fstat(fd).st_size  # the log starts anew with each worker: its crash is in the last 64 KB
+        os.lseek(fd, max(0, size - 65536), os.SEEK_SET)
+        return os.read(fd, 65536).decode("utf-8", "replace")
+    finally:
+        os.close(fd)
+
+
+# ---------------------------------------------------------------------------- the worker side
+
+
+def serve(folder: str, name: str, model_path: str, idle_seconds: float) -> None:
+    """The resident worker: load the model, listen, answer every same-user client, exit when
+    idle, when told to, or when its socket is no longer the one in the folder."""
+    import faulthandler
+
+    from .llama_model import Embedder, LoadError
+
+    faulthandler.enable(all_threads=False)  # stderr is the log: a crash leaves its name there for the clients
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    ready = os.dup(1)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)  # llama.cpp's prints go nowhere, never into a reply
+    dfd = open_folder(Path(folder), create=False)
+    try:
+        model = Embedder(model_path, 1)
+    except LoadError as exc:
+        w._send(ready, json.dumps({"ok": False, "load": True, "error": str(exc)}).encode())
+        return
+    info = {"ok": True, "dims": model.dims, "limit": model.limit, "system": model.system_info(), "pid": os.getpid(),
+            "model": Path(model_path).name, "idleLimit": idle_seconds}
+    os.umask(0o177)  # the socket is born 0600
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+    tmp = f".{name}.{os.getpid()}"
+    srv.bind(_at(dfd, tmp))
+    srv.listen(16)
+    os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)  # replaces a stale socket in one step
+    mine = os.stat(name, dir_fd=dfd, follow_symlinks=False).st_ino
+    w._send(ready, json.dumps(info).encode())
+    os.close(ready)
+
+    turns = w.Turns()
+    lock = threading.Lock()
+    state = {"last": time.monotonic(), "active": 0, "clients": 0}
+
+    def leave(why: str) -> None:
+        try:
+            if os.stat(name, dir_fd=dfd, follow_symlinks=False).st_ino == mine:
+                os.unlink(name, dir_fd=dfd)
+        except OSError:
+            pass
+        print(f"{_EXITING} ({why})", file=sys.stderr, flush=True)
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, lambda *_: leave("SIGTERM"))
+
+    def handle(conn: socket.socket) -> None:
+        with conn:
+            _, uid = peer(conn)
+            if not same_user(uid):
+                print(f"refused a connection from uid {uid}", file=sys.stderr, flush=True)
+                return
+            with lock:
+                state["clients"] += 1
+            fd = conn.fileno()
+            try:
+                while True:
+                    raw = w._recv_blocking(fd)
+                    if raw is None:
+                        break
+                    req = json.loads(raw)
+                    op = req.get("op")
+                    if op == "hello":
+                        w._send(fd, json.dumps(info).encode())
+                    elif op == "status":
+                        with lock:
+                            idle = 0.0 if state["active"] else time.monotonic() - state["last"]
+                            reply = {**info, "rssBytes": _rss(os.getpid()), "idleSeconds": idle, "clients": state["clients"] - 1}
+                        reply.pop("system", None)
+                        w._send(fd, json.dumps(reply).encode())
+                    elif op == "stop":
+                        w._send(fd, json.dumps({"ok": True}).encode())
+                        leave("stopped by `clawmem model stop`")
+                    elif op == "embed":
+                        with lock:
+                            state["active"] += 1
+                        try:
+                            with turns.turn(bool(req.get("urgent"))):
+                                head, body = w.embed_reply(model, req)
+                        finally:
+                            with lock:
+                                state["active"] -= 1
+                                state["last"] = time.monotonic()
+                        w._send(fd, head)
+                        if body is not None:
+                            w._send(fd, body)
+                    else:
+                        w._send(fd, json.dumps({"ok": False, "error": f"unknown request {op!r}"}).encode())
+            except (OSError, ValueError):
+                pass
+            finally:
+                with lock:
+                    state["clients"] -= 1
+
+    srv.settimeout(1.0)
+    while True:
+        try:
+            conn, _ = srv.accept()
+        except socket.timeout:
+            with lock:
+                idle = not state["active"] and time.monotonic() - state["last"] > idle_seconds
+            if idle:
+                leave(f"idle for {idle_seconds:.0f} s")
+            try:
+                if os.stat(name, dir_fd=dfd, follow_symlinks=False).st_ino != mine:
+                    leave("its socket was replaced")
+            except OSError:
+                leave("its socket or folder was removed")
+            continue
+        conn.settimeout(None)
+        threading.Thread(target=handle, args=(conn,), daemon=True).start()
+
+
+# ---------------------------------------------------------------------------- the client side
+
+
+class _Gone(Exception):
+    """The worker left on purpose (idle, stopped): start or reach a new one, not a failure."""
+
+
+_STARTED: list[subprocess.Popen] = []  # workers this process started: reaped here, never waited for
+
+
+def _reap() -> None:
+    for p in list(_STARTED):
+        if p.poll() is not None:
+            _STARTED.remove(p)
+
+
+class ResidentHost(w.ModelHost):
+    """The ModelHost interface over the user's resident worker; one connection per process."""
+
+    resident = True
+
+    def __init__(self, path: Path, identity: str, idle_minutes: float, failures: w.Failures | None = None):
+        super().__init__(path, identity, failures)
+        import hashlib
+
+        self.idle_seconds = idle_minutes * 60
+        self.folder = runtime_dir()
+        digest = hashlib.sha256(f"{PROTOCOL}|{self.key}|{path.resolve()}".encode()).hexdigest()[:16]
+        self.name = f"m-{digest}.sock"
+        self.log = f"m-{digest}.log"
+        self.sock: socket.socket | None = None
+        self.server_pid: int | None = None
+        self._started: subprocess.Popen | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self.server_pid if self.sock is not None and _alive(self.server_pid) else None
+
+    def _fds(self) -> tuple[int, int]:
+        fd = self.sock.fileno()
+        return fd, fd
+
+    def _cpu_seconds(self) -> float | None:
+        try:
+            with open(f"/proc/{self.server_pid}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError, IndexError, TypeError):
+            return None
+
+    def _ensure(self, threads: int) -> None:
+        if self.sock is not None and self._hung_up():
+            # it went between two of our requests: a crash (its log names it) is recorded like
+            # one seen mid-request; leaving when idle or told to, or a kill, is not: start anew
+            self._close()
+            crash = self._crash_in_log()
+            if crash and not self.failures.holds(self.failures.get(self.key) or {}):
+                self._fail(crash, kill=False)
+        if self.sock is None:
+            self._start(threads)
+
+    def _hung_up(self) -> bool:
+        import select
+
+        if not select.select([self.sock], [], [], 0)[0]:
+            return False
+        try:
+            return self.sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+        except BlockingIOError:
+            return False
+        except OSError:
+            return True
+
+    def _start(self, threads: int) -> None:
+        _reap()
+        held = self.failures.get(self.key)
+        self._clear_on_success = held is not None
+        if held and self.failures.holds(held):
+            when = time.strftime("%H:%M:%S", time.localtime(held["retryAt"]))
+            raise ProviderError(f"{held['reason']} (not retried before {when})")
+        dfd = open_folder(self.folder, create=True)
+        try:
+            if self._connect(dfd):
+                return
+            import fcntl
+
+            lock = os.open(self.name[:-5] + ".lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dfd)
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX)  # another process may be starting it right now
+                if not self._connect(dfd):
+                    self._spawn(dfd)
+                    if not self._connect(dfd):
+                        raise ProviderError(f"local: the resident model did not open its socket in {self.folder}; {w.TROUBLESHOOT}")
+            finally:
+                os.close(lock)
+        finally:
+            os.close(dfd)
+
+    def _connect(self, dfd: int) -> bool:
+        """Connected to a live worker of ours (True), nothing to connect to (False), or Refused."""
+        where = self.folder / self.name
+        try:
+            st = os.stat(self.name, dir_fd=dfd, follow_symlinks=False)
+        except FileNotFoundError:
+            return False
+        if stat.S_ISLNK(st.st_mode):
+            raise Refused(f"local: {where} is a symbolic link; clawmem never follows one there (remove it, "
+                          "or set local.residentMinutes = 0)")
+        if not stat.S_ISSOCK(st.st_mode) or st.st_uid != os.getuid():
+            raise Refused(f"local: {where} is not a socket of yours; remove it, or set local.residentMinutes = 0")
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+        try:
+            s.connect(_at(dfd, self.name))
+        except (ConnectionRefusedError, FileNotFoundError):
+            s.close()
+            return False  # stale: its worker is gone; the next start replaces it
+        pid, uid = peer(s)
+        if not same_user(uid):
+            s.close()
+            raise Refused(f"local: {where} is served by another user (uid {uid}); refused")
+        self.sock, self.server_pid = s, pid
+        try:
+            reply, _ = w.ModelHost._ask(self, {"op": "hello"}, w.REQUEST_TIMEOUT, with_body=False)
+        except _Gone:
+            self._close()
+            return False
+        self.info = reply
+        return True
+
+    def _spawn(self, dfd: int) -> None:
+        log = os.open(self.log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dfd)
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "clawmem.engine.embeddings.worker", "--resident",
+                 str(self.folder), self.name, str(self.path), str(self.idle_seconds)],
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, start_new_session=True,
+                cwd="/",  # it outlives this process: it must not keep our folder (a mount, a removed one) busy
+            )
+        finally:
+            os.close(log)
+        _STARTED.append(proc)
+        self._started, self.server_pid = proc, proc.pid
+        watch = self._watchdog(w.REQUEST_TIMEOUT)
+        try:
+            head = w._read_n(proc.stdout.fileno(), w._HEADER.size, watch)
+            payload = head and w._read_n(proc.stdout.fileno(), w._HEADER.unpack(head)[0], watch)
+        except TimeoutError as exc:
+            proc.kill()
+            self._fail(f"{exc}; {w.TROUBLESHOOT}", kill=False)
+        finally:
+            proc.stdout.close()
+        reply = json.loads(payload) if payload else None
+        if reply is None:
+            try:
+                code = proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                code = None
+            self._fail(w.describe_exit(code, _tail(dfd, self.log)), kill=False)
+        if not reply.get("ok"):
+            self._load_error = f"local: {reply.get('error')}"
+            raise ProviderError(self._load_error)
+
+    def _ask(self, req: dict, timeout: float, with_body: bool) -> tuple[dict, bytes]:
+        try:
+            return super()._ask(req, timeout, with_body)
+        except _Gone:  # it left between two requests: reach (or start) the next one, once
+            self._close()
+            self._start(1)
+        try:
+            return super()._ask(req, timeout, with_body)
+        except _Gone:
+            self._close()
+            raise ProviderError(f"local: the resident model keeps exiting; {w.TROUBLESHOOT}") from None
+
+    def _log_tail(self) -> str:
+        try:
+            dfd = open_folder(self.folder, create=False)
+        except Refused:
+            return ""
+        try:
+            return _tail(dfd, self.log)
+        finally:
+            os.close(dfd)
+
+    def _crash_in_log(self, tail: str | None = None) -> str | None:
+        """The crash the worker's log names (faulthandler's last words), if it crashed."""
+        tail = self._log_tail() if tail is None else tail
+        m = re.search(r"Fatal Python error: ([A-Za-z -]+)", tail)
+        if m and m.group(1).strip() in _FATAL:
+            return w.describe_exit(-_FATAL[m.group(1).strip()], tail)
+        return None
+
+    def _death(self) -> str:
+        pid = self.server_pid
+        end = time.monotonic() + 5
+        while _alive(pid) and time.monotonic() < end:
+            _reap()
+            time.sleep(0.02)
+        tail = self._log_tail()
+        lines = [line for line in tail.splitlines() if line.strip()]
+        if lines and lines[-1].startswith(_EXITING):
+            raise _Gone
+        crash = self._crash_in_log(tail)
+        if crash:
+            return crash
+        if _alive(pid):
+            return f"local model stopped answering and was stopped; {w.TROUBLESHOOT}"
+        return w.describe_exit(-signal.SIGKILL, tail)
+
+    def _kill(self) -> None:
+        pid = self.server_pid
+        if _alive(pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            end = time.monotonic() + 5
+            while _alive(pid) and time.monotonic() < end:
+                _reap()
+                time.sleep(0.02)
+        self._close()
+
+    def _close(self) -> None:
+        s, self.sock = self.sock, None
+        if s is not None:
+            s.close()
+
+    def stop(self, force: bool = False) -> None:
+        """This process lets go of the worker; the worker stays for the others (see _kill)."""
+        self._close()
+
+
+# ---------------------------------------------------------------------------- seeing and stopping
+
+
+def _each(command: str) -> list[dict]:
+    """Send `command` to every resident worker of this user; what each answers."""
+    folder = runtime_dir()
+    try:
+        dfd = open_folder(folder, create=False)
+    except Refused:
+        return []
+    out = []
+    try:
+        for name in sorted(os.listdir(dfd)):
+            if not (name.startswith("m-") and name.endswith(".sock")):
+                continue
+            try:
+                st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+            except OSError:
+                continue
+            if not stat.S_ISSOCK(st.st_mode):
+                continue
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+            end = time.monotonic() + 5
+
+            def watch() -> None:  # a stopped (SIGSTOP) worker does not hold `status` up
+                if time.monotonic() > end:
+                    raise TimeoutError
+
+            try:
+                s.connect(_at(dfd, name))
+                pid, uid = peer(s)
+                if not same_user(uid):
+                    continue
+                w._send(s.fileno(), json.dumps({"op": command}).encode())
+                head = w._read_n(s.fileno(), w._HEADER.size, watch)
+                raw = head and w._read_n(s.fileno(), w._HEADER.unpack(head)[0], watch)
+                if raw:
+                    out.append({**json.loads(raw), "pid": pid, "socket": str(folder / name)})
+            except (OSError, ValueError, TimeoutError):
+                continue
+            finally:
+                s.close()
+    finally:
+        os.close(dfd)
+    return out
+
+
+def resident_models() -> list[dict]:
+    """The resident workers up now: pid, model, rssBytes, idleSeconds, idleLimit, clients, socket."""
+    return _each("status")
+
+
+def stop_resident_models(wait: float = 5.0) -> list[dict]:
+    """End every resident worker of this user; the ones that were told to stop."""
+    stopped = _each("stop")
+    end = time.monotonic() + wait
+    while any(_alive(s["pid"]) for s in stopped) and time.monotonic() < end:
+        _reap()
+        time.sleep(0.02)
+    return stopped
