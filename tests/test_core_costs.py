@@ -288,7 +288,7 @@ def test_a_keyword_index_lists_the_workspace_once_and_loads_no_numpy_nor_redacti
     run_cli("--workspace", str(workspace), "--config", str(config), "index", "--quiet")
     probe = (
         "import sys, io, contextlib\n"
-        "from clawmem.engine.index import sources\n"
+        "from clawmem.engine.files import sources\n"
         "from clawmem.engine.files import workspace as ws_mod\n"
         "calls = []\n"
         "real = ws_mod.list_memory_files\n"

@@ -208,7 +208,7 @@ def test_the_mcp_server_outlives_its_model(workspace, tiny_model):
                 assert time.monotonic() < end, got
                 await anyio.sleep(0.3)
             server = next(p for p in _descendants(os.getpid()) if _cmdline(p).endswith("mcp"))
-            model = next(p for p in children(server) if "embeddings.worker" in _cmdline(p))
+            model = next(p for p in children(server) if "embeddings.worker" in _cmdline(p) or "embeddings.resident" in _cmdline(p))  # its own or the resident one
             os.kill(model, signal.SIGILL)
             got = json.loads((await client.call_tool("memory_search", {"query": "heron migration"})).content[0].text)
             assert got["mode"] == "keyword" and got["results"][0]["path"] == "MEMORY.md"

@@ -12,6 +12,7 @@ providers just to compute their fingerprints. A missing `hf:` model is downloade
 
 from __future__ import annotations
 
+import atexit
 import os
 import queue
 import re
@@ -234,8 +235,6 @@ class LocalProvider(Provider):
                         "or set local.modelPath to a local file"
                     )
                 raise ProviderError(f"local: model file not found: {self.path} (fix local.modelPath)")
-            from .worker import host_for
-
             self.endpoint = file_identity(self.path)
             self._model_host = host_for(self.path, self.endpoint, self.resident_minutes)
         return self._model_host
@@ -268,6 +267,56 @@ class LocalProvider(Provider):
     def close(self) -> None:
         host, self._model_host = self._model_host, None
         if host is not None:
-            from .worker import release
 
             release(host)
+
+
+# ---------------------------------------------------------------------------- one host per model file
+
+
+_HOSTS: dict[tuple[str, str], "ModelHost"] = {}
+_HOSTS_LOCK = threading.Lock()
+
+
+def host_for(path: Path, identity: str, resident_minutes: float = 0) -> "ModelHost":
+    """The process's one host for this model file (same file, same identity), with one more user:
+    a worker of its own, or with resident_minutes > 0 a connection to the user's resident worker."""
+    resident = resident_minutes > 0
+    if resident:
+        from .resident import runtime_dir
+
+    # a resident host belongs to one runtime folder (a test, a `sudo -u`, a changed XDG_RUNTIME_DIR)
+    key = (str(path.resolve()), identity, str(runtime_dir()) if resident else "")
+    with _HOSTS_LOCK:
+        host = _HOSTS.get(key)
+        if host is None:
+            if resident:
+                from .resident import ResidentHost
+
+                host = ResidentHost(path, identity, resident_minutes)
+            else:
+                from .worker import ModelHost
+
+                host = ModelHost(path, identity)
+            _HOSTS[key] = host
+        host.users += 1
+        return host
+
+
+def release(host: "ModelHost") -> None:
+    """One user fewer; the worker stops with its last user."""
+    with _HOSTS_LOCK:
+        host.users -= 1
+        if host.users > 0:
+            return
+        for k, v in list(_HOSTS.items()):
+            if v is host:
+                del _HOSTS[k]
+    with host._turn(urgent=True):
+        host.stop()
+
+
+@atexit.register
+def _stop_all() -> None:
+    for host in list(_HOSTS.values()):
+        host.stop(force=True)

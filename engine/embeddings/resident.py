@@ -379,7 +379,7 @@ class ResidentHost(w.ModelHost):
         log = os.open(self.log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dfd)
         try:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "clawmem.engine.embeddings.worker", "--resident",
+                [sys.executable, "-m", "clawmem.engine.embeddings.resident", "--resident",
                  str(self.folder), self.name, str(self.path), str(self.idle_seconds)],
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, start_new_session=True,
                 cwd="/",  # it outlives this process: it must not keep our folder (a mount, a removed one) busy
@@ -538,3 +538,7 @@ def stop_resident_models(wait: float = 5.0) -> list[dict]:
         _reap()
         time.sleep(0.02)
     return stopped
+
+
+if __name__ == "__main__":  # started by ResidentHost._spawn: --resident FOLDER NAME MODEL IDLE_SECONDS
+    serve(sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5]))

@@ -4,7 +4,7 @@ llama.cpp is C++: an instruction the CPU lists but the (virtual) machine does no
 assertion, or the kernel's out-of-memory killer ends the whole process that holds the model.
 Here that process is a worker (`python -m clawmem.engine.embeddings.worker`) that owns one
 model; the app, `watch`, the MCP server and the CLI talk to it over a pipe, and it ends when
-that pipe closes. Every engine in a process shares one worker per model file (`host_for`), so
+that pipe closes. Every engine in a process shares one worker per model file (`local.host_for`), so
 ten agents cost one loaded model. With `[local] residentMinutes` > 0 (the default) the worker
 is instead the user's resident one, shared by every clawmem process (resident.py); the same
 frames then travel over its Unix socket.
@@ -22,7 +22,6 @@ float32 (only for the texts whose `present` flag is true).
 
 from __future__ import annotations
 
-import atexit
 import json
 import os
 import select
@@ -448,56 +447,5 @@ class ModelHost:
                 pass
 
 
-_HOSTS: dict[tuple[str, str], ModelHost] = {}
-_HOSTS_LOCK = threading.Lock()
-
-
-def host_for(path: Path, identity: str, resident_minutes: float = 0) -> ModelHost:
-    """The process's one host for this model file (same file, same identity), with one more user:
-    a worker of its own, or with resident_minutes > 0 a connection to the user's resident worker."""
-    resident = resident_minutes > 0
-    if resident:
-        from .resident import runtime_dir
-
-    # a resident host belongs to one runtime folder (a test, a `sudo -u`, a changed XDG_RUNTIME_DIR)
-    key = (str(path.resolve()), identity, str(runtime_dir()) if resident else "")
-    with _HOSTS_LOCK:
-        host = _HOSTS.get(key)
-        if host is None:
-            if resident:
-                from .resident import ResidentHost
-
-                host = ResidentHost(path, identity, resident_minutes)
-            else:
-                host = ModelHost(path, identity)
-            _HOSTS[key] = host
-        host.users += 1
-        return host
-
-
-def release(host: ModelHost) -> None:
-    """One user fewer; the worker stops with its last user."""
-    with _HOSTS_LOCK:
-        host.users -= 1
-        if host.users > 0:
-            return
-        for k, v in list(_HOSTS.items()):
-            if v is host:
-                del _HOSTS[k]
-    with host._turn(urgent=True):
-        host.stop()
-
-
-@atexit.register
-def _stop_all() -> None:
-    for host in list(_HOSTS.values()):
-        host.stop(force=True)
-
-
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--resident"]:
-        from .resident import serve as serve_resident
-
-        serve_resident(sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5]))
-    else:
-        serve()
+    serve()
