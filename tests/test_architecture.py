@@ -103,3 +103,24 @@ def test_every_engine_folder_is_named_in_architecture_md():
     assert [f for f in FOLDERS if f"engine/{f}/" not in page] == []
     root = [p.name for p in ENGINE.glob("*.py") if p.name != "__init__.py"]
     assert [name for name in root if not re.search(rf"`{re.escape(name)}`", page)] == []
+
+
+# the files that may run SQL, and on what: the index (store), and one private database each
+SQL_OWNERS = {"index/store.py": "the index", "files/journal.py": "the journal", "embeddings/cache.py": "the embedding cache",
+              "consolidate/recall.py": "the recall log", "fleet/client.py": "PostgreSQL and its push state", "fleet/server.py": "PostgreSQL"}
+
+
+def test_only_the_store_runs_sql_on_the_index():
+    runs_sql = re.compile(r"\.execute(many|script)?\(")
+    offenders = sorted(p.relative_to(ENGINE).as_posix() for p in ENGINE.rglob("*.py")
+                       if p.relative_to(ENGINE).as_posix() not in SQL_OWNERS and runs_sql.search(p.read_text(encoding="utf-8")))
+    assert offenders == []
+    # the other owners reach the index only through the store's named methods
+    reaching = sorted(p.relative_to(ENGINE).as_posix() for p in ENGINE.rglob("*.py")
+                      if p.relative_to(ENGINE).as_posix() != "index/store.py" and re.search(r"\b(store|st|new)\.conn\b", p.read_text(encoding="utf-8")))
+    assert reaching == []
+
+
+def test_the_sql_test_sees_a_statement_outside_the_store(tmp_path):
+    probe = 'rows = store.conn.execute("select 1")\n'
+    assert re.search(r"\.execute(many|script)?\(", probe) and re.search(r"\b(store|st|new)\.conn\b", probe)

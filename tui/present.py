@@ -240,7 +240,7 @@ def format_results(res: dict, explain: bool = False, query: str = "", color: boo
     if res.get("stale"):
         lines.append("# the index is behind the files (run `clawmem index` or `clawmem watch`)")
     if res.get("absent") and res["results"]:
-        lines.append(printable(f"# probably not in this memory: {res['absent']['reason']}; the hits below are what it holds nearest"))
+        lines.append(printable(f"# probably not in this memory: {clip_words(res['absent']['reason'])}; the hits below are what it holds nearest"))
     if not res["results"]:
         lines.append("No matches.")
     for r in res["results"]:

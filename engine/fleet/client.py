@@ -387,7 +387,7 @@ def model_key(info: dict) -> str:
 def _local_chunks(cfg, store) -> dict[tuple, int]:
     """(path, start, end, hash) -> local chunk id, for the shared files."""
     out = {}
-    for cid, path, s, e, h in store.conn.execute("select id, path, start_line, end_line, hash from chunks"):
+    for cid, path, s, e, h in store.file_chunks():
         if is_shared(cfg, path):
             out[(path, s, e, h)] = cid
     return out
@@ -396,7 +396,7 @@ def _local_chunks(cfg, store) -> dict[tuple, int]:
 def _vector_ids(store, mid: int | None) -> set[int]:
     if mid is None:
         return set()
-    return {r[0] for r in store.conn.execute(f"select chunk_id from vectors_{int(mid)}")}
+    return set(store.vector_chunk_ids(int(mid)))
 
 
 def _wanted(engine, store) -> tuple[str | None, int | None, int | None, dict[tuple, int]]:
@@ -557,10 +557,8 @@ def _batches(items: list, size: int) -> Iterable[list]:
 
 def _rows_for(store, mid: int | None, part: list[tuple]) -> list[tuple]:
     ids = [cid for _, cid in part]
-    marks = ",".join("?" * len(ids))
-    local = {r[0]: r[1:] for r in store.conn.execute(
-        "select c.id, c.source, c.text, fl.day, c.ts, fl.mtime_ns, c.linemap from chunks c left join files fl on fl.path = c.path"
-        f" where c.id in ({marks})", ids)}
+    # (source, text, day, ts, mtime_ns, linemap) from the store's (path, source, start, end, text, ts, linemap, day, mtime_ns)
+    local = {cid: (r[1], r[4], r[7], r[5], r[8], r[6]) for cid, r in store.rows(ids).items()}
     vectors: dict[int, Any] = {}
     if mid is not None and any(key[4] for key, _ in part):
         got, mat = store.load_matrix(mid, ids)

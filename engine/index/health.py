@@ -146,7 +146,7 @@ class Health:
         if known_intact(self.index_path):
             return None
         try:
-            (ok,) = store.conn.execute("PRAGMA quick_check(1)").fetchone()
+            ok = store.page_check()
         except DatabaseError as exc:
             return str(exc)
         return None if ok == "ok" else " ".join(ok.replace("*** in database main ***", "").split())[:300]

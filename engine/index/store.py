@@ -625,9 +625,123 @@ class Store:
     def delete_meta(self, key: str) -> None:
         self.conn.execute("delete from meta where key = ?", (key,))
 
+    # -- words: what the search asks of the keyword index --------------------------
+    # `match` is an FTS5 query (search.candidates.fts_query); `sources`, `after`, `before` keep
+    # chunks of those sources and, when dated, of daily logs named in [after, before) and
+    # session lines timed in it.
+
+    def match_count(self, match: str, cap: int) -> int:
+        """How many chunks match, counted up to `cap` (a common word's whole posting list is the cost avoided)."""
+        return self.conn.execute("select count(*) from (select 1 from chunks_fts where chunks_fts match ? limit ?)", (match, cap)).fetchone()[0]
+
+    def any_match(self, match: str) -> bool:
+        return self.conn.execute("select 1 from chunks_fts where chunks_fts match ? limit 1", (match,)).fetchone() is not None
+
+    def matching_texts(self, match: str, limit: int) -> list[str]:
+        """The text of up to `limit` chunks that match."""
+        return [r[0] for r in self.conn.execute(
+            "select c.text from chunks_fts f join chunks c on c.id = f.rowid where chunks_fts match ? limit ?", (match, limit))]
+
+    def vocabulary(self) -> str:
+        """The name of a table listing the index's words (term, doc: how many chunks hold it), made
+        on first use per connection; OperationalError when SQLite lacks fts5vocab."""
+        self.conn.execute("create virtual table if not exists temp.clawmem_vocab using fts5vocab(main, chunks_fts, row)")
+        return "temp.clawmem_vocab"
+
+    def words_between(self, lo: str, hi: str, limit: int = 500) -> list[str]:
+        """The index's words in [lo, hi), in order (one range of the vocabulary)."""
+        return [r[0] for r in self.conn.execute(f"select term from {self.vocabulary()} where term >= ? and term < ? limit ?", (lo, hi, limit))]
+
+    def words_with_counts(self, min_length: int = 0, lo: str | None = None, hi: str | None = None) -> list[tuple[str, int]]:
+        """(word, chunks holding it) of the index's words at least `min_length` long, and between
+        lo and hi (exclusive) when given."""
+        if lo is None:
+            return self.conn.execute(f"select term, doc from {self.vocabulary()} where length(term) >= ?", (min_length,)).fetchall()
+        return self.conn.execute(f"select term, doc from {self.vocabulary()} where term > ? and term < ? and length(term) >= ?",
+                                 (lo, hi, min_length)).fetchall()
+
+    def word_count(self, term: str) -> int:
+        """How many chunks hold `term` as the index wrote it (0 when none)."""
+        row = self.conn.execute(f"select doc from {self.vocabulary()} where term = ?", (term,)).fetchone()
+        return row[0] if row else 0
+
+    def ranked(self, match: str, limit: int) -> list[tuple[int, float]]:
+        """(chunk id, bm25) of the best matches, by FTS5 alone."""
+        return self.conn.execute("select rowid, bm25(chunks_fts) as r from chunks_fts where chunks_fts match ? order by r limit ?",
+                                 (match, limit)).fetchall()
+
+    def ranked_within(self, match: str, limit: int, sources, after, before) -> list[tuple[int, float]]:
+        """(chunk id, bm25) of the best matches among the chunks the sources and dates keep."""
+        where, args = _chunk_filter(sources, after, before)
+        return self.conn.execute(
+            "select f.rowid, bm25(chunks_fts) as r from chunks_fts f join chunks c on c.id = f.rowid"
+            f" left join files fl on fl.path = c.path where chunks_fts match ?{where} order by r limit ?",
+            (match, *args, limit)).fetchall()
+
+    def matching_ids_within(self, match: str, limit: int, sources, after, before) -> list[int]:
+        """Ids of up to `limit` matching chunks the sources and dates keep, in no order."""
+        where, args = _chunk_filter(sources, after, before)
+        return [r[0] for r in self.conn.execute(
+            "select f.rowid from chunks_fts f join chunks c on c.id = f.rowid left join files fl on fl.path = c.path"
+            f" where chunks_fts match ?{where} limit ?", (match, *args, limit))]
+
+    def kept(self, ids: list[int], sources, after, before) -> set[int]:
+        """Which of these chunks the sources and dates keep."""
+        if not ids:
+            return set()
+        where, args = _chunk_filter(sources, after, before)
+        return {r[0] for r in self.conn.execute(
+            f"select c.id from chunks c left join files fl on fl.path = c.path where c.id in ({','.join('?' * len(ids))}){where}",
+            (*ids, *args))}
+
+    def ids_within(self, sources, after, before) -> list[int]:
+        """Every chunk the sources and dates keep."""
+        where, args = _chunk_filter(sources, after, before)
+        return [r[0] for r in self.conn.execute(f"select c.id from chunks c left join files fl on fl.path = c.path where 1=1{where}", args)]
+
+    def rows(self, ids: list[int]) -> dict[int, tuple]:
+        """{chunk id: (path, source, start_line, end_line, text, ts, linemap, day, mtime_ns)}."""
+        out: dict[int, tuple] = {}
+        for i in range(0, len(ids), 900):
+            part = ids[i : i + 900]
+            marks = ",".join("?" * len(part))
+            for r in self.conn.execute(
+                "select c.id, c.path, c.source, c.start_line, c.end_line, c.text, c.ts, c.linemap, fl.day, fl.mtime_ns"
+                f" from chunks c left join files fl on fl.path = c.path where c.id in ({marks})",
+                part,
+            ):
+                out[r[0]] = r[1:]
+        return out
+
+    def file_chunks(self) -> list[tuple[int, str, int, int, str]]:
+        """(id, path, start_line, end_line, hash) of every chunk."""
+        return self.conn.execute("select id, path, start_line, end_line, hash from chunks").fetchall()
+
+    def page_check(self) -> str:
+        """SQLite's page check of the file: "ok", or what it found first."""
+        (ok,) = self.conn.execute("PRAGMA quick_check(1)").fetchone()
+        return ok
+
 
 SIDE_FILES = ("-wal", "-shm", "-journal")  # SQLite's files beside a database: a rollback journal
 # is left by a kill during the one header write that turns a file from rollback mode to WAL or back
+
+
+def _chunk_filter(sources, after, before) -> tuple[str, list]:
+    """The sources and dates a search keeps, as " and ..." SQL over chunks c / files fl, and its
+    arguments: daily logs by the date in their name, session lines by their time."""
+    import datetime as dt
+
+    where, args = f" and c.source in ({','.join('?' * len(sources))})", [*sources]
+    if not (after or before):
+        return where, args
+    lo = after or dt.date(1, 1, 1)
+    hi = before or dt.date(9999, 12, 31)
+    lo_ts = dt.datetime.combine(lo, dt.time()).timestamp() if lo.year > 1 else -1e18
+    hi_ts = dt.datetime.combine(hi, dt.time()).timestamp() if hi.year < 9999 else 1e18
+    where += (" and ((fl.day is not null and fl.day >= ? and fl.day < ?)"
+              " or (c.source = 'sessions' and c.ts is not null and c.ts >= ? and c.ts < ?))")
+    return where, [*args, lo.isoformat(), hi.isoformat(), lo_ts, hi_ts]
 
 
 def read_identity(path: Path) -> dict[str, str]:

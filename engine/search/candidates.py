@@ -3,7 +3,6 @@ identifiers and names the query holds."""
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import re
 import weakref
@@ -20,25 +19,9 @@ def fts_query(terms: list[str], joiner: str) -> str | None:
     return f" {joiner} ".join('"' + t.replace('"', '""') + '"' for t in terms)
 
 
-def _filter_sql(opts: Options) -> tuple[str, list]:
-    """The sources and dates asked for, as " and ..." SQL over chunks c / files fl, and its arguments."""
-    date_sql, date_args = _date_sql(opts)
-    return f" and c.source in ({','.join('?' * len(opts.sources))}){date_sql}", [*opts.sources, *date_args]
-
-
-def _date_sql(opts: Options) -> tuple[str, list]:
-    """Restrict to dated chunks in [after, before): daily logs by their name, sessions by time."""
-    if not (opts.after or opts.before):
-        return "", []
-    lo = opts.after or dt.date(1, 1, 1)
-    hi = opts.before or dt.date(9999, 12, 31)
-    lo_ts = dt.datetime.combine(lo, dt.time()).timestamp() if lo.year > 1 else -1e18
-    hi_ts = dt.datetime.combine(hi, dt.time()).timestamp() if hi.year < 9999 else 1e18
-    sql = (
-        " and ((fl.day is not null and fl.day >= ? and fl.day < ?)"
-        " or (c.source = 'sessions' and c.ts is not null and c.ts >= ? and c.ts < ?))"
-    )
-    return sql, [lo.isoformat(), hi.isoformat(), lo_ts, hi_ts]
+def _kept(opts: Options) -> tuple:
+    """What a search keeps, as the store's queries take it: (sources, after, before)."""
+    return opts.sources, opts.after, opts.before
 
 
 OR_POSTINGS = 2000  # the relaxed pass scores about this many chunks at most: a long question would otherwise score most of the index
@@ -48,9 +31,8 @@ def doc_freqs(store: Store, terms: list[str], cap: int | None = None) -> dict[st
     """How many chunks hold each term, counted up to `cap` (reading a common word's whole
     posting list is the cost being avoided). FTS5 itself matches each term, so its tokenizer
     (diacritics folded) decides, as it does for the search."""
-    count = "select count(*) from (select 1 from chunks_fts where chunks_fts match ? limit ?)"
     cap = cap or OR_POSTINGS + 1
-    return {t: store.conn.execute(count, (fts_query([t], "AND"), cap)).fetchone()[0] for t in terms}
+    return {t: store.match_count(fts_query([t], "AND"), cap) for t in terms}
 
 
 def selective_terms(terms: list[str], df: dict[str, int], budget: int | None = None) -> list[str]:
@@ -66,13 +48,6 @@ def selective_terms(terms: list[str], df: dict[str, int], budget: int | None = N
         keep.add(t)
         total += df[t]
     return [t for t in terms if t in keep]
-
-
-def vocabulary(store: Store) -> str:
-    """The name of a table listing the index's words (term, doc: how many chunks hold it),
-    made on first use per connection; OperationalError when SQLite lacks fts5vocab."""
-    store.conn.execute("create virtual table if not exists temp.clawmem_vocab using fts5vocab(main, chunks_fts, row)")
-    return "temp.clawmem_vocab"
 
 
 def vocabulary_forms(store: Store, terms: list[str], query: str = "", names: set[str] | None = None) -> dict[str, list[str]]:
@@ -93,14 +68,11 @@ def inflected_forms(store: Store, terms: list[str]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     wanted = {t: set(word_forms(t)) for t in terms}
     try:
-        table = vocabulary(store) if any(wanted.values()) else ""
         for t, forms in wanted.items():
             if not forms:
                 continue
             prefix = os.path.commonprefix(sorted(forms | {t})) or t  # one range of the vocabulary holds them all
-            found = [term for (term,) in store.conn.execute(
-                f"select term from {table} where term >= ? and term < ? limit 500", (prefix, prefix + "\uffff"))
-                if term in forms]
+            found = [term for term in store.words_between(prefix, prefix + "\uffff") if term in forms]
             if found:
                 out[t] = found
     except OperationalError:  # no fts5vocab: words match as written
@@ -160,7 +132,7 @@ def _letter_mask(word: str) -> int:
     return mask
 
 
-def _words_by_length(store: Store, table: str) -> dict[int, list[tuple[str, int, int]]]:
+def _words_by_length(store: Store) -> dict[int, list[tuple[str, int, int]]]:
     """The index's words of letters, 3+ long, by length: (word, chunks holding it, _letter_mask).
     Read once per index generation (fts5vocab counts every posting list: 0.1-0.5 s on a big
     index, too slow to repeat for each query that has a word missing)."""
@@ -168,7 +140,7 @@ def _words_by_length(store: Store, table: str) -> dict[int, list[tuple[str, int,
     got = _WORDS.get(store)
     if got is None or got[0] != gen:
         words: dict[int, list] = {}
-        for term, doc in store.conn.execute(f"select term, doc from {table} where length(term) >= 3"):
+        for term, doc in store.words_with_counts(min_length=3):
             if term.isalpha():
                 words.setdefault(len(term), []).append((term, doc, _letter_mask(term)))
         got = (gen, words)
@@ -183,9 +155,7 @@ def _written_as_name(store: Store, term: str, passages: int = 20) -> bool:
     """Whether some passage of the index writes `term` as a name (named_terms: capitalised
     inside a sentence): a name's near form must be a name here too, or "Bart" would find
     "bar", "part" and "cart" in anyone's memory."""
-    return any(term in named_terms(text) for (text,) in store.conn.execute(
-        "select c.text from chunks_fts f join chunks c on c.id = f.rowid where chunks_fts match ? limit ?",
-        (fts_query([term], "AND"), passages)))
+    return any(term in named_terms(text) for text in store.matching_texts(fts_query([term], "AND"), passages))
 
 
 def near_forms(store: Store, terms: list[str], query: str = "", names: set[str] | None = None) -> dict[str, list[str]]:
@@ -203,24 +173,22 @@ def near_forms(store: Store, terms: list[str], query: str = "", names: set[str] 
     - a short word of letters the index holds letter by letter (USA: U.S.A.), as that phrase."""
     out: dict[str, list[str]] = {}
     try:
-        table = vocabulary(store)
+        store.vocabulary()  # OperationalError at once where SQLite lacks fts5vocab
         dotted = {m.lower() for m in re.findall(r"\b([^\W\d_]{2,})\.(?=\s+[a-z0-9]|\S)", query)}
         for t in terms:
             if t in dotted:  # the longer words of its first letter that hold its letters in order
-                longer = [(not term.startswith(t), -doc, term) for term, doc in store.conn.execute(
-                    f"select term, doc from {table} where term > ? and term < ? and length(term) > ?",
-                    (t[0], t[0] + "\uffff", len(t))) if _in_order(t, term)]
+                longer = [(not term.startswith(t), -doc, term) for term, doc in store.words_with_counts(len(t) + 1, t[0], t[0] + "\uffff")
+                          if _in_order(t, term)]
                 if longer:
                     out[t] = [term for _, _, term in sorted(longer)[:NEAR_FORMS]]
                     continue
             if 2 <= len(t) <= 5 and t.isascii() and t.isalpha():
                 letters = ".".join(t)  # a phrase of single letters to FTS5, as "u.s.a" reads in a note
-                if store.conn.execute("select 1 from chunks_fts where chunks_fts match ? limit 1",
-                                      (fts_query([letters], "AND"),)).fetchone():
+                if store.any_match(fts_query([letters], "AND")):
                     out[t] = [letters]
         named = set(named_terms(query)) | set(speakers(query))
         fuzzy = {t: max_edits(t) for t in terms if t not in out and t in named and max_edits(t)}
-        words = _words_by_length(store, table) if fuzzy else {}
+        words = _words_by_length(store) if fuzzy else {}
         for t, k in fuzzy.items():
             mask = _letter_mask(t)
             found = [(d, -doc, term) for n in range(len(t) - k, len(t) + k + 1) for term, doc, has in words.get(n, ())
@@ -283,24 +251,14 @@ def ranked_matches(store: Store, match: str, opts: Options) -> list[tuple[int, f
     every match to its row doubled a long question's time); only when the filter leaves too
     few of them is the whole join run, so the answer is the same either way."""
     n = opts.candidates
-    conn = store.conn
-    top = conn.execute("select rowid, bm25(chunks_fts) as r from chunks_fts where chunks_fts match ? order by r limit ?", (match, 2 * n)).fetchall()
+    top = store.ranked(match, 2 * n)
     if not top:
         return []
-    filter_sql, filter_args = _filter_sql(opts)
-    ids = [i for i, _ in top]
-    ok = {r[0] for r in conn.execute(
-        f"select c.id from chunks c left join files fl on fl.path = c.path where c.id in ({','.join('?' * len(ids))}){filter_sql}",
-        (*ids, *filter_args))}
+    ok = store.kept([i for i, _ in top], *_kept(opts))
     kept = [(i, r) for i, r in top if i in ok]
     if len(kept) >= n or len(top) < 2 * n:  # enough, or every match was looked at
         return kept[:n]
-    sql = (
-        "select f.rowid, bm25(chunks_fts) as r from chunks_fts f join chunks c on c.id = f.rowid"
-        " left join files fl on fl.path = c.path"
-        f" where chunks_fts match ?{filter_sql} order by r limit ?"
-    )
-    return conn.execute(sql, (match, *filter_args, n)).fetchall()
+    return store.ranked_within(match, n, *_kept(opts))
 
 
 def strict_can_match(store: Store, terms: list[str], df: dict[str, int]) -> bool:
@@ -319,34 +277,17 @@ def strict_can_match(store: Store, terms: list[str], df: dict[str, int]) -> bool
     # rare words seldom share a chunk; the common ones' long lists make the whole AND cost ms
     for n in sorted({min(4, len(keys)), len(keys)}):
         q = fts_query(rarest_first[:n], "AND")
-        if store.conn.execute("select 1 from chunks_fts where chunks_fts match ? limit 1", (q,)).fetchone() is None:
+        if not store.any_match(q):
             return False
     return True
 
 
 def date_filtered_ids(store: Store, opts: Options) -> list[int]:
-    filter_sql, filter_args = _filter_sql(opts)
-    return [
-        r[0]
-        for r in store.conn.execute(
-            f"select c.id from chunks c left join files fl on fl.path = c.path where 1=1{filter_sql}",
-            filter_args,
-        )
-    ]
+    return store.ids_within(*_kept(opts))
 
 
 def load_rows(store: Store, ids: list[int]) -> dict[int, tuple]:
-    rows: dict[int, tuple] = {}
-    for i in range(0, len(ids), 900):
-        part = ids[i : i + 900]
-        marks = ",".join("?" * len(part))
-        for r in store.conn.execute(
-            "select c.id, c.path, c.source, c.start_line, c.end_line, c.text, c.ts, c.linemap, fl.day, fl.mtime_ns"
-            f" from chunks c left join files fl on fl.path = c.path where c.id in ({marks})",
-            part,
-        ):
-            rows[r[0]] = r[1:]
-    return rows
+    return store.rows(ids)
 
 
 TITLES = frozenset("dr mr mrs ms mx st prof sr jr mt".split())  # "Dr." does not end a sentence
@@ -409,15 +350,10 @@ def exact_hits(store: Store, query: str, opts: Options) -> dict[int, dict]:
     score can bury the one chunk that holds them; the caller pins these near the top.
     """
     hits: dict[int, dict] = {}
-    filter_sql, filter_args = _filter_sql(opts)
     ids_named = set(exact_tokens(query))
     for tok in named_terms(query):
         try:
-            ids = [r[0] for r in store.conn.execute(
-                "select f.rowid from chunks_fts f join chunks c on c.id = f.rowid left join files fl on fl.path = c.path"
-                f" where chunks_fts match ?{filter_sql} limit ?",
-                (fts_query([tok], "AND"), *filter_args, EXACT_MAX_CHUNKS + 1),
-            )]
+            ids = store.matching_ids_within(fts_query([tok], "AND"), EXACT_MAX_CHUNKS + 1, *_kept(opts))
         except OperationalError:
             continue
         if 0 < len(ids) <= EXACT_MAX_CHUNKS:

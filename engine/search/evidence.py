@@ -30,10 +30,8 @@ def term_weights(store: Store, terms: list[str], counted: dict[str, int] | None 
         df = {t: counted[t] for t in terms if counted.get(t, candidates.OR_POSTINGS + 1) <= candidates.OR_POSTINGS}
         missing = [t for t in terms if t not in df]
         if missing:
-            table = candidates.vocabulary(store)
             for t in missing:
-                row = store.conn.execute(f"select doc from {table} where term = ?", (t,)).fetchone()
-                df[t] = row[0] if row else 0
+                df[t] = store.word_count(t)
     except OperationalError:  # no fts5vocab: every term counts alike
         return {t: 1.0 for t in terms}, 0
     top = ranking.idf(0, n)
@@ -272,6 +270,12 @@ def speakers_first(cands: list[Candidate], who: list[str], weights: dict[str, fl
     cands.sort(key=lambda c: not c.parts["speaker"]["names"])
 
 
+def _some(words: list[str], shown: int = 5) -> str:
+    """The first few words, quoted, and how many more: a reason is one line, whatever the query's length."""
+    more = f" and {len(words) - shown} more" if len(words) > shown else ""
+    return ", ".join(repr(t) for t in words[:shown]) + more
+
+
 STRONG_HIT = 0.6  # a hit this strong answers for the list, whatever the query names that is absent
 ABSENT_SHARE = 0.95  # nearly all of the query's words never used in this memory (another language, another life)
 WEAK_HIT = ranking.band_floor("medium")  # below it, no passage holds a fair part of the query
@@ -316,7 +320,7 @@ def public_absent(evidence: dict) -> dict | None:
 def _absence(evidence: dict, strong: float, absent_share: float, weak: float) -> tuple[str, str] | None:
     """(kind, reason) of the evidence that the answer is not here, or None."""
     if evidence.get("speakersAbsent"):  # a strong hit on the words of a dialogue by someone else is still theirs
-        return "speaker", f"this memory never mentions {', '.join(repr(t) for t in evidence['speakersAbsent'])}, who speaks in the query"
+        return "speaker", f"this memory never mentions {_some(evidence['speakersAbsent'])}, who speaks in the query"
     near = evidence.get("nearNames") or {}
     if evidence.get("speakersNear"):  # theirs if misspelt, someone else's if not: shown, flagged
         t = evidence["speakersNear"][0]
@@ -332,7 +336,7 @@ def _absence(evidence: dict, strong: float, absent_share: float, weak: float) ->
     # of the time: bench/small_memory.py)
     small = evidence.get("nDocs", SMALL_MEMORY) < SMALL_MEMORY
     if evidence["namedAbsent"] and not (small and evidence.get("dialogue")):
-        return "named", f"this memory never mentions {', '.join(repr(t) for t in evidence['namedAbsent'])}"
+        return "named", f"this memory never mentions {_some(evidence['namedAbsent'])}"
     if not evidence["candidates"]:
         return "none", "no passage holds any query word"
     if evidence["absentShare"] >= (1.0 if small else absent_share):
