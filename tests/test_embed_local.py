@@ -8,6 +8,7 @@ import threading
 import numpy as np
 import pytest
 
+from clawmem.engine import ConfigError
 from clawmem.engine.embeddings import ProviderError, plan
 from clawmem.engine.embeddings.local import LocalProvider, ThreadChooser, default_prefixes, file_identity
 from helpers import write
@@ -201,9 +202,12 @@ def test_full_rebuild_keeps_the_local_models_vectors(workspace, make_engine, tin
         (model,) = eng.status()["vector"]["models"]
         assert (model["provider"], model["vectors"]) == ("local", chunks)
         assert eng.search("cat fish")["mode"] == "hybrid"
-    # a chunking change rebuilds too, and still embeds into (and keeps) the same model's table
+    # a chunking change rebuilds too (with --force: it would drop the vectors this index holds),
+    # and still embeds into (and keeps) the same model's table
     eng2 = make_engine({"provider": "local", "local.modelPath": str(tiny_model), "chunking.tokens": 100, "chunking.overlap": 10})
-    list(eng2.index())
+    with pytest.raises(ConfigError, match="--force"):
+        list(eng2.index())
+    list(eng2.index(force=True))
     (model,) = eng2.status()["vector"]["models"]
     assert model["vectors"] == eng2.status()["index"]["chunks"]
     assert eng2.search("cat fish")["mode"] == "hybrid"

@@ -182,7 +182,7 @@ def limit_colours(app, system: str = "standard"):
 
 
 RECALL_QUERIES = {  # per passage: distinct queries, each recalled on a different earlier day
-    "migration": ["database migration", "staging deploy failed migration", "a828e60 migration"],
+    "migration": ["database migration", "staging deploy failed migration", "build a828e60 database migration"],
     "vectors": ["vector databases", "reading about sqlite-vec", "vector databases sqlite-vec"],
 }
 
