@@ -98,7 +98,7 @@ def find_key(cfg: Config, name: str, owns_remote: bool) -> tuple[Key | None, lis
             return None
         return Key(got.value, got.source) if got else None
 
-    order = (remote, models_providers, env) if name == "ollama" else (remote, env, models_providers)
+    order = (remote, models_providers, env) if provider_class(name).openclaw_key_first else (remote, env, models_providers)
     for step in order:
         key = step()
         if key:
@@ -135,7 +135,7 @@ def provider_table() -> str:
         if cls.name == "local":
             continue
         sources = ["`remote.apiKey`", *(f"`{v}`" for v in cls.env_vars), f"`models.providers.{cls.openclaw_id}.apiKey`"]
-        if cls.name == "ollama":  # models.providers before the environment, as OpenClaw reads it
+        if cls.openclaw_key_first:
             sources = [sources[0], sources[-1], *sources[1:-1]]
         keys = ", ".join(sources) if cls.needs_key else "none needed; else " + ", ".join(sources)
         rows.append(f"| {cls.name} | `{cls.default_model}` | {cls.config_keys} | {keys} | {cls.request} |")

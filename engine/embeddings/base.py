@@ -35,6 +35,7 @@ class Provider(ABC):
     default_base: ClassVar[str] = ""  # the API's base URL
     model_prefixes: ClassVar[tuple[str, ...]] = ()  # "openai/text-embedding-3-small" means the bare model
     needs_key: ClassVar[bool] = True
+    openclaw_key_first: ClassVar[bool] = False  # openclaw.json's key before the environment's (OpenClaw's order for it)
     auto: ClassVar[bool] = True  # tried by provider = "auto" (in the registry's order); else only when named
     batch_client: ClassVar[str] = ""  # "module:Class" (embeddings/) of its batch-API client, if it has one
     config_keys: ClassVar[str] = ""  # for README's provider table: the settings it reads

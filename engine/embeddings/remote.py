@@ -515,6 +515,7 @@ class OllamaProvider(RemoteProvider):
     default_base = "http://127.0.0.1:11434"
     model_prefixes = ("ollama/",)
     needs_key = False
+    openclaw_key_first = True
     auto = False  # only when named, as in OpenClaw
     config_keys = "`model`, `remote.baseUrl` (default `http://127.0.0.1:11434`; a trailing `/v1` is dropped), `remote.headers`"
     request = ("native `POST {baseUrl}/api/embed` `{\"model\", \"input\": [...]}`; inputs kept under 4000 bytes so Ollama "
