@@ -121,6 +121,6 @@ def test_only_the_store_runs_sql_on_the_index():
     assert reaching == []
 
 
-def test_the_sql_test_sees_a_statement_outside_the_store(tmp_path):
+def test_the_sql_test_sees_a_statement_outside_the_store():
     probe = 'rows = store.conn.execute("select 1")\n'
     assert re.search(r"\.execute(many|script)?\(", probe) and re.search(r"\b(store|st|new)\.conn\b", probe)
