@@ -135,7 +135,8 @@ def run(set_name: str, queries: list[dict], configs: dict[str, dict], use_vector
             memo_query_embeddings(eng)
             hits = [covers(r, q["gold"]) for r in res["results"]]
             # the default shows the whole list or, on evidence that the memory lacks the answer, nothing
-            abstained = bool(res["evidence"]["abstain"])
+            # a verdict that only flags the list shows it: count the ones that empty it
+            abstained = bool((res["evidence"]["absent"] or {}).get("emptied"))
             emptied += abstained
             hidden_gold += abstained and any(hits[: eng.cfg["query.maxResults"]])
             per_cat[q["category"]].append(hits)

@@ -309,7 +309,7 @@ class ClawmemApp(App):
             self.notify(f"{self.shorten(e.path)}: {e.message}", title="Index", severity="warning", timeout=20)
         if isinstance(e, (ev.JobStarted, ev.JobFinished)):
             self._render_topbar()
-        if isinstance(e, ev.JobStarted) and not (self.search_pane.status or {}).get("index", {}).get("files"):
+        if isinstance(e, ev.JobStarted) and not (self.last_status or {}).get("index", {}).get("files"):
             self.load_status()  # a first index: its messages say it is being built, not "no index yet"
         if isinstance(msg.event, ev.JobFinished):
             self.load_status()

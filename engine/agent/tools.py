@@ -175,12 +175,10 @@ def _team_remember(engine, text: str, section: Any, replaces: Any) -> dict:
     try:
         rid = _number("replaces", replaces, integer=True)
         return fleet.team_remember(engine, text, section if isinstance(section, str) else None, rid)
-    except ValueError as exc:
+    except (ValueError, fleet.FleetError) as exc:
         return {"error": str(exc)}
-    except fleet.FleetError as exc:
-        return {"error": str(exc)}
-    except Exception as exc:  # an agent gets data, never a traceback (no fleet url, psycopg missing)
-        return {"error": f"{type(exc).__name__}: {exc}"}
+    except Exception as exc:  # an agent gets data, never a traceback (psycopg missing, a driver error)
+        return {"error": f"team notes need the fleet ([fleet] url, and clawmem[fleet] installed): {type(exc).__name__}: {exc}"}
 
 
 def _fleet_search(engine, text: str, request: SearchRequest, started: float) -> dict:

@@ -511,8 +511,9 @@ def live_check(workspace: Path, c: Candidate) -> None:
     want = c.fact.rstrip("…").strip()
     old = c.fact_start - 1
     spots = []
+    terms = _terms(c.queries)
     for i in range(len(lines)):
-        got = fact_span(lines, i, _terms(c.queries))
+        got = fact_span(lines, i, terms)
         if got and (got[2] == c.fact or (c.fact.endswith("…") and got[2].startswith(want))):
             spots.append((abs(got[0] - old), got))
     if not c.fact or not spots:
@@ -707,13 +708,14 @@ def apply(engine, candidates: list[Candidate], *, edits: dict[str, str] | None =
                 outcomes.append(Outcome(key, citation, False, why))
                 continue
             current = _kept_text(ws)
-            if c.key in promoted_keys(current) or key in promoted_keys(current) or _fact_key(c.fact) in {
+            kept_keys = promoted_keys(current)
+            if c.key in kept_keys or key in kept_keys or _fact_key(c.fact) in {
                     _fact_key(f) for f in _memory_facts(current)}:
                 outcomes.append(Outcome(key, citation, False, f"already in {rel}"))
                 continue
             if c.conflicts and key not in confirmed:
                 outcomes.append(Outcome(key, citation, False, "contradicts " + "; ".join(c.conflicts)
-                                        + ": review both (the Promote screen, or clawmem promote --apply --confirm KEY)"))
+                                        + f": review both (the Promote screen, or clawmem promote --apply --confirm {key})"))
                 continue
             body = _normal(edits.get(key) or c.text())
             if not body:

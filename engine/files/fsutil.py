@@ -12,13 +12,12 @@ def atomic_write(path: Path, text: str, *, mode: int | None = None) -> None:
     atomic_write_bytes(path, text.encode("utf-8"), mode=mode)
 
 
-def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None, still_ok=None) -> bool:
+def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
     """Write `data` to `path` via a temporary file in the same folder, fsync, rename.
 
     The existing file's permission bits are kept; a new file gets `mode` (default 0o600
     for our own files is chosen by the caller). A crash leaves either the old or the new
-    content, never a mix. `still_ok()`, asked just before the rename, can call the write off
-    (False returned, nothing changed).
+    content, never a mix.
     """
     path = Path(path)
     try:
@@ -33,9 +32,6 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None, stil
             os.fsync(fh.fileno())
         if keep is not None:
             os.chmod(tmp, keep)
-        if still_ok is not None and not still_ok():
-            os.unlink(tmp)
-            return False
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -44,7 +40,6 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None, stil
             pass
         raise
     sync_dir(path.parent)
-    return True
 
 
 def sync_dir(folder: Path) -> None:

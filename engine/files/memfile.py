@@ -53,7 +53,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
-from .fsutil import atomic_write_bytes, sync_dir
 from ..errors import ClawmemError
 
 READ_CAP = 16 * 1024 * 1024  # the indexer's cap too: a memory file is notes, not a data dump

@@ -35,7 +35,6 @@ def note_write(abspath: Path, writer: str | None = None) -> None:
     try:
         data = Path(abspath).read_bytes()
         note = _note_file(Path(abspath))
-        paths.private_dir(note.parent.parent)
         paths.private_dir(note.parent)
         atomic_write(note, json.dumps({"hash": hashlib.sha256(data).hexdigest(), "writer": writer or WRITER, "ts": time.time()}), mode=0o600)
     except OSError:

@@ -477,10 +477,11 @@ def _push(engine, url: str, state: PushState, progress, batch: int) -> dict:
     store = engine.reader()
     if store is None or not store.has_schema():
         raise FleetError("nothing to push: the local index is empty (run `clawmem index`)")
-    model, dims, mid, want = _wanted(engine, store)
     t0 = time.perf_counter()
     conn = connect(url)
     try:
+        # after the connection: while the fleet is down, the watcher's retries cost one connect, not a scan
+        model, dims, mid, want = _wanted(engine, store)
         if not _has_schema(conn):
             ensure_schema(conn, url)
             register_vector(conn)

@@ -211,6 +211,7 @@ class Store:
         self._load_vec = load_vec
         self._vec: VecState | None = None
         self._chunk_count: tuple[int, int] | None = None  # (generation, count)
+        self._vocabulary = False  # the temp fts5vocab table exists on this connection
 
     @property
     def vec(self) -> VecState:
@@ -645,7 +646,9 @@ class Store:
     def vocabulary(self) -> str:
         """The name of a table listing the index's words (term, doc: how many chunks hold it), made
         on first use per connection; OperationalError when SQLite lacks fts5vocab."""
-        self.conn.execute("create virtual table if not exists temp.clawmem_vocab using fts5vocab(main, chunks_fts, row)")
+        if not self._vocabulary:  # once per connection, not per word looked up
+            self.conn.execute("create virtual table if not exists temp.clawmem_vocab using fts5vocab(main, chunks_fts, row)")
+            self._vocabulary = True
         return "temp.clawmem_vocab"
 
     def words_between(self, lo: str, hi: str, limit: int = 500) -> list[str]:

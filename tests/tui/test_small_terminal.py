@@ -130,7 +130,6 @@ async def test_after_f9_the_log_ends_with_the_summary(ws, make_app):
 
 
 def test_long_lines_wrap_with_a_hanging_indent_keeping_their_marker():
-    from clawmem.tui.widgets.sync_pane import TailLog  # noqa: F401 (the log wraps the same way)
     from clawmem.tui.widgets.history_pane import hanging
 
     rows = hanging("+", "- Decided to keep the staging database on the old schema until review", 30)

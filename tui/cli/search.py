@@ -40,7 +40,6 @@ def line_number(option: str):
             raise argparse.ArgumentTypeError(f"{n}: lines count from 1 (the first line is {option} 1)")
         return n
 
-    parse.__name__ = "line number"
     return parse
 
 
