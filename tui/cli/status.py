@@ -29,7 +29,8 @@ def cmd_status(args) -> int:
             reports.append({"agentId": target.agent_id, "error": str(config_error)})
             failed = True
             continue
-        resident_on = resident_on or bool(eng.cfg["local.modelPath"] and eng.cfg["local.residentMinutes"] > 0)
+        # the plan says whether a local model serves (provider = "local" without a path uses the default one)
+        resident_on = resident_on or (eng.cfg["local.residentMinutes"] > 0 and any(c.name == "local" for c in eng.providers.plan().usable()))
         try:
             repair = eng.repair() if args.fix else None
             index_error = None
