@@ -49,8 +49,8 @@ def cmd_fleet(args) -> int:
                                 fleet_revoke, fleet_url, load_config, mask_password)
 
     if args.fleet_command is None:
-        raise CommandError("fleet: say `clawmem fleet up`, `down`, `push`, `grant AGENT`, `revoke AGENT`, `list`, `status` or `index`",
-                           EXIT_USAGE)
+        raise CommandError("fleet: say `clawmem fleet up`, `down`, `push`, `grant AGENT`, `revoke AGENT`, `list`, `status`, `index`, "
+                           "`distribute`, `note TEXT` or `notes`", EXIT_USAGE)
     try:
         if args.fleet_command in ("up", "down"):
             server = LocalFleetServer()
