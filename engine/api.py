@@ -15,10 +15,11 @@ make are in memfile.py (through files.py, tools.py, editing.py); background sync
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
 from . import config as config_mod
-from .config import Config
+from .config import Config, ConfigError
 from .errors import AccessDenied, IndexFailed, IndexUnavailable, SearchDisabled
 from .index.freshness import Freshness
 from .index.health import Health
@@ -77,6 +78,45 @@ class Engine:
         """Apply a new configuration without a restart (the app's Config tab)."""
         self.close()
         self._wire(cfg)
+
+    def config_set(self, key: str, value) -> None:
+        """Set one key in this config's TOML file, comments and layout kept (ValueError or
+        ConfigError, and nothing written, when the value or the file would not load)."""
+        if self.cfg.file is None:
+            raise ConfigError(f"{key}: no config file to write to")
+        config_mod.write_value(self.cfg.file, key, value)
+
+    @contextmanager
+    def config_change(self, key: str, value):
+        """`config_set`, then the block that loads and applies the file: if the block raises, the
+        file is put back as it was (a file that no longer loads as a whole is never left behind)."""
+        from .files.fsutil import atomic_write
+
+        file = self.cfg.file
+        before = file.read_text(encoding="utf-8") if file is not None and file.exists() else None
+        try:
+            self.config_set(key, value)
+            yield
+        except BaseException:
+            if file is not None:
+                if before is None:
+                    file.unlink(missing_ok=True)
+                else:
+                    atomic_write(file, before)
+            raise
+
+    def extra_paths(self) -> list:
+        """extraPaths as the index reads them: absolute, under the workspace where relative."""
+        from .files.workspace import normalize_extra_paths
+
+        return normalize_extra_paths(self.workspace, self.cfg["extraPaths"])
+
+    @staticmethod
+    def all_agents() -> list:
+        """Every agent of this user with an index or in OpenClaw's agents.list (`--all-agents`)."""
+        from .index.agents import all_agents
+
+        return all_agents()
 
     def plan(self):
         return self.providers.plan()
@@ -139,6 +179,27 @@ class Engine:
 
     def run_index(self, **kw):
         return self.jobs.run_index(**kw)
+
+    def index_in_background(self) -> str:
+        """Start a detached `clawmem index` (a one-shot command found the index stale): "started",
+        "busy" (a writer holds the lock) or "recent" (one was just started)."""
+        from .index.watcher import spawn_background_index
+
+        return spawn_background_index(self)
+
+    @staticmethod
+    def setup_logging():
+        """Send the engine's warnings and job summaries to clawmem's rotating log file (its path)."""
+        from .logs import setup
+
+        return setup()
+
+    @staticmethod
+    def log_event(event) -> None:
+        """One event of a long job, at its level, in the log file `setup_logging` opened."""
+        from .logs import log_event
+
+        log_event(event)
 
     # ------------------------------------------------------------------ state
 
@@ -218,6 +279,12 @@ class Engine:
 
         return archive_session(self.workspace, transcript, slug=slug, now=now)
 
+    def flush_plan(self, *, day=None):
+        """The pre-compaction memory flush for this agent: its prompts, target file, warnings."""
+        from .agent.prompts import flush_plan
+
+        return flush_plan(self.cfg.agent_id, day=day)
+
     def context(self, **kw) -> dict:
         """The session-start context: the files an agent reads first, cut to the budget."""
         from .agent.context import session_context
@@ -263,13 +330,24 @@ class Engine:
 
     # ------------------------------------------------------------------ watching, promoting, the fleet
 
-    def watch(self, on_event=None):
-        """Start the watcher (file events, debounced syncs); `stop()` the object it returns."""
+    def watcher(self, on_event=None):
+        """The watcher (file events, debounced syncs), not started yet: `start()` and `stop()` it."""
         from .index.watcher import Syncer
 
-        syncer = Syncer(self, on_event=on_event)
+        return Syncer(self, on_event=on_event)
+
+    def watch(self, on_event=None):
+        """Start the watcher; `stop()` the object it returns."""
+        syncer = self.watcher(on_event)
         syncer.start()
         return syncer
+
+    def run_watcher(self, *, once: bool = False, printer: Callable[[str], None] = print) -> int:
+        """`clawmem watch`: sync, then keep the index fresh until interrupted, printing log
+        lines through `printer`; the exit code."""
+        from .index.watcher import run_daemon
+
+        return run_daemon(self, once=once, printer=printer)
 
     def promotion_candidates(self, gates=None, **kw):
         """(the passages of daily logs worth keeping in MEMORY.md, notes), best first."""
@@ -321,6 +399,51 @@ class Engine:
 
         return fleet.push(self, progress)
 
+    # ------------------------------------------------------------------ sub-faces: operations with an owner of their own
+
+    @property
+    def fleet(self) -> "Fleet":
+        """The fleet's owner operations (grant, revoke, list, …) on this config's fleet URL."""
+        return Fleet(self.cfg)
+
+    @property
+    def models(self) -> "Models":
+        """The local embedding models' files: the cache, downloads."""
+        return Models(self.cfg)
+
+    @property
+    def tools(self) -> "AgentTools":
+        """The memory tools as an agent calls them (OpenClaw's payloads, never an exception)."""
+        return AgentTools(self)
+
+    @staticmethod
+    def resident_models() -> list[dict]:
+        """The user's resident model workers (shared by every agent): pid, model, memory, idle time."""
+        from .embeddings.resident import resident_models
+
+        return resident_models()
+
+    @staticmethod
+    def stop_resident_models() -> list[dict]:
+        """End every resident model worker of this user; the ones stopped."""
+        from .embeddings.resident import stop_resident_models
+
+        return stop_resident_models()
+
+    @staticmethod
+    def local_fleet_server():
+        """`fleet up`/`down`: the PostgreSQL clawmem keeps for this user (no config needed)."""
+        from .fleet.server import LocalServer
+
+        return LocalServer()
+
+    @staticmethod
+    def name_this_process(name: str) -> None:
+        """Who the journal credits with this process's writes ("app", "cli", …)."""
+        from .files.writers import name_this_process
+
+        name_this_process(name)
+
     # ------------------------------------------------------------------ internal
 
     def _ask_for_sync(self) -> None:
@@ -347,3 +470,120 @@ def _database_errors_named(events: Iterator, index_path) -> Iterator:
         yield from events
     except DatabaseError as exc:
         raise IndexFailed(f"{index_path}: {exc}; check free space and permissions, then run `clawmem index` again") from exc
+
+
+class Fleet:
+    """The fleet's owner operations, on the URL this config names ([fleet] url or
+    CLAWMEM_FLEET_URL; ConfigError when there is none, before anything is done). Searching, reading and pushing are the
+    engine's own (`Engine.fleet_search`, `fleet_get`, `fleet_push`, `team_notes`)."""
+
+    def __init__(self, cfg: Config):
+        self.cfg = cfg
+
+    @property
+    def url(self) -> str:
+        from .fleet.client import fleet_url
+
+        return fleet_url(self.cfg)
+
+    def grant(self, agent: str, reads: list[str] | None = None, **kw) -> dict:
+        from .fleet.client import grant
+
+        return grant(self.url, agent, reads, **kw)
+
+    def revoke(self, agent: str, **kw) -> dict:
+        from .fleet.client import revoke
+
+        return revoke(self.url, agent, **kw)
+
+    def list(self) -> dict:
+        from .fleet.client import fleet_list
+
+        return fleet_list(self.url)
+
+    def build_indexes(self) -> list[str]:
+        from .fleet.client import build_indexes
+
+        return build_indexes(self.url)
+
+    def distribute(self) -> list[str]:
+        from .fleet.client import distribute
+
+        return distribute(self.url)
+
+
+class Models:
+    """The local embedding models: the cache folder (local.modelCacheDir), what is in it, downloads."""
+
+    def __init__(self, cfg: Config):
+        self.cfg = cfg
+
+    @property
+    def default(self) -> str:
+        """The hf: URI of the model `provider = "local"` uses without local.modelPath."""
+        return config_mod.DEFAULT_LOCAL_MODEL
+
+    @property
+    def cache_dir(self):
+        from .embeddings import model_cache_dir
+
+        return model_cache_dir(self.cfg)
+
+    def cached(self) -> list[dict]:
+        """The models in the cache, and unfinished downloads."""
+        from .embeddings.download import cached_models
+
+        return cached_models(self.cache_dir)
+
+    def cached_path(self, uri: str):
+        """Where an hf: model is (or will be) in the cache."""
+        from .embeddings.download import cached_path
+
+        return cached_path(uri, self.cache_dir)
+
+    def download(self, uri: str, on_progress: Callable[[int, int | None], None] | None = None):
+        """Download an hf: model into the cache (resuming a partial one); its path. DownloadError."""
+        from .embeddings.download import download
+
+        return download(uri, self.cache_dir, on_progress)
+
+
+class AgentTools:
+    """memory_search, memory_get, memory_promote and the rest as an agent calls them: loose
+    arguments checked here, OpenClaw's payloads back, errors as payloads rather than exceptions."""
+
+    def __init__(self, engine: Engine):
+        self.engine = engine
+
+    def search(self, query, maxResults=None, minScore=None, **kw) -> dict:
+        from .agent import tools
+
+        return tools.memory_search(self.engine, query, maxResults, minScore, **kw)
+
+    def get(self, path, from_=None, lines=None) -> dict:
+        from .agent import tools
+
+        return tools.memory_get(self.engine, path, from_, lines)
+
+    def promote_preview(self) -> dict:
+        from .agent import tools
+
+        return tools.promote_preview(self.engine)
+
+    def promote(self, keys=None, limit=None) -> dict:
+        from .agent import tools
+
+        return tools.memory_promote(self.engine, keys, limit)
+
+    def index_now(self) -> dict:
+        """Index what was just written, so the next search finds it: {indexed} or {indexed: false, warning}."""
+        from .agent import tools
+
+        return tools.index_now(self.engine)
+
+    @staticmethod
+    def disabled(reason: str) -> dict:
+        """memory_search's payload when search is turned off."""
+        from .agent import tools
+
+        return tools.disabled_payload(reason)

@@ -308,6 +308,27 @@ class Config:
         """(key, displayable value, source) for every key, secrets masked."""
         return [(k, self.masked(k), self.sources.get(k, "default")) for k in KEYS]
 
+    # what a front needs to show and edit settings, reached through the Config it holds
+
+    @staticmethod
+    def keys() -> dict[str, "Key"]:
+        """Every engine key with its kind, default, check and whether it is a secret."""
+        return KEYS
+
+    @staticmethod
+    def parse_text(key: str, text: str) -> Any:
+        """What a user typed for `key`, as its value (ValueError naming what was expected)."""
+        return parse_text_value(key, text)
+
+    def not_honoured(self) -> list[str]:
+        """Every setting read but not acted on, as "key: what clawmem does instead"."""
+        return not_honoured(self)
+
+    @staticmethod
+    def user_dir() -> Path:
+        """clawmem's own config folder (the TOML file, user themes)."""
+        return paths.config_dir()
+
 
 def batch_providers() -> tuple[str, ...]:
     """The providers with a batch API (read from their classes, so only when batch is asked for)."""

@@ -11,12 +11,53 @@ class Result(dict):
         return dict(self)
 
 
+class Hit(Result):
+    """One cited hit of a search: the JSON the tools print (camelCase keys, read as `hit["path"]`)
+    with its fields by name for code that reads them."""
+
+    @property
+    def path(self) -> str:
+        return self["path"]
+
+    @property
+    def start_line(self) -> int:
+        return self["startLine"]
+
+    @property
+    def end_line(self) -> int:
+        return self["endLine"]
+
+    @property
+    def score(self) -> float:
+        return self["score"]
+
+    @property
+    def snippet(self) -> str:
+        return self["snippet"]
+
+    @property
+    def source(self) -> str:
+        """memory, sessions or extra."""
+        return self["source"]
+
+    @property
+    def band(self) -> str | None:
+        """high, medium or low: how sure the search is that the hit holds the answer."""
+        return self.get("band")
+
+    @property
+    def agent(self) -> str | None:
+        """The agent whose memory holds it (a fleet hit), else None."""
+        return self.get("agent")
+
+
 class SearchResults(Result):
     """memory_search: `results` (cited hits), `mode` (hybrid or keyword) and why, `stale`, …"""
 
     @property
-    def hits(self) -> list[dict]:
-        return self["results"]
+    def hits(self) -> list[Hit]:
+        """The cited hits as `Hit`s (each `as_json()` is the hit's JSON as printed)."""
+        return [h if isinstance(h, Hit) else Hit(h) for h in self["results"]]
 
     @property
     def keyword_only(self) -> bool:

@@ -223,12 +223,14 @@ def mmr_tokens(text: str) -> frozenset[str]:
 # bidi controls (U+061C, U+200E/F, U+202A-E, U+2066-9), which reorder what follows so a line
 # reads other than it is; zero-width characters (U+200B-D, U+2060, U+FEFF), which hide text
 # inside words; and the Unicode line and paragraph separators (U+2028/9), which some readers
-# take as new lines. Chosen by what the characters do, not by what any memory held.
-_HIDDEN = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff"
-_CONTROL = re.compile(f"\r(?!\n)|[{_HIDDEN}]")
+# take as new lines. Chosen by what the characters do, not by what any memory held. A regex
+# character class without its brackets and without CR (a CR before a newline is a line end);
+# the editor shows the same characters, CR included (its lines hold no line ends).
+HIDDEN = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff"
+_CONTROL = re.compile(f"\r(?!\n)|[{HIDDEN}]")
 # what the write tools refuse: the same, a bare CR (it moves line numbers: a search's matchLine
 # and `get --from` would disagree), and lone surrogates (not text)
-_REFUSED = re.compile(f"\r(?!\n)|[{_HIDDEN}\ud800-\udfff]")
+_REFUSED = re.compile(f"\r(?!\n)|[{HIDDEN}\ud800-\udfff]")
 
 
 def printable(text: str) -> str:

@@ -29,7 +29,7 @@ from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetad
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from clawmem.engine import SEARCH_ABSENT_RULE, FileRefused, json_visible, memory_get, memory_promote, memory_search, promote_preview as promotion_preview
+from clawmem.engine import FileRefused, human
 from clawmem.tui.net import allowed_names, cannot_listen, needs_token, refuse_request, token_weakness
 
 log = logging.getLogger("clawmem.mcp")
@@ -48,7 +48,7 @@ SEARCH_DESCRIPTION = (
     "Mandatory recall step: semantically search MEMORY.md + memory/*.md (and indexed session transcripts) "
     "before answering questions about prior work, decisions, dates, people, preferences, or todos; returns top "
     "snippets with path + lines. If the response has disabled=true, tell the user that memory is unavailable. "
-    + SEARCH_ABSENT_RULE
+    + human.SEARCH_ABSENT_RULE
 )
 GET_DESCRIPTION = (
     "Safe snippet read from MEMORY.md or memory/*.md with optional from/lines; use after memory_search to pull "
@@ -164,13 +164,13 @@ class ToolSpec:
 
 
 TOOLS = [
-    ToolSpec("memory_search", SEARCH_DESCRIPTION, SEARCH_SCHEMA, SearchArgs, lambda engine, kw: memory_search(engine, **kw),
+    ToolSpec("memory_search", SEARCH_DESCRIPTION, SEARCH_SCHEMA, SearchArgs, lambda engine, kw: engine.tools.search(**kw),
              "OpenClaw's payload: `results[]` (`path`, `startLine`, `endLine`, `score`, `snippet`, `source`, `citation` as "
              "`Source: path#L3-L9`, ending the snippet too; ours: `band`), `provider`, `model`, `citations`, plus `mode`, "
              "`hidden`, `dateRange`, `stale`; `corpus: \"fleet\"` searches the fleet (each hit also has `agent`, `host`, "
              "`file`, and `path` is `fleet:AGENT/PATH`)", needs_index=True),
     ToolSpec("memory_get", GET_DESCRIPTION, GET_SCHEMA, GetArgs,
-             lambda engine, kw: memory_get(engine, kw.get("path"), kw.get("from"), kw.get("lines")),
+             lambda engine, kw: engine.tools.get(kw.get("path"), kw.get("from"), kw.get("lines")),
              "`{path, text}`; a `fleet:AGENT/PATH` path gives the fleet's stored text of that file; `lines` at most 10,000 per call"),
     ToolSpec("memory_append", APPEND_DESCRIPTION, APPEND_SCHEMA, AppendArgs,
              lambda engine, kw: engine.append(kw.get("text"), kw.get("heading")),
@@ -182,7 +182,7 @@ TOOLS = [
              "fleet's team notebook instead (`{id, agent, host, section, text, ...}`, or `error` naming a contradicting note)",
              writes=True),
     ToolSpec("memory_promote", PROMOTE_DESCRIPTION, PROMOTE_SCHEMA, PromoteArgs,
-             lambda engine, kw: memory_promote(engine, kw.get("keys"), kw.get("limit")),
+             lambda engine, kw: engine.tools.promote(kw.get("keys"), kw.get("limit")),
              "promotes the candidates of `memory://promote` (those named by `keys`, else all, best first) into `MEMORY.md`; "
              "`{promoted: [...], skipped: [{key, citation, reason}]}`; see [Consolidation](#consolidation)", writes=True),
 ]
@@ -198,7 +198,7 @@ def tools_markdown() -> str:
 def as_result(payload: dict) -> CallToolResult:
     """The payload pretty-printed (2 spaces) as text, as OpenClaw does, and as structured content."""
     # bidi and zero-width characters as \\u escapes: the same JSON, nothing hidden where it is shown
-    return CallToolResult(content=[TextContent(type="text", text=json_visible(json.dumps(payload, indent=2, ensure_ascii=False)))],
+    return CallToolResult(content=[TextContent(type="text", text=human.json_visible(json.dumps(payload, indent=2, ensure_ascii=False)))],
                           structured_content=payload)
 
 
@@ -308,7 +308,7 @@ def build_server(engine, first_sync_over: Callable[[], bool] = lambda: True) -> 
                      description="Promotion candidates: daily-log passages searches keep recalling, with their six "
                                  "signals, score and live lines (as `clawmem promote --json`); memory_promote writes them")
     def promote_preview() -> str:
-        return json.dumps(promotion_preview(engine), indent=2, ensure_ascii=False)
+        return json.dumps(engine.tools.promote_preview(), indent=2, ensure_ascii=False)
 
     @server.resource("memory://team", name="team", mime_type="application/json",
                      description="The fleet's team notebook: the notes that stand, each with its writer (memory_remember with scope team writes them)")
@@ -588,8 +588,6 @@ def _warm(engine) -> None:
 
 def serve(engine, *, http: str | None = None, host: str | None = None) -> int:
     """Run the server until the client goes away (stdio) or Ctrl-C/SIGTERM (HTTP)."""
-    from clawmem.engine import Syncer, setup_logging
-
     if host and not http:
         raise ServeError("--host needs --http HOST:PORT (stdio has no address)")
     bind = port = token = None
@@ -598,10 +596,10 @@ def serve(engine, *, http: str | None = None, host: str | None = None) -> int:
         token = bearer_token(engine.cfg, bind)
         check_can_listen(bind, port)
     try:
-        setup_logging()
+        engine.setup_logging()
     except OSError:
         pass
-    syncer = Syncer(engine)
+    syncer = engine.watcher()
 
     def first_sync_over() -> bool:  # done, failed, or waiting for another process's lock
         st = syncer.state

@@ -124,3 +124,59 @@ def test_only_the_store_runs_sql_on_the_index():
 def test_the_sql_test_sees_a_statement_outside_the_store():
     probe = 'rows = store.conn.execute("select 1")\n'
     assert re.search(r"\.execute(many|script)?\(", probe) and re.search(r"\b(store|st|new)\.conn\b", probe)
+
+
+# ------------------------------------------------------------------ the public face is narrow
+
+FRONTS = {"clawmem.tui": REPO / "tui", "clawmem.mcp": REPO / "mcp_server"}
+
+
+def test_the_public_face_is_narrow():
+    """`clawmem.engine.__all__` is the face the fronts may use: Engine, Config, the result types,
+    the events, the errors a front acts on, `human` (text for people). Helpers are reached
+    through the object that owns them (engine.fleet, engine.models, engine.tools, Config)."""
+    names = clawmem.engine.__all__
+    assert len(names) == len(set(names))
+    assert len(names) <= 35, sorted(names)
+
+
+def front_engine_imports(fronts: dict[str, Path] = FRONTS, base: Path = REPO) -> dict[str, list[str]]:
+    """Each front module's imports of the engine that go past its face."""
+    public = set(clawmem.engine.__all__)
+    out = {}
+    for name, root in fronts.items():
+        for path in sorted(root.rglob("*.py")):
+            package = ".".join([name, *path.parent.relative_to(root).parts])
+            bad = []
+            for module, names in imports_in(path, package):
+                if module.startswith("clawmem.engine."):
+                    bad.append(module)
+                elif module == "clawmem.engine":
+                    bad += [n for n in names if n not in public]
+            out[path.relative_to(base).as_posix()] = bad
+    return out
+
+
+def test_the_fronts_import_only_the_face():
+    found = front_engine_imports()
+    assert len(found) > 30 and "mcp_server/server.py" in found and "tui/cli/fleet.py" in found
+    assert {path: bad for path, bad in found.items() if bad} == {}
+
+
+def test_the_face_check_sees_a_helper_reached_past_the_face(tmp_path):
+    probe = tmp_path / "tui" / "cli" / "probe.py"
+    probe.parent.mkdir(parents=True)
+    probe.write_text("def f():\n    from clawmem.engine import Engine, run_daemon\n    from clawmem.engine.index.watcher import Syncer\n")
+    found = front_engine_imports({"clawmem.tui": tmp_path / "tui"}, tmp_path)
+    assert found == {"tui/cli/probe.py": ["run_daemon", "clawmem.engine.index.watcher"]}
+
+
+def test_text_for_people_is_one_face_and_the_editor_shares_its_hidden_characters():
+    from clawmem.engine import human
+    from clawmem.tui.widgets.file_editor import _HIDDEN
+
+    assert human.printable("a\x1bb") == "a^[b"
+    for ch in "\x1b\u200b\u202e\ufeff\r\x7f\x9b":  # each hidden character, and a stray CR in an editor line
+        assert _HIDDEN.fullmatch(ch), repr(ch)
+    for ch in "\tA é":
+        assert not _HIDDEN.fullmatch(ch)

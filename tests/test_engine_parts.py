@@ -9,8 +9,9 @@ import json
 
 import pytest
 
-from clawmem.engine import (AccessDenied, Engine, FileText, IndexReport, Restored, SearchResults, Status, events as ev,
+from clawmem.engine import (AccessDenied, Engine, FileText, Hit, Restored, SearchResults, Status, events as ev,
                             load_config, vectors_serving)
+from clawmem.engine.events import JobFinished as IndexReport
 from clawmem.engine.index.freshness import Freshness
 from clawmem.engine.files.history import History
 from clawmem.engine.index.jobs import IndexJobs
@@ -39,6 +40,11 @@ def test_the_parts_index_and_search_without_the_facade(workspace):
     res = searcher.search("herons")
     assert isinstance(res, SearchResults) and res.keyword_only
     assert [h["path"] for h in res.hits] == ["memory/2026-02-10.md"] and not res["stale"]
+    hit = res.hits[0]  # typed: its fields by name, and as_json() the very JSON the tools print
+    assert isinstance(hit, Hit) and (hit.path, hit.start_line, hit.source) == ("memory/2026-02-10.md", 1, "memory")
+    assert hit.end_line >= hit.start_line and "herons" in hit.snippet and hit.score == res["results"][0]["score"]
+    assert [h.as_json() for h in res.hits] == res.as_json()["results"]
+    assert json.dumps(hit.as_json()) == json.dumps(res["results"][0])
     write(workspace / "memory" / "2026-02-11.md", "# more\n\nherons again\n")
     assert searcher.search("herons")["stale"] and asked == ["sync"]  # told, never waited for
     got = MemoryFiles(cfg).get("memory/2026-02-10.md", 3, 1)

@@ -464,7 +464,8 @@ def test_abbreviations_are_found_in_their_long_and_dotted_forms(workspace, make_
 def test_the_verdict_reaches_the_cli_and_the_agent(keyword):
     """`absent` is at the top of the reply (the engine's result, --json, MCP: one dict), the CLI
     prints it above the hits, and the agent's tool description says how to read it."""
-    from clawmem.engine import SEARCH_ABSENT_RULE, memory_search
+    from clawmem.engine.agent.prompts import SEARCH_ABSENT_RULE
+    from clawmem.engine.agent.tools import memory_search
 
     res = keyword.search("What did Okonkwo say about the roof repair?")
     assert res.as_json()["absent"] == {"reason": "this memory never mentions 'okonkwo'"}

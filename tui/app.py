@@ -21,8 +21,7 @@ from textual.app import InvalidThemeError
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from clawmem.engine import (PROMOTE_DEFAULT_GATES, ConfigError, Engine, atomic_write, events as ev, load_config, name_this_process,
-                            parse_text_value, printable, vectors_serving, write_config_value)
+from clawmem.engine import Config, ConfigError, Engine, events as ev, human, load_config, vectors_serving
 
 from . import keys, settings as ui_settings
 from .commands import ClawmemCommands
@@ -62,7 +61,7 @@ class ClawmemApp(App):
         load_args: dict | None = None,
     ) -> None:
         super().__init__()
-        name_this_process("app")  # what this process writes, the journal credits to the app
+        Engine.name_this_process("app")  # what this process writes, the journal credits to the app
         self.engine = engine
         self.settings = settings or UISettings()
         self.clock = clock or dt.datetime.now
@@ -198,7 +197,7 @@ class ClawmemApp(App):
     def notify(self, message: str, *, title: str = "", markup: bool = True, **kw) -> None:
         """Every notification is text: a file name or an error holding terminal codes or
         brackets is shown as it is (engine.printable), never interpreted."""
-        super().notify(printable(str(message)), title=printable(title), markup=False, **kw)
+        super().notify(human.printable(str(message)), title=human.printable(title), markup=False, **kw)
 
     # ------------------------------------------------------------------ the bridge: workers → messages
 
@@ -238,7 +237,7 @@ class ClawmemApp(App):
     @work(thread=True, exclusive=True, group="promote-count", exit_on_error=False)
     def load_promote_count(self) -> None:
         try:
-            found, _ = self.engine.promotion_candidates(PROMOTE_DEFAULT_GATES, now=self.clock().timestamp())
+            found, _ = self.engine.promotion_candidates(now=self.clock().timestamp())
         except Exception:
             return  # an unreadable recall store: the Promote screen says why when opened
         if not get_current_worker().is_cancelled:
@@ -493,23 +492,17 @@ class ClawmemApp(App):
                 if name == "theme" and value not in self.available_themes:
                     raise ValueError(f"no theme named {value!r} (known: {', '.join(sorted(self.available_themes))})")
             else:
-                value = parse_text_value(key, text)
+                value = Config.parse_text(key, text)
         except ValueError as exc:
             return f"{key}: {exc}"
         file = cfg.file
         if file is None:
             return f"{key}: no config file to write to"
-        before = file.read_text(encoding="utf-8") if file.exists() else None
         try:
-            write_config_value(file, key, value)
-            new_cfg = load_config(**self.load_args)
-            new_ui = ui_settings.from_table(new_cfg.ui, str(file))
+            with self.engine.config_change(key, value):  # the file as a whole must still load, else it is put back
+                new_cfg = load_config(**self.load_args)
+                new_ui = ui_settings.from_table(new_cfg.ui, str(file))
         except (ConfigError, ValueError, OSError) as exc:
-            # the file as a whole must still load: put it back as it was
-            if before is None:
-                file.unlink(missing_ok=True)
-            else:
-                atomic_write(file, before)
             return f"{key}: {exc}"
         if key.startswith("ui."):
             self.engine.cfg.ui = new_cfg.ui
@@ -569,7 +562,7 @@ class ClawmemApp(App):
         if not self._started_up or name == self.settings.theme or self.engine.cfg.file is None:
             return
         try:
-            write_config_value(self.engine.cfg.file, "ui.theme", name)
+            self.engine.config_set("ui.theme", name)
             self.settings = self.settings.with_value("theme", name)
             for pane in self.panes():
                 pane.on_config()

@@ -220,14 +220,13 @@ def mode_comment(res: dict) -> str:
 def format_results(res: dict, explain: bool = False, query: str = "", color: bool = False) -> str:
     """The text output: each hit's score, band and citation, then its snippet with the line it
     matched on marked `›` and the query's words in bold (on a terminal)."""
-    from clawmem.engine import snippet_match, term_spans
-    from clawmem.engine import printable, query_terms
+    from clawmem.engine import human
 
-    terms = [t for t in query_terms(query) if len(t) > 1 or not t.isascii()] if query else []
-    lines = [printable(f"# {mode_comment(res)}")]
+    terms = [t for t in human.query_terms(query) if len(t) > 1 or not t.isascii()] if query else []
+    lines = [human.printable(f"# {mode_comment(res)}")]
     if res.get("corpus") == "fleet":
-        lines.append(printable(f"# fleet: {fleet_agents(res)}"))
-        lines += [printable(f"# {note}") for note in res["notes"]]
+        lines.append(human.printable(f"# fleet: {fleet_agents(res)}"))
+        lines += [human.printable(f"# {note}") for note in res["notes"]]
     if res.get("dateRange"):
         d = res["dateRange"]
         span = f"{d['after'] or '…'} to {d['before'] or '…'} (before)"
@@ -240,27 +239,27 @@ def format_results(res: dict, explain: bool = False, query: str = "", color: boo
     if res.get("stale"):
         lines.append("# the index is behind the files (run `clawmem index` or `clawmem watch`)")
     if res.get("absent") and res["results"]:
-        lines.append(printable(f"# probably not in this memory: {clip_words(res['absent']['reason'])}; the hits below are what it holds nearest"))
+        lines.append(human.printable(f"# probably not in this memory: {clip_words(res['absent']['reason'])}; the hits below are what it holds nearest"))
     if not res["results"]:
         lines.append("No matches.")
     for r in res["results"]:
         band = f" {r['band']}" if r.get("band") else ""
         where = f"{r['agent']}@{r['host']} " if "agent" in r else ""
-        lines.append(printable(f"{r['score']:.3f}{band} {where}{r['path']}:{r['startLine']}-{r['endLine']}" + (f"  [{r['source']}]" if r["source"] != "memory" else "")))
-        match = snippet_match(r, terms)
+        lines.append(human.printable(f"{r['score']:.3f}{band} {where}{r['path']}:{r['startLine']}-{r['endLine']}" + (f"  [{r['source']}]" if r["source"] != "memory" else "")))
+        match = human.snippet_match(r, terms)
         for i, sl in enumerate(r["snippet"].splitlines() or [""]):
-            sl = printable(sl)  # escaped before our own bold codes go in
+            sl = human.printable(sl)  # escaped before our own bold codes go in
             if color:
-                for a, b in reversed(term_spans(sl, terms)):
+                for a, b in reversed(human.term_spans(sl, terms)):
                     sl = f"{sl[:a]}\x1b[1m{sl[a:b]}\x1b[0m{sl[b:]}"
             lines.append(("  › " if i == match else "    ") + sl)
         if explain and r.get("explain"):
-            lines += [printable(f"    · {part}: {text}") for part, text in explain_parts(r["explain"])]
+            lines += [human.printable(f"    · {part}: {text}") for part, text in explain_parts(r["explain"])]
         lines.append("")
     h = res["hidden"]
     if h.get("reason"):
         held = f" {h['count']} weak hit(s) held back (best {h['bestScore']:.3f}); --show-hidden to see them" if h["count"] else ""
-        lines.append(printable(f"Nothing shown: {hidden_reason(h)}.{held}"))
+        lines.append(human.printable(f"Nothing shown: {hidden_reason(h)}.{held}"))
     elif h["count"]:
         lines.append(f"{h['count']} more below the score threshold (best {h['bestScore']:.3f}); --show-hidden to see them")
     return "\n".join(lines).rstrip()
@@ -348,9 +347,9 @@ def explain_parts(x: dict) -> list[tuple[str, str]]:
                 f"({c['termWeight']} of {c['queryWeight']}; terms: {terms}) → keyword {c['keyword']}; "
                 f"own similarity → vector {c['vector']}; combined 1-(1-k)(1-v)")
         if c.get("exact"):
-            from clawmem.engine import EXACT_CONFIDENCE
+            from clawmem.engine import human
 
-            text += f"; names the rare identifier {c['exact']!r} → at least {EXACT_CONFIDENCE}"
+            text += f"; names the rare identifier {c['exact']!r} → at least {human.EXACT_CONFIDENCE}"
         out.append(("score", text))
     if "decay" in x:
         d = x["decay"]

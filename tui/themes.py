@@ -33,9 +33,9 @@ class ThemeFileError(ValueError):
 
 
 def user_themes_dir() -> Path:
-    from clawmem.engine import config_dir
+    from clawmem.engine import Config
 
-    return config_dir() / "themes"
+    return Config.user_dir() / "themes"
 
 
 def parse_theme(text: str) -> Theme:

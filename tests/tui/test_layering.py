@@ -128,7 +128,7 @@ def test_the_import_parser_sees_each_way_of_reaching_past_the_engine(tmp_path):
     for way in ways:
         probe.write_text(way + "\n")
         assert engine_reaches(probe, "clawmem.tui.widgets"), way
-    probe.write_text("import clawmem.engine\nfrom clawmem.engine import Engine, SearchResults, events as ev, printable\n"
+    probe.write_text("import clawmem.engine\nfrom clawmem.engine import Engine, SearchResults, events as ev, human\n"
                      "from ..messages import OpenFile\nfrom . import base\n")
     assert engine_reaches(probe, "clawmem.tui.widgets") == []
 

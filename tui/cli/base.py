@@ -83,16 +83,16 @@ def dump_json(obj, indent: int | None = None) -> str:
     """JSON as clawmem prints it: non-ASCII text as is, every control character escaped.
     json.dumps escapes only C0; DEL and the C1 codes (U+009B is a one-byte CSI to some
     terminals) are escaped too, so `--json` printed to a terminal is as safe as the text."""
-    from clawmem.engine import json_visible
+    from clawmem.engine import human
 
-    return json_visible(json.dumps(obj, indent=indent, ensure_ascii=False))
+    return human.json_visible(json.dumps(obj, indent=indent, ensure_ascii=False))
 
 
 def printable(raw: str) -> str:
     """Memory text is never printed raw: control sequences are shown visibly (engine.text)."""
-    from clawmem.engine import printable as visible  # here: the engine loads only once a command runs
+    from clawmem.engine import human  # here: the engine loads only once a command runs
 
-    return visible(raw)
+    return human.printable(raw)
 
 
 def err(msg: str) -> None:
@@ -132,11 +132,10 @@ def targets(args) -> list:
         return [None]
     if args.agent or args.workspace:
         raise CommandError("--all-agents covers every agent, each with its own workspace; drop --agent and --workspace", EXIT_USAGE)
-    from clawmem.engine import load_config
-    from clawmem.engine import all_agents
+    from clawmem.engine import Engine, load_config
 
     load_config(args.config)  # a broken config file is one usage error, not one per agent
-    return all_agents() or [None]
+    return Engine.all_agents() or [None]
 
 
 def engines(args):

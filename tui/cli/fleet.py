@@ -45,19 +45,18 @@ def fleet_arguments(s) -> None:
 
 
 def cmd_fleet(args) -> int:
-    from clawmem.engine import (FleetError, LocalFleetServer, fleet_build_indexes, fleet_distribute, fleet_grant, fleet_list,
-                                fleet_revoke, fleet_url, load_config, mask_password)
+    from clawmem.engine import Engine, FleetError, human, load_config
 
     if args.fleet_command is None:
         raise CommandError("fleet: say `clawmem fleet up`, `down`, `push`, `grant AGENT`, `revoke AGENT`, `list`, `status`, `index`, "
                            "`distribute`, `note TEXT` or `notes`", EXIT_USAGE)
     try:
         if args.fleet_command in ("up", "down"):
-            server = LocalFleetServer()
+            server = Engine.local_fleet_server()
             if args.fleet_command == "up":
                 url = server.up()
                 out = {"url": url, "dataDir": str(server.pgdata)}
-                text = (f"PostgreSQL with pgvector runs at {mask_password(url)} (data in {server.pgdata}).\n"
+                text = (f"PostgreSQL with pgvector runs at {human.mask_password(url)} (data in {server.pgdata}).\n"
                         f"The owner's URL, with its password (put it in [fleet] url or CLAWMEM_FLEET_URL; it sees every agent):\n{url}")
             else:
                 stopped = server.down()
@@ -94,29 +93,28 @@ def cmd_fleet(args) -> int:
                     f"model {out['model'] or 'none: keyword only'}) in {out['seconds']} s")
             text += "".join(f"\nnote: {n}" for n in out.get("notes", []))
         else:
-            cfg = load_config(args.config, workspace=args.workspace, agent=args.agent)
-            url = fleet_url(cfg)
+            fleet = Engine(load_config(args.config, workspace=args.workspace, agent=args.agent)).fleet
             if args.fleet_command == "grant":
-                out = fleet_grant(url, args.fleet_agent, args.read, new_password=args.new_password,
+                out = fleet.grant(args.fleet_agent, args.read, new_password=args.new_password,
                                   add=args.add_read, remove=args.remove_read)
                 reads = ", ".join(out["reads"]) or "no other agent"
                 note = "" if out["newPassword"] else "  (password unchanged: --new-password sets a new one)"
                 text = (f"role {out['role']} reads its own and {reads}'s shared memory.\n"
                         f"Put this in agent {out['agent']}'s clawmem config{note}:\n\n{out['config']}")
             elif args.fleet_command == "revoke":
-                out = fleet_revoke(url, args.fleet_agent, delete_rows=args.delete_rows)
+                out = fleet.revoke(args.fleet_agent, delete_rows=args.delete_rows)
                 text = (f"role {out['role']} dropped: agent {out['agent']} can no longer log in and no agent reads it"
                         + (f"; {out['deletedRows']} shared rows deleted" if args.delete_rows else
                            "; its shared rows stay (--delete-rows removes them)"))
             elif args.fleet_command == "distribute":
-                out = {"statements": fleet_distribute(url)}
+                out = {"statements": fleet.distribute()}
                 text = "sharded by agent:\n" + "\n".join(out["statements"])
             elif args.fleet_command == "index":
-                built = fleet_build_indexes(url)
+                built = fleet.build_indexes()
                 out = {"built": built}
                 text = f"built the vector index of {', '.join(built)}" if built else "every pushed model has its vector index"
             else:
-                out = fleet_list(url)
+                out = fleet.list()
                 text = format_list(out) if args.fleet_command == "list" else format_status(out)
     except FleetError as exc:
         raise CommandError(str(exc)) from None

@@ -77,12 +77,12 @@ def format_change(ch, with_diff: bool, color: bool) -> list[str]:
 
 
 def cmd_history(args) -> int:
-    from clawmem.engine import parse_since
+    from clawmem.engine import human
 
     eng = open_engine(args)
     path = _journal_path(eng, args.path)
     try:
-        since = parse_since(args.since) if args.since else None
+        since = human.parse_since(args.since) if args.since else None
     except ValueError as exc:
         raise CommandError(str(exc), EXIT_USAGE) from None
     with _open_journal(eng) as jr:

@@ -25,10 +25,10 @@ def watch_arguments(s) -> None:
 
 def run_index_job(eng, out: ProgressLine, force: bool = False, reason: str = "cli"):
     """Run one index job with progress on `out`: (JobFinished, None) or (None, why it failed)."""
-    from clawmem.engine import IndexFailed, LockBusy, events as ev, log_event, setup_logging
+    from clawmem.engine import IndexFailed, LockBusy, events as ev
 
     try:
-        setup_logging()  # warnings of a background (--quiet) index end up in the log file
+        eng.setup_logging()  # warnings of a background (--quiet) index end up in the log file
     except OSError:
         pass
     finished = None
@@ -36,7 +36,7 @@ def run_index_job(eng, out: ProgressLine, force: bool = False, reason: str = "cl
         for e in eng.index(force=force, reason=reason):
             render_event(e, out)
             if isinstance(e, (ev.Warning, ev.Error, ev.ProviderSwitched, ev.JobFinished)):
-                log_event(e)
+                eng.log_event(e)
             if isinstance(e, ev.JobFinished):
                 finished = e
     except LockBusy as exc:
@@ -61,13 +61,11 @@ def index_written(eng) -> str | None:
 def index_header(eng) -> list[str]:
     """What `index --verbose` prints first, as OpenClaw's `memory index --verbose` does: provider, model,
     sources, extra paths, fallback."""
-    from clawmem.engine import normalize_extra_paths
-
     plan = eng.plan()
     usable = plan.usable()
     provider = f"{usable[0].name} (requested: {plan.configured})" if usable else f"none: keyword-only ({plan.keyword_reason()})"
     fallback = ", ".join(c.name for c in usable[1:]) or "none"
-    extra = [str(p) for p in normalize_extra_paths(eng.workspace, eng.cfg["extraPaths"])]
+    extra = [str(p) for p in eng.extra_paths()]
     return [
         f"Memory index ({eng.cfg.agent_id})",
         f"Provider:    {provider}",
@@ -128,11 +126,9 @@ def cmd_index(args) -> int:
 
 
 def cmd_watch(args) -> int:
-    from clawmem.engine import run_daemon
-
     # a running watcher waits for its workspace to appear; one sync of a missing one is a usage error
     eng = open_engine(args, persistent=True, need_workspace=args.once)
-    return run_daemon(eng, once=args.once, printer=lambda line: print(printable(line), flush=True))
+    return eng.run_watcher(once=args.once, printer=lambda line: print(printable(line), flush=True))
 
 
 INDEX = Command("index", index_arguments, cmd_index)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from .base import EXIT_OK, EXIT_USAGE, Command, CommandError, Parser, add_command, dump_json
+from .base import EXIT_OK, EXIT_USAGE, Command, CommandError, Parser, add_command, dump_json, open_engine
 from .progress import ProgressLine, render_event
 
 
@@ -21,27 +21,23 @@ def model_arguments(s) -> None:
 
 
 def cmd_model(args) -> int:
-    from clawmem.engine import load_config
-    from clawmem.engine import DEFAULT_LOCAL_MODEL
-    from clawmem.engine import model_cache_dir
-    from clawmem.engine import cached_models
-
     if args.model_command is None:
         raise CommandError("model: say `clawmem model pull [URI]`, `clawmem model list` or `clawmem model stop`", EXIT_USAGE)
     if args.model_command == "stop":
         return model_stop(args.json)
-    cfg = load_config(args.config, workspace=args.workspace, agent=args.agent)
-    cache = model_cache_dir(cfg)
-    configured = cfg["local.modelPath"] or DEFAULT_LOCAL_MODEL
+    eng = open_engine(args, need_workspace=False)
+    cfg, models = eng.cfg, eng.models
+    cache, default = models.cache_dir, models.default
+    configured = cfg["local.modelPath"] or default
     if args.model_command == "pull":
         if args.uri:
-            return model_pull(args.uri, cache, args.json, named="model pull")
+            return model_pull(models, args.uri, args.json, named="model pull")
         from_config = configured.lower().startswith("hf:")
-        return model_pull(configured if from_config else DEFAULT_LOCAL_MODEL, cache, args.json,
+        return model_pull(models, configured if from_config else default, args.json,
                           named="local.modelPath" if from_config and cfg["local.modelPath"] else "the default model")
-    models = cached_models(cache)
+    cached = models.cached()
     if args.json:
-        print(dump_json({"cacheDir": str(cache), "configured": configured, "models": models}, indent=2))
+        print(dump_json({"cacheDir": str(cache), "configured": configured, "models": cached}, indent=2))
         return EXIT_OK
     local = cfg["local.modelPath"]
     if local and not local.lower().startswith("hf:"):  # a local file is no cache entry, but it is the model in use
@@ -50,13 +46,13 @@ def cmd_model(args) -> int:
         where = Path(local).expanduser()
         state = f"{where.stat().st_size / 1e6:.1f} MB" if where.is_file() else "missing: set local.modelPath to a .gguf file"
         print(f"{local}  {state}  (configured: local.modelPath, a local file)")
-    if not models:
+    if not cached:
         if not (local and not local.lower().startswith("hf:")):
-            print(f"No models in {cache}; `clawmem model pull` downloads {configured if configured.lower().startswith('hf:') else DEFAULT_LOCAL_MODEL}")
+            print(f"No models in {cache}; `clawmem model pull` downloads {configured if configured.lower().startswith('hf:') else default}")
         else:
             print(f"cache: {cache} (empty)")
         return EXIT_OK
-    for m in models:
+    for m in cached:
         notes = ([] if m["complete"] else ["unfinished: `clawmem model pull` resumes it"]) + (["configured"] if m["uri"] == configured else [])
         print(f"{m['uri']}  {m['bytes'] / 1e6:.1f} MB" + (f"  ({'; '.join(notes)})" if notes else ""))
     print(f"cache: {cache}")
@@ -64,9 +60,9 @@ def cmd_model(args) -> int:
 
 
 def model_stop(as_json: bool) -> int:
-    from clawmem.engine import stop_resident_models
+    from clawmem.engine import Engine
 
-    stopped = stop_resident_models()
+    stopped = Engine.stop_resident_models()
     if as_json:
         print(json.dumps({"stopped": [{"pid": s["pid"], "model": s.get("model")} for s in stopped]}))
     elif stopped:
@@ -87,17 +83,17 @@ def describe_resident(models: list[dict]) -> str:
         for m in models)
 
 
-def model_pull(uri: str, cache, as_json: bool, named: str = "model pull") -> int:
-    """`named`: where the URI came from (the argument, local.modelPath), which errors name."""
-    from clawmem.engine import events as ev
-    from clawmem.engine import DownloadError, cached_model_path as cached_path, download_model as download
+def model_pull(models, uri: str, as_json: bool, named: str = "model pull") -> int:
+    """`models`: the engine's model files; `named`: where the URI came from (the argument,
+    local.modelPath), which errors name."""
+    from clawmem.engine import DownloadError, events as ev
 
     if not uri.lower().startswith("hf:"):
         raise CommandError(f"model pull: {uri!r} is a local file, not an hf:owner/repo/file.gguf URI; nothing to download", EXIT_USAGE)
     try:
-        had = cached_path(uri, cache).is_file()
+        had = models.cached_path(uri).is_file()
         out = ProgressLine(quiet=as_json)
-        path = download(uri, cache, lambda done, total: render_event(ev.Download(uri, done, total), out))
+        path = models.download(uri, lambda done, total: render_event(ev.Download(uri, done, total), out))
     except DownloadError as exc:
         message = str(exc)
         if message.startswith("local.modelPath: ") and named != "local.modelPath":  # the URI the user typed is to blame
@@ -105,7 +101,7 @@ def model_pull(uri: str, cache, as_json: bool, named: str = "model pull") -> int
             raise CommandError(message, EXIT_USAGE) from None
         raise CommandError(message) from None
     except OSError as exc:
-        raise CommandError(f"cannot download {uri}: {exc.strerror or exc} ({exc.filename or cache}); check permissions and free space") from None
+        raise CommandError(f"cannot download {uri}: {exc.strerror or exc} ({exc.filename or models.cache_dir}); check permissions and free space") from None
     size = path.stat().st_size
     if as_json:
         print(json.dumps({"uri": uri, "path": str(path), "bytes": size, "downloaded": not had}))

@@ -21,7 +21,7 @@ def promote_arguments(s) -> None:
 
 
 def cmd_promote(args) -> int:
-    from clawmem.engine import PromoteError, PromoteGates, RecallUnreadable, index_now
+    from clawmem.engine import PromoteError, PromoteGates, RecallUnreadable
 
     if args.limit is not None and args.limit < 0:
         raise CommandError(f"--limit: expected an integer >= 0, got {args.limit}", EXIT_USAGE)
@@ -48,7 +48,7 @@ def cmd_promote(args) -> int:
     except (PromoteError, RecallUnreadable) as exc:
         raise CommandError(str(exc)) from None
     if (outcomes and any(o.promoted for o in outcomes)) or (archived and archived["moved"]):
-        index_now(eng)
+        eng.tools.index_now()
     eng.close()
     if args.json:
         out = {"candidates": [c.as_json() for c in found], "gates": {"minScore": gates.min_score, "minRecallCount": gates.min_recall_count,

@@ -75,9 +75,7 @@ def cmd_search(args) -> int:
         def spawn(_reason):
             # a stale index is brought up to date by a detached `clawmem index`; this search does not
             # wait (sync.py loads only then: most searches find the index fresh)
-            from clawmem.engine import spawn_background_index
-
-            return spawn_background_index(eng)
+            return eng.index_in_background()
 
         eng.sync_hook = spawn
         search, failed = eng.search, IndexUnavailable
@@ -89,11 +87,9 @@ def cmd_search(args) -> int:
         raise CommandError(str(exc)) from None
     except SearchDisabled as exc:
         # the agent tool's shape, so a script gets what an agent gets
-        from clawmem.engine import disabled_payload
-
         err(str(exc))
         if args.json:
-            print(dump_json(disabled_payload(str(exc)), indent=2))
+            print(dump_json(eng.tools.disabled(str(exc)), indent=2))
         return EXIT_FAILED
     finally:
         if args.fleet:

@@ -30,7 +30,6 @@ def cmd_flush_prompt(args) -> int:
     import datetime as dt
     import re
 
-    from clawmem.engine import flush_plan, load_config
 
     day = None
     if args.date is not None:
@@ -40,8 +39,8 @@ def cmd_flush_prompt(args) -> int:
             day = dt.date.fromisoformat(args.date.strip())
         except ValueError:
             raise CommandError(f"--date: expected a date like 2026-02-10, got {args.date!r}", EXIT_USAGE) from None
-    cfg = load_config(args.config, workspace=args.workspace, agent=args.agent)
-    plan = flush_plan(cfg.agent_id, day=day)
+    eng = open_engine(args, need_workspace=False)
+    plan = eng.flush_plan(day=day)
     for w in plan.warnings:
         err(f"warning: {w}")
     if args.json:

@@ -57,11 +57,11 @@ def cmd_status(args) -> int:
             err(st["index"]["error"])
             failed = True
         reports.append(st)
-    from clawmem.engine import resident_models
+    from clawmem.engine import Engine
 
     from .model import describe_resident
 
-    residents = resident_models()  # the user's, not an agent's: one line after every agent
+    residents = Engine.resident_models()  # the user's, not an agent's: one line after every agent
     if args.json:
         for st in reports:
             st["residentModels"] = residents
@@ -79,12 +79,10 @@ def scan_sources(eng) -> dict:
     """Files per source on disk and the extra paths (status --verbose)."""
     from collections import Counter
 
-    from clawmem.engine import normalize_extra_paths
-
     on_disk = Counter(f["source"] for f in eng.list_files())
     return {
         "scan": {"totalFiles": sum(on_disk.values()), "sources": [{"source": s, "totalFiles": on_disk.get(s, 0)} for s in eng.cfg["sources"]]},
-        "extraPaths": [str(p) for p in normalize_extra_paths(eng.workspace, eng.cfg["extraPaths"])],
+        "extraPaths": [str(p) for p in eng.extra_paths()],
     }
 
 

@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Input, Static
 
-from clawmem.engine import CONFIG_KEYS, not_honoured, vectors_serving
+from clawmem.engine import Config, vectors_serving
 
 from .. import keys
 from ..keys import Key
@@ -169,7 +169,7 @@ class ConfigPane(Pane, Vertical):
             lines.append(f"OpenClaw:    {self.host.shorten(str(cfg.openclaw_file))} (read as defaults under ours)")
         for w in cfg.warnings:
             lines.append(f"Warning:     {w}")
-        for note in not_honoured(cfg):  # read but not acted on: say what happens instead
+        for note in cfg.not_honoured():  # read but not acted on: say what happens instead
             lines.append(f"Not honoured: {note}")
         st = status or self.host.last_status
         if st:
@@ -232,7 +232,7 @@ class ConfigPane(Pane, Vertical):
     def _doc(self, key: str) -> str:
         if key.startswith("ui."):
             return self.host.settings.doc(key[3:])
-        spec = CONFIG_KEYS[key]
+        spec = Config.keys()[key]
         parts = [spec.doc] if spec.doc else []
         if spec.choices:
             parts.append("one of " + ", ".join(spec.choices))
@@ -260,7 +260,7 @@ class ConfigPane(Pane, Vertical):
             current = self.host.settings.as_text(getattr(self.host.settings, key[3:]))
             secret = False
         else:
-            secret = CONFIG_KEYS[key].secret
+            secret = Config.keys()[key].secret
             current = self.host.settings.as_text(cfg[key]) if not secret else ""
         self.app.push_screen(
             EditValueScreen(key, current, self._doc(key), lambda text, answer: self.post_message(SaveSetting(key, text, answer)),

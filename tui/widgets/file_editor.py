@@ -12,6 +12,8 @@ from typing import Callable
 from textual.binding import Binding
 from textual.widgets import Input, TextArea
 
+from clawmem.engine import human
+
 
 class MemoryEditor(TextArea):
     """A TextArea that reports its text after every edit, undo and redo, at once (not via a
@@ -68,9 +70,10 @@ class MemoryEditor(TextArea):
         self._on_text(self.text)
 
 
-# what engine.printable makes visible; here one sign each, so a line keeps its length: a C0
-# control as its Control Pictures sign (␛ for ESC), anything else as U+FFFD
-_HIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff]")
+# what engine.printable makes visible (the one list, human.HIDDEN, plus CR: an editor's line
+# holds no line end, so any CR in it is a stray one); here one sign each, so a line keeps its
+# length: a C0 control as its Control Pictures sign (␛ for ESC), anything else as U+FFFD
+_HIDDEN = re.compile(f"[\r{human.HIDDEN}]")
 
 
 def _sign(m: re.Match) -> str:

@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, ContentSwitcher, Input, Static, TextArea, Tree
 
-from clawmem.engine import ChangedOnDisk, EditSession, FileSnapshot, Merged, printable, unified_diff
+from clawmem.engine import ChangedOnDisk, EditSession, FileSnapshot, Merged, human
 
 from .. import keys
 from ..keys import Key
@@ -207,7 +207,7 @@ class FilePane(Pane, Horizontal):
             parts.append("new file")
         if self.dirty:
             parts.append("● unsaved (ctrl+s)")
-        header.update(printable(" · ".join(parts)))
+        header.update(human.printable(" · ".join(parts)))
         header.set_class(self.dirty, "-dirty")
         self.refresh_bindings()
 
@@ -275,7 +275,7 @@ class FilePane(Pane, Horizontal):
         moved = "" if rec.base_hash == session.base.hash else "; the file changed on disk since"
         sizes = (f"Unsaved: {len(rec.text.splitlines())} lines, {len(rec.text)} characters; on disk: "
                  f"{len(session.text.splitlines())} lines, {len(session.text)} characters{moved}")
-        diff = unified_diff(session.text, rec.text, opened.path)
+        diff = human.unified_diff(session.text, rec.text, opened.path)
 
         def answer(choice: str | None) -> None:
             if self.opened is not opened:
@@ -416,7 +416,7 @@ class FilePane(Pane, Horizontal):
             except OSError as exc:
                 self.app.notify(f"Not saved: {o.path}: {exc.strerror or exc}", severity="error", timeout=10)
 
-        self.app.push_screen(ConflictScreen(o.path, unified_diff(disk.text, session.text, o.path)), answer)
+        self.app.push_screen(ConflictScreen(o.path, human.unified_diff(disk.text, session.text, o.path)), answer)
 
     # ------------------------------------------------------------------ actions
 
@@ -426,7 +426,7 @@ class FilePane(Pane, Horizontal):
     def _show_markdown(self, text: str) -> None:
         view = self.query_one("#md-view", VerticalScroll)
         shown = view.query("#markdown")
-        text = printable(text)  # a view only: what is saved is the editor's text
+        text = human.printable(text)  # a view only: what is saved is the editor's text
         if shown:
             shown.first().update(text)
             return

@@ -8,7 +8,7 @@ from textual.widgets.tree import TreeNode
 
 from rich.text import Text
 
-from clawmem.engine import DATED_RE, printable
+from clawmem.engine import human
 
 
 def group_files(entries: list[dict]) -> tuple[list[str], dict[str, list[str]], list[str], list[str]]:
@@ -23,7 +23,7 @@ def group_files(entries: list[dict]) -> tuple[list[str], dict[str, list[str]], l
             sessions.append(path)
             continue
         name = path.rsplit("/", 1)[-1]
-        if path.startswith("memory/") and DATED_RE.match(name):
+        if path.startswith("memory/") and human.DATED_RE.match(name):
             months.setdefault(name[:7], []).append(path)
         elif path in ("MEMORY.md", "memory.md") or path.startswith("memory/"):
             top.append(path)
@@ -40,7 +40,7 @@ class FileTree(Tree):
     or a bidi override in a file name is shown visibly (engine.printable)."""
 
     def process_label(self, label):
-        return super().process_label(Text(printable(label)) if isinstance(label, str) else label)
+        return super().process_label(Text(human.printable(label)) if isinstance(label, str) else label)
 
     def render_label(self, node, base_style, style):
         label = super().render_label(node, base_style, style)

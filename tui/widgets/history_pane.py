@@ -17,7 +17,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from clawmem.engine import printable
+from clawmem.engine import human
 
 from .. import keys
 from ..keys import Key
@@ -68,11 +68,11 @@ def hanging(marker: str, body: str, width: int | None) -> list[str]:
 def diff_content(entry: Entry, selected: int, width: int | None = None) -> Content:
     """The change as a unified diff: additions green, removals red, the selected hunk marked;
     lines longer than `width` wrap under their marker (hanging)."""
-    lines: list[Content] = [Content.styled(printable(f"{entry.path}  v{entry.previous} → v{entry.version}  by {entry.writer}"), "bold")]
+    lines: list[Content] = [Content.styled(human.printable(f"{entry.path}  v{entry.previous} → v{entry.version}  by {entry.writer}"), "bold")]
     if entry.deleted:
         lines.append(Content.styled("the file was deleted (r brings it back)", "$text-warning"))
     for n, hunk in enumerate(entry.hunks):
-        for i, ln in enumerate(map(printable, hunk)):
+        for i, ln in enumerate(map(human.printable, hunk)):
             if i == 0:
                 mark = "▶ " if n == selected else "  "
                 style = "bold reverse $text-accent" if n == selected else "$text-accent"
@@ -143,7 +143,7 @@ class HistoryPane(Pane, Vertical):
         """What the journal holds is shown at once; the files are then checked for changes not
         yet recorded (hashing every file takes seconds on a busy machine), and the list is
         filled in again only if that found any."""
-        from clawmem.engine import parse_since
+        from clawmem.engine import human
 
         eng = self.host.engine
         cfg = eng.cfg
@@ -151,7 +151,7 @@ class HistoryPane(Pane, Vertical):
         off = None if cfg["journal.enabled"] else "journal.enabled is false: no new versions are kept (F5 turns it back on)"
 
         def entries_of(jr) -> list[Entry]:
-            changes = jr.changes(None, None if since == "all" else parse_since(since, self.host.clock().date()))
+            changes = jr.changes(None, None if since == "all" else human.parse_since(since, self.host.clock().date()))
             out = []
             for ch in reversed(changes[-MAX_CHANGES:]):
                 plus, minus = ch.counts()
@@ -184,7 +184,7 @@ class HistoryPane(Pane, Vertical):
         for e in self.entries:
             when = dt.datetime.fromtimestamp(e.when).strftime("%m-%d %H:%M")
             what = "deleted" if e.deleted else f"+{e.added} -{e.removed}"
-            head = Content.assemble((when, "$text-muted"), " ", (printable(e.path), "bold"))
+            head = Content.assemble((when, "$text-muted"), " ", (human.printable(e.path), "bold"))
             tail = Content.assemble(f"  v{e.version} {what} ", (e.writer, "$text-warning" if e.writer == "outside" else "$text-secondary"))
             olist.add_option(Option(Content("\n").join([head, tail]), id=str(e.version)))
         n = len(self.entries)

@@ -19,7 +19,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
-from clawmem.engine import printable
+from clawmem.engine import human
 
 from .. import keys
 from ..messages import IndexRequested
@@ -73,20 +73,20 @@ def detail(c, width: int | None = None) -> Content:
     that would go to MEMORY.md and the live source lines (memory text with its control
     characters shown visibly, never passed to the terminal)."""
     parts = [
-        Content.styled(printable(f"{c.path}:{c.start}-{c.end}") + f"   score {c.score:.3f}", "bold"),
+        Content.styled(human.printable(f"{c.path}:{c.start}-{c.end}") + f"   score {c.score:.3f}", "bold"),
         Content(f"{c.recalls} recalls · {c.unique_queries} distinct queries · {len(c.days)} day{'s' * (len(c.days) != 1)}"
                 f" · last {c.last_recalled[:16].replace('T', ' ')}" + (f" · from {c.origin}" if c.origin != "clawmem" else "")),
         Content(""),
         Content("  ".join(f"{k} {v:.2f}" for k, v in c.signals.items())),
     ]
     if c.queries:
-        parts.append(Content.styled(printable("queries: " + ", ".join(f'"{q}"' for q in c.queries[:4])), "$text-muted"))
+        parts.append(Content.styled(human.printable("queries: " + ", ".join(f'"{q}"' for q in c.queries[:4])), "$text-muted"))
     if c.status != "ok":
         parts.append(Content.styled(STATUS_WORDS[c.status], "$text-warning"))
-    parts += [Content(""), Content.styled("Goes to MEMORY.md as", "bold"), Content(printable(f"- {c.text()} ({c.entry_citation})"))]
-    parts += [Content.styled(printable(f"contradicts: {other}"), "$text-warning") for other in c.conflicts]
+    parts += [Content(""), Content.styled("Goes to MEMORY.md as", "bold"), Content(human.printable(f"- {c.text()} ({c.entry_citation})"))]
+    parts += [Content.styled(human.printable(f"contradicts: {other}"), "$text-warning") for other in c.conflicts]
     parts += [Content(""), Content.styled("Source lines (as the daily log has them now)", "bold")]
-    parts += [row for n, ln in enumerate(c.lines, c.start) for row in numbered(n, printable(ln), width)]
+    parts += [row for n, ln in enumerate(c.lines, c.start) for row in numbered(n, human.printable(ln), width)]
     return Content("\n").join(parts)
 
 
@@ -157,11 +157,9 @@ class PromoteScreen(Screen):
 
     @work(thread=True, exclusive=True, group="promote", exit_on_error=False)
     def load_candidates(self) -> None:
-        from clawmem.engine import PROMOTE_DEFAULT_GATES
-
         try:
             app = self.app
-            found, notes = app.engine.promotion_candidates(PROMOTE_DEFAULT_GATES, now=app.clock().timestamp())  # type: ignore[attr-defined]
+            found, notes = app.engine.promotion_candidates(now=app.clock().timestamp())  # type: ignore[attr-defined]
             self.post_message(Loaded(found, notes))
         except Exception as exc:  # an unreadable recall store is shown, never fatal
             self.post_message(Loaded([], [], f"{type(exc).__name__}: {exc}"))
@@ -175,7 +173,7 @@ class PromoteScreen(Screen):
         olist = self.query_one("#promote-list", OptionList)
         olist.clear_options()
         inner = (olist.size.width or round(self.app.size.width * 0.4)) - 2 - 2  # border, scrollbar
-        names = [printable(c.path.removeprefix("memory/")) for c in self.candidates]
+        names = [human.printable(c.path.removeprefix("memory/")) for c in self.candidates]
         widths = [inner - 1 - len(f"{c.score:.2f} ") - len(f":{c.start}-{c.end}") for c in self.candidates]
         shown = [short_names(names, w)[i] for i, w in enumerate(widths)]
         for c, name in zip(self.candidates, shown):
@@ -226,7 +224,7 @@ class PromoteScreen(Screen):
             if text is not None and text.strip():
                 self._decide(c, "accept", text)
 
-        self.app.push_screen(EditScreen(printable(c.citation), c.text()), done)
+        self.app.push_screen(EditScreen(human.printable(c.citation), c.text()), done)
 
     def action_reject(self) -> None:
         c = self.selected

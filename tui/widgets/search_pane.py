@@ -14,7 +14,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from clawmem.engine import SearchRequest, printable, query_terms
+from clawmem.engine import SearchRequest, human
 
 from .. import keys
 from ..keys import Key
@@ -29,7 +29,7 @@ PREVIEW_CONTEXT = 4  # lines shown above and below the matched range
 def highlight(text: str, terms: list[str], style: str = "bold $text-accent underline") -> Content:
     """`text` with every occurrence of the query terms in `style` (case-insensitive); control
     characters shown visibly, never passed to the terminal."""
-    text = printable(text)
+    text = human.printable(text)
     content = Content(text)
     low = text.lower()
     for term in sorted({t for t in terms if t}, key=len, reverse=True):
@@ -52,9 +52,9 @@ def first_match_line(lines: list[str], first: int, start: int, end: int, terms) 
 
 def from_match(r: dict, terms: list[str]) -> str:
     """A result's snippet from the line it matched on."""
-    from clawmem.engine import snippet_match
+    from clawmem.engine import human
 
-    return "\n".join(r["snippet"].split("\n")[snippet_match(r, terms):])
+    return "\n".join(r["snippet"].split("\n")[human.snippet_match(r, terms):])
 
 
 def _one_line(text: str, limit: int = 160) -> str:
@@ -199,7 +199,7 @@ class SearchPane(Pane, Vertical):
             return
         self.result = msg.result
         self.result_query = msg.query
-        self._terms = query_terms(msg.query)
+        self._terms = human.query_terms(msg.query)
         self._render_results()
         # with the watcher running the engine has already asked it (which skips what it left
         # behind on purpose); without, the app indexes, unless this search came after a sync
@@ -238,7 +238,7 @@ class SearchPane(Pane, Vertical):
         for i, r in enumerate(res["results"]):
             where = f"{r['agent']}@{r['host']} " if "agent" in r else ""
             head = Content.assemble(
-                (printable(f"{where}{r['path']}:{r['startLine']}-{r['endLine']}"), "bold"),
+                (human.printable(f"{where}{r['path']}:{r['startLine']}-{r['endLine']}"), "bold"),
                 "  ",
                 (r["source"], "$text-muted"),
                 "  ",
@@ -345,7 +345,7 @@ class SearchPane(Pane, Vertical):
             self._set_preview(Content(f"Cannot show {msg.path}: {msg.error}"))
             return
         _, s, e = msg.key
-        lines = printable(msg.text).split("\n")
+        lines = human.printable(msg.text).split("\n")
         match = r.get("matchLine")  # the engine's best line; a vector-only hit has no query word to scan for
         if not (match and msg.first_line <= match < msg.first_line + len(lines)):
             match = first_match_line(lines, msg.first_line, s, e, self._terms)
