@@ -323,7 +323,7 @@ def memory_remember(engine, text: Any, section: Any = None, scope: Any = None, r
         memfile.rewrite(engine.workspace, rel, insert, writer=AGENT)
     except memfile.Refused as exc:
         return {"error": str(exc)}
-    except memfile.Conflict:
+    except memfile.ChangedOnDisk:
         return {"error": f"{rel}: kept changing while we wrote; nothing was written, try again"}
     except OSError as exc:
         return {"error": f"{rel}: cannot write ({exc.strerror or exc})"}

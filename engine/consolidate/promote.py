@@ -645,7 +645,7 @@ def _write_memory(engine, target: Path, transform) -> None:
 
     try:
         memfile.rewrite(engine.workspace, target.relative_to(engine.workspace).as_posix(), transform, writer=WRITER)
-    except (memfile.Refused, memfile.Conflict) as exc:
+    except (memfile.Refused, memfile.ChangedOnDisk) as exc:
         raise PromoteError(str(exc) or f"{target.name}: kept changing while we wrote; nothing was written, try again") from None
     except OSError as exc:
         raise PromoteError(f"{target.name}: cannot write ({exc.strerror or exc})") from None

@@ -17,38 +17,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import memfile
-from ..errors import ClawmemError
 
 MISSING = memfile.MISSING  # the hash of a file that does not exist
 
 
-@dataclass(frozen=True, slots=True)
-class FileSnapshot:
-    path: Path
-    text: str
-    hash: str  # sha256 of the bytes on disk; MISSING when there is no file
-
-    @property
-    def exists(self) -> bool:
-        return self.hash != MISSING
-
-
-class ChangedOnDisk(ClawmemError):
-    """The file is no longer what the editor started from; `disk` is what is there now."""
-
-    def __init__(self, path: Path, disk: FileSnapshot):
-        super().__init__(f"{path}: changed on disk since it was opened")
-        self.disk = disk
-
-
+FileSnapshot, ChangedOnDisk = memfile.FileSnapshot, memfile.ChangedOnDisk  # the one snapshot and conflict type
 content_hash = memfile.content_hash
 
 
 def read_file(path: Path) -> FileSnapshot:
     """The file's text (invalid UTF-8 replaced, so it can always be shown) and its hash."""
     path = Path(path)
-    snap = memfile.read(path.parent, path)
-    return FileSnapshot(path, snap.text, snap.hash)
+    return memfile.read(path.parent, path)
 
 
 def save_if_unchanged(path: Path, text: str, expected_hash: str | None, root: Path | None = None) -> FileSnapshot:
@@ -57,12 +37,8 @@ def save_if_unchanged(path: Path, text: str, expected_hash: str | None, root: Pa
     agent's write landing meanwhile is seen, never overwritten. `root`: the folder the file must
     stay inside (its own folder by default)."""
     path = Path(path)
-    try:
-        got = memfile.rewrite(root or path.parent, path, lambda _old: text, expected_hash)
-    except memfile.Conflict as exc:
-        snap = exc.snapshot
-        raise ChangedOnDisk(path, FileSnapshot(path, snap.text, snap.hash)) from None
-    return FileSnapshot(path, text, got.hash)
+    got = memfile.rewrite(root or path.parent, path, lambda _old: text, expected_hash)  # ChangedOnDisk(disk)
+    return FileSnapshot(path, got.rel, text, got.hash)
 
 
 def _write(path: Path, text: str) -> FileSnapshot:

@@ -113,7 +113,7 @@ class EditSession:
     def restore(self, rec: "Recovery") -> None:
         """Take a recovered text; it derives from the base it was typed on, which the disk
         may no longer hold (then the next save shows the difference)."""
-        base = self.base if self.base.hash == rec.base_hash else FileSnapshot(self.path, rec.base_text, rec.base_hash)
+        base = self.base if self.base.hash == rec.base_hash else FileSnapshot(self.path, self.base.rel, rec.base_text, rec.base_hash)
         self._start_from(base, rec.text)
 
     def disk_changed(self) -> FileSnapshot | None:

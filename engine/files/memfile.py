@@ -1,6 +1,6 @@
 """The one reader and writer of memory files: every front that reads or writes one comes here.
 
-    read(workspace, rel, *, extra_paths=(), cap=READ_CAP) -> Snapshot(path, rel, data, text, hash)
+    read(workspace, rel, *, extra_paths=(), cap=READ_CAP) -> FileSnapshot(path, rel, text, hash)
     read_text(workspace, rel, *, extra_paths=()) -> str  (newlines as a text file reads them)
     append(workspace, rel, compose, *, writer=None, cap=None) -> Receipt
         compose(tail: bytes) -> str: the block to add, given the file's last two bytes
@@ -8,7 +8,7 @@
     rewrite(workspace, rel, transform, expected_hash=None, *, writer=None) -> Receipt
         transform(text: str) -> str | bytes | None: the new content (None: leave the file as it
         is, and delete it if it is missing anyway). With `expected_hash` (files.MISSING for "no
-        file") the write happens only if the disk still holds that version; Conflict otherwise.
+        file") the write happens only if the disk still holds that version; ChangedOnDisk otherwise.
     remove(workspace, rel, *, writer=None) -> Receipt
     create_new(workspace, folder_rel, stem, text, *, writer=None) -> Receipt  (stem.md, stem-2.md, …)
 
@@ -27,7 +27,7 @@ allowed extra path. Every call enforces the same rules:
 - one lock per file (an flock on a lock file in clawmem's data folder, never in the workspace),
   held across read, compare, write and rename, so two clawmem writers never overwrite each other.
   A writer outside clawmem (an editor) is detected by the file's identity changing between the
-  read and the rename: the write is redone on the new content, or answered as Conflict.
+  read and the rename: the write is redone on the new content, or answered as ChangedOnDisk.
 
 Kills: a rewrite goes to a temporary file (`.<name>.<random>.tmp` beside it), fsync, rename, so
 the file holds the old or the new version. An append writes in place (O_APPEND: bytes someone
@@ -69,31 +69,36 @@ class TooLarge(Refused):
     """Over a size cap; the message says which and how to change it."""
 
 
-class Conflict(ClawmemError):
-    """The file is not the version the write was based on; `snapshot` is what is there now."""
-
-    def __init__(self, snapshot: "Snapshot"):
-        super().__init__(f"{snapshot.rel}: changed on disk since it was read")
-        self.snapshot = snapshot
-
-
 @dataclass(frozen=True, slots=True)
-class Snapshot:
+class FileSnapshot:
+    """A memory file as it was at one moment: the one snapshot type of every reader, writer and
+    editor. `text` is shown (invalid UTF-8 replaced), `hash` identifies the bytes (MISSING: no
+    such file), so a save can name the version it started from."""
+
     path: Path
-    rel: str
-    data: bytes | None  # None: no such file
+    rel: str  # as the caller named it (relative to the workspace, or to the file's folder)
+    text: str
+    hash: str
 
-    @property
-    def text(self) -> str:
-        return (self.data or b"").decode("utf-8", "replace")
-
-    @property
-    def hash(self) -> str:
-        return content_hash(self.data) if self.data is not None else MISSING
+    @classmethod
+    def of(cls, path: Path, rel: str, data: bytes | None) -> "FileSnapshot":
+        """The snapshot of `data` as read (None: no such file)."""
+        if data is None:
+            return cls(path, rel, "", MISSING)
+        return cls(path, rel, data.decode("utf-8", "replace"), content_hash(data))
 
     @property
     def exists(self) -> bool:
-        return self.data is not None
+        return self.hash != MISSING
+
+
+class ChangedOnDisk(ClawmemError):
+    """The file is not the version the write was based on; `disk` is what is there now. The
+    one conflict type: an agent's write, a promotion and the editor's save all raise it."""
+
+    def __init__(self, disk: FileSnapshot):
+        super().__init__(f"{disk.rel}: changed on disk since it was read")
+        self.disk = disk
 
 
 @dataclass(frozen=True, slots=True)
@@ -373,7 +378,7 @@ def clean_leftovers(found: list[tuple[Path, str]]) -> list[str]:
 # ------------------------------------------------------------------------------ the calls
 
 
-def read(workspace: Path, rel: str | Path, *, extra_paths: Iterable = (), cap: int = READ_CAP) -> Snapshot:
+def read(workspace: Path, rel: str | Path, *, extra_paths: Iterable = (), cap: int = READ_CAP) -> FileSnapshot:
     """The file's bytes (None when it does not exist). A killed append is repaired first."""
     shown, path, anchor = _locate(workspace, rel, extra_paths)
     if _pending(path, create=False).exists():  # a reader only looks: no folder made, no lock taken
@@ -381,15 +386,15 @@ def read(workspace: Path, rel: str | Path, *, extra_paths: Iterable = (), cap: i
             pass
     dfd = _folder(anchor, path, shown, create=False)
     if dfd is None:
-        return Snapshot(path, shown, None)
+        return FileSnapshot.of(path, shown, None)
     try:
         fd = _open(path, os.O_RDONLY, shown, dir_fd=dfd)
     finally:
         os.close(dfd)
     if fd is None:
-        return Snapshot(path, shown, None)
+        return FileSnapshot.of(path, shown, None)
     try:
-        return Snapshot(path, shown, _read_fd(fd, path, cap))
+        return FileSnapshot.of(path, shown, _read_fd(fd, path, cap))
     finally:
         os.close(fd)
 
@@ -567,10 +572,9 @@ def rewrite(workspace: Path, rel: str | Path, transform: Callable[[str], "str | 
             finally:
                 if fd is not None:
                     os.close(fd)
-            snap = Snapshot(path, shown, old)
-            if expected_hash is not None and snap.hash != expected_hash:
-                raise Conflict(snap)
-            new = transform(snap.text if old is None else old.decode("utf-8", "surrogateescape"))
+            if expected_hash is not None and (content_hash(old) if old is not None else MISSING) != expected_hash:
+                raise ChangedOnDisk(FileSnapshot.of(path, shown, old))
+            new = transform("" if old is None else old.decode("utf-8", "surrogateescape"))
             if new is None or (old is not None and (new if isinstance(new, bytes) else new.encode("utf-8", "surrogateescape")) == old):
                 return _receipt(path, shown, old or b"", changed=False)
             data = new if isinstance(new, bytes) else new.encode("utf-8", "surrogateescape")
@@ -579,9 +583,9 @@ def rewrite(workspace: Path, rel: str | Path, transform: Callable[[str], "str | 
             if _replace(path, data, seen, dfd, new_mode):
                 break
             if expected_hash is not None:
-                raise Conflict(read(workspace, rel, extra_paths=extra_paths))
+                raise ChangedOnDisk(read(workspace, rel, extra_paths=extra_paths))
         else:
-            raise Conflict(read(workspace, rel, extra_paths=extra_paths))
+            raise ChangedOnDisk(read(workspace, rel, extra_paths=extra_paths))
         _note(path, writer)
     return _receipt(path, shown, data)
 
