@@ -293,11 +293,15 @@ class Engine:
 
     # ------------------------------------------------------------------ editing a file
 
-    def edit(self, abspath):
-        """An edit session on one memory file: open, save with a conflict check, merge."""
+    def edit(self, path):
+        """An edit session on one memory file, named as the fronts name it (MEMORY.md,
+        memory/2026-02-10.md) or by its absolute path: open, save with a conflict check, merge.
+        AccessDenied for a path the tools may not write. Each save is journalled at once; the
+        index is then asked for that file only (`index(paths=[session.path])`)."""
         from .files.editing import EditSession
 
-        return EditSession(abspath)
+        rel, abspath = self.resolve_allowed(str(path))
+        return EditSession(abspath, rel=rel, on_saved=lambda s, snap: self.history_log.record(s.rel, s.path, snap.text))
 
     def keep_recovery(self, session):
         from .files import editing

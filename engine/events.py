@@ -136,6 +136,14 @@ class JobFinished(Event):
     seconds: float
     ok: bool = True
     message: str = ""
+    # the files whose rows this job wrote or removed (display paths), so a front refreshes only
+    # what changed; not in as_json(): `clawmem index --json` prints counts
+    changed: tuple[str, ...] = ()
+
+    @property
+    def index_changed(self) -> bool:
+        """Whether a search may now answer differently: text rows written or removed, or vectors added."""
+        return bool(self.files_indexed or self.files_removed or self.chunks_embedded or self.changed)
 
     def as_json(self) -> dict:
         """The summary `clawmem index --json` prints."""

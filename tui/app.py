@@ -70,7 +70,7 @@ class ClawmemApp(App):
         self.last_status: dict | None = None
         self.syncer = None
         self._index_running = False
-        self._index_again: tuple[str, bool] | None = None
+        self._index_again: tuple[str, bool, tuple | None] | None = None
         self._poll_timer = None
         self._status_timer = None
         self._started_up = False
@@ -205,24 +205,30 @@ class ClawmemApp(App):
         """Thread-safe: every engine event reaches the UI through here."""
         self.post_message(to_message(event))
 
-    def request_index(self, reason: str, force: bool = False) -> None:
-        """Bring the index up to date now, or right after the run in progress."""
+    def request_index(self, reason: str, force: bool = False, paths: tuple | None = None) -> None:
+        """Bring the index up to date now, or right after the run in progress. `paths`: the
+        files just written; only they are indexed (None: every source is listed)."""
+        if force:
+            paths = None
         if self.syncer is not None:
-            self.syncer.request("rebuild" if force else reason)
+            self.syncer.request("rebuild" if force else reason, paths)
             return
         if self._index_running:
             prior = self._index_again
-            self._index_again = (reason, force or bool(prior and prior[1]))
+            if prior is not None:  # one run after this one covers both requests
+                paths = None if prior[2] is None or paths is None else tuple(dict.fromkeys(prior[2] + paths))
+            self._index_again = (reason, force or bool(prior and prior[1]), paths)
             return
         self._index_running = True
-        self._index_worker(force, reason)
+        self._index_worker(force, reason, paths)
 
     @work(thread=True, exclusive=True, group="index", exit_on_error=False, description="index")
-    def _index_worker(self, force: bool, reason: str) -> None:
+    def _index_worker(self, force: bool, reason: str, paths: tuple | None = None) -> None:
         worker = get_current_worker()
         error = None
         try:
-            for event in self.engine.index(force=force, reason=reason, should_stop=lambda: worker.is_cancelled):
+            for event in self.engine.index(force=force, reason=reason, should_stop=lambda: worker.is_cancelled,
+                                           paths=list(paths) if paths is not None else None):
                 self.post_engine_event(event)
         except Exception as exc:  # lock held too long, unreadable index…: shown, never fatal
             error = str(exc) or type(exc).__name__
@@ -311,9 +317,13 @@ class ClawmemApp(App):
         if isinstance(e, ev.JobStarted) and not (self.last_status or {}).get("index", {}).get("files"):
             self.load_status()  # a first index: its messages say it is being built, not "no index yet"
         if isinstance(msg.event, ev.JobFinished):
-            self.load_status()
-            self.load_promote_count()  # a daily log may have changed under a candidate
-            self.load_files()
+            self.load_status()  # its counts, the last sync and the freshness are new in any case
+            # the rest only when the job changed what they show (each was re-asked after every sync)
+            if any(not p.startswith("sessions/") for p in e.changed):
+                self.load_promote_count()  # a daily log may have changed under a candidate
+            listed = {f["path"] for f in self.files}
+            if e.files_removed or any(p not in listed for p in e.changed):
+                self.load_files()  # a file came or went: the File tab's tree
             for pane in self.panes():
                 pane.on_synced(e)
 
@@ -335,9 +345,9 @@ class ClawmemApp(App):
             self.sync_pane.worker_failed(msg.error)
             self.notify(f"Index failed: {msg.error}", severity="error", timeout=10)
         if self._index_again is not None:
-            reason, force = self._index_again
+            reason, force, paths = self._index_again
             self._index_again = None
-            self.request_index(reason, force)
+            self.request_index(reason, force, paths)
 
     @on(FilesBehind)
     def _files_behind(self, msg: FilesBehind) -> None:
@@ -346,7 +356,7 @@ class ClawmemApp(App):
 
     @on(IndexRequested)
     def _index_requested(self, msg: IndexRequested) -> None:
-        self.request_index(msg.reason, msg.force)
+        self.request_index(msg.reason, msg.force, msg.paths)
 
     @on(SaveSetting)
     def _save_setting(self, msg: SaveSetting) -> None:

@@ -106,6 +106,7 @@ class IndexRequested(Message):
 
     reason: str
     force: bool = False  # a full rebuild
+    paths: tuple | None = None  # the files just written (absolute): index only those
 
 
 @dataclass

@@ -23,6 +23,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from .. import paths
 from .conflicts import ChangedOnDisk, FileSnapshot, Merged, merge3, read_file, save_if_unchanged
@@ -44,8 +45,10 @@ def _stamp(path: Path) -> tuple[int, int, int] | None:
 
 
 class EditSession:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, rel: str | None = None, on_saved: Callable[["EditSession", FileSnapshot], None] | None = None) -> None:
         self.path = Path(path)
+        self.rel = rel if rel is not None else self.path.name  # the path as the fronts show it
+        self._on_saved = on_saved  # told of every write the session made (Engine.edit journals it)
         self.open()
 
     def open(self) -> FileSnapshot:
@@ -84,6 +87,8 @@ class EditSession:
     def _written(self, snap: FileSnapshot) -> FileSnapshot:
         self._bases[self._current] = snap
         self._known_disk = snap
+        if self._on_saved is not None:
+            self._on_saved(self, snap)
         return snap
 
     def save(self) -> FileSnapshot:

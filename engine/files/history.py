@@ -42,6 +42,22 @@ class History:
             raise
         return jr
 
+    def record(self, path: str, abspath: Path, text: str) -> Version | None:
+        """Keep `text`, just written to `path`, as its newest version at once (a save in the
+        File tab), not when the index next reads it. None when the journal is off or cannot be
+        written: the next index records the version then, as it does for any write."""
+        import sqlite3
+
+        from .journal import Journal
+
+        if not self.cfg["journal.enabled"] or "memory" not in self.cfg["sources"]:
+            return None
+        try:
+            with Journal(self.cfg) as jr:
+                return jr.observe(path, abspath, text.encode("utf-8", "surrogateescape"))  # the bytes memfile wrote
+        except (OSError, sqlite3.Error):
+            return None
+
     def changes(self, path: str | None = None, since: float | None = None, *, catch_up: bool = True) -> list[Change]:
         """The changes to `path` (every memory file when None) since `since`, oldest first, each
         with both texts read (every front shows its counts or diff; the journal closes here)."""

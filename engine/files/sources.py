@@ -3,10 +3,12 @@ compares to tell cheaply whether the index lags them. Light on imports: every se
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 from ..config import Config
-from .workspace import SourceFile, dir_stamp, list_memory_files, normalize_extra_paths, path_kind
+from .workspace import IGNORED_DIRS, SourceFile, dir_stamp, display_path, list_memory_files, normalize_extra_paths, path_kind
 
 LAYOUT_KEY = "layout"  # meta: the folders and roots as the last complete listing saw them
 
@@ -31,6 +33,39 @@ def list_sources(cfg: Config, errors: list[str] | None = None, layout: dict | No
 
         files += list_session_files(cfg.sessions_dir(), cfg["sessions.includeArchives"])
     return files
+
+
+def memory_source(cfg: Config, abspath: Path) -> SourceFile | None:
+    """The listing's entry for one memory file, found without listing the others (a save names
+    the file it wrote). None when the full listing might not hold it under that name: not a
+    source, a symlink on the way, a folder the walk skips, a memory.md beside MEMORY.md; a
+    caller then indexes with the full listing."""
+    if "memory" not in cfg["sources"]:
+        return None
+    ws = cfg.workspace
+    p = Path(os.path.normpath(abspath))
+    try:
+        st = os.lstat(p)
+        if not stat.S_ISREG(st.st_mode) or not p.name.endswith(".md") or os.path.realpath(p.parent) != str(p.parent):
+            return None
+    except OSError:
+        return None
+    shown = display_path(ws, p)
+    try:
+        shown.encode("utf-8")  # the walk skips a name that is not UTF-8
+    except UnicodeEncodeError:
+        return None
+    if shown == "MEMORY.md":
+        return SourceFile(shown, str(p), "memory")
+    roots = [ws / "memory"] if shown.startswith("memory/") else [e for e in normalize_extra_paths(ws, cfg["extraPaths"])
+                                                                  if e == p or str(p).startswith(str(e) + os.sep)]
+    for root in roots:
+        if root == p:
+            return SourceFile(shown, str(p), "memory")
+        below = p.relative_to(root).parts[:-1]
+        if not any(part in IGNORED_DIRS for part in below) and not os.path.islink(root):
+            return SourceFile(shown, str(p), "memory")
+    return None
 
 
 def source_roots(cfg: Config) -> dict[str, str]:

@@ -51,6 +51,7 @@ class Stats:
     unchanged: int = 0
     embedded: int = 0
     warnings: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)  # the files whose rows were written or removed
     journal_batch_started: float = 0.0
 
 
@@ -159,21 +160,26 @@ def _session_below_delta(cfg: Config, row: tuple, st: os.stat_result, f: SourceF
     return new_lines < max_lines
 
 
-def text_phase(cfg: Config, store: Store, stats: Stats, *, backfill_sessions: bool, should_stop: Callable[[], bool]) -> Iterator[ev.Event]:
+def text_phase(cfg: Config, store: Store, stats: Stats, *, backfill_sessions: bool, should_stop: Callable[[], bool],
+               only: list[SourceFile] | None = None) -> Iterator[ev.Event]:
+    """Index the listed sources. `only`: just these files (a save in the app or an agent's write
+    names the file it wrote), no listing of the others, and nothing else removed."""
     errors: list[str] = []
     layout: dict = {}
-    files = list_sources(cfg, errors, layout)
+    files = list_sources(cfg, errors, layout) if only is None else only
     for e in errors:
         stats.warnings.append(e)
         yield ev.Warning(e)
     known = store.file_rows()
+    if only is not None:
+        known = {f.path: known[f.path] for f in only if f.path in known}
     journal = _open_journal(cfg, stats)
     if journal is False:
         yield ev.Warning(stats.warnings[-1])
         journal = None
     try:
         yield from _text_files(cfg, store, stats, files, known, journal, backfill_sessions, should_stop)
-        if not should_stop():
+        if not should_stop() and only is None:
             # every file listed is indexed now: a search compares the folders with this
             store.set_meta(LAYOUT_KEY, json.dumps(layout))
     finally:
@@ -249,6 +255,7 @@ def _text_files(cfg, store, stats, files, known, journal, backfill_sessions, sho
             if row:
                 remove_file(store, f.path)
                 stats.removed += 1
+                stats.changed.append(f.path)
                 yield ev.FileIndexed(f.path, 0, "removed")
             yield ev.Warning("file vanished while indexing; skipped", f.path)
         now = time.monotonic()
@@ -261,6 +268,7 @@ def _text_files(cfg, store, stats, files, known, journal, backfill_sessions, sho
                 return
             remove_file(store, path)
             stats.removed += 1
+            stats.changed.append(path)
             if journal is not None and known[path][0] == "memory":
                 _journal(journal, stats, path, Path(known[path][4] or path), None)
             yield ev.FileIndexed(path, 0, "removed")
@@ -300,6 +308,7 @@ def _index_one(cfg: Config, store: Store, f: SourceFile, st: os.stat_result, row
     chunks, stamps, maps = _chunks_for(cfg, f, data, text)
     write_file(store, f, st, digest, chunks, stamps, maps, note, None)
     stats.indexed += 1
+    stats.changed.append(f.path)
     if note:
         stats.warnings.append(f"{f.path}: {note}")
         yield ev.Warning(note, f.path)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Generator, Iterator
 
 if TYPE_CHECKING:  # the indexer and events load when a job runs: a search needs neither
@@ -41,10 +42,20 @@ class IndexJobs:
         backfill_sessions: bool = True,
         should_stop: Callable[[], bool] | None = None,
         lock_timeout: float = 60.0,
+        paths: list | None = None,
     ) -> Iterator[ev.Event]:
-        """Bring the index up to date, yielding progress events. Holds the writer lock meanwhile."""
+        """Bring the index up to date, yielding progress events. Holds the writer lock meanwhile.
+        `paths`: the absolute paths of the memory files just written; only those are indexed (no
+        listing of every source), unless one of them is not a plain source or a rebuild is due."""
         from .. import events as ev
+        from ..files.sources import memory_source
         from .indexer import Stats, needs_rebuild, open_writer
+
+        only = None
+        if paths is not None and not force:
+            only = [memory_source(self.cfg, Path(p)) for p in paths]
+            if any(f is None for f in only):
+                only = None  # the full listing decides what such a file is
 
         asked = should_stop or (lambda: False)
         heeded: list[bool] = []  # a step saw the request and left its work undone
@@ -95,14 +106,15 @@ class IndexJobs:
                 yield from self._rebuild(why, stats, stop, backfill_sessions)
             else:
                 try:
-                    yield from self._update(store, reason, stats, stop, backfill_sessions)
+                    yield from self._update(store, reason, stats, stop, backfill_sessions, only)
                 finally:
                     store.close()
             self.freshness.forget()
             remember_intact(self.index_path)  # closed cleanly: the next writer need not check it
             ok = not heeded
             finished = ev.JobFinished("rebuild" if why else "index", stats.indexed, stats.removed, stats.unchanged,
-                                      stats.embedded, time.monotonic() - started, ok, "" if ok else "stopped before the end")
+                                      stats.embedded, time.monotonic() - started, ok, "" if ok else "stopped before the end",
+                                      tuple(stats.changed))
         finally:
             lock.release()
         # after the release: whoever reacts to "finished" (a status refresh) must not see our lock
@@ -122,13 +134,13 @@ class IndexJobs:
                               "run `clawmem index --force` to rebuild it anyway, or use the config it was built with")
         return None
 
-    def _update(self, store: Store, reason: str, stats: Stats, stop, backfill: bool) -> Iterator[ev.Event]:
+    def _update(self, store: Store, reason: str, stats: Stats, stop, backfill: bool, only=None) -> Iterator[ev.Event]:
         from .. import events as ev
         from .indexer import MODEL_GRACE_DAYS, prune_models
 
         if store.get_meta("index") is None:
             store.set_meta("index", json.dumps(index_meta(self.cfg)))
-        yield from self._text_phase(store, "index", reason, stats, stop, backfill)
+        yield from self._text_phase(store, "index", reason, stats, stop, backfill, only)
         if stop():
             return
         yield from self._embed(store, stats, stop)
@@ -136,12 +148,12 @@ class IndexJobs:
         for dropped in prune_models(store, *self._configured_models(), force=False):
             yield ev.Warning(f"dropped vectors of {dropped}: no longer configured for {MODEL_GRACE_DAYS} days")
 
-    def _text_phase(self, store: Store, kind: str, reason: str, stats: Stats, stop, backfill: bool) -> Iterator[ev.Event]:
+    def _text_phase(self, store: Store, kind: str, reason: str, stats: Stats, stop, backfill: bool, only=None) -> Iterator[ev.Event]:
         """The indexer's text phase, its start event saying which job this is and why."""
         from .. import events as ev
         from .indexer import text_phase
 
-        for e in text_phase(self.cfg, store, stats, backfill_sessions=backfill, should_stop=stop):
+        for e in text_phase(self.cfg, store, stats, backfill_sessions=backfill, should_stop=stop, only=only):
             yield ev.JobStarted(kind, reason, e.files_total) if isinstance(e, ev.JobStarted) else e
 
     def _configured_models(self) -> tuple[set[str], set[str]]:

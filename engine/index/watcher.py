@@ -236,6 +236,8 @@ class Syncer:
         self._last_miss_restart = -1e9
         # pending work (guarded by _cond)
         self._requests: dict[str, float] = {}  # reason -> monotonic time it is due
+        self._only: dict[str, set[str]] = {}  # reason -> the files it is about (a save), when it names them
+        self._due_only: set[str] | None = None  # the files the sync being started is about (None: all)
         self._changed: set[str] = set()
         self._first_change = 0.0
         self._last_change = 0.0
@@ -292,10 +294,16 @@ class Syncer:
             self._running = False
             self._watch_state = "stopped"
 
-    def request(self, reason: str = "manual") -> None:
-        """Ask for a sync soon, in the background; never blocks. "rebuild" forces a full rebuild."""
+    def request(self, reason: str = "manual", paths=None) -> None:
+        """Ask for a sync soon, in the background; never blocks. "rebuild" forces a full rebuild.
+        `paths`: the absolute paths of the files just written; then only they are indexed (and the
+        watcher's own event for them is not synced again)."""
         with self._cond:
             now = time.monotonic()
+            if paths is not None and (reason in self._only or reason not in self._requests):
+                self._only.setdefault(reason, set()).update(str(p) for p in paths)
+            else:
+                self._only.pop(reason, None)  # asked for everything too
             self._requests[reason] = min(self._requests.get(reason, now), now)
             self._cond.notify_all()
 
@@ -485,8 +493,13 @@ class Syncer:
             changed = sorted(self._changed) if watch_due else []
             if watch_due:
                 self._changed.clear()
+            self._due_only = None
+            if reasons and not watch_due and all(r in self._only for r in reasons):
+                self._due_only = set().union(*(self._only[r] for r in reasons))
+                self._changed -= self._due_only  # the watcher heard those writes: this sync covers them
             for r in reasons:
                 del self._requests[r]
+                self._only.pop(r, None)
         if changed:
             self._emit(ev.FilesChanged(tuple(self._display(p) for p in changed)))
         for r in ("rebuild", "start", "manual"):
@@ -515,11 +528,12 @@ class Syncer:
     def _sync(self, reason: str) -> None:
         with self._cond:
             self._job = reason
+            only, self._due_only = self._due_only, None
         self._files_logged = 0
         finished = None
         holder = current_holder(self.engine.index_path)
         if holder is not None:  # another process writes: do not even queue behind it
-            self._lock_busy(describe_holder(holder), reason)
+            self._lock_busy(describe_holder(holder), reason, only)
             return
         try:
             events = self.engine.index(
@@ -528,6 +542,7 @@ class Syncer:
                 backfill_sessions=reason in ("start", "manual", "rebuild"),
                 should_stop=lambda: self._stopping,
                 lock_timeout=LOCK_WAIT_SECONDS,
+                paths=sorted(only) if only is not None else None,
             )
             for e in events:
                 if isinstance(e, ev.Warning) and e.message.startswith("waiting for the writer lock"):
@@ -539,7 +554,7 @@ class Syncer:
                     finished = e
                 self._emit(e)
         except LockBusy as exc:
-            self._lock_busy(describe_holder(exc.holder), reason)
+            self._lock_busy(describe_holder(exc.holder), reason, only)
             return
         except Exception as exc:
             delay = ERROR_RETRY_SECONDS[min(self._errors_in_row, len(ERROR_RETRY_SECONDS) - 1)]
@@ -549,6 +564,8 @@ class Syncer:
             with self._cond:
                 self._last_result = f"error: {msg}"
                 self._blocked_until = time.monotonic() + delay  # everything waits: the same error would recur
+                if reason not in self._requests and only is not None:
+                    self._only.setdefault(reason, set()).update(only)
                 self._requests.setdefault(reason, time.monotonic())
             self._emit(ev.Error(f"sync failed: {msg}; retrying in {delay:.0f}s"))
             return
@@ -556,11 +573,13 @@ class Syncer:
             with self._cond:
                 self._job = None
         self._errors_in_row = 0
-        # what is still behind now was left on purpose (or changed meanwhile: the watcher says so)
-        try:
-            self._left_behind = set(self.engine.freshness(full=True)["behind"])
-        except Exception:
-            self._left_behind = set()
+        # what is still behind now was left on purpose (or changed meanwhile: the watcher says so);
+        # a sync of the files just written looked at nothing else
+        if only is None:
+            try:
+                self._left_behind = set(self.engine.freshness(full=True)["behind"])
+            except Exception:
+                self._left_behind = set()
         with self._cond:
             self._waiting_for = None
             self._last_sync = time.time()
@@ -584,12 +603,14 @@ class Syncer:
         elif retry and not warning:
             log.info("the fleet is back: pushed what waited")
 
-    def _lock_busy(self, who: str, reason: str) -> None:
+    def _lock_busy(self, who: str, reason: str, only: set[str] | None = None) -> None:
         """Another process holds the writer lock: say who (once per holder) and retry later."""
         with self._cond:
             told = self._waiting_for == who
             self._waiting_for = who
             self._blocked_until = time.monotonic() + LOCK_RETRY_SECONDS
+            if reason not in self._requests and only is not None:
+                self._only.setdefault(reason, set()).update(only)
             self._requests.setdefault(reason, time.monotonic())
         if not told:
             self._emit(ev.Warning(f"the index is being written by {who}; will sync when it is done"))

@@ -146,10 +146,9 @@ class FilePane(Pane, Horizontal):
                 text = engine.get(path)["text"]
                 opened = OpenedFile(path, None, None, True)
             else:
-                rel, abspath = engine.resolve_allowed(path)
-                session = self.host.engine.edit(abspath)
+                session = engine.edit(path)
                 text = session.text
-                opened = OpenedFile(rel, abspath, session, False)
+                opened = OpenedFile(session.rel, session.path, session, False)
         except Exception as exc:
             self.app.notify(f"Cannot open {path}: {exc}", severity="error", timeout=8)
             return
@@ -371,7 +370,7 @@ class FilePane(Pane, Horizontal):
         self._show_banner(None)
         self._update_header()
         self.app.notify(f"{how} {self.opened.path}")
-        self.post_message(IndexRequested(f"saved {self.opened.path}"))
+        self.post_message(IndexRequested(f"saved {self.opened.path}", paths=(self.opened.abspath,)))
 
     def save_as_new(self, shown: FileSnapshot) -> None:
         o = self.opened

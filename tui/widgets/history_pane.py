@@ -135,7 +135,8 @@ class HistoryPane(Pane, Vertical):
         self._load(self.since)
 
     def on_synced(self, finished) -> None:
-        if self.shown:  # a sync may have journalled a change; a hidden tab reloads when shown
+        # a sync journals the memory files it indexed; a hidden tab reloads when shown
+        if self.shown and any(not p.startswith("sessions/") for p in finished.changed):
             self.reload()
 
     @work(thread=True, exclusive=True, group="history", exit_on_error=False)

@@ -153,7 +153,9 @@ class SearchPane(Pane, Vertical):
         self._search(seq, query, self.show_hidden, seq != self._quiet_seq)
 
     def on_synced(self, finished) -> None:
-        self.refresh_search(after_sync=True)
+        # else the same search gives the same answer (unless it said the index was behind)
+        if finished.index_changed or (self.result or {}).get("stale"):
+            self.refresh_search(after_sync=True)
 
     def on_config(self) -> None:
         self.refresh_search()
