@@ -180,3 +180,27 @@ def test_text_for_people_is_one_face_and_the_editor_shares_its_hidden_characters
         assert _HIDDEN.fullmatch(ch), repr(ch)
     for ch in "\tA é":
         assert not _HIDDEN.fullmatch(ch)
+
+
+def test_one_opener_for_the_private_databases():
+    """The index, the embedding cache, the journal and the recall log are opened by
+    files/fsutil.open_database (the driver each needs, autocommit, any thread); a caller that
+    handles a failure of any of them catches fsutil.database_errors()."""
+    from clawmem.engine.files.fsutil import database_errors, open_database
+
+    opens = re.compile(r"\b(sqlite3|sqlean|db)\.connect\(")
+    offenders = sorted(p.relative_to(ENGINE).as_posix() for p in ENGINE.rglob("*.py")
+                       if p.name != "fsutil.py" and opens.search(p.read_text(encoding="utf-8")))
+    # the fleet's push state (a local note of what PostgreSQL holds) keeps its own opener: it
+    # relies on implicit transactions (`with conn:`), which the autocommit opener does not give
+    assert offenders == ["fleet/client.py"]
+    assert opens.search("conn = sqlite3.connect(path)")  # the check sees a stray opener
+    conn = open_database(":memory:", timeout=1.0)
+    try:
+        conn.execute("select nonsense from nowhere")
+    except database_errors() as exc:
+        assert "nowhere" in str(exc)
+    else:
+        raise AssertionError("no error raised")
+    finally:
+        conn.close()

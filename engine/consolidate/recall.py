@@ -31,6 +31,7 @@ from typing import NamedTuple
 
 from .. import paths
 from ..config import sha256
+from ..files.fsutil import open_database
 from ..errors import ClawmemError
 
 # a dated daily log anywhere under memory/ (OpenClaw's short-term memory paths), with an
@@ -100,7 +101,7 @@ def connect(cfg) -> sqlite3.Connection:
             return conn
         paths.private_dir(paths.data_dir() / "recall")
         paths.private_dir(file.parent)
-        conn = sqlite3.connect(file, timeout=10.0, isolation_level=None, check_same_thread=False)
+        conn = open_database(file, timeout=10.0)  # the stdlib's sqlite3: callers catch sqlite3.Error
         try:
             os.chmod(file, 0o600)
             _set_up(conn)

@@ -16,7 +16,8 @@ if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts 
     import numpy as np
 
 from .. import paths
-from ..index.store import BUSY_TIMEOUT_MS, DatabaseError, file_is_damaged, create_private_file, db, move_aside
+from ..files.fsutil import open_database
+from ..index.store import BUSY_TIMEOUT_MS, DatabaseError, Error, file_is_damaged, create_private_file, move_aside
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS cache (
@@ -48,7 +49,7 @@ class EmbeddingCache:
 
     def _open(self) -> None:
         create_private_file(self.path)
-        self.conn = db.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
+        self.conn = open_database(self.path, timeout=BUSY_TIMEOUT_MS / 1000, extensions=True)
         self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         self.conn.execute("PRAGMA journal_mode = WAL")
         self.conn.executescript(SCHEMA)
@@ -108,5 +109,5 @@ class EmbeddingCache:
     def close(self) -> None:
         try:
             self.conn.close()
-        except db.Error:
+        except Error:
             pass

@@ -63,3 +63,42 @@ def path_text(path) -> str:
 def os_path(text: str) -> str:
     """The path the OS wants for a path stored by path_text."""
     return os.fsdecode(text.encode("utf-8", "surrogateescape"))
+
+
+# ------------------------------------------------------------------ clawmem's private SQLite databases
+
+
+def sqlite_driver(extensions: bool = False):
+    """The SQLite module for one of clawmem's private databases. `extensions` (the index and
+    the embedding cache: FTS5, sqlite-vec): sqlean.py, which bundles them on every platform,
+    else the stdlib's. The others (the journal, the recall log) use the stdlib's sqlite3, whose
+    exceptions their callers have always caught. Loaded on first use only: a keyword search
+    pays for one driver, never for probing both."""
+    if extensions:
+        try:
+            import sqlean
+
+            return sqlean
+        except ImportError:
+            pass
+    import sqlite3
+
+    return sqlite3
+
+
+def open_database(target, *, timeout: float, extensions: bool = False, uri: bool = False):
+    """The one opener of clawmem's private databases (index, embedding cache, journal, recall
+    log): autocommit (every transaction is explicit), shareable between threads, waiting up
+    to `timeout` seconds for another writer. Making the file owner-only stays with its owner,
+    which knows whether it may create it."""
+    db = sqlite_driver(extensions)
+    return db.connect(str(target), uri=uri, timeout=timeout, isolation_level=None, check_same_thread=False)
+
+
+def database_errors() -> tuple[type[Exception], ...]:
+    """The Error class of every SQLite driver loaded in this process: what a caller catches to
+    handle a failure of any private database (`except database_errors():` costs nothing until
+    an exception arrives, and imports no driver)."""
+    import sys
+
+    return tuple(module.Error for name in ("sqlite3", "sqlean") if (module := sys.modules.get(name)) is not None)

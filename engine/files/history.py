@@ -46,8 +46,7 @@ class History:
         """Keep `text`, just written to `path`, as its newest version at once (a save in the
         File tab), not when the index next reads it. None when the journal is off or cannot be
         written: the next index records the version then, as it does for any write."""
-        import sqlite3
-
+        from .fsutil import database_errors
         from .journal import Journal
 
         if not self.cfg["journal.enabled"] or "memory" not in self.cfg["sources"]:
@@ -55,7 +54,9 @@ class History:
         try:
             with Journal(self.cfg) as jr:
                 return jr.observe(path, abspath, text.encode("utf-8", "surrogateescape"))  # the bytes memfile wrote
-        except (OSError, sqlite3.Error):
+        except OSError:
+            return None
+        except database_errors():
             return None
 
     def changes(self, path: str | None = None, since: float | None = None, *, catch_up: bool = True) -> list[Change]:

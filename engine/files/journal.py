@@ -28,7 +28,7 @@ from pathlib import Path
 
 from . import memfile
 from .. import paths
-from .fsutil import os_path, path_text
+from .fsutil import open_database, os_path, path_text
 
 from .writers import OUTSIDE, writer_of as _writer_of
 from ..errors import ClawmemError
@@ -92,7 +92,7 @@ class Journal:
         # file's folder once (a file itself is never a symlink: the listing skips those)
         self._notes = paths.data_dir() / "journal" / "writers"
         self._real_dirs: dict[str, str] = {}
-        self.conn = sqlite3.connect(self.file, timeout=30.0, isolation_level=None, check_same_thread=False)
+        self.conn = open_database(self.file, timeout=30.0)  # the stdlib's sqlite3: callers catch sqlite3.Error
         try:
             os.chmod(self.file, 0o600)
         except OSError:

@@ -60,10 +60,11 @@ class Health:
         except DatabaseError as exc:  # damage past what opening the index checks
             store, store_error = None, f"{self.index_path}: not a usable clawmem index ({exc}); `clawmem index` repairs it"
         if store is None:
-            from .store import _load_vec, db
+            from ..files.fsutil import open_database
+            from .store import _load_vec
 
             counts, schema = {"files": 0, "chunks": 0, "bySource": {}}, SCHEMA_VERSION
-            probe = db.connect(":memory:")
+            probe = open_database(":memory:", timeout=1.0, extensions=True)  # can sqlite-vec load here?
             vector = dict(_load_vec(probe).as_status())
             probe.close()
             vector["models"] = []

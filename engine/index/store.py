@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, NamedTuple
 
+from ..files.fsutil import open_database, sqlite_driver
+
 if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts faster without it
     import numpy as np
 
@@ -29,20 +31,9 @@ BUSY_TIMEOUT_MS = 10_000
 SMALL_MEMORY = 64
 
 
-def _pick_driver():
-    """sqlean.py (a dependency: FTS5 and extension loading on every platform), else the stdlib
-    sqlite3. sqlean first: probing the stdlib module costs a keyword search ~3 ms of imports."""
-    try:
-        import sqlean
-
-        return sqlean
-    except ImportError:
-        import sqlite3
-
-        return sqlite3
-
-
-db = _pick_driver()
+# sqlean.py (a dependency: FTS5 and extension loading on every platform), else the stdlib
+# sqlite3; files/fsutil.py opens every private database
+db = sqlite_driver(extensions=True)
 Error = db.Error
 DatabaseError = db.DatabaseError
 OperationalError = db.OperationalError
@@ -205,7 +196,7 @@ class Store:
             from urllib.parse import quote
 
             target, uri = f"file:{quote(target)}?immutable=1", True
-        self.conn = db.connect(target, uri=uri, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
+        self.conn = open_database(target, uri=uri, timeout=BUSY_TIMEOUT_MS / 1000, extensions=True)
         self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         self.inode = os.stat(self.path).st_ino
         self._load_vec = load_vec
@@ -753,7 +744,7 @@ def read_identity(path: Path) -> dict[str, str]:
     import sqlite3
 
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=1.0)
+        conn = open_database(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=1.0)  # the stdlib's driver
     except sqlite3.Error:
         return {}
     try:
