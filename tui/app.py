@@ -560,6 +560,7 @@ class ClawmemApp(App):
         try:
             cfg = load_config(**self.load_args)
             new_ui = ui_settings.from_table(cfg.ui, str(cfg.file))
+            check_theme(new_ui.theme, str(cfg.file), self.available_themes)
         except ConfigError as exc:
             self.notify(f"Not applied: {exc}", severity="error", timeout=15)
             return
@@ -593,13 +594,16 @@ def help_text(keymap: dict[str, str]) -> str:
     )
 
 
-def check_theme(name: str, where: str) -> None:
-    """A theme no file or built-in provides stops the app (ConfigError: one line naming the key)."""
+def check_theme(name: str, where: str, known=None) -> None:
+    """The one rule for ui.theme: a theme no file or built-in provides is a bad setting
+    (ConfigError: one line naming the file, the key and the choices). At start-up it stops the
+    app; a configuration reloaded while the app runs is then not applied. `known`: the themes
+    the running app registered (a file added since is not one of them), else those on disk."""
     from textual.theme import BUILTIN_THEMES
 
     themes, problems = load_themes()
     ours = sorted(t.name for t in themes)
-    if name in ours or name in BUILTIN_THEMES:
+    if name in (known if known is not None else (*ours, *BUILTIN_THEMES)):
         return
     broken = next((p for p in problems if name in p.path), None)
     why = f" ({broken} was skipped)" if broken else ""

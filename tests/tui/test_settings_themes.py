@@ -175,3 +175,21 @@ async def test_panel_titles_on_screen_are_readable(ws, make_app, theme):
         await settle(pilot)
         titles = [s for s in screen_segments(app) if s.text.strip() in ("Results", "Preview")]
     assert len(titles) == 2 and all(contrast(s.style) >= 4.5 for s in titles), [(s.text, contrast(s.style)) for s in titles]
+
+
+async def test_a_reload_naming_an_unknown_theme_is_refused_like_any_bad_setting(ws, home_dirs, make_app):
+    """The start-up refuses a theme nothing provides; a configuration reloaded while the app
+    runs (F5, ctrl+p → reload) is checked by the same rule and not applied, with the one line
+    saying why, and the app goes on with its theme (it raised InvalidThemeError)."""
+    config = home_dirs / ".config" / "clawmem" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('[ui]\ntheme = "clawmem-light"\n')
+    app = make_app(ws, config_path=str(config), theme="clawmem-light")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        config.write_text('[ui]\ntheme = "nope"\n')
+        app.reload_config_from_disk()
+        await pilot.pause()
+        assert app.theme == "clawmem-light" and app.is_running
+        notes = [n.message for n in app._notifications]
+        assert any(m.startswith(f"Not applied: {config}: ui.theme: no theme named 'nope'") for m in notes), notes

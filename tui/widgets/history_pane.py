@@ -22,7 +22,7 @@ from clawmem.engine import human
 from .. import keys
 from ..keys import Key
 from ..messages import IndexRequested
-from .pane import Pane
+from .pane import Pane, fit_beside_scroll_bar
 
 SINCE = ("today", "yesterday", "7d", "30d", "all")
 SINCE_WORDS = {"today": "today", "yesterday": "yesterday", "7d": "the last 7 days", "30d": "the last 30 days", "all": "ever"}
@@ -221,12 +221,9 @@ class HistoryPane(Pane, Vertical):
         self.hunk = max(0, min(self.hunk, len(entry.hunks) - 1))
         side = self.query_one("#history-side", VerticalScroll)
         region = side.scrollable_content_region
-        width = region.width or None
-        self._width = width
-        text = diff_content(entry, self.hunk, width)
-        if width and not side.show_vertical_scrollbar and text.plain.count("\n") + 1 > region.height:
-            width -= 2  # taller than the view: the scroll bar it brings takes 2 cells
-            text = diff_content(entry, self.hunk, width)
+        self._width = region.width or None
+        text, width = fit_beside_scroll_bar(side, self._width, lambda w: diff_content(entry, self.hunk, w),
+                                            lambda text: text.plain.count("\n") + 1)
         self.query_one("#history-diff", Static).update(text)
         # keep the marked hunk in view: one title line, then the hunks' rows (wrapped ones count)
         line = 1 + (1 if entry.deleted else 0) + sum(

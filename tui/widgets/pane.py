@@ -67,3 +67,15 @@ class Pane:
     def shown(self) -> bool:
         """The tab is the one on screen (its TabPane is the switcher's current child)."""
         return bool(self.parent is not None and self.parent.display)  # type: ignore[attr-defined]
+
+
+def fit_beside_scroll_bar(side, width: int | None, render, rows):
+    """(render(width), the width used) for a scrollable side panel: rendered again 2 cells
+    narrower when it is taller than the view while no scroll bar shows yet, since the bar it
+    brings takes 2 cells (else a line exactly as wide as the view would be cut). `rows(out)`:
+    how many rows `out` takes; `width` None: no width to narrow, rendered once."""
+    out = render(width)
+    if width is not None and not side.show_vertical_scrollbar and rows(out) > side.scrollable_content_region.height:
+        width -= 2
+        out = render(width)
+    return out, width

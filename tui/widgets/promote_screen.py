@@ -23,6 +23,7 @@ from clawmem.engine import human
 
 from .. import keys
 from ..messages import IndexRequested
+from .pane import fit_beside_scroll_bar
 
 STATUS_WORDS = {"changed": "edited since it was recalled: it will be skipped",
                 "deleted": "its file was deleted: it will be skipped"}
@@ -203,9 +204,8 @@ class PromoteScreen(Screen):
         if c is not None:
             side = self.query_one("#promote-side", VerticalScroll)
             region = side.scrollable_content_region
-            text = detail(c, region.width if region.width > 20 else None)
-            if region.width > 20 and not side.show_vertical_scrollbar and len(text.wrap(region.width)) > region.height:
-                text = detail(c, region.width - 2)  # taller than the view: the scroll bar will take 2 cells
+            text, _ = fit_beside_scroll_bar(side, region.width if region.width > 20 else None, lambda w: detail(c, w),
+                                            lambda text: len(text.wrap(region.width)))
             self.query_one("#promote-detail", Static).update(text)
 
     # ------------------------------------------------------------------ decisions

@@ -21,7 +21,7 @@ from ..keys import Key
 from ..words import plural
 from ..present import explanation, hidden_reason, mode_line
 from ..messages import IndexRequested, OpenFile, PreviewLoaded, SearchDone
-from .pane import Pane
+from .pane import Pane, fit_beside_scroll_bar
 
 PREVIEW_CONTEXT = 4  # lines shown above and below the matched range
 
@@ -355,10 +355,9 @@ class SearchPane(Pane, Vertical):
         # a long line wraps under its text, the bar beside every row of a cited line
         side = self.query_one("#side")
         region = side.scrollable_content_region
-        parts = self._preview_rows(lines, msg.first_line, s, e, match, region.width - (width + 2))
-        if not side.show_vertical_scrollbar and sum(p.plain.count("\n") + 1 for p in parts) > region.height:
-            # taller than the view: the scroll bar it brings takes 2 cells
-            parts = self._preview_rows(lines, msg.first_line, s, e, match, region.width - (width + 2) - 2)
+        parts, _ = fit_beside_scroll_bar(side, region.width - (width + 2),
+                                         lambda room: self._preview_rows(lines, msg.first_line, s, e, match, room),
+                                         lambda parts: sum(p.plain.count("\n") + 1 for p in parts))
         self.query_one("#preview", Static).update(Content("\n").join(parts))
         self.query_one("#side").border_title = f"{msg.path}:{s}-{e}"
         self.call_after_refresh(self._scroll_preview_to, parts[: match - msg.first_line])
