@@ -1,16 +1,19 @@
 """The engine facade: the one object the CLI, the app and the MCP server talk to.
 
 `Engine` holds small parts, each with one job, wired in its constructor:
-  IndexReader  reader.py        the per-thread read connection to the index, data cached from it
-  Providers    providers.py     the provider plan, providers built on first use, their failures
-  Freshness    freshness.py     how far the index lags the files, the watcher's state
-  Searcher     searching.py     memory_search: options, the model serving vectors, fallbacks
-  IndexJobs    jobs.py          index, update, rebuild and resume under the writer lock
-  Health       health.py        status, issues, rebuild state, `status --fix` repairs
-  MemoryFiles  memory_files.py  memory_get, the paths the tools may read, the File tab's list
-  History      history.py       the journal opened caught up, its changes, restores
+  IndexReader  index/reader.py        the per-thread read connection to the index, data cached from it
+  Providers    embeddings/providers.py the provider plan, providers built on first use, their failures
+  Freshness    index/freshness.py     how far the index lags the files, the watcher's state
+  Searcher     search/searcher.py     memory_search: options, the model serving vectors, fallbacks
+  IndexJobs    index/jobs.py          index (all sources, or the files just written), rebuild, resume
+  Health       index/health.py        status, issues, rebuild state, `status --fix` repairs
+  MemoryFiles  files/reading.py       memory_get, the paths the tools may read, the File tab's list
+  History      files/history.py       the journal opened caught up, its changes, restores, a save's version
 Each takes its collaborators as arguments and is usable alone. The writes agents and people
-make are in memfile.py (through files.py, tools.py, editing.py); background sync in sync.py.
+make go through files/memfile.py (agent/tools.py, files/editing.py); background sync is
+index/watcher.py. Operations with an owner of their own are reached through small sub-faces
+the engine hands out: `engine.fleet` (the fleet owner's operations), `engine.models` (the
+local model files), `engine.tools` (the agent tools' payloads).
 """
 
 from __future__ import annotations
