@@ -56,8 +56,10 @@ class Pane:
         """How the app keeps the index fresh now: "running", "off", "polling (…)"."""
 
     def on_synced(self, finished: ev.JobFinished) -> None:
-        """An index job finished (after its event went to on_engine_event): the files, the index
-        and maybe the journal changed. `self.shown` says whether the tab is on screen."""
+        """An index job finished (after its event went to on_engine_event). `finished.changed`
+        names the files whose rows it wrote or removed (memory files are journalled too);
+        `finished.index_changed` says whether a search may answer differently. `self.shown`
+        says whether the tab is on screen."""
 
     def on_config(self) -> None:
         """The configuration or the app's settings changed (saved in the Config tab, reloaded
