@@ -5,6 +5,7 @@ JobFinished names the files it changed. Real files, a real index and journal, a 
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -129,3 +130,49 @@ def test_the_watcher_indexes_only_the_saved_file_when_asked_with_its_path(worksp
         assert "memory/2026-02-11.md" not in indexed_paths(eng)
     finally:
         syncer.stop()
+
+
+def layout_stamp(eng, folder) -> int | None:
+    from clawmem.engine.files.sources import LAYOUT_KEY
+
+    return eng.reader().get_meta_json(LAYOUT_KEY)["dirs"].get(str(folder))
+
+
+def test_a_saved_files_folder_is_restamped_when_it_holds_only_what_the_index_knows(eng, workspace):
+    """A save renames over its file, which moves its folder's mtime: the path-only job stamps
+    the folder again when it holds just the indexed files, so searches keep their cheap look
+    (seen_behind without comparing every file); with a stranger in it the old stamp stays and
+    a search sees the index behind."""
+    import os
+
+    folder = workspace / "memory"
+    before = layout_stamp(eng, folder)
+    session = eng.edit("memory/2026-02-10.md")
+    session.edit(session.text + "a kingfisher too\n")
+    session.save()
+    time.sleep(0.05)  # a folder changed within the clock's tick is not trusted
+    eng.run_index(paths=[session.path])
+    assert layout_stamp(eng, folder) == os.stat(folder).st_mtime_ns != before
+    assert not eng.seen_behind()
+
+    write(folder / "2026-02-12.md", "# stranger\n")
+    session.edit(session.text + "and a heron\n")
+    session.save()
+    time.sleep(0.05)
+    stamped = layout_stamp(eng, folder)
+    eng.run_index(paths=[session.path])
+    assert layout_stamp(eng, folder) == stamped  # not vouched for: the new file is not indexed
+    eng.freshness_check.forget()
+    assert eng.seen_behind()
+
+
+def test_an_agents_write_indexes_the_file_it_wrote_only(eng, workspace):
+    import datetime as dt
+
+    write(workspace / "memory" / "2026-02-11.md", "# more\n\nthe otters are back\n")
+    out = eng.append("a kingfisher by the bridge", now=dt.datetime(2026, 2, 12, 9, 30))
+    assert out["indexed"] is True and out["path"] == "memory/2026-02-12.md"
+    assert [h.path for h in eng.search("kingfisher").hits] == ["memory/2026-02-12.md"]
+    assert "memory/2026-02-11.md" not in indexed_paths(eng)  # not listed: the watcher's business
+    remembered = eng.remember("the heron's name is Gus")
+    assert remembered["indexed"] is True and [h.path for h in eng.search("Gus").hits] == ["MEMORY.md"]

@@ -252,10 +252,11 @@ def _write_refused(engine, text: Any, label: Any = None, need_workspace: bool = 
     return None
 
 
-def index_now(engine) -> dict:
-    """Index what was just written, so the next memory_search finds it."""
+def index_now(engine, paths: list | None = None) -> dict:
+    """Index what was just written, so the next memory_search finds it. `paths`: the files
+    written (absolute); only they are indexed, with no listing of every source."""
     try:
-        engine.run_index(reason="write", backfill_sessions=False, lock_timeout=10.0)
+        engine.run_index(reason="write", backfill_sessions=False, lock_timeout=10.0, paths=paths)
         return {"indexed": True}
     except LockBusy as exc:
         hook = engine.sync_hook
@@ -284,7 +285,7 @@ def memory_append(engine, text: Any, heading: Any = None, *, now: dt.datetime | 
     except OSError as exc:
         return {"error": f"{getattr(exc, 'filename', '') or 'memory/'}: cannot append ({exc.strerror or exc})"}
     rel = path.relative_to(engine.workspace).as_posix()
-    return {"path": rel, "startLine": start, "endLine": end, "citation": citation(rel, start, end), **index_now(engine)}
+    return {"path": rel, "startLine": start, "endLine": end, "citation": citation(rel, start, end), **index_now(engine, [path])}
 
 
 def memory_remember(engine, text: Any, section: Any = None, scope: Any = None, replaces: Any = None) -> dict:
@@ -328,7 +329,7 @@ def memory_remember(engine, text: Any, section: Any = None, scope: Any = None, r
     except OSError as exc:
         return {"error": f"{rel}: cannot write ({exc.strerror or exc})"}
     start, end = lines["start"], lines["end"]
-    return {"path": rel, "startLine": start, "endLine": end, "citation": citation(rel, start, end), **index_now(engine)}
+    return {"path": rel, "startLine": start, "endLine": end, "citation": citation(rel, start, end), **index_now(engine, [target])}
 
 
 # ---------------------------------------------------------------------------- promotion

@@ -37,7 +37,7 @@ from ..files.sessions import parse_transcript
 from .store import ForeignIndex, Store, index_meta, known_intact, may_move_aside, move_aside, not_ours_line, remove_index_files
 from ..text import index_tokens
 from ..files.sources import LAYOUT_KEY, list_sources
-from ..files.workspace import SourceFile, day_of
+from ..files.workspace import IGNORED_DIRS, SourceFile, day_of, dir_stamp
 
 MAX_FILE_BYTES = 16 * 1024 * 1024  # bigger "notes" are refused with a reason: memory files are small
 EMBED_BATCH = 32
@@ -182,6 +182,8 @@ def text_phase(cfg: Config, store: Store, stats: Stats, *, backfill_sessions: bo
         if not should_stop() and only is None:
             # every file listed is indexed now: a search compares the folders with this
             store.set_meta(LAYOUT_KEY, json.dumps(layout))
+        elif not should_stop():
+            _restamp_folders(store, only)
     finally:
         if journal is not None:
             try:
@@ -189,6 +191,47 @@ def text_phase(cfg: Config, store: Store, stats: Stats, *, backfill_sessions: bo
             except sqlite3.Error as exc:
                 stats.warnings.append(f"journal: {exc}; the last versions seen were not kept")
             journal.close()
+
+
+def _restamp_folders(store: Store, only: list[SourceFile]) -> None:
+    """After a job of just these files: each one's folder, when the last complete listing
+    stamped it, gets its new stamp if it holds exactly the files and folders the index knows
+    there (a save renames over its file, which moves the folder's mtime; left alone, every
+    search would compare every file until the next complete listing). Anything else in it, or
+    a folder changed too recently to trust, keeps the old stamp: a search then compares."""
+    layout = store.get_meta_json(LAYOUT_KEY)
+    if not isinstance(layout, dict) or not isinstance(layout.get("dirs"), dict):
+        return
+    dirs: dict = layout["dirs"]
+    rows = store.file_rows()
+    moved = False
+    for folder in {os.path.dirname(f.abspath) for f in only}:
+        if folder not in dirs:
+            continue
+        try:
+            stamp = dir_stamp(folder)
+            with os.scandir(folder) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        if stamp is None or stamp == dirs[folder]:
+            continue
+        on_disk, folders = set(), set()
+        for e in entries:
+            if e.is_symlink():
+                continue
+            if e.is_dir(follow_symlinks=False):
+                if e.name not in IGNORED_DIRS:
+                    folders.add(e.path)
+            elif e.name.endswith(".md"):
+                on_disk.add(e.path)
+        indexed = {abspath for _, _, _, _, abspath in rows.values() if abspath and os.path.dirname(abspath) == folder}
+        stamped = {d for d in dirs if os.path.dirname(d) == folder}
+        if on_disk == indexed and folders == stamped:
+            dirs[folder] = stamp
+            moved = True
+    if moved:
+        store.set_meta(LAYOUT_KEY, json.dumps(layout))
 
 
 def _open_journal(cfg: Config, stats: Stats) -> Journal | None | bool:
