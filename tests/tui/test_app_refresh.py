@@ -5,11 +5,14 @@ A save in the File tab indexes that one file."""
 
 from __future__ import annotations
 
+import pytest
 from textual.widgets import TextArea
 
 from clawmem.engine import events as ev
 from clawmem.engine.files.journal import Journal
 from tuikit import settle, until
+
+pytestmark = pytest.mark.slow  # each drives the real app for several seconds
 
 
 def count_calls(app, *names: str) -> dict[str, int]:
