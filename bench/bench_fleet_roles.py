@@ -116,6 +116,9 @@ def main() -> None:
                     " (the worst case for a few agents' rows); 500 is how a first push lays them out")
     ap.add_argument("--shared-buffers", help="PostgreSQL's shared_buffers for this run (default: what `clawmem fleet up` sets;"
                     " 128MB is PostgreSQL's own default, which fleet up used before)")
+    ap.add_argument("--vectors", choices=("clustered", "random"), default="clustered",
+                    help="random: uniform random unit vectors, as bench_fleet.py's size run (the hardest case for HNSW;"
+                         " recall means little there)")
     ap.add_argument("--json", type=Path, help="also write the figures here")
     a = ap.parse_args()
     root = Path(tempfile.mkdtemp(prefix="clawmem-bench-roles-"))
@@ -147,7 +150,8 @@ def main() -> None:
         nrng = np.random.default_rng(11)
         centers = unit_vectors(nrng, 512)
         print(f"  loading {a.chunks} chunks ...", file=sys.stderr)
-        out.update(load_big(url, a.chunks, agents, centers, a.run))
+        out["vectors"] = a.vectors
+        out.update(load_big(url, a.chunks, agents, centers if a.vectors == "clustered" else None, a.run))
         out["run"] = a.run
         reference = out.pop("sample")
         t0 = time.perf_counter()
@@ -176,7 +180,7 @@ def main() -> None:
         eng = Engine(load_config(None, workspace=str(root / "ws"), overrides={"provider": "none"}))
         opts = eng.options()
         k = opts.candidates
-        qvecs = unit_vectors(nrng, a.queries, centers)
+        qvecs = unit_vectors(nrng, a.queries, centers if a.vectors == "clustered" else None)
         readable = {ag: [ag, *reads_of(i, agents)] if ROLES[ag] != "all" else agents for i, ag in enumerate(agents) if ag in ROLES}
 
         def qv(i):
@@ -233,7 +237,7 @@ def main() -> None:
 
 def report(out: dict) -> None:
     print(f"\n{out['chunks']} chunks over 10 agents (rows in turns of {out['run']}), {out['queries']} queries per figure,"
-          f" shared_buffers {out['shared_buffers']};"
+          f" shared_buffers {out['shared_buffers']}, {out['vectors']} vectors;"
           f" load {out['load s']} s, model's HNSW {out['HNSW build s']} s, per-agent HNSW {out['per-agent HNSW build s']} s")
     print(f"{'role':6s} {'reads':5s} | {'whole search p50/p95 ms':^25s} | {'keyword side p50/p95 ms':^25s} |"
           f" {'vector pass p50/p95 ms':^25s} | recall@24")
