@@ -259,8 +259,8 @@ revoke all on function clawmem_agent_vector_index(text, text) from public;
 -- the `n` nearest chunks to `q` of one model among the caller's readable agents (of `wanted`,
 -- null: all), dated in [lo, hi). It runs as the caller, under row-level security: it chooses
 -- only how to search. k agents' own graphs cost about k searches of a graph. The model's graph,
--- filtered to a share s of its rows, costs one search, then one more round of ef_search
--- (about 2n) candidates for every n*s rows that pass: about 1 + 1/(2s) searches. So the
+-- filtered to a share s of its rows, costs one search, then rounds of ef_search (about 2n)
+-- candidates, of which about 2n*s pass, until n have passed: about 1 + 1/(2s) searches. So the
 -- agents' graphs when k < 1 + 1/(2s), i.e. 2s(k - 1) < 1 (one agent's own graph always), and
 -- each of them has one (the owner builds them); else the model's graph. The row counts come
 -- from the catalog (pg_class), which every role reads: a role learns nothing of other
