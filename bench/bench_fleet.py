@@ -118,17 +118,30 @@ def fleet_size(args, root: Path, owner: str, model: Path) -> tuple[dict, object]
     return out, eng
 
 
-def load_big(url: str, n: int, agents: list[str]) -> dict:
-    """`n` synthetic chunks in the corpus's words with random unit vectors, spread over
-    `agents`, loaded as the owner with one binary COPY (not the per-file push): a staging table,
-    then one insert with the word counts push would keep. The full-text index is built after
-    the load and the HNSW index by clawmem's own function, as a push builds it."""
+def unit_vectors(nrng, rows: int, centers=None) -> np.ndarray:
+    """Random unit vectors; with `centers`, each near one of them (cosine about 0.8 to its
+    center, as related texts' embeddings sit together): a nearest-neighbour search's recall
+    means something on those, where on uniform random vectors no neighbour stands out."""
+    vecs = nrng.standard_normal((rows, BIG_DIMS)).astype(np.float32)
+    if centers is not None:
+        vecs = centers[nrng.integers(len(centers), size=rows)] + 0.7 * vecs / np.sqrt(BIG_DIMS)
+    return vecs / np.linalg.norm(vecs, axis=1, keepdims=True)
+
+
+def load_big(url: str, n: int, agents: list[str], centers=None, run: int = 1) -> dict:
+    """`n` synthetic chunks in the corpus's words with random unit vectors (near `centers` when
+    given), spread over `agents` (in turns of `run` rows: 1 interleaves them row by row, the
+    worst case for a role reading a few agents; push's batch keeps an agent's rows together),
+    loaded as the owner with one binary COPY (not the per-file push): a staging table, then one insert with the word counts push would keep. The full-text
+    index is built after the load and the HNSW index by clawmem's own function, as a push
+    builds it."""
     from clawmem.engine.fleet import client as fleet
 
     conn = fleet.connect(url)
     fleet.ensure_schema(conn, url)
     fleet.register_vector(conn)
-    conn.execute("drop index clawmem_chunks_tokens")  # built once after the load: much faster than row by row
+    # the keyword index is built once after the load: much faster than row by row
+    conn.execute("drop index if exists clawmem_chunks_tokens; drop index if exists clawmem_chunks_agent_tokens")
     rng = random.Random(5)
     nrng = np.random.default_rng(5)
     cols = "agent, host, path, source, start_line, end_line, hash, model, text, tokens, embedding"
@@ -138,11 +151,10 @@ def load_big(url: str, n: int, agents: list[str]) -> dict:
     with conn.cursor() as cur, cur.copy(f"copy staged ({cols}) from stdin (format binary)") as cp:
         cp.set_types(["text", "text", "text", "text", "int4", "int4", "text", "text", "text", "text", "vector"])
         for first in range(0, n, 1000):
-            vecs = nrng.standard_normal((min(1000, n - first), BIG_DIMS)).astype(np.float32)
-            vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+            vecs = unit_vectors(nrng, min(1000, n - first), centers)
             for i, vec in enumerate(vecs, start=first):
                 text = "\n".join(line(rng) for _ in range(rng.randrange(3, 9)))
-                cp.write_row((agents[i % len(agents)], "bench-host", f"memory/big-{i}.md", "memory", 1, text.count("\n") + 1,
+                cp.write_row((agents[i // run % len(agents)], "bench-host", f"memory/big-{i}.md", "memory", 1, text.count("\n") + 1,
                               f"{i:x}", BIG_MODEL, text, fleet.tsvector_literal(text), vec))
     copied = time.perf_counter() - t0
     conn.execute(f"insert into clawmem_chunks ({cols}) select agent, host, path, source, start_line, end_line, hash, model,"
@@ -159,7 +171,7 @@ def load_big(url: str, n: int, agents: list[str]) -> dict:
     indexed = time.perf_counter() - t0 - loaded
     conn.execute("set maintenance_work_mem = '2GB'")
     t1 = time.perf_counter()
-    conn.execute("select clawmem_vector_index(%s, %s)", (BIG_MODEL, BIG_DIMS))
+    conn.execute("select clawmem_vector_index(%s)", (BIG_MODEL,))
     built = time.perf_counter() - t1
     conn.execute("vacuum analyze clawmem_chunks")
     conn.execute("vacuum analyze clawmem_terms")
@@ -260,6 +272,7 @@ def main() -> None:
     a = ap.parse_args()
     # in /tmp itself: as root, the server runs as another user who must reach its data folder
     root = Path(tempfile.mkdtemp(prefix="clawmem-bench-fleet-"))
+    os.chmod(root, 0o711)  # as root, the server's user passes through the folder the benchmark made
     for var, sub in (("XDG_DATA_HOME", "data"), ("XDG_CACHE_HOME", "cache"), ("XDG_STATE_HOME", "state"), ("XDG_CONFIG_HOME", "config")):
         os.environ[var] = str(root / sub)
     from clawmem.engine.fleet.server import LocalServer

@@ -466,6 +466,85 @@ def test_a_peer_cannot_break_another_peers_push_or_make_the_owner_build_indexes(
     assert fleet.push(eb)["notes"] == []
 
 
+def _clustered(rng, n: int, centers):
+    import numpy as np
+
+    v = centers[rng.integers(len(centers), size=n)] + 0.7 * rng.standard_normal((n, centers.shape[1])) / np.sqrt(centers.shape[1])
+    return (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
+
+
+@pytest.mark.slow
+def test_roles_reading_a_few_agents_search_their_agents_graphs_and_find_the_exact_top_k(db, uid):
+    """Issue 33: a role reading a few agents searched the model's whole HNSW graph filtered by
+    agent (slow, and pgvector stops after max_scan_tuples). Now the owner builds a graph per
+    agent beside the model's, and the server searches the readable agents' own graphs when
+    they hold a small share of the model's rows. Each role gets the same top 24 as an exact
+    search of its own rows (at least the old query's recall), never another agent's row, and
+    no role can build an index."""
+    import numpy as np
+    from psycopg import sql
+
+    from clawmem.engine.fleet import client as fleet
+
+    model, dims, per_agent, k = "test/clustered@32", 32, 400, 24
+    names = [f"g{i}{uid}" for i in range(6)]
+    rng = np.random.default_rng(3)
+    centers = _clustered(rng, 64, np.eye(dims, dtype=np.float32))
+    with fleet.connect(db) as conn:
+        fleet.ensure_schema(conn, db)
+        fleet.register_vector(conn)
+        with conn.cursor() as cur:
+            for a in names:
+                cur.executemany("insert into clawmem_chunks (agent, host, path, source, start_line, end_line, hash, model, text, tokens, embedding)"
+                                " values (%s, 'h', %s, 'memory', 1, 1, %s, %s, 'x', ''::tsvector, %s)",
+                                [(a, f"memory/{i}.md", f"{i}", model, v) for i, v in enumerate(_clustered(rng, per_agent, centers))])
+            cur.executemany("insert into clawmem_agents (agent, host, model, dims, chunks) values (%s, 'h', %s, %s, %s)",
+                            [(a, model, dims, per_agent) for a in names])
+        conn.commit()
+    roles = {"all": fleet.grant(db, names[0], names), "two": fleet.grant(db, names[1], [names[2]]), "own": fleet.grant(db, names[3], [])}
+    readable = {"all": names, "two": names[1:3], "own": names[3:4]}
+    indexes = {i for (i,) in rows(db, "select indexname from pg_indexes where tablename = 'clawmem_chunks'")}
+    assert fleet.vector_index_name(model) in indexes and {fleet.agent_index_name(model, a) for a in names} <= indexes
+    with psycopg.connect(roles["own"]["url"]) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):
+        conn.execute("select clawmem_agent_vector_index(%s, %s)", (model, names[3]))  # the owner's function alone
+    old = sql.SQL("select id from clawmem_chunks where model = {m} and clawmem_dated(day, source, ts, null, null)"
+                  " order by (embedding::vector(32) <=> %s::vector(32)) limit %s").format(m=sql.Literal(model))
+    queries = _clustered(rng, 20, centers)
+    owner = fleet.connect(db, autocommit=True)
+    agent_of = dict(owner.execute("select id, agent from clawmem_chunks"))
+    for who, granted in roles.items():
+        conn = fleet.connect(granted["url"], autocommit=True)
+        conn.execute("set hnsw.ef_search = 48")
+        hits = {"old": 0, "new": 0}
+        for q in queries:
+            exact = [r[0] for r in owner.execute("select id from clawmem_chunks where agent = any(%s)"
+                                                 " order by (embedding::vector(32) <=> %s::vector(32)) + 0, id limit %s", (readable[who], q, k))]
+            new = conn.execute(fleet.NEAREST, (model, q, None, k, None, None)).fetchall()
+            assert {agent_of[i] for i, _ in new} <= set(readable[who])  # row-level security still decides
+            assert [d for _, d in new] == sorted(d for _, d in new)
+            hits["new"] += len(set(exact) & {i for i, _ in new})
+            hits["old"] += len(set(exact) & {r[0] for r in conn.execute(old, (q, k))})
+        recall = {v: n / (k * len(queries)) for v, n in hits.items()}
+        assert recall["new"] >= max(0.95, recall["old"] - 0.01), (who, recall)
+        conn.close()
+    # the few-agent roles searched their agents' graphs, the all-agents role the model's
+    conn = fleet.connect(roles["own"]["url"], autocommit=True)
+    before = owner.execute("select idx_scan from pg_stat_user_indexes where indexrelname = %s", (fleet.agent_index_name(model, names[3]),)).fetchone()[0]
+    conn.execute(fleet.NEAREST, (model, queries[0], None, k, None, None)).fetchall()
+    conn.execute("select pg_stat_force_next_flush()")
+    conn.close()
+
+    def scanned():
+        owner.execute("select pg_stat_clear_snapshot()")
+        return owner.execute("select idx_scan from pg_stat_user_indexes where indexrelname = %s",
+                             (fleet.agent_index_name(model, names[3]),)).fetchone()[0] > before
+
+    assert wait_for(scanned, 10, "a scan of the agent's own graph")
+    owner.close()
+    fleet.revoke(db, names[1], delete_rows=True)  # its rows go, and its graph with them
+    assert fleet.agent_index_name(model, names[1]) not in {i for (i,) in rows(db, "select indexname from pg_indexes")}
+
+
 @pytest.mark.slow
 def test_a_push_that_fails_on_the_way_deletes_nothing_and_the_owner_cannot_push_as_an_agent(db, agent, uid):
     from clawmem.engine.fleet import client as fleet

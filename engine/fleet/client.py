@@ -140,7 +140,22 @@ create table if not exists clawmem_chunks (
     model text, text text not null, tokens tsvector not null, embedding vector,
     day text, ts double precision, mtime_ns bigint, linemap text, primary key (agent, id));
 create unique index if not exists clawmem_chunks_key on clawmem_chunks (agent, path, start_line, end_line, hash, coalesce(model, ''));
-create index if not exists clawmem_chunks_tokens on clawmem_chunks using gin (tokens);
+-- the keyword index: by agent and token where the btree_gin extension is there (a trusted
+-- extension: the database owner may add it), so a role reading a few agents gets only their
+-- matches from the index, not every agent's to sift on the table's pages; else by token
+do $$ begin
+    begin
+        create extension if not exists btree_gin;
+    exception when others then
+        null;  -- not installed on this server, or not allowed: by token only
+    end;
+    if exists (select 1 from pg_extension where extname = 'btree_gin') then
+        create index if not exists clawmem_chunks_agent_tokens on clawmem_chunks using gin (agent, tokens);
+        drop index if exists clawmem_chunks_tokens;
+    else
+        create index if not exists clawmem_chunks_tokens on clawmem_chunks using gin (tokens);
+    end if;
+end $$;
 -- how many of an agent's chunks hold each token: a search's word weights and its choice of
 -- words for the relaxed pass, read in one lookup instead of counted per query. Push changes
 -- them in the statement that adds or deletes the chunks (one shard under Citus, as the chunks)
@@ -175,8 +190,12 @@ create or replace function clawmem_allowed(wanted text[]) returns text[] languag
 -- `lo`/`hi` (null: no bound) keep dated chunks of [lo, hi) only, as the local search's
 -- --after/--before: daily logs by their day, session transcripts by their time
 drop function if exists clawmem_keyword(tsquery, text[], int, int);
+-- Inlined into the query that uses it, not called per row (a call costs about 7 us: 15 ms for
+-- a keyword pass's 2,000 rows): so no SET clause, and stable as its body is (a date as text
+-- depends on DateStyle). Built-ins only; its callers (clawmem_keyword, clawmem_nearest) run
+-- with search_path = pg_catalog first
 create or replace function clawmem_dated(day text, source text, ts float8, lo date, hi date) returns boolean
-    language sql immutable set search_path = pg_catalog as $$
+    language sql stable as $$
     select (lo is null and hi is null)
         or (day is not null and day >= coalesce(lo, '0001-01-01')::text and day < coalesce(hi, '9999-12-31')::text)
         or (source = 'sessions' and ts is not null
@@ -219,6 +238,66 @@ exception when unique_violation or duplicate_table then
     null;  -- built by another owner's session at the same moment
 end $$;
 revoke all on function clawmem_vector_index(text) from public;
+-- and one per agent and model beside it (where two or more agents push that model), also the
+-- owner's alone: a role that reads a few agents searches their small graphs, where a scan of the
+-- model's whole graph would skip the other agents' rows (pgvector's iterative scan looks at
+-- about 1/share as many rows, each read from the table to check its agent, to find as many)
+create or replace function clawmem_agent_index_name(model_key text, who text) returns text language sql immutable
+    set search_path = pg_catalog as $$ select 'clawmem_veca_' || substr(md5(model_key || E'\n' || who), 1, 16) $$;
+create or replace function clawmem_agent_vector_index(model_key text, who text) returns void language plpgsql
+    set search_path = pg_catalog, public as $$
+begin
+    if clawmem_key_dims(model_key) is null then
+        raise exception 'model key % does not end with its dimensions (@N)', model_key;
+    end if;
+    execute format('create index if not exists %I on clawmem_chunks using hnsw ((embedding::vector(%s)) vector_cosine_ops) where model = %L and agent = %L',
+                   clawmem_agent_index_name(model_key, who), clawmem_key_dims(model_key), model_key, who);
+exception when unique_violation or duplicate_table then
+    null;
+end $$;
+revoke all on function clawmem_agent_vector_index(text, text) from public;
+-- the `n` nearest chunks to `q` of one model among the caller's readable agents (of `wanted`,
+-- null: all), dated in [lo, hi). It runs as the caller, under row-level security: it chooses
+-- only how to search. k agents' own graphs cost about k searches of a graph. The model's graph,
+-- filtered to a share s of its rows, costs one search, then rounds of ef_search (about 2n)
+-- candidates, of which about 2n*s pass, until n have passed: about 1 + 1/(2s) searches. So the
+-- agents' graphs when k < 1 + 1/(2s), i.e. 2s(k - 1) < 1 (one agent's own graph always), and
+-- each of them has one (the owner builds them); else the model's graph. The row counts come
+-- from the catalog (pg_class), which every role reads: a role learns nothing of other
+-- agents it could not already read there. Values are written into the statement, so it is
+-- planned for them (a date bound that is null drops out, as in a plain query).
+create or replace function clawmem_nearest(model_key text, q vector, wanted text[], n int, lo date default null, hi date default null)
+    returns table (id bigint, dist float8) language plpgsql stable
+    set search_path = pg_catalog, public as $$
+declare
+    d int := clawmem_key_dims(model_key);
+    dist text := format('(embedding::vector(%s) <=> $1::vector(%s))', d, d);
+    dated text := format('clawmem_dated(day, source, ts, %L::date, %L::date)', lo, hi);
+    names text[];
+    mine float8;
+    total float8;
+    indexed int;
+    parts text;
+begin
+    -- the readable agents that pushed this model (the agents table is under row-level security)
+    select array_agg(a.agent order by a.agent) into names from clawmem_agents a
+        where a.model = model_key and (wanted is null or a.agent = any(wanted));
+    if names is null then
+        return;  -- no vectors of this model to read: no scan of the table to find none
+    end if;
+    select sum(greatest(c.reltuples, 0)), count(c.oid) into mine, indexed from unnest(names) u(who)
+        left join pg_class c on c.relname = clawmem_agent_index_name(model_key, u.who);
+    select greatest(c.reltuples, 0) into total from pg_class c where c.relname = 'clawmem_vec_' || substr(md5(model_key), 1, 16);
+    if indexed = cardinality(names) and total > 0 and 2 * mine * (cardinality(names) - 1) < total then
+        select string_agg(format('(select id, %s as dist from clawmem_chunks where model = %L and agent = %L and %s order by 2 limit %s)',
+                                 dist, model_key, who, dated, n), ' union all ')
+            into parts from unnest(names) u(who);
+        return query execute format('select id, dist from (%s) u order by dist limit %s', parts, n) using q;
+    else
+        return query execute format('select id, %s from clawmem_chunks where model = %L and agent = any(%L::text[]) and %s order by 2 limit %s',
+                                    dist, model_key, names, dated, n) using q;
+    end if;
+end $$;
 
 -- the team's notebook: notes any agent of the fleet writes (memory_remember with scope "team")
 -- and every agent of the fleet reads, each naming its writer. Append-only: a note is never
@@ -281,7 +360,8 @@ def ensure_schema(conn, url: str) -> None:
 def _has_schema(conn) -> bool:
     # the newest parts: a database made by an older clawmem gets them at the owner's next push or grant
     return conn.execute("select to_regclass('clawmem_notes') is not null and to_regprocedure('clawmem_vector_index(text)') is not null"
-                        " and to_regprocedure('clawmem_keyword(tsquery,text[],int,int,date,date)') is not null").fetchone()[0]
+                        " and to_regprocedure('clawmem_keyword(tsquery,text[],int,int,date,date)') is not null"
+                        " and to_regprocedure('clawmem_nearest(text,vector,text[],int,date,date)') is not null").fetchone()[0]
 
 
 def vector_index_name(model: str) -> str:
@@ -290,17 +370,29 @@ def vector_index_name(model: str) -> str:
     return "clawmem_vec_" + hashlib.md5(model.encode()).hexdigest()[:16]
 
 
+def agent_index_name(model: str, agent: str) -> str:
+    import hashlib
+
+    return "clawmem_veca_" + hashlib.md5(f"{model}\n{agent}".encode()).hexdigest()[:16]
+
+
 def build_vector_indexes(conn) -> list[str]:
     """As the owner: an HNSW index for every model an agent records (its dimensions from its
-    key; the small agents table, not a scan of the chunks, as this runs at each owner's push).
-    Returns the models that got one now."""
-    models = [r[0] for r in conn.execute(
-        "select distinct model from clawmem_agents where model is not null and clawmem_key_dims(model) = dims")]
+    key; the small agents table, not a scan of the chunks, as this runs at each owner's push),
+    and one per agent of a model two or more agents push (what a role reading a few agents
+    searches). Returns the models that got their model-wide index now."""
+    pairs = conn.execute("select model, agent from clawmem_agents where model is not null and clawmem_key_dims(model) = dims"
+                         " order by model, agent").fetchall()
+    exists = {r[0] for r in conn.execute("select relname from pg_class where relname like 'clawmem_vec%'")}
     built = []
-    for model in models:
-        if not conn.execute("select 1 from pg_class where relname = %s", (vector_index_name(model),)).fetchone():
+    for model in dict.fromkeys(m for m, _ in pairs):
+        if vector_index_name(model) not in exists:
             conn.execute("select clawmem_vector_index(%s)", (model,))
             built.append(model)
+        agents = [a for m, a in pairs if m == model]
+        for agent in agents if len(agents) > 1 else ():
+            if agent_index_name(model, agent) not in exists:
+                conn.execute("select clawmem_agent_vector_index(%s, %s)", (model, agent))
     conn.commit()
     return built
 
@@ -685,6 +777,8 @@ def revoke(url: str, agent: str, *, delete_rows: bool = False) -> dict:
         conn.execute(sql.SQL("drop role if exists {}").format(sql.Identifier(role)))
         deleted = 0
         if delete_rows:
+            for (model,) in conn.execute("select model from clawmem_agents where agent = %s and model is not null", (agent,)).fetchall():
+                conn.execute(sql.SQL("drop index if exists {}").format(sql.Identifier(agent_index_name(model, agent))))
             deleted = conn.execute("delete from clawmem_chunks where agent = %s", (agent,)).rowcount
             conn.execute("delete from clawmem_terms where agent = %s", (agent,))
             conn.execute("delete from clawmem_agents where agent = %s", (agent,))
@@ -899,6 +993,9 @@ def _batch(conn):
     return conn.pipeline() if psycopg.Pipeline.is_supported() else contextlib.nullcontext()
 
 
+NEAREST = "select id, dist from clawmem_nearest(%s, %s, %s, %s, %s, %s)"
+
+
 def search_with(conn, query: str, opts, agents: list[str] | None, qv: QueryVector | None) -> dict:
     """The fleet search on an open connection, the query's vector given (None: keywords only).
     `agents`: only these (None: every agent the login role may read). Three round trips at
@@ -930,12 +1027,8 @@ def search_with(conn, query: str, opts, agents: list[str] | None, qv: QueryVecto
                               " and (%s::text[] is null or agent = any(%s)) group by term", (words, agents, agents))
         # all words at once needs no counts first: a word no chunk holds ends it in the index
         strict_cur = conn.execute(keyword, (tsquery_literal(terms, "&"), agents, n, s.OR_POSTINGS, lo, hi)) if terms and query else None
-        # only when a readable agent pushed vectors of this model: else its index does not exist
-        # and the scan would read every row to find none
-        vec_cur = conn.execute(sql.SQL("select id, {dist} from clawmem_chunks where model = {m} and (%s::text[] is null or agent = any(%s))"
-                                       " and clawmem_dated(day, source, ts, %s, %s)"
-                                       " and exists (select 1 from clawmem_agents a where a.model = {m}) order by {dist} limit %s")
-                               .format(dist=dist, m=sql.Literal(model)), (q, agents, agents, lo, hi, q, n)) if qv is not None and query else None
+        # the server chooses the model's graph or the readable agents' own (clawmem_nearest)
+        vec_cur = conn.execute(NEAREST, (model, q, agents, n, lo, hi)) if qv is not None and query else None
         # chunks naming a rare identifier of the query (an id, an env var, an error code) are
         # lifted as in the local search: vectors say little about such words
         exact_cur = conn.execute("select t, k.id from unnest(%s::text[]) with ordinality as u(t, i),"
