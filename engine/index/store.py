@@ -14,7 +14,7 @@ import os
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, Iterator, NamedTuple
 
 if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts faster without it
     import numpy as np
@@ -212,6 +212,7 @@ class Store:
         self._vec: VecState | None = None
         self._chunk_count: tuple[int, int] | None = None  # (generation, count)
         self._vocabulary = False  # the temp fts5vocab table exists on this connection
+        self._memo: dict[str, tuple[int, Any]] = {}  # key -> (generation, what memo() built)
 
     @property
     def vec(self) -> VecState:
@@ -364,6 +365,16 @@ class Store:
         if self._chunk_count is None or self._chunk_count[0] != gen:
             self._chunk_count = (gen, self.conn.execute("select count(*) from chunks").fetchone()[0])
         return self._chunk_count[1]
+
+    def memo(self, key: str, build: Callable[[], Any]) -> Any:
+        """What `build()` derives from this index, kept on this connection until the index
+        changes (its generation): one cache per store, for what is too slow to read per query."""
+        gen = self.generation()
+        got = self._memo.get(key)
+        if got is None or got[0] != gen:
+            got = (gen, build())
+            self._memo[key] = got
+        return got[1]
 
     # -- counts --------------------------------------------------------------------
 
