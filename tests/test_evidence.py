@@ -538,4 +538,5 @@ def test_high_only_when_the_passage_holds_the_whole_question_and_the_memory_ever
     top = part["results"][0]
     assert top["path"] == "memory/2026-04-02.md" and top["explain"]["confidence"]["own"] >= ranking.band_floor("high")
     assert top["band"] == "medium" and "never uses" in top["explain"]["confidence"]["notHigh"]
+    assert "not high: the query has a word this memory never uses" in dict(explain_parts(top["explain"]))["score"]
     assert part["evidence"]["high"] == 0
