@@ -107,13 +107,16 @@ def test_a_rare_name_held_does_not_vouch_for_another_name_absent(keyword):
 
 
 def test_a_weak_best_hit_is_still_shown(keyword):
-    """Words spread over notes, none absent; or one word absent ("fix") beside a passage
-    holding a fair part of the rest: weak evidence is not evidence of absence."""
+    """Words spread over notes, none absent: weak evidence is not evidence of absence. One word
+    absent ("fix") beside a passage holding a fair part of the rest: the list is shown all the
+    same, flagged with the word this memory never uses (a question turning on it)."""
     for query in ("swim roof boat", "when did I swim and fix the roof"):
         res = keyword.search(query, explain=True)
         assert res["results"] and res["results"][0]["band"] == "medium", query
-        assert res["hidden"]["count"] == 0 and res["evidence"]["abstain"] is None
-    assert keyword.search("when did I swim and fix the roof", explain=True)["evidence"]["absentTerms"] == ["fix"]
+        assert res["hidden"]["count"] == 0 and not res["evidence"]["absent"]["emptied"] if res["evidence"]["absent"] else True
+    assert keyword.search("swim roof boat", explain=True)["evidence"]["abstain"] is None
+    fix = keyword.search("when did I swim and fix the roof", explain=True)
+    assert fix["evidence"]["absentTerms"] == ["fix"] and fix["absent"] == {"reason": "this memory never uses 'fix' in any form"}
 
 
 def test_a_missing_word_and_no_fair_hit_flag_the_list(keyword):
@@ -513,6 +516,10 @@ def test_verdicts_that_empty_are_the_ones_keyword_only_reaches_from_the_words_al
     assert verdict({**ev, "namedAbsent": [], "candidates": 0})["emptied"]
     assert not verdict({**ev, "namedAbsent": []})["emptied"]  # a missing word, weak hits: flagged
     assert verdict({**ev, "namedAbsent": [], "absentTerms": [], "best": 0.45}) is None
+    # a question's missing word flags whatever the hits, but never before a verdict that empties
+    assert verdict({**ev, "namedAbsent": [], "best": 0.9})["kind"] == "missing"
+    assert verdict({**ev, "namedAbsent": [], "best": 0.9, "absentShare": 1.0})["kind"] == "share"
+    assert verdict({**ev, "namedAbsent": [], "candidates": 0})["kind"] == "none"
 
 
 def garden_memory(workspace, others: int = 40):

@@ -375,16 +375,15 @@ def _absence(evidence: dict, strong: float, absent_share: float, weak: float) ->
     small = evidence.get("nDocs", SMALL_MEMORY) < SMALL_MEMORY
     missing = evidence.get("formsChecked", True) and evidence["absentTerms"] and not small
     absent = ", ".join(repr(t) for t in evidence["absentTerms"][:3])
-    if missing and not evidence.get("dialogue"):
-        # a question turning on a word this memory never uses in any form (inflections, other
-        # spellings, near names and abbreviations looked up first): flagged, whatever the other
-        # words find, since a strong hit on them does not supply the missing one. Asked of
-        # someone else's history, a question's topic word is missing far more often than asked
-        # of its own (LongMemEval keyword-only: 70 % of other-history asks, 2 of 30 answerable;
-        # bench/results/abstention-session5.txt). Not for a pasted conversation, which names
-        # many things in passing (below), nor a small memory, which lacks most words of anything.
-        return "missing", f"this memory never uses {absent} in any form"
-    if evidence["candidates"] and evidence["best"] >= strong:
+    # a question (not a pasted conversation) turning on a word this memory never uses in any
+    # form (inflections, other spellings, near names and abbreviations looked up first) is
+    # flagged whatever the other words find: a strong hit on them does not supply the missing
+    # one. Asked of someone else's history, a question's topic word is missing far more often
+    # than asked of its own (LongMemEval keyword-only: 65 % of other-history asks, 2 of 30
+    # answerable; bench/results/abstention-session5.txt). Not for a pasted conversation, which
+    # names many things in passing (below), nor a small memory, which lacks most words of anything.
+    question_missing = missing and not evidence.get("dialogue")
+    if evidence["candidates"] and evidence["best"] >= strong and not question_missing:
         return None
     if near and not evidence["namedAbsent"]:
         t = next(iter(near))
@@ -401,13 +400,13 @@ def _absence(evidence: dict, strong: float, absent_share: float, weak: float) ->
         some = "none" if evidence["absentShare"] >= 1.0 else "almost none"
         lacking = evidence["absentTerms"] + evidence.get("absentEveryday", [])
         return "share", f"this memory uses {some} of the query's words ({', '.join(repr(t) for t in lacking[:5])})"
-    # a word of the question this memory never uses, and nothing here holds a fair part of the
-    # rest: both say absent (asked of someone else's history, a question's topic word is missing
-    # far more often than when asked of its own, where a missing word has a strong hit beside it).
-    # Unless one passage holds every word this memory does use, a rare one among them: a memory
-    # with one passage on the topic lacks many of a question's words, and that passage is the answer.
+    if question_missing:  # after the verdicts that empty the list (none, share): those come first
+        return "missing", f"this memory never uses {absent} in any form"
+    # a pasted conversation: a word of it this memory never uses, and nothing here holds a fair
+    # part of the rest. Unless one passage holds every word this memory does use, a rare one
+    # among them: a memory with one passage on the topic lacks many of a conversation's words.
     held = evidence.get("presentCoverage", 0.0) >= 1.0 and evidence.get("presentWeight", 0.0) >= evidence.get("rareWeight", 1.0)
-    if missing and evidence["best"] < weak and not held:  # a pasted conversation (questions are decided above)
+    if missing and evidence["best"] < weak and not held:  # a pasted conversation
         return "missing", f"this memory never uses {absent}, and no passage holds much of the rest"
     return None
 
