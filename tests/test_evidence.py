@@ -547,3 +547,29 @@ def test_high_only_when_the_passage_holds_the_whole_question_and_the_memory_ever
     assert top["band"] == "medium" and "never uses" in top["explain"]["confidence"]["notHigh"]
     assert "not high: the query has a word this memory never uses" in dict(explain_parts(top["explain"]))["score"]
     assert part["evidence"]["high"] == 0
+
+
+def test_high_counts_the_chunks_merged_into_a_hit_as_its_own():
+    """Both channels must pick the passage (search.untrusted); a hit that absorbed an
+    overlapping chunk (merge_overlapping) holds that chunk's text, so the chunk's ranks count as
+    its own: with vectors the fusion can make the vectors' first the host of the keyword
+    search's first, which is the same passage. Vectors that see nothing above chance
+    (bestVector 0) have no say."""
+    from clawmem.engine.search import Candidate
+    from clawmem.engine.search.evidence import untrusted
+
+    ev = {"absent": None, "absentTerms": [], "nearNames": {}, "weights": {"vatican": 0.9, "deli": 0.8}, "bestVector": 0.4}
+
+    def hit(kw, vec, merged=()):
+        c = Candidate(7, kw_rank=kw, vec_rank=vec)
+        c.parts = {"confidence": {"terms": ["vatican", "deli"], "termCoverage": 1.0}, "merged": list(merged)}
+        return c
+
+    assert untrusted(hit(1, 1), ev, True, {}) is None
+    assert untrusted(hit(2, 1), ev, True, {}) == "not the keyword search's first hit"
+    assert untrusted(hit(2, 1, [{"keywordRank": 1, "vectorRank": 9}]), ev, True, {}) is None
+    assert untrusted(hit(1, 4), ev, True, {}) == "the vectors rank another passage first"
+    assert untrusted(hit(1, 4, [{"keywordRank": None, "vectorRank": 1}]), ev, True, {}) is None
+    assert untrusted(hit(1, 4), {**ev, "bestVector": 0.0}, True, {}) is None
+    assert untrusted(hit(1, 4), ev, True, {7: {"token": "okonkwo"}}) is None  # a rare name: vectors never saw it
+    assert untrusted(hit(1, None), ev, False, {}) is None  # keyword-only: one channel

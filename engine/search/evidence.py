@@ -238,9 +238,12 @@ def untrusted(c: Candidate, evidence: dict, vectors: bool, exact: dict[int, dict
     held = set(conf["terms"])
     if conf["termCoverage"] < 1.0 and not all(t in held for t, w in evidence["weights"].items() if w < 1.0):
         return "the passage holds only part of the query's words"
-    if c.kw_rank != 1:
+    # a hit holds the chunks merged into it (merge_overlapping): their ranks are its own too
+    merged = c.parts.get("merged", [])
+    if c.kw_rank != 1 and not any(m.get("keywordRank") == 1 for m in merged):
         return "not the keyword search's first hit"
-    if vectors and evidence["bestVector"] > 0.0 and c.vec_rank != 1 and c.id not in exact:
+    vector_first = c.vec_rank == 1 or any(m.get("vectorRank") == 1 for m in merged)
+    if vectors and evidence["bestVector"] > 0.0 and not vector_first and c.id not in exact:
         return "the vectors rank another passage first"
     return None
 
