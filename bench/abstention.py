@@ -185,10 +185,12 @@ def load(s: str) -> list[dict]:
     return queries
 
 
-def observe(eng, query: str, now, gold=None) -> dict:
+def observe(eng, query: str, now, gold=None, sessions=None) -> dict:
     res = eng.search(query, max_results=10, now=now, show_hidden=True, explain=True, stale_check=False)
     hits = [E.covers(r, gold) for r in res["results"]] if gold else []
-    return {"evidence": res["evidence"], "hits": hits, "bands": [r["band"] for r in res["results"]],
+    # LongMemEval's gold is the evidence turn; a hit in the same conversation (gold_sessions) is counted apart
+    in_session = [E.covers(r, sessions) for r in res["results"]] if sessions else hits
+    return {"evidence": res["evidence"], "hits": hits, "sessionHits": in_session, "bands": [r["band"] for r in res["results"]],
             "scores": [r["score"] for r in res["results"]]}
 
 
@@ -210,9 +212,9 @@ def collect(configs: dict, use_vectors: bool, other: int, limit: int | None, set
                 engines[(set_name, ws)] = eng
             return engines[(set_name, ws)]
 
-        def run(set_name, ws, query, now, gold=None):
+        def run(set_name, ws, query, now, gold=None, sessions=None):
             eng = engine(set_name, ws)
-            got = observe(eng, query, now, gold)
+            got = observe(eng, query, now, gold, sessions)
             shared.update(eng.providers.built)
             E.memo_query_embeddings(eng)
             return got
@@ -225,7 +227,7 @@ def collect(configs: dict, use_vectors: bool, other: int, limit: int | None, set
             for i, q in enumerate(queries):
                 now = q.get("now") or q.get("today")
                 if base_set(s) != "longmemeval_s30" or q["workspace"] in lme:  # --workspaces: the others are asked of these only
-                    rec["answerable"].append(run(index_set(s), q["workspace"], q["query"], now, q["gold"]))
+                    rec["answerable"].append(run(index_set(s), q["workspace"], q["query"], now, q["gold"], q.get("gold_sessions")))
                 if base_set(s) == "longmemeval_s30":
                     targets = [(index_set(s), w) for w in lme if w != q["workspace"]]
                 else:
@@ -269,7 +271,13 @@ def figures(rec: dict, strong: float, share: float, weak: float, shown: int) -> 
 
     ans = rec["answerable"]
     n = len(ans) or 1
-    high = [o["hits"][o["bands"][:shown].index("high")] for o in ans if not empty(o) and "high" in o.get("bands", [])[:shown]]
+    shown_lists = [o for o in ans if not empty(o)]
+    first_high = [(o, o["bands"][:shown].index("high")) for o in shown_lists if "high" in o.get("bands", [])[:shown]]
+    high = [o["hits"][i] for o, i in first_high]
+
+    def top_right(band):  # lists whose first hit has this band: how often that hit is a gold
+        tops = [o for o in shown_lists if o["bands"][:1] == [band]]
+        return sum(o["hits"][0] for o in tops) / max(len(tops), 1), len(tops)
     other_high = [o for o in rec["other"] if not empty(o) and "high" in o.get("bands", [])[:shown]]
     return {
         "answerableEmptied": share_of(empty, ans),
@@ -282,6 +290,10 @@ def figures(rec: dict, strong: float, share: float, weak: float, shown: int) -> 
         "absentAbsent": share_of(lambda o: judged(o) is not None, rec["absent"]),
         "highRight": sum(high) / max(len(high), 1),
         "highLists": len(high),
+        "highGiven": len(high) / max(len(shown_lists), 1),  # how often an answerable list has a high hit
+        "highSessionRight": sum(o.get("sessionHits", o["hits"])[i] for o, i in first_high) / max(len(high), 1),
+        "topHighRight": top_right("high")[0], "topHighLists": top_right("high")[1],
+        "topMediumRight": top_right("medium")[0], "topLowRight": top_right("low")[0], "topLowLists": top_right("low")[1],
         "otherHigh": len(other_high) / max(len(rec["other"]), 1),
         "hit@5": sum(any(o["hits"][:5]) for o in ans) / n,
         "mrr@10": sum(next((1 / (i + 1) for i, h in enumerate(o["hits"][:10]) if h), 0.0) for o in ans) / n,
@@ -362,6 +374,16 @@ def main() -> None:
                       f"{f['goldShown']:>6.3f} ({f['goldShownIfEmptied']:.3f}) "
                       f"{f['otherEmptied']:>10.3f} {f['otherAbsent']:>5.3f} ({no:>4}) {f['absentEmptied']:>8.3f} {f['absentAbsent']:>5.3f} ({nb:>4}) "
                       f"{f['highRight']:>5.3f} ({f['highLists']:>3}) {f['hit@5']:>6.3f} {f['mrr@10']:>6.3f}")
+        print()
+    print("Bands (shipped constants; the bands are the engine's, no constant fitted): high right = the first high hit of an answerable")
+    print("list shown is a gold (session: in the gold's conversation, LongMemEval), given = share of shown answerable lists with one;")
+    print("top: lists whose first hit is high / medium / low, and how often that hit is a gold; other high = other-history lists with a high hit\n")
+    print(f"  {'set':<30} {'config':<8} {'high right (n)':>15} {'session':>8} {'given':>6} {'top high (n)':>13} {'top med':>8} {'top low (n)':>12} {'other high':>10}")
+    for cname, per_set in data.items():
+        for s in sets:
+            f = report[s][cname]["shipped"]
+            print(f"  {s:<30} {cname:<8} {f['highRight']:>8.3f} ({f['highLists']:>3}) {f['highSessionRight']:>8.3f} {f['highGiven']:>6.3f} "
+                  f"{f['topHighRight']:>6.3f} ({f['topHighLists']:>3}) {f['topMediumRight']:>8.3f} {f['topLowRight']:>5.3f} ({f['topLowLists']:>3}) {f['otherHigh']:>10.3f}")
         print()
     print("  BM25 baseline (published): " + " · ".join(f"{s} hit@5 {b[1]:.3f} MRR@10 {b[3]:.3f}" for s, b in E.BASELINE.items()))
     if a.json:

@@ -107,13 +107,16 @@ def test_a_rare_name_held_does_not_vouch_for_another_name_absent(keyword):
 
 
 def test_a_weak_best_hit_is_still_shown(keyword):
-    """Words spread over notes, none absent; or one word absent ("fix") beside a passage
-    holding a fair part of the rest: weak evidence is not evidence of absence."""
+    """Words spread over notes, none absent: weak evidence is not evidence of absence. One word
+    absent ("fix") beside a passage holding a fair part of the rest: the list is shown all the
+    same, flagged with the word this memory never uses (a question turning on it)."""
     for query in ("swim roof boat", "when did I swim and fix the roof"):
         res = keyword.search(query, explain=True)
         assert res["results"] and res["results"][0]["band"] == "medium", query
-        assert res["hidden"]["count"] == 0 and res["evidence"]["abstain"] is None
-    assert keyword.search("when did I swim and fix the roof", explain=True)["evidence"]["absentTerms"] == ["fix"]
+        assert res["hidden"]["count"] == 0 and not res["evidence"]["absent"]["emptied"] if res["evidence"]["absent"] else True
+    assert keyword.search("swim roof boat", explain=True)["evidence"]["abstain"] is None
+    fix = keyword.search("when did I swim and fix the roof", explain=True)
+    assert fix["evidence"]["absentTerms"] == ["fix"] and fix["absent"] == {"reason": "this memory never uses 'fix' in any form"}
 
 
 def test_a_missing_word_and_no_fair_hit_flag_the_list(keyword):
@@ -196,26 +199,29 @@ def test_a_missing_word_counts_only_once_its_other_forms_were_looked_up():
     assert "'doctor'" in abstain_reason(ev)
     assert abstain_reason({**ev, "formsChecked": False}) is None
     assert abstain_reason({**ev, "formsChecked": False, "namedAbsent": ["doctor"]})
-    assert abstain_reason({**ev, "presentCoverage": 1.0}) is None  # one passage holds the rest, and it is rare enough
-    assert abstain_reason({**ev, "presentCoverage": 1.0, "presentWeight": 0.1})  # ... but common: nothing specific here
+    # a pasted conversation with a missing word: unless one passage holds the rest, and it is rare enough
+    assert abstain_reason({**ev, "dialogue": True, "presentCoverage": 1.0}) is None
+    assert abstain_reason({**ev, "dialogue": True, "presentCoverage": 1.0, "presentWeight": 0.1})  # ... but common: nothing specific here
+    assert abstain_reason({**ev, "presentCoverage": 1.0})  # a question: the missing word flags it whatever the rest finds
 
 
-def test_a_missing_word_and_no_passage_closer_than_chance_empty_a_question_with_vectors():
-    """A fair keyword hit (0.45) beside a word used nowhere: with vectors, if no passage stands
-    closer to the question than the best of this many unrelated ones would by chance, both sides
-    say absent. Not keyword-only (no vector evidence to read), not for a pasted conversation
-    (its best cosine stands out in anyone's chat history), not in a small memory, and not when
-    some passage does stand out."""
+def test_a_question_with_a_word_this_memory_never_uses_is_flagged_whatever_the_rest_finds():
+    """A question turning on a word used nowhere here, in any form ("sealant"): the list is shown
+    flagged, even beside a strong hit on its other words (they do not supply the missing one);
+    the verdict never empties it. Not in a small memory (it lacks most words of anything), not
+    when the other forms could not be looked up, not for a pasted conversation with a fair hit
+    (a conversation names many things in passing)."""
     ev = {"candidates": 6, "best": 0.45, "namedAbsent": [], "speakersAbsent": [], "absentShare": 0.2,
           "absentTerms": ["sealant"], "presentCoverage": 0.5, "presentWeight": 0.6, "rareWeight": 0.2,
           "formsChecked": True, "nDocs": 450, "vectors": True, "dialogue": False, "bestVector": 0.0}
-    assert "closer to the question than chance" in abstain_reason(ev)
-    assert abstain_reason({**ev, "bestVector": 0.31}) is None
-    assert abstain_reason({**ev, "vectors": False}) is None
+    found = verdict(ev)
+    assert found["kind"] == "missing" and not found["emptied"] and "never uses 'sealant' in any form" in found["reason"]
+    assert verdict({**ev, "best": 0.9})["kind"] == "missing"  # a strong hit on the other words
+    assert verdict({**ev, "vectors": False})["kind"] == "missing"  # keyword-only reaches it too
     assert abstain_reason({**ev, "dialogue": True}) is None
     assert abstain_reason({**ev, "nDocs": SMALL_MEMORY - 1}) is None
     assert abstain_reason({**ev, "absentTerms": []}) is None
-    assert abstain_reason({**ev, "best": 0.6}) is None  # a strong hit answers for the list
+    assert abstain_reason({**ev, "formsChecked": False}) is None
 
 
 def test_the_evidence_says_whether_vectors_served_and_whether_the_query_is_a_conversation(notes, make_engine, tiny_model):
@@ -287,7 +293,7 @@ def test_a_conversation_by_one_of_two_people_puts_the_notes_naming_them_first(wo
     assert [r["path"] for r in res[:2]] == ["memory/lisa-homework.md", "memory/bart-homework.md"]
     assert res[0]["explain"]["speaker"] == {"names": ["lisa"]}
     assert res[1]["explain"]["speaker"] == {"names": []}
-    assert res[1]["score"] > res[0]["score"]  # the order changed, not the hits' own evidence
+    assert res[1]["explain"]["confidence"]["own"] > res[0]["explain"]["confidence"]["own"]  # the order changed, not the hits' own evidence
     assert "after the hits that do" in dict(explain_parts(res[1]["explain"]))["speaker"]
 
 
@@ -511,3 +517,60 @@ def test_verdicts_that_empty_are_the_ones_keyword_only_reaches_from_the_words_al
     assert verdict({**ev, "namedAbsent": [], "candidates": 0})["emptied"]
     assert not verdict({**ev, "namedAbsent": []})["emptied"]  # a missing word, weak hits: flagged
     assert verdict({**ev, "namedAbsent": [], "absentTerms": [], "best": 0.45}) is None
+    # a question's missing word flags whatever the hits, but never before a verdict that empties
+    assert verdict({**ev, "namedAbsent": [], "best": 0.9})["kind"] == "missing"
+    assert verdict({**ev, "namedAbsent": [], "best": 0.9, "absentShare": 1.0})["kind"] == "share"
+    assert verdict({**ev, "namedAbsent": [], "candidates": 0})["kind"] == "none"
+
+
+def garden_memory(workspace, others: int = 40):
+    """One note on the garden plan among `others` notes on other things."""
+    write(workspace / "memory" / "2026-04-02.md", "- Garden plan: tomatoes and basil along the south fence.\n")
+    topics = ["deploy", "billing", "travel", "dentist", "piano", "backup", "budget", "invoice"]
+    for i in range(others):
+        t = topics[i % len(topics)]
+        write(workspace / "memory" / f"2026-01-{i % 28 + 1:02d}-{i}.md", f"- The {t} work went fine on day {i}, more {t} tomorrow.\n")
+
+
+def test_high_only_when_the_passage_holds_the_whole_question_and_the_memory_every_word(workspace, make_engine):
+    """`high` says "this passage answers the question" (search.untrusted). The one note holding
+    every word of the question is high; asked with a word this memory never uses ("zucchini"),
+    the same note holds only part of the question and is medium, its reason in the explanation;
+    so is a passage holding some of the words while another holds them all."""
+    garden_memory(workspace)
+    eng = make_engine()
+    eng.run_index()
+    whole = eng.search("garden plan tomatoes basil", explain=True)["results"][0]
+    assert whole["path"] == "memory/2026-04-02.md" and whole["band"] == "high"
+    part = eng.search("garden plan tomatoes zucchini", explain=True)
+    top = part["results"][0]
+    assert top["path"] == "memory/2026-04-02.md" and top["explain"]["confidence"]["own"] >= ranking.band_floor("high")
+    assert top["band"] == "medium" and "never uses" in top["explain"]["confidence"]["notHigh"]
+    assert "not high: the query has a word this memory never uses" in dict(explain_parts(top["explain"]))["score"]
+    assert part["evidence"]["high"] == 0
+
+
+def test_high_counts_the_chunks_merged_into_a_hit_as_its_own():
+    """Both channels must pick the passage (search.untrusted); a hit that absorbed an
+    overlapping chunk (merge_overlapping) holds that chunk's text, so the chunk's ranks count as
+    its own: with vectors the fusion can make the vectors' first the host of the keyword
+    search's first, which is the same passage. Vectors that see nothing above chance
+    (bestVector 0) have no say."""
+    from clawmem.engine.search import Candidate
+    from clawmem.engine.search.evidence import untrusted
+
+    ev = {"absent": None, "absentTerms": [], "nearNames": {}, "weights": {"vatican": 0.9, "deli": 0.8}, "bestVector": 0.4}
+
+    def hit(kw, vec, merged=()):
+        c = Candidate(7, kw_rank=kw, vec_rank=vec)
+        c.parts = {"confidence": {"terms": ["vatican", "deli"], "termCoverage": 1.0}, "merged": list(merged)}
+        return c
+
+    assert untrusted(hit(1, 1), ev, True, {}) is None
+    assert untrusted(hit(2, 1), ev, True, {}) == "not the keyword search's first hit"
+    assert untrusted(hit(2, 1, [{"keywordRank": 1, "vectorRank": 9}]), ev, True, {}) is None
+    assert untrusted(hit(1, 4), ev, True, {}) == "the vectors rank another passage first"
+    assert untrusted(hit(1, 4, [{"keywordRank": None, "vectorRank": 1}]), ev, True, {}) is None
+    assert untrusted(hit(1, 4), {**ev, "bestVector": 0.0}, True, {}) is None
+    assert untrusted(hit(1, 4), ev, True, {7: {"token": "okonkwo"}}) is None  # a rare name: vectors never saw it
+    assert untrusted(hit(1, None), ev, False, {}) is None  # keyword-only: one channel

@@ -350,6 +350,8 @@ def explain_parts(x: dict) -> list[tuple[str, str]]:
             from clawmem.engine import human
 
             text += f"; names the rare identifier {c['exact']!r} → at least {human.EXACT_CONFIDENCE}"
+        if c.get("notHigh"):
+            text += f"; not high: {c['notHigh']}"
         out.append(("score", text))
     if "decay" in x:
         d = x["decay"]

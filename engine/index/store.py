@@ -14,7 +14,7 @@ import os
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, Iterator, NamedTuple
 
 from ..files.fsutil import open_database, sqlite_driver
 
@@ -203,6 +203,7 @@ class Store:
         self._vec: VecState | None = None
         self._chunk_count: tuple[int, int] | None = None  # (generation, count)
         self._vocabulary = False  # the temp fts5vocab table exists on this connection
+        self._memo: dict[str, tuple[int, Any]] = {}  # key -> (generation, what memo() built)
 
     @property
     def vec(self) -> VecState:
@@ -355,6 +356,16 @@ class Store:
         if self._chunk_count is None or self._chunk_count[0] != gen:
             self._chunk_count = (gen, self.conn.execute("select count(*) from chunks").fetchone()[0])
         return self._chunk_count[1]
+
+    def memo(self, key: str, build: Callable[[], Any]) -> Any:
+        """What `build()` derives from this index, kept on this connection until the index
+        changes (its generation): one cache per store, for what is too slow to read per query."""
+        gen = self.generation()
+        got = self._memo.get(key)
+        if got is None or got[0] != gen:
+            got = (gen, build())
+            self._memo[key] = got
+        return got[1]
 
     # -- counts --------------------------------------------------------------------
 

@@ -3,9 +3,9 @@ identifiers and names the query holds."""
 
 from __future__ import annotations
 
+import functools
 import os
 import re
-import weakref
 from typing import Any
 
 from ..index.store import OperationalError, Store
@@ -120,9 +120,6 @@ def _in_order(short: str, word: str) -> bool:
     return all(ch in rest for ch in short)
 
 
-_WORDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # Store -> (generation, words by length)
-
-
 def _letter_mask(word: str) -> int:
     """The letters a word holds as bits (a letter outside a-z may share a bit: the mask's
     difference still never exceeds the edit distance's bound, 2 letters an edit)."""
@@ -136,16 +133,13 @@ def _words_by_length(store: Store) -> dict[int, list[tuple[str, int, int]]]:
     """The index's words of letters, 3+ long, by length: (word, chunks holding it, _letter_mask).
     Read once per index generation (fts5vocab counts every posting list: 0.1-0.5 s on a big
     index, too slow to repeat for each query that has a word missing)."""
-    gen = store.generation()
-    got = _WORDS.get(store)
-    if got is None or got[0] != gen:
+    def build() -> dict[int, list[tuple[str, int, int]]]:
         words: dict[int, list] = {}
         for term, doc in store.words_with_counts(min_length=3):
             if term.isalpha():
                 words.setdefault(len(term), []).append((term, doc, _letter_mask(term)))
-        got = (gen, words)
-        _WORDS[store] = got
-    return got[1]
+        return words
+    return store.memo("words by length", build)
 
 
 NAME_CHECKS = 16  # near forms of a name checked for being a name here, closest first
@@ -298,19 +292,19 @@ ROLES = frozenset("user assistant human ai bot system agent model me you q a que
                   "example input output error warning".split())
 
 
-def speakers(query: str) -> list[str]:
-    """The index terms of who speaks in a query pasted as a transcript: a label that opens two
-    or more of its lines ("Bart: ...", "Lisa：..."), unless it names a role (User, Assistant)."""
+@functools.lru_cache(maxsize=256)  # asked of one query by the keyword pass, the pins, the order and the evidence
+def _speakers(query: str) -> tuple[str, ...]:
+    """speakers(), kept for the query's next asker."""
     labels = re.findall(r"(?m)^[ \t]*([^\W\d_][\w.' -]{0,30}?)[ \t]*[:：]", query)
     out = [t for label in dict.fromkeys(x for x in labels if labels.count(x) >= 2)
            # a name: not lower-case (bart: is a word), not all capitals (TODO:, NB:)
            if label.lower() not in ROLES and not label[0].islower() and not (len(label) > 1 and label.isupper()) for t in query_terms(label) if t not in STOPWORDS and t not in TITLES]
-    return list(dict.fromkeys(out))
+    return tuple(dict.fromkeys(out))
 
 
-def named_terms(query: str) -> list[str]:
-    """The index terms of what the query names: a capitalised word that does not open a
-    sentence or a line (Mongolia, Okafor, New Year's), and identifiers (exact_tokens)."""
+@functools.lru_cache(maxsize=256)
+def _named_terms(query: str) -> tuple[str, ...]:
+    """named_terms(), kept for the query's next asker."""
     out: dict[str, None] = {}
     for line in re.split(r"[\n:;]+", query):
         opens = True
@@ -322,7 +316,19 @@ def named_terms(query: str) -> list[str]:
                 out.update(dict.fromkeys(t for t in query_terms(bare) if t not in STOPWORDS and len(t) > 1))
             opens = word.endswith((".", "!", "?")) and not title
     out.update(dict.fromkeys(exact_tokens(query)))
-    return list(out)
+    return tuple(out)
+
+
+def speakers(query: str) -> list[str]:
+    """The index terms of who speaks in a query pasted as a transcript: a label that opens two
+    or more of its lines ("Bart: ...", "Lisa：..."), unless it names a role (User, Assistant)."""
+    return list(_speakers(query))
+
+
+def named_terms(query: str) -> list[str]:
+    """The index terms of what the query names: a capitalised word that does not open a
+    sentence or a line (Mongolia, Okafor, New Year's), and identifiers (exact_tokens)."""
+    return list(_named_terms(query))
 
 
 EXACT_MAX_CHUNKS = 3  # an identifier found in at most this many chunks is "rare"

@@ -193,6 +193,7 @@ def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs
         # the best unrelated chunk, and sinking by band cost MADial 0.03-0.08 of hit@5.
         cands.sort(key=lambda c: ranking.band(c.score) == "low")
     evidence = query_evidence(query, weights, n_docs, cands, forms, near)
+    trust_high(cands, evidence, mode != "keyword", exact)
     absent = evidence.get("absent")
     if opts.min_score_explicit:  # asked for: every hit below it is hidden
         shown = [c for c in cands if c.score >= opts.min_score]
@@ -207,6 +208,55 @@ def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs
     if absent and absent["emptied"] and not opts.min_score_explicit and not opts.show_hidden:
         hidden_info["reason"] = absent["reason"]
     return shown[: opts.max_results], hidden_info, evidence
+
+
+HIGH = ranking.band_floor("high")
+
+
+def untrusted(c: Candidate, evidence: dict, vectors: bool, exact: dict[int, dict]) -> str | None:
+    """Why a hit whose own score reaches `high` cannot be trusted to answer the query, or None.
+    `high` says "this passage answers the question": measured on conversations, a hit that
+    merely holds many of its words was the gold passage only 35-64 % of the time. Each
+    condition is a fact about this query and this index, with no constant fitted to a data set:
+    - the memory uses every word of the question (in some form), and the list carries no
+      verdict of absence: where the memory lacks a word the question turns on, no passage
+      of it can hold the whole question;
+    - the passage holds the whole question: every word of it this memory uses, or three
+      words' worth no other passage holds (coverage 1). Holding part of it is the `medium` of
+      a passage on the same topic;
+    - two independent channels pick it: it is the keyword pass's first and, with vectors,
+      the vectors' first too (either channel's first alone is often a neighbour of the
+      answer). Unless the vectors have no opinion (no passage closer to the query than the
+      best of this many unrelated ones by chance: bestVector 0), or the hit holds a rare name
+      or identifier the query names (exact_hits): vectors know nothing of a name they never saw.
+    A rare identifier the query names (an id, an error code) stands for the passage by itself."""
+    conf = c.parts["confidence"]
+    if evidence.get("absent") or evidence["absentTerms"] or evidence.get("nearNames"):
+        return "the query has a word this memory never uses, or a verdict of absence"
+    if "exact" in conf:
+        return None
+    held = set(conf["terms"])
+    if conf["termCoverage"] < 1.0 and not all(t in held for t, w in evidence["weights"].items() if w < 1.0):
+        return "the passage holds only part of the query's words"
+    # a hit holds the chunks merged into it (merge_overlapping): their ranks are its own too
+    merged = c.parts.get("merged", [])
+    if c.kw_rank != 1 and not any(m.get("keywordRank") == 1 for m in merged):
+        return "not the keyword search's first hit"
+    vector_first = c.vec_rank == 1 or any(m.get("vectorRank") == 1 for m in merged)
+    if vectors and evidence["bestVector"] > 0.0 and not vector_first and c.id not in exact:
+        return "the vectors rank another passage first"
+    return None
+
+
+def trust_high(cands: list[Candidate], evidence: dict, vectors: bool, exact: dict[int, dict]) -> None:
+    """A hit scoring `high` that untrusted() finds a reason against scores just below it
+    (`medium`), with the reason in its explanation: the score stays the hit's own evidence,
+    and `high` keeps one meaning in every memory. Counted in the evidence (how often `high` is given)."""
+    for c in cands:
+        if c.score >= HIGH and (why := untrusted(c, evidence, vectors, exact)):
+            c.parts["confidence"]["notHigh"] = why
+            c.score = HIGH - 0.0001
+    evidence["high"] = sum(c.score >= HIGH for c in cands)
 
 
 SIMILAR_Z = 0.5  # cosines this many of the query's background standard deviations apart are alike
@@ -325,7 +375,18 @@ def _absence(evidence: dict, strong: float, absent_share: float, weak: float) ->
     if evidence.get("speakersNear"):  # theirs if misspelt, someone else's if not: shown, flagged
         t = evidence["speakersNear"][0]
         return "near", f"this memory never mentions {t!r}, who speaks in the query (nearest here: {near[t][0]!r})"
-    if evidence["candidates"] and evidence["best"] >= strong:
+    small = evidence.get("nDocs", SMALL_MEMORY) < SMALL_MEMORY
+    missing = evidence.get("formsChecked", True) and evidence["absentTerms"] and not small
+    absent = ", ".join(repr(t) for t in evidence["absentTerms"][:3])
+    # a question (not a pasted conversation) turning on a word this memory never uses in any
+    # form (inflections, other spellings, near names and abbreviations looked up first) is
+    # flagged whatever the other words find: a strong hit on them does not supply the missing
+    # one. Asked of someone else's history, a question's topic word is missing far more often
+    # than asked of its own (LongMemEval keyword-only: 65 % of other-history asks, 2 of 30
+    # answerable; bench/results/abstention-session5.txt). Not for a pasted conversation, which
+    # names many things in passing (below), nor a small memory, which lacks most words of anything.
+    question_missing = missing and not evidence.get("dialogue")
+    if evidence["candidates"] and evidence["best"] >= strong and not question_missing:
         return None
     if near and not evidence["namedAbsent"]:
         t = next(iter(near))
@@ -334,7 +395,6 @@ def _absence(evidence: dict, strong: float, absent_share: float, weak: float) ->
     # in passing: there, only a name the question asks about, or none of its words at all, says
     # absent (without this, MADial's dialogues asked of their own 1-7 notes came back empty 45 %
     # of the time: bench/small_memory.py)
-    small = evidence.get("nDocs", SMALL_MEMORY) < SMALL_MEMORY
     if evidence["namedAbsent"] and not (small and evidence.get("dialogue")):
         return "named", f"this memory never mentions {_some(evidence['namedAbsent'])}"
     if not evidence["candidates"]:
@@ -343,23 +403,14 @@ def _absence(evidence: dict, strong: float, absent_share: float, weak: float) ->
         some = "none" if evidence["absentShare"] >= 1.0 else "almost none"
         lacking = evidence["absentTerms"] + evidence.get("absentEveryday", [])
         return "share", f"this memory uses {some} of the query's words ({', '.join(repr(t) for t in lacking[:5])})"
-    # a word of the question this memory never uses, and nothing here holds a fair part of the
-    # rest: both say absent (asked of someone else's history, a question's topic word is missing
-    # far more often than when asked of its own, where a missing word has a strong hit beside it).
-    # Unless one passage holds every word this memory does use, a rare one among them: a memory
-    # with one passage on the topic lacks many of a question's words, and that passage is the answer.
+    if question_missing:  # after the verdicts that empty the list (none, share): those come first
+        return "missing", f"this memory never uses {absent} in any form"
+    # a pasted conversation: a word of it this memory never uses, and nothing here holds a fair
+    # part of the rest. Unless one passage holds every word this memory does use, a rare one
+    # among them: a memory with one passage on the topic lacks many of a conversation's words.
     held = evidence.get("presentCoverage", 0.0) >= 1.0 and evidence.get("presentWeight", 0.0) >= evidence.get("rareWeight", 1.0)
-    missing = evidence.get("formsChecked", True) and evidence["absentTerms"] and not small
-    absent = ", ".join(repr(t) for t in evidence["absentTerms"][:3])
-    if missing and evidence["best"] < weak and not held:
+    if missing and evidence["best"] < weak and not held:  # a pasted conversation
         return "missing", f"this memory never uses {absent}, and no passage holds much of the rest"
-    # with vectors, a question whose word is missing and to which no passage stands closer than
-    # the best of this many unrelated ones would by chance: both sides say absent (LongMemEval,
-    # asked of other people's histories: 35 % -> 53 % emptied, no answerable one). Not for a
-    # pasted conversation: its best cosine stands out in any chat history, more often in
-    # someone else's than in its own (MADial), so there it says nothing either way.
-    if missing and evidence.get("vectors") and not evidence.get("dialogue") and evidence["bestVector"] <= 0.0:
-        return "chance", f"this memory never uses {absent}, and no passage is closer to the question than chance"
     return None
 
 

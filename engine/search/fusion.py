@@ -127,5 +127,6 @@ def merge_overlapping(cands: list[Candidate], max_chars: int = 3200) -> list[Can
             kept.append(c)
             continue
         host.row = (h_path, h_source, min(start, h_start), max(end, h_end), "\n".join(lines), *host.row[5:])
-        host.parts.setdefault("merged", []).append({"startLine": start, "endLine": end, "score": round(c.score, 4)})
+        host.parts.setdefault("merged", []).append({"startLine": start, "endLine": end, "score": round(c.score, 4),
+                                                    "keywordRank": c.kw_rank, "vectorRank": c.vec_rank})
     return kept

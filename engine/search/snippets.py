@@ -211,6 +211,8 @@ def render(c: Candidate, focus: LineFocus, opts: Options) -> dict:
             }
         if c.vec_rank is not None:
             parts["vector"] = {"rank": c.vec_rank, "cosine": round(c.vec_cos or 0.0, 4), "calibrated": round(c.vec_score or 0.0, 4)}
+        if c.vec_z is not None:  # its cosine's standing above the query's background, vector hit or not
+            parts["vectorZ"] = round(c.vec_z, 4)
         parts["chunk"] = {"startLine": start, "endLine": end}
         out["explain"] = parts
     return out
