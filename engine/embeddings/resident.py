@@ -269,11 +269,11 @@ class ResidentHost(w.ModelHost):
 
     def __init__(self, path: Path, identity: str, idle_minutes: float, failures: w.Failures | None = None):
         super().__init__(path, identity, failures)
-        import hashlib
+        from ..config import sha256
 
         self.idle_seconds = idle_minutes * 60
         self.folder = runtime_dir()
-        digest = hashlib.sha256(f"{PROTOCOL}|{self.key}|{path.resolve()}".encode()).hexdigest()[:16]
+        digest = sha256(f"{PROTOCOL}|{self.key}|{path.resolve()}".encode()).hexdigest()[:16]
         self.name = f"m-{digest}.sock"
         self.log = f"m-{digest}.log"
         self.sock: socket.socket | None = None
