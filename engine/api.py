@@ -17,14 +17,12 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterator
 
+from functools import cached_property
+
 from . import config as config_mod
 from .config import Config
 from .errors import AccessDenied, IndexFailed, IndexUnavailable, SearchDisabled
 from .index.freshness import Freshness
-from .index.health import Health
-from .files.history import History
-from .index.jobs import IndexJobs
-from .files.reading import MemoryFiles
 from .paths import log_path
 from .embeddings.providers import Providers
 from .index.reader import IndexReader
@@ -52,11 +50,36 @@ class Engine:
         self.freshness_check = Freshness(cfg, self.index_reader, persistent=self.persistent)
         self.searcher = Searcher(cfg, self.index_reader, self.providers, self.freshness_check,
                                  persistent=self.persistent, on_stale=self._ask_for_sync)
-        self.jobs = IndexJobs(cfg, self.index_reader, self.providers, self.freshness_check)
-        self.health = Health(cfg, self.index_reader, self.providers, self.freshness_check, self.searcher, self.jobs)
-        self.health.fleet_line = self._fleet_line
-        self.memory_files = MemoryFiles(cfg)
-        self.history_log = History(cfg, self.memory_files)
+        # the parts below are built when first asked for: a one-shot `clawmem search` loads
+        # none of their modules
+        for part in ("jobs", "health", "memory_files", "history_log"):
+            self.__dict__.pop(part, None)
+
+    @cached_property
+    def jobs(self):
+        from .index.jobs import IndexJobs
+
+        return IndexJobs(self.cfg, self.index_reader, self.providers, self.freshness_check)
+
+    @cached_property
+    def health(self):
+        from .index.health import Health
+
+        health = Health(self.cfg, self.index_reader, self.providers, self.freshness_check, self.searcher, self.jobs)
+        health.fleet_line = self._fleet_line
+        return health
+
+    @cached_property
+    def memory_files(self):
+        from .files.reading import MemoryFiles
+
+        return MemoryFiles(self.cfg)
+
+    @cached_property
+    def history_log(self):
+        from .files.history import History
+
+        return History(self.cfg, self.memory_files)
 
     @classmethod
     def open(cls, *, config_path=None, workspace=None, agent=None, overrides=None, persistent=False) -> "Engine":
@@ -109,7 +132,11 @@ class Engine:
 
         try:
             store = self.index_reader.reader()
-            return built_with_other_settings(store, self.cfg) if store is not None and store.has_schema() else None
+            if store is None or not store.has_schema():
+                return None
+            # once per open index, not on every search: its settings change only by a rebuild,
+            # which swaps in a new file (and reader() a new connection)
+            return self.index_reader.per_store("other settings", store, lambda st: built_with_other_settings(st, self.cfg))
         except (IndexUnavailable, DatabaseError):
             return None
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 
@@ -24,6 +23,8 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> N
         keep = os.stat(path).st_mode & 0o7777
     except FileNotFoundError:
         keep = mode
+    import tempfile  # here: a search never writes, and tempfile loads random, weakref, …
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
