@@ -26,10 +26,9 @@ logging.getLogger(LOGGER).addHandler(logging.NullHandler())
 
 class _Redacting(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
-        text = super().format(record)
-        # a line made only of clawmem's own words and numbers holds no secret: the redaction
-        # patterns (detect_secrets, ~0.1 s to import) load for the first line that might
-        return text if getattr(record, "clawmem_words_only", False) else redact(text)
+        # every line; detect_secrets (~0.1 s to import) loads only for a line that might hold
+        # one of its secrets (redaction.may_hold_token), not for a job's line of counts
+        return redact(super().format(record))
 
 
 def setup(path: Path | None = None, level: int = logging.INFO) -> Path:
@@ -67,5 +66,4 @@ def level_of(e: ev.Event) -> int:
 
 
 def log_event(e: ev.Event, logger: logging.Logger | None = None) -> None:
-    words_only = isinstance(e, ev.JobFinished) and not e.message  # counts, seconds and the job's name
-    (logger or logging.getLogger(LOGGER)).log(level_of(e), "%s", e.describe(), extra={"clawmem_words_only": words_only})
+    (logger or logging.getLogger(LOGGER)).log(level_of(e), "%s", e.describe())
