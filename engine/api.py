@@ -125,6 +125,23 @@ class Engine:
             res["indexSettings"] = other
         return res
 
+    def warm_up(self) -> None:
+        """Make the next search cost what later ones do, for a server starting while its agent
+        does: the index opened, its vectors in memory (a long-lived engine), the search's code
+        run once, and a local model's worker reached or started (one query embedded). A remote
+        provider is never asked: a warm-up must not spend the user's quota, nor, failing, hold
+        that provider back (Providers.query_retry_after) from the agent's first search."""
+        from . import search as search_mod
+
+        store = self.index_reader.reader()
+        if store is None or not store.has_schema():
+            return
+        side, _ = self.searcher.vector_side(store)  # loads the vectors; asks no provider
+        if side is not None and side.provider.id == "local":
+            self.search("warm up", private=True, stale_check=False)
+        else:
+            search_mod.run(store, "warm up", self.searcher.options(), None, None)
+
     def other_settings(self) -> str | None:
         """The line that says this config's index was built with other settings and is used as it
         is (a read-only command never rebuilds it), or None."""
