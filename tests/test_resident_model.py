@@ -277,7 +277,7 @@ def test_another_users_process_is_refused_both_ways(tiny_model, tmp_path):
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             s.connect(str(open_dir / "s"))
             worker._send(s.fileno(), json.dumps({"op": "hello"}).encode())
-            got = worker._recv_blocking(s.fileno())
+            got = worker._read_frame(s.fileno())
             os.write(wfd, b"answered" if got else b"refused")
         except (ConnectionResetError, BrokenPipeError):  # closed on it, before or after its request
             os.write(wfd, b"refused")

@@ -62,12 +62,10 @@ def _send(fd: int, payload: bytes) -> None:
         view = view[n:]
 
 
-def _recv_blocking(fd: int) -> bytes | None:
-    head = _read_n(fd, _HEADER.size, None)
-    if head is None:
-        return None
-    (n,) = _HEADER.unpack(head)
-    return _read_n(fd, n, None)
+def _read_frame(fd: int, watch: "Callable[[], None] | None" = None) -> bytes | None:
+    """One frame's payload, None at end of file; `watch` as for _read_n (None: wait forever)."""
+    head = _read_n(fd, _HEADER.size, watch)
+    return None if head is None else _read_n(fd, _HEADER.unpack(head)[0], watch)
 
 
 def _read_n(fd: int, n: int, watch: "Callable[[], None] | None") -> bytes | None:
@@ -98,7 +96,7 @@ def serve() -> None:
     os.dup2(2, 1)  # whatever llama.cpp prints must not corrupt the replies
     model: Embedder | None = None
     while True:
-        raw = _recv_blocking(proto_in)
+        raw = _read_frame(proto_in)
         if raw is None:
             break
         req = json.loads(raw)
@@ -244,6 +242,17 @@ def describe_exit(returncode: int | None, stderr_tail: str) -> str:
 # ---------------------------------------------------------------------------- the client side
 
 
+def cpu_seconds(pid: int | None) -> float | None:
+    """CPU time a process has used so far (Linux), None where it cannot be read: the watchdog's
+    sign that a slow worker is working, not hung."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, TypeError):
+        return None
+
+
 class Turns:
     """One request at a time, and a query (urgent) goes before the next slice of passages: a
     search typed while indexing waits for a few chunks, not a batch. The resident worker uses
@@ -294,14 +303,18 @@ class ModelHost:
     def pid(self) -> int | None:
         return self.proc.pid if self.proc and self.proc.poll() is None else None
 
-    def _start(self, threads: int) -> None:
+    def _check_held(self) -> None:
+        """Before a start: ProviderError while a recorded failure holds the model back. A start
+        after a recorded failure clears the record on its first success (read once here, not on
+        every request)."""
         held = self.failures.get(self.key)
-        # a start after a recorded failure: the first success clears the record (read once here,
-        # not on every request)
         self._clear_on_success = held is not None
         if held and self.failures.holds(held):
             when = time.strftime("%H:%M:%S", time.localtime(held["retryAt"]))
             raise ProviderError(f"{held['reason']} (not retried before {when})")
+
+    def _start(self, threads: int) -> None:
+        self._check_held()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "clawmem.engine.embeddings.worker"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
@@ -319,14 +332,11 @@ class ModelHost:
         for line in iter(proc.stderr.readline, b""):
             self._stderr.append(line.decode("utf-8", "replace"))
 
+    def _worker_pid(self) -> int | None:
+        return self.proc.pid if self.proc is not None else None
+
     def _cpu_seconds(self) -> float | None:
-        """CPU time the worker has used so far (Linux), None where it cannot be read."""
-        try:
-            with open(f"/proc/{self.proc.pid}/stat", "rb") as fh:
-                fields = fh.read().rsplit(b")", 1)[1].split()
-            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-        except (OSError, ValueError, IndexError, AttributeError):
-            return None
+        return cpu_seconds(self._worker_pid())
 
     def _watchdog(self, limit: float) -> Callable[[], None]:
         start = last_progress = time.monotonic()
@@ -354,13 +364,11 @@ class ModelHost:
         watch = self._watchdog(timeout)
         try:
             _send(wfd, json.dumps(req).encode())
-            head = _read_n(rfd, _HEADER.size, watch)
-            payload = head and _read_n(rfd, _HEADER.unpack(head)[0], watch)
+            payload = _read_frame(rfd, watch)
             reply = json.loads(payload) if payload is not None else None
             body = b""
             if reply is not None and with_body and reply.get("ok"):
-                h2 = _read_n(rfd, _HEADER.size, watch)
-                body = h2 and _read_n(rfd, _HEADER.unpack(h2)[0], watch)
+                body = _read_frame(rfd, watch)
                 if body is None:
                     reply = None
         except TimeoutError as exc:
