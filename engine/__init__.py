@@ -14,10 +14,11 @@ from .api import Engine
 from .config import Config, ConfigError, load as load_config
 from .errors import AccessDenied, ClawmemError, IndexFailed, IndexUnavailable, JournalUnavailable, SearchDisabled
 from .results import FileText, Restored, SearchResults, Status, WriteReceipt, vectors_serving
-from .search.options import SearchRequest
 
 # name -> "module:attribute" under clawmem.engine, imported when first asked for
 _LAZY = {
+    # what a search is asked: the search package loads with it (`clawmem index` never needs it)
+    "SearchRequest": "search.options:SearchRequest",
     # errors the fronts catch
     "LockBusy": "index.lock:LockBusy",
     "ArchiveError": "agent.archive:ArchiveError",
@@ -95,7 +96,7 @@ _LAZY = {
 }
 
 __all__ = ["Engine", "Config", "ConfigError", "load_config", "ClawmemError", "AccessDenied", "IndexFailed", "IndexUnavailable", "JournalUnavailable", "SearchDisabled",
-           "FileText", "Restored", "SearchRequest", "SearchResults", "Status", "WriteReceipt", "vectors_serving",
+           "FileText", "Restored", "SearchResults", "Status", "WriteReceipt", "vectors_serving",
            "events",  # the typed events long jobs yield: a module of plain data classes
            *_LAZY]
 

@@ -15,7 +15,7 @@ make are in memfile.py (through files.py, tools.py, editing.py); background sync
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from functools import cached_property
 
@@ -27,8 +27,10 @@ from .paths import log_path
 from .embeddings.providers import Providers
 from .index.reader import IndexReader
 from .results import FileText, SearchResults, Status, WriteReceipt
-from .search.options import SearchRequest
-from .search.searcher import Searcher, disabled_reason
+
+if TYPE_CHECKING:  # the search modules load with the first search: `clawmem index` needs none
+    from .search.options import SearchRequest
+    from .search.searcher import Searcher
 
 # kept importable from here, where the fronts and tests have always found them
 __all__ = ["Engine", "AccessDenied", "IndexUnavailable", "SearchDisabled", "disabled_reason", "log_path"]
@@ -48,12 +50,17 @@ class Engine:
         self.index_reader = IndexReader(cfg)
         self.providers = Providers(cfg)
         self.freshness_check = Freshness(cfg, self.index_reader, persistent=self.persistent)
-        self.searcher = Searcher(cfg, self.index_reader, self.providers, self.freshness_check,
-                                 persistent=self.persistent, on_stale=self._ask_for_sync)
         # the parts below are built when first asked for: a one-shot `clawmem search` loads
-        # none of their modules
-        for part in ("jobs", "health", "memory_files", "history_log"):
+        # none of the others' modules, `clawmem index` none of the search's
+        for part in ("searcher", "jobs", "health", "memory_files", "history_log"):
             self.__dict__.pop(part, None)
+
+    @cached_property
+    def searcher(self) -> Searcher:
+        from .search.searcher import Searcher
+
+        return Searcher(self.cfg, self.index_reader, self.providers, self.freshness_check,
+                        persistent=self.persistent, on_stale=self._ask_for_sync)
 
     @cached_property
     def jobs(self):
@@ -115,10 +122,14 @@ class Engine:
 
     def options(self, request: SearchRequest | None = None, **kw):
         """The settings a search runs with: the request (or its fields as keywords) over the config."""
+        from .search.options import SearchRequest
+
         return self.searcher.options(request or SearchRequest(**kw))
 
     def search(self, query: str, request: SearchRequest | None = None, **kw) -> SearchResults:
         """memory_search. `request` (or its fields as keywords: max_results, min_score, after, …)."""
+        from .search.options import SearchRequest
+
         res = self.searcher.search(query, request or SearchRequest(**kw))
         other = self.other_settings()
         if other:
@@ -350,6 +361,7 @@ class Engine:
 
     def fleet_search(self, query: str, request: SearchRequest | None = None, **kw) -> dict:
         from .fleet import client as fleet
+        from .search.options import SearchRequest
 
         return fleet.search(self, query, request or SearchRequest(**kw))
 
@@ -391,3 +403,12 @@ def _database_errors_named(events: Iterator, index_path) -> Iterator:
         yield from events
     except DatabaseError as exc:
         raise IndexFailed(f"{index_path}: {exc}; check free space and permissions, then run `clawmem index` again") from exc
+
+
+def __getattr__(name: str):
+    """disabled_reason, kept importable from here (__all__) without loading the search modules."""
+    if name == "disabled_reason":
+        from .search.searcher import disabled_reason
+
+        return disabled_reason
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
