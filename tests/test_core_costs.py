@@ -283,7 +283,8 @@ def test_the_chunk_count_a_search_weighs_words_by_follows_the_index(workspace, m
 def test_a_keyword_index_lists_the_workspace_once_and_loads_no_numpy_nor_redaction_patterns(workspace):
     """A no-op `clawmem index` (what a cron job or an agent's hook runs): it used to run a whole
     status afterwards (three more listings of the workspace and a leftovers scan), import numpy
-    through sqlite-vec's package and detect_secrets for its one log line."""
+    through sqlite-vec's package and detect_secrets for its one log line; nor does it need
+    logging.handlers (socket, pickle) for its log file."""
     import subprocess
     import sys
 
@@ -306,7 +307,7 @@ def test_a_keyword_index_lists_the_workspace_once_and_loads_no_numpy_nor_redacti
         "err = io.StringIO()\n"
         "with contextlib.redirect_stderr(err):\n"
         f"    code = main(['--workspace', {str(workspace)!r}, '--config', {str(config)!r}, 'index'])\n"
-        "heavy = {'numpy', 'detect_secrets', 'llama_cpp', 'httpx'}\n"
+        "heavy = {'numpy', 'detect_secrets', 'llama_cpp', 'httpx', 'logging.handlers'}\n"
         "print(code, len(calls), sorted(heavy & set(sys.modules)), '3 files, 3 chunks; keyword-only' in err.getvalue())\n"
     )
     res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
