@@ -49,7 +49,7 @@ class _CjkFinder:
         return self._compiled
 
     def search(self, text: str, *args) -> re.Match | None:
-        if not args and not any(is_cjk(ch) for ch in set(text) if ch >= "\u1100"):
+        if not args and not has_cjk(text):
             return None
         return self._regex().search(text, *args)
 
@@ -63,6 +63,12 @@ CJK_RE = _CjkFinder("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _CJK_RANG
 
 def is_cjk(ch: str) -> bool:
     return ch >= "\u1100" and bisect_right(_CJK_BOUNDS, ord(ch)) % 2 == 1
+
+
+def has_cjk(text: str) -> bool:
+    """Whether `text` holds a CJK/Hangul character: CJK_RE.search(text) is not None, without
+    compiling it (only its distinct characters from U+1100 up are looked at)."""
+    return not text.isascii() and any(is_cjk(ch) for ch in set(text) if ch >= "\u1100")
 
 
 def is_hangul(ch: str) -> bool:

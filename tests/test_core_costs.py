@@ -67,6 +67,22 @@ def test_fast_tokeniser_gives_the_tokens_of_the_character_rule():
         assert weight(text) == len(text) + 3 * sum(1 for ch in text if T.is_cjk(ch))
 
 
+def test_cjk_is_found_as_the_regex_finds_it_without_compiling_it():
+    """has_cjk and CJK_RE.search (compiled only for a text that holds CJK) answer as the
+    character class itself does, at the edges of every range too."""
+    import re
+
+    rng = random.Random(33)
+    full = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in T._CJK_RANGES) + "]")
+    edges = [chr(c) for lo, hi in T._CJK_RANGES for c in (lo, hi, lo - 1, hi + 1)]
+    pool = edges + list("abc’—éß 09") + ["서버", "成语", "カタカナ", "\U0002a6d6"]
+    for _ in range(5000):
+        text = "".join(rng.choice(pool) for _ in range(rng.randrange(0, 12)))
+        m, found = full.search(text), T.CJK_RE.search(text)
+        assert T.has_cjk(text) == (m is not None), text
+        assert (found and found.span()) == (m and m.span()), text
+
+
 def test_date_phrases_are_found_without_compiling_every_rule(monkeypatch):
     today = dates.dt.date(2026, 11, 23)
     queries = ["billing decision", "the day before yesterday", "yesterday", "what happened today", "this week",
