@@ -557,6 +557,19 @@ class Store:
         mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dims)
         return id_arr, mat
 
+    def cosines(self, mid: int, ids: list[int], query) -> list[tuple[int, float]] | None:
+        """(chunk id, cosine similarity) of these chunks, computed by sqlite-vec as its KNN
+        computes them (so a chunk and its twin elsewhere tie exactly); None without sqlite-vec."""
+        if not self.has_vec_table(mid):
+            return None
+        blob, out = float32_bytes(query), []
+        for i in range(0, len(ids), 900):
+            part = ids[i : i + 900]
+            out += self.conn.execute(
+                f"select chunk_id, 1.0 - vec_distance_cosine(embedding, ?) from vectors_{mid} "
+                f"where chunk_id in ({','.join('?' * len(part))})", [blob, *part]).fetchall()
+        return out
+
     def knn(self, mid: int, query, k: int) -> list[tuple[int, float]]:
         """sqlite-vec KNN: (chunk id, cosine similarity) best first. `query`: float32 values
         (an array('f') is passed as its bytes, no numpy needed)."""

@@ -46,9 +46,12 @@ def vector_standing(store: Store, side: VectorSide, qvec: np.ndarray, cands: lis
     if missing and side.matrix is not None:
         ids, mat = store.load_matrix(side.model_id, missing)
         cos.update(zip(ids.tolist(), matvec(mat, qvec).tolist()))
-    elif missing:
-        rows = store.vector_blobs(side.model_id, missing)
-        cos.update(zip((cid for cid, _ in rows), dots([blob for _, blob in rows], qvec)))
+    elif missing:  # as the KNN list's were computed: identical chunks tie
+        found = store.cosines(side.model_id, missing, qvec)
+        if found is None:
+            rows = store.vector_blobs(side.model_id, missing)
+            found = zip((cid for cid, _ in rows), dots([blob for _, blob in rows], qvec))
+        cos.update(found)
     for c in cands:
         if c.id in cos:
             c.vec_z = (cos[c.id] - ref["mean"]) / max(ref["std"], 1e-4)
