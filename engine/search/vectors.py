@@ -3,9 +3,10 @@ engines, sqlite-vec KNN in one-shot commands), and how far each stands above the
 
 A one-shot search (`clawmem search`) never loads numpy (~0.1 s, most of what a hybrid search
 with a warm resident model would cost): the query vector comes as an array('f'), sqlite-vec
-takes its bytes, and the few hundred other products it needs (the reference sample, keyword
-hits outside the vector list) are summed in plain Python. Long-lived engines keep numpy
-matrices in memory (`VectorSide.matrix`, and `reference` as a matrix)."""
+takes its bytes (its KNN, and the cosines of keyword hits outside the vector list, computed as
+the KNN computes them), and the reference sample's few hundred products are summed in plain
+Python. Long-lived engines keep numpy matrices in memory (`VectorSide.matrix`, and
+`reference` as a matrix)."""
 
 from __future__ import annotations
 
