@@ -8,7 +8,11 @@ the cold first call (`clawmem model stop` before each: the search starts the wor
 per-process worker of `residentMinutes = 0` (what every search paid before), and `clawmem mcp`:
 its first memory_search after start (three starts; at once and 2 s after the handshake) vs warm ones.
 
-    python bench/bench_cli.py [--model PATH.gguf] [--files 60] [--repeat 7] [--json OUT]
+    python bench/bench_cli.py [--model PATH.gguf] [--files 60] [--repeat 7] [--json OUT] [--base DIR]
+
+`--base DIR`: another clawmem as `DIR/clawmem/{engine,tui,mcp,themes}` (see bench_core.py): its
+warm hybrid and keyword-only searches run alternated with this one's, on the same index and the
+same resident model (PYTHONPATH=DIR), the before/after of a change in one run.
 
 Everything runs under a temporary HOME/XDG tree, so its resident model is its own and is
 stopped at the end. Targets (issue 33): warm hybrid <= 1.5x keyword-only, CLI peak RSS <= 60 MB,
@@ -84,6 +88,7 @@ def main() -> None:
     ap.add_argument("--files", type=int, default=60)
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--base", type=Path, help="another clawmem to alternate with (see above)")
     args = ap.parse_args()
     if not args.model.is_file():
         sys.exit(f"bench_cli: no model at {args.model}; pass --model PATH.gguf")
@@ -102,8 +107,10 @@ def main() -> None:
     per_process.write_text(f'provider = "local"\n[local]\nmodelPath = "{args.model}"\nresidentMinutes = 0\n')
     cli = [sys.executable, "-m", "clawmem.tui", "--workspace", str(ws)]
 
-    def search(cfg: Path, i: int) -> dict:
-        r = run(cli + ["--config", str(cfg), "search", QUERIES[i % len(QUERIES)], "--json"], env)
+    base_env = {**env, "PYTHONPATH": str(args.base)} if args.base else None
+
+    def search(cfg: Path, i: int, e: dict | None = None) -> dict:
+        r = run(cli + ["--config", str(cfg), "search", QUERIES[i % len(QUERIES)], "--json"], e or env)
         r["mode"] = json.loads(r.pop("out"))["mode"]
         return r
 
@@ -112,21 +119,29 @@ def main() -> None:
     print(f"index of {args.files} files with the model: {time.perf_counter() - t0:.1f} s")
     for i in range(2):  # warm-up: bytecode, page cache, the worker
         search(hybrid, i), search(keyword, i), run([sys.executable, "-m", "clawmem.tui", "--help"], env)
+        if base_env:
+            search(hybrid, i, base_env), search(keyword, i, base_env)
 
     rows: dict[str, list[dict]] = {"hybrid, resident warm": [], "keyword-only": [], "clawmem --help": [],
                                    "hybrid, cold (worker start)": [], "hybrid, residentMinutes = 0": []}
+    if base_env:
+        rows.update({"base: hybrid, resident warm": [], "base: keyword-only": []})
     for i in range(args.repeat):
         rows["hybrid, resident warm"].append(search(hybrid, i))
         rows["keyword-only"].append(search(keyword, i))
         r = run([sys.executable, "-m", "clawmem.tui", "--help"], env)
         r.pop("out")
         rows["clawmem --help"].append(r)
+        if base_env:
+            rows["base: hybrid, resident warm"].append(search(hybrid, i, base_env))
+            rows["base: keyword-only"].append(search(keyword, i, base_env))
     for i in range(max(2, args.repeat // 2)):
         run(cli + ["model", "stop"], env)
         rows["hybrid, cold (worker start)"].append(search(hybrid, i))
         rows["hybrid, residentMinutes = 0"].append(search(per_process, i))
         search(hybrid, i)  # and warm again for the next round
     modes = {k: sorted({r.get("mode") for r in v} - {None}) for k, v in rows.items()}
+    load_after_rounds = os.getloadavg()[0]
     assert modes["hybrid, resident warm"] == ["hybrid"], modes
     mcps = {}
     for pause in (0.0, 2.0):  # one first call per server start: three starts, medians (one sample is noise here)
@@ -139,7 +154,8 @@ def main() -> None:
         return statistics.median(r[f] for r in rows[k])
 
     base = med("keyword-only", "wall")
-    print(f"\n{args.files} files, model {args.model.name}, {args.repeat} alternated rounds (medians; loaded 2-core machine)\n")
+    print(f"\n{args.files} files, model {args.model.name}, {args.repeat} alternated rounds (medians; "
+          f"load average {load_after_rounds:.1f} on {os.cpu_count()} cores after them)\n")
     print("| one process | wall s | CPU s | peak RSS MB | vs keyword-only | mode |")
     print("|---|---|---|---|---|---|")
     summary = {}
@@ -158,6 +174,12 @@ def main() -> None:
     warm = statistics.median(mcp["warm"])
     ratio = summary["hybrid, resident warm"]["wall"] / base
     rss = summary["hybrid, resident warm"]["peakRssMB"]
+    help_ratio = base / summary["clawmem --help"]["wall"]
+    print(f"keyword-only search {help_ratio:.2f}x clawmem --help (bench_core.py's target: <= 1.5)")
+    if base_env:
+        b_ratio = summary["base: hybrid, resident warm"]["wall"] / summary["base: keyword-only"]["wall"]
+        print(f"base (--base {args.base}): warm hybrid {b_ratio:.2f}x its keyword-only, "
+              f"CLI peak RSS {summary['base: hybrid, resident warm']['peakRssMB']:.0f} MB")
     print(f"targets: warm hybrid {ratio:.2f}x keyword-only (<= 1.5: {'met' if ratio <= 1.5 else 'NOT met'}), "
           f"CLI peak RSS {rss:.0f} MB (<= 60: {'met' if rss <= 60 else 'NOT met'}), "
           f"MCP first/warm after 2 s {mcp['ratio']:.2f}x (<= 2: {'met' if mcp['ratio'] <= 2 else 'NOT met'})")

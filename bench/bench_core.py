@@ -81,8 +81,13 @@ def bare_fts_query(db_path: Path, n: int = 200) -> list[float]:
     return times
 
 
-def run(argv: list[str], env: dict) -> tuple[float, float]:
-    """(wall seconds, peak RSS MB) of one child process; it must succeed."""
+CPU: dict[str, list[float]] = {}  # key -> CPU seconds (user + system) of each timed child
+
+
+def run(argv: list[str], env: dict, cpu_key: str | None = None) -> tuple[float, float]:
+    """(wall seconds, peak RSS MB) of one child process; it must succeed. With `cpu_key`, its
+    CPU seconds are kept under that key too: on a loaded machine a process's CPU time moves far
+    less than its wall time, so a before/after is read from it."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -91,6 +96,8 @@ def run(argv: list[str], env: dict) -> tuple[float, float]:
     proc.stderr.close()
     proc.returncode = os.waitstatus_to_exitcode(status)
     assert proc.returncode == 0, (argv, err)
+    if cpu_key:
+        CPU.setdefault(cpu_key, []).append(usage.ru_utime + usage.ru_stime)
     return took, usage.ru_maxrss / 1024
 
 
@@ -129,7 +136,7 @@ def run_size(n: int, repeat: int, root: Path, base: Path | None = None) -> dict:
     noop: dict = {tag: [] for tag, _ in sides}
     for _ in range(repeat):
         for tag, e in sides:
-            noop[tag].append(run(cli + ["index", "--quiet"], e)[0])
+            noop[tag].append(run(cli + ["index", "--quiet"], e, f"{n} no-op index{tag}")[0])
     for tag, _ in sides:
         out["no-op index" + tag] = median(noop[tag])
 
@@ -139,7 +146,7 @@ def run_size(n: int, repeat: int, root: Path, base: Path | None = None) -> dict:
         for tag, e in sides:
             with open(target, "a", encoding="utf-8") as fh:
                 fh.write(f"- appended line {i} about the gazebo\n")
-            edit[tag].append(run(cli + ["index", "--quiet"], e)[0])
+            edit[tag].append(run(cli + ["index", "--quiet"], e, f"{n} one-file edit{tag}")[0])
     for tag, _ in sides:
         out["one-file edit" + tag] = median(edit[tag])
 
@@ -150,14 +157,17 @@ def run_size(n: int, repeat: int, root: Path, base: Path | None = None) -> dict:
     search: dict = {tag: [] for tag, _ in sides}
     help_: dict = {tag: [] for tag, _ in sides}
     py = []
-    for i in range(7):
+    for i in range(max(7, 2 * repeat)):
         for tag, e in sides:
-            search[tag].append(run(cli + ["search", QUERIES[i % len(QUERIES)], "--json"], e)[0])
-            help_[tag].append(run([sys.executable, "-m", "clawmem.tui", "--help"], e)[0])
+            search[tag].append(run(cli + ["search", QUERIES[i % len(QUERIES)], "--json"], e, f"{n} CLI search{tag}")[0])
+            help_[tag].append(run([sys.executable, "-m", "clawmem.tui", "--help"], e, f"{n} clawmem --help{tag}")[0])
         py.append(run([sys.executable, "-c", "pass"], env)[0])
     for tag, _ in sides:
         out["CLI search" + tag] = median(search[tag])
         out["clawmem --help" + tag] = median(help_[tag])
+    for key in ("no-op index", "one-file edit", "CLI search", "clawmem --help"):
+        for tag, _ in sides:
+            out[f"{key}{tag} CPU"] = median(CPU[f"{n} {key}{tag}"])
     out["python start"] = median(py)
 
     eng = Engine(cfg)
@@ -193,16 +203,20 @@ def report(rows: list[dict]) -> None:
               f"{r['python start']:>6.3f} {r['search p50 ms']:>7.2f} {r['search p95 ms']:>7.2f} "
               f"{r['bare FTS query p50 ms']:>7.3f} {r['search+freshness p50 ms']:>7.2f}")
     if any("no-op index (base)" in r for r in rows):
-        print("\nBefore/after, alternated in this run (base = --base):")
+        print("\nBefore/after, alternated in this run (base = --base); wall, and CPU (user + system: on a loaded")
+        print("machine it moves far less than wall time):")
         for r in rows:
             for key in ("no-op index", "one-file edit", "CLI search", "clawmem --help"):
-                print(f"  N={r['n']:<6} {key:<14} {r[key + ' (base)']:.3f} s -> {r[key]:.3f} s")
+                print(f"  N={r['n']:<6} {key:<14} {r[key + ' (base)']:.3f} s -> {r[key]:.3f} s   "
+                      f"CPU {r[key + ' (base) CPU']:.3f} s -> {r[key + ' CPU']:.3f} s")
             print(f"  N={r['n']:<6} search/--help  {r['CLI search (base)'] / r['clawmem --help (base)']:.2f}x -> "
-                  f"{r['CLI search'] / r['clawmem --help']:.2f}x")
+                  f"{r['CLI search'] / r['clawmem --help']:.2f}x   CPU {r['CLI search (base) CPU'] / r['clawmem --help (base) CPU']:.2f}x -> "
+                  f"{r['CLI search CPU'] / r['clawmem --help CPU']:.2f}x")
     print("\nTargets (issues 14 and 33):")
     for r in rows:
         ratio = r["CLI search"] / r["clawmem --help"]
-        print(f"  N={r['n']:<6} clawmem search {r['CLI search']:.3f} s = {ratio:.2f}x clawmem --help (target <= {SEARCH_VS_HELP}x)")
+        print(f"  N={r['n']:<6} clawmem search {r['CLI search']:.3f} s = {ratio:.2f}x clawmem --help (target <= {SEARCH_VS_HELP}x; "
+              f"CPU {r['CLI search CPU'] / r['clawmem --help CPU']:.2f}x)")
     for key, limits in TARGETS.items():
         for n, limit in limits:
             r = next((r for r in rows if r["n"] == n), None)

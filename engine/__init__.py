@@ -16,7 +16,6 @@ from .api import Engine
 from .config import Config, ConfigError, load as load_config
 from .errors import AccessDenied, ClawmemError, IndexFailed, IndexUnavailable, JournalUnavailable, SearchDisabled
 from .results import FileText, Hit, Restored, SearchResults, Status, WriteReceipt, vectors_serving
-from .search.options import SearchRequest
 
 
 class _Face:
@@ -58,6 +57,8 @@ human = _Face("Text for people, shared by every front: escaping, highlighting, d
 # errors the fronts catch by kind (every one derives from ClawmemError), and the types they
 # hold or build; loaded when first asked for
 _LAZY = {
+    # what a search is asked: the search package loads with it (`clawmem index` never needs it)
+    "SearchRequest": "search.options:SearchRequest",
     "LockBusy": "index.lock:LockBusy",
     "ArchiveError": "agent.archive:ArchiveError",
     "DownloadError": "embeddings.download:DownloadError",
@@ -74,7 +75,7 @@ _LAZY = {
 
 __all__ = ["Engine", "Config", "ConfigError", "load_config", "events", "human",
            "ClawmemError", "AccessDenied", "IndexFailed", "IndexUnavailable", "JournalUnavailable", "SearchDisabled",
-           "FileText", "Hit", "Restored", "SearchRequest", "SearchResults", "Status", "WriteReceipt", "vectors_serving",
+           "FileText", "Hit", "Restored", "SearchResults", "Status", "WriteReceipt", "vectors_serving",
            *_LAZY]
 
 

@@ -19,22 +19,21 @@ local model files), `engine.tools` (the agent tools' payloads).
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from . import config as config_mod
 from .config import Config, ConfigError
 from .errors import AccessDenied, IndexFailed, IndexUnavailable, SearchDisabled
 from .index.freshness import Freshness
-from .index.health import Health
-from .files.history import History
-from .index.jobs import IndexJobs
-from .files.reading import MemoryFiles
 from .paths import log_path
 from .embeddings.providers import Providers
 from .index.reader import IndexReader
 from .results import FileText, SearchResults, Status, WriteReceipt
-from .search.options import SearchRequest
-from .search.searcher import Searcher, disabled_reason
+
+if TYPE_CHECKING:  # the search modules load with the first search: `clawmem index` needs none
+    from .search.options import SearchRequest
+    from .search.searcher import Searcher
 
 # kept importable from here, where the fronts and tests have always found them
 __all__ = ["Engine", "AccessDenied", "IndexUnavailable", "SearchDisabled", "disabled_reason", "log_path"]
@@ -54,13 +53,43 @@ class Engine:
         self.index_reader = IndexReader(cfg)
         self.providers = Providers(cfg)
         self.freshness_check = Freshness(cfg, self.index_reader, persistent=self.persistent)
-        self.searcher = Searcher(cfg, self.index_reader, self.providers, self.freshness_check,
-                                 persistent=self.persistent, on_stale=self._ask_for_sync)
-        self.jobs = IndexJobs(cfg, self.index_reader, self.providers, self.freshness_check)
-        self.health = Health(cfg, self.index_reader, self.providers, self.freshness_check, self.searcher, self.jobs)
-        self.health.fleet_line = self._fleet_line
-        self.memory_files = MemoryFiles(cfg)
-        self.history_log = History(cfg, self.memory_files)
+        # the parts below are built when first asked for: a one-shot `clawmem search` loads
+        # none of the others' modules, `clawmem index` none of the search's
+        for part in ("searcher", "jobs", "health", "memory_files", "history_log"):
+            self.__dict__.pop(part, None)
+
+    @cached_property
+    def searcher(self) -> Searcher:
+        from .search.searcher import Searcher
+
+        return Searcher(self.cfg, self.index_reader, self.providers, self.freshness_check,
+                        persistent=self.persistent, on_stale=self._ask_for_sync)
+
+    @cached_property
+    def jobs(self):
+        from .index.jobs import IndexJobs
+
+        return IndexJobs(self.cfg, self.index_reader, self.providers, self.freshness_check)
+
+    @cached_property
+    def health(self):
+        from .index.health import Health
+
+        health = Health(self.cfg, self.index_reader, self.providers, self.freshness_check, self.searcher, self.jobs)
+        health.fleet_line = self._fleet_line
+        return health
+
+    @cached_property
+    def memory_files(self):
+        from .files.reading import MemoryFiles
+
+        return MemoryFiles(self.cfg)
+
+    @cached_property
+    def history_log(self):
+        from .files.history import History
+
+        return History(self.cfg, self.memory_files)
 
     @classmethod
     def open(cls, *, config_path=None, workspace=None, agent=None, overrides=None, persistent=False) -> "Engine":
@@ -135,15 +164,36 @@ class Engine:
 
     def options(self, request: SearchRequest | None = None, **kw):
         """The settings a search runs with: the request (or its fields as keywords) over the config."""
+        from .search.options import SearchRequest
+
         return self.searcher.options(request or SearchRequest(**kw))
 
     def search(self, query: str, request: SearchRequest | None = None, **kw) -> SearchResults:
         """memory_search. `request` (or its fields as keywords: max_results, min_score, after, …)."""
+        from .search.options import SearchRequest
+
         res = self.searcher.search(query, request or SearchRequest(**kw))
         other = self.other_settings()
         if other:
             res["indexSettings"] = other
         return res
+
+    def warm_up(self) -> None:
+        """Make the next search cost what later ones do, for a server starting while its agent
+        does: the index opened, its vectors in memory (a long-lived engine), the search's code
+        run once, and a local model's worker reached or started (one query embedded). A remote
+        provider is never asked: a warm-up must not spend the user's quota, nor, failing, hold
+        that provider back (Providers.query_retry_after) from the agent's first search."""
+        from . import search as search_mod
+
+        store = self.index_reader.reader()
+        if store is None or not store.has_schema():
+            return
+        side, _ = self.searcher.vector_side(store)  # loads the vectors; asks no provider
+        if side is not None and side.provider.id == "local":
+            self.search("warm up", private=True, stale_check=False)
+        else:
+            search_mod.run(store, "warm up", self.searcher.options(), None, None)
 
     def other_settings(self) -> str | None:
         """The line that says this config's index was built with other settings and is used as it
@@ -152,7 +202,11 @@ class Engine:
 
         try:
             store = self.index_reader.reader()
-            return built_with_other_settings(store, self.cfg) if store is not None and store.has_schema() else None
+            if store is None or not store.has_schema():
+                return None
+            # once per open index, not on every search: its settings change only by a rebuild,
+            # which swaps in a new file (and reader() a new connection)
+            return self.index_reader.per_store("other settings", store, lambda st: built_with_other_settings(st, self.cfg))
         except (IndexUnavailable, DatabaseError):
             return None
 
@@ -391,6 +445,7 @@ class Engine:
 
     def fleet_search(self, query: str, request: SearchRequest | None = None, **kw) -> dict:
         from .fleet import client as fleet
+        from .search.options import SearchRequest
 
         return fleet.search(self, query, request or SearchRequest(**kw))
 
@@ -594,3 +649,12 @@ class AgentTools:
         from .agent import tools
 
         return tools.disabled_payload(reason)
+
+
+def __getattr__(name: str):
+    """disabled_reason, kept importable from here (__all__) without loading the search modules."""
+    if name == "disabled_reason":
+        from .search.searcher import disabled_reason
+
+        return disabled_reason
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

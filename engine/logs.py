@@ -10,7 +10,6 @@ slipped into an error message never reaches the file.
 from __future__ import annotations
 
 import logging
-import logging.handlers
 import os
 from pathlib import Path
 
@@ -26,10 +25,46 @@ logging.getLogger(LOGGER).addHandler(logging.NullHandler())
 
 class _Redacting(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
-        text = super().format(record)
-        # a line made only of clawmem's own words and numbers holds no secret: the redaction
-        # patterns (detect_secrets, ~0.1 s to import) load for the first line that might
-        return text if getattr(record, "clawmem_words_only", False) else redact(text)
+        # every line; detect_secrets (~0.1 s to import) loads only for a line that might hold
+        # one of its secrets (redaction.may_hold_token), not for a job's line of counts
+        return redact(super().format(record))
+
+
+class RotatingLog(logging.FileHandler):
+    """The log file, renamed to `.1` (the older ones to `.2` … `.backups`) before a line would
+    take it to `max_bytes`: logging.handlers.RotatingFileHandler's rule without importing that
+    module (it loads socket, pickle and queue: ~4 ms of every `clawmem index`), and each new
+    file owner-only (0600), the first one and those after a rotation alike."""
+
+    def __init__(self, path: Path, max_bytes: int, backups: int):
+        self.maxBytes, self.backupCount = max_bytes, backups
+        super().__init__(path, encoding="utf-8")
+
+    def _open(self):
+        fd = os.open(self.baseFilename, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        return open(fd, "a", encoding=self.encoding, errors=self.errors)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            line = self.format(record) + self.terminator
+            if self.stream is None:
+                self.stream = self._open()
+            if self.backupCount > 0 and self.stream.tell() and self.stream.tell() + len(line) >= self.maxBytes:
+                self._rotate()
+            self.stream.write(line)
+            self.flush()
+        except Exception:
+            self.handleError(record)
+
+    def _rotate(self) -> None:
+        self.stream.close()
+        self.stream = None
+        for i in range(self.backupCount - 1, 0, -1):
+            older = f"{self.baseFilename}.{i}"
+            if os.path.exists(older):
+                os.replace(older, f"{self.baseFilename}.{i + 1}")
+        os.replace(self.baseFilename, f"{self.baseFilename}.1")
+        self.stream = self._open()
 
 
 def setup(path: Path | None = None, level: int = logging.INFO) -> Path:
@@ -39,7 +74,7 @@ def setup(path: Path | None = None, level: int = logging.INFO) -> Path:
     path = Path(path) if path else log_path()
     logger = logging.getLogger(LOGGER)
     for h in list(logger.handlers):
-        if isinstance(h, logging.handlers.RotatingFileHandler):
+        if isinstance(h, RotatingLog):
             if Path(h.baseFilename) == path.resolve():
                 return path
             logger.removeHandler(h)  # one log file per process: the newest setup wins
@@ -47,7 +82,7 @@ def setup(path: Path | None = None, level: int = logging.INFO) -> Path:
     private_dir(path.parent)
     if not path.exists():
         os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
-    handler = logging.handlers.RotatingFileHandler(path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8")
+    handler = RotatingLog(path, MAX_BYTES, BACKUPS)
     handler.setFormatter(_Redacting("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
     logger.addHandler(handler)
     logger.setLevel(level)
@@ -67,5 +102,4 @@ def level_of(e: ev.Event) -> int:
 
 
 def log_event(e: ev.Event, logger: logging.Logger | None = None) -> None:
-    words_only = isinstance(e, ev.JobFinished) and not e.message  # counts, seconds and the job's name
-    (logger or logging.getLogger(LOGGER)).log(level_of(e), "%s", e.describe(), extra={"clawmem_words_only": words_only})
+    (logger or logging.getLogger(LOGGER)).log(level_of(e), "%s", e.describe())

@@ -10,7 +10,8 @@ and every secret clawmem itself was given (a provider's API key and credential h
 `mask_url(url)` hides the credentials a URL can carry (`user:pass@`, `?key=…`), for a
 provider's base URL in messages, logs and the index's meta.
 
-detect-secrets loads (a quarter of a second) on the first text to redact, never on a search.
+detect-secrets loads (a quarter of a second) on the first text that might hold one of its
+secrets (`may_hold_token`), never on a search, nor for a log line of words and numbers.
 """
 
 from __future__ import annotations
@@ -86,12 +87,31 @@ def _detect_secrets_patterns() -> tuple[tuple[str, re.Pattern], ...]:
     return tuple(out)
 
 
+# What any match of a detect-secrets pattern holds (detect-secrets 1.x): a run of 24 or more
+# token characters, or of 11 or more with a digit or a capital letter (its case-sensitive
+# patterns start with capitals or digits: AKIA…, AP…, SG., T3Blbk…), or one of these literal
+# shapes (a URL's user:pass@, Slack's xox…, a JWT's eyJ…, npm's _authToken). \w: their \d
+# is any script's digit. tests/test_redaction.py checks it against every pattern's strings.
+_TOKEN_RUN = re.compile(r"[\w+/=\\-]{11,}")
+_TOKEN_SHAPES = ("://", "xox", "eyj", "_authtoken")
+
+
+def may_hold_token(text: str) -> bool:
+    """Whether a detect-secrets pattern could match `text`; False lets a short line of words
+    skip loading them (the index job's log line: "index: 3 files, 3 chunks; keyword-only")."""
+    low = text.lower()
+    if any(shape in low for shape in _TOKEN_SHAPES):
+        return True
+    return any(len(run) >= 24 or run.lower() != run or any(c.isdigit() for c in run) for run in _TOKEN_RUN.findall(text))
+
+
 def _secret_spans(text: str) -> list[tuple[int, int, str]]:
     """(start, end, kind) of every secret found. A pattern that captures the secret after a
     name (`aws_secret = "…"`, `://user:…@`) marks that group only; a group that starts the
     match is the token's prefix (`(glpat|gldt)-…`), and then the whole match is the secret."""
     spans = []
-    patterns = [*_detect_secrets_patterns(), *_EXTRA_TOKENS, *(("Secret", rx) for rx in _ASSIGNMENTS)]
+    found_by_them = _detect_secrets_patterns() if may_hold_token(text) else ()
+    patterns = [*found_by_them, *_EXTRA_TOKENS, *(("Secret", rx) for rx in _ASSIGNMENTS)]
     for kind, rx in patterns:
         for m in rx.finditer(text):
             inner = [i for i in range(1, rx.groups + 1) if m.group(i) and m.start(i) > m.start()]

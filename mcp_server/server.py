@@ -577,11 +577,11 @@ def check_can_listen(bind: str, port: int) -> None:
 
 
 def _warm(engine) -> None:
-    """Load what a search needs (its code, the vectors, the resident model) while the agent is
-    still starting: its first memory_search then costs what the next ones do. Private: not
-    recorded for promote."""
+    """Load what a search needs (its code, the vectors, a local model) while the agent is still
+    starting: its first memory_search then costs what the next ones do. Never a remote
+    provider's request (Engine.warm_up)."""
     try:
-        engine.search("warm up", private=True, stale_check=False)
+        engine.warm_up()
     except Exception:  # whatever is wrong, the agent's first search says it
         pass
 

@@ -67,6 +67,22 @@ def test_fast_tokeniser_gives_the_tokens_of_the_character_rule():
         assert weight(text) == len(text) + 3 * sum(1 for ch in text if T.is_cjk(ch))
 
 
+def test_cjk_is_found_as_the_regex_finds_it_without_compiling_it():
+    """has_cjk and CJK_RE.search (compiled only for a text that holds CJK) answer as the
+    character class itself does, at the edges of every range too."""
+    import re
+
+    rng = random.Random(33)
+    full = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in T._CJK_RANGES) + "]")
+    edges = [chr(c) for lo, hi in T._CJK_RANGES for c in (lo, hi, lo - 1, hi + 1)]
+    pool = edges + list("abc’—éß 09") + ["서버", "成语", "カタカナ", "\U0002a6d6"]
+    for _ in range(5000):
+        text = "".join(rng.choice(pool) for _ in range(rng.randrange(0, 12)))
+        m, found = full.search(text), T.CJK_RE.search(text)
+        assert T.has_cjk(text) == (m is not None), text
+        assert (found and found.span()) == (m and m.span()), text
+
+
 def test_date_phrases_are_found_without_compiling_every_rule(monkeypatch):
     today = dates.dt.date(2026, 11, 23)
     queries = ["billing decision", "the day before yesterday", "yesterday", "what happened today", "this week",
@@ -234,9 +250,12 @@ def test_a_journal_version_lost_with_a_killed_batch_is_recorded_again(workspace,
 
 def test_a_keyword_search_imports_only_what_it_needs(workspace):
     """`clawmem search` keyword-only is paid per question by an agent calling the CLI: numpy,
-    the embedding clients, dataclasses (and inspect), hashlib's OpenSSL binding and platformdirs
-    each cost milliseconds it does not need, and so does every other command's module (the
-    parser loads only the arguments of the command it runs). The search must still answer."""
+    the embedding clients, dataclasses (and inspect), hashlib's OpenSSL binding, platformdirs,
+    the stdlib sqlite3 beside the index's sqlean, tempfile (a search never writes a file), the
+    index jobs, status and history parts of the engine, and compiling the CJK character class
+    (~2.5 ms) for text without CJK each cost milliseconds it does not need, and so does every
+    other command's module (the parser loads only the arguments of the command it runs). The
+    search must still answer."""
     import subprocess
     import sys
 
@@ -250,12 +269,15 @@ def test_a_keyword_search_imports_only_what_it_needs(workspace):
         "out = io.StringIO()\n"
         "with contextlib.redirect_stdout(out):\n"
         f"    code = main(['--workspace', {str(workspace)!r}, '--config', {str(config)!r}, 'search', 'herons', '--json'])\n"
-        "heavy = {'numpy', 'httpx', 'llama_cpp', 'dataclasses', 'inspect', 'hashlib', 'platformdirs', 'textual', 'sqlite_vec'}\n"
+        "heavy = {'numpy', 'httpx', 'llama_cpp', 'dataclasses', 'inspect', 'hashlib', 'platformdirs', 'textual', 'sqlite_vec',\n"
+        "         'sqlite3', 'tempfile', 'base64'}\n"
         "heavy |= {f'clawmem.tui.cli.{m}' for m in ('fleet', 'history', 'indexing', 'model', 'promote', 'serve', 'session', 'status')}\n"
-        "print(code, sorted(heavy & set(sys.modules)), 'memory/2026-01-02.md' in out.getvalue())\n"
+        "heavy |= {f'clawmem.engine.{m}' for m in ('index.health', 'index.jobs', 'files.history', 'files.reading')}\n"
+        "from clawmem.engine import text\n"
+        "print(code, sorted(heavy & set(sys.modules)), 'memory/2026-01-02.md' in out.getvalue(), text.CJK_RE._compiled is None)\n"
     )
     res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
-    assert res.stdout.split("\n")[0] == "0 [] True", res.stdout + res.stderr
+    assert res.stdout.split("\n")[0] == "0 [] True True", res.stdout + res.stderr
 
 
 def test_the_chunk_count_a_search_weighs_words_by_follows_the_index(workspace, make_engine):
@@ -277,7 +299,8 @@ def test_the_chunk_count_a_search_weighs_words_by_follows_the_index(workspace, m
 def test_a_keyword_index_lists_the_workspace_once_and_loads_no_numpy_nor_redaction_patterns(workspace):
     """A no-op `clawmem index` (what a cron job or an agent's hook runs): it used to run a whole
     status afterwards (three more listings of the workspace and a leftovers scan), import numpy
-    through sqlite-vec's package and detect_secrets for its one log line."""
+    through sqlite-vec's package and detect_secrets for its one log line; nor does it need
+    logging.handlers (socket, pickle) for its log file."""
     import subprocess
     import sys
 
@@ -300,7 +323,7 @@ def test_a_keyword_index_lists_the_workspace_once_and_loads_no_numpy_nor_redacti
         "err = io.StringIO()\n"
         "with contextlib.redirect_stderr(err):\n"
         f"    code = main(['--workspace', {str(workspace)!r}, '--config', {str(config)!r}, 'index'])\n"
-        "heavy = {'numpy', 'detect_secrets', 'llama_cpp', 'httpx'}\n"
+        "heavy = {'numpy', 'detect_secrets', 'llama_cpp', 'httpx', 'logging.handlers'}\n"
         "print(code, len(calls), sorted(heavy & set(sys.modules)), '3 files, 3 chunks; keyword-only' in err.getvalue())\n"
     )
     res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)

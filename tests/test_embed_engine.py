@@ -316,3 +316,32 @@ def test_cache_lru_order(tmp_path):
     assert cache.evict() == 1
     assert sorted(cache.get_many(key, ["a", "b", "c", "d"])) == ["a", "c", "d"]
     cache.close()
+
+
+# ----------------------------------------------------------------------------- warm-up
+
+
+def test_the_mcp_warm_up_never_asks_a_remote_provider(notes, make_engine, embed_server):
+    """`clawmem mcp` warms up while its agent starts: the vectors go into memory, but a remote
+    provider gets no request (it would spend the user's quota, and a failure would hold the
+    provider back from the agent's first search); that search is hybrid and asks it once."""
+    eng = make_engine(openai_cfg(embed_server), persistent=True)
+    run(eng)
+    from clawmem.mcp.server import _warm
+
+    before = len(embed_server.requests)
+    _warm(eng)
+    assert len(embed_server.requests) == before
+    assert eng.index_reader._per_model  # the vectors are in memory already
+    res = eng.search("cat fish")
+    assert res["mode"] == "hybrid" and len(embed_server.requests) == before + 1
+
+
+def test_the_warm_up_starts_a_local_model(notes, make_engine, tiny_model):
+    eng = make_engine({"provider": "local", "local.modelPath": str(tiny_model), "local.residentMinutes": 0}, persistent=True)
+    run(eng)
+    eng.close()
+    eng = make_engine({"provider": "local", "local.modelPath": str(tiny_model), "local.residentMinutes": 0}, persistent=True)
+    eng.warm_up()
+    host = eng.providers.built["local"]._model_host
+    assert host is not None and host.pid is not None

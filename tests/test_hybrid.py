@@ -197,6 +197,28 @@ def test_matvec_matches_numpy(rows):
     assert np.allclose(matvec(mat, q), mat @ q, atol=1e-4)
 
 
+def test_a_one_shot_search_compares_vectors_as_numpy_would():
+    """A one-shot search sums its few hundred products in plain Python (no numpy import): the
+    similarities and the reference's mean and spread agree with numpy's, with an array('f')
+    query vector as the local model returns it, and with the fleet reading the same rows."""
+    from array import array
+
+    import numpy as np
+
+    from clawmem.engine.search import matvec
+    from clawmem.engine.search.vectors import dots, mean_std, median
+
+    rng = np.random.default_rng(33)
+    mat = rng.standard_normal((300, 384)).astype(np.float32)
+    q = rng.standard_normal(384).astype(np.float32)
+    blobs = [row.tobytes() for row in mat]
+    sims = dots(blobs, array("f", q.tobytes()))
+    assert np.allclose(sims, mat @ q, atol=1e-4) and sims == dots(blobs, q)
+    assert np.allclose(mean_std(sims), ((mat @ q).mean(), (mat @ q).std()), atol=1e-5)
+    assert median(sims) == float(np.median(sims)) and median(sims[:7]) == float(np.median(sims[:7]))
+    assert np.allclose(matvec(blobs, array("f", q.tobytes())), mat @ q, atol=1e-4)
+
+
 def test_line_tokens_match_the_index_tokenizer():
     from clawmem.engine.search import line_tokens
     from clawmem.engine.text import index_tokens

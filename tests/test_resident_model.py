@@ -98,6 +98,25 @@ def test_two_processes_share_one_resident_model_that_outlives_them(ws):
     assert len(residents()) == 1
 
 
+def test_a_hybrid_search_with_the_model_warm_never_loads_numpy(ws):
+    """The query vector comes back from the resident worker as float32 bytes and sqlite-vec
+    takes bytes: numpy's import (~0.1 s) was most of what a warm hybrid `clawmem search` cost
+    over a keyword one. The search is still hybrid, with the vector side's figures."""
+    workspace, cfg = ws
+    probe = (
+        "import sys, io, contextlib, json\n"
+        "from clawmem.tui.cli import main\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out):\n"
+        f"    code = main(['--workspace', {str(workspace)!r}, '--config', {str(cfg)!r}, 'search', 'heron migration', '--json', '--explain'])\n"
+        "res = json.loads(out.getvalue())\n"
+        "vec = res['results'][0]['explain'].get('vector') or {}\n"
+        "print(code, res['mode'], 'numpy' in sys.modules, vec.get('rank'))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert r.stdout.split("\n")[0] == "0 hybrid False 1", r.stdout + r.stderr
+
+
 def test_two_engines_in_two_processes_load_the_model_once(tiny_model):
     code = ("import sys\n"
             "from clawmem.engine.embeddings.local import LocalProvider\n"
@@ -121,7 +140,7 @@ def test_the_resident_model_exits_when_idle(tiny_model):
     assert residents() == [pid]
     wait_for(lambda: not residents(), limit=10, what="the idle worker to exit")
     # the next query starts a new one; leaving on idle is not a failure
-    assert p.embed_query("fish").size == 64
+    assert len(p.embed_query("fish")) == 64
     assert p._model_host.pid not in (None, pid)
     assert not worker.Failures().all()
     p.close()
@@ -211,7 +230,7 @@ def test_a_stale_socket_is_replaced(tiny_model):
     assert sock.is_socket()
     old = sock.stat().st_ino
     q = LocalProvider(tiny_model, resident_minutes=5)
-    assert q.embed_query("cat").size == 64
+    assert len(q.embed_query("cat")) == 64
     assert len(residents()) == 1 and sock.is_socket() and sock.stat().st_ino != old
     p.close()
     q.close()
@@ -258,7 +277,7 @@ def test_another_users_process_is_refused_both_ways(tiny_model, tmp_path):
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             s.connect(str(open_dir / "s"))
             worker._send(s.fileno(), json.dumps({"op": "hello"}).encode())
-            got = worker._recv_blocking(s.fileno())
+            got = worker._read_frame(s.fileno())
             os.write(wfd, b"answered" if got else b"refused")
         except (ConnectionResetError, BrokenPipeError):  # closed on it, before or after its request
             os.write(wfd, b"refused")
@@ -272,7 +291,7 @@ def test_another_users_process_is_refused_both_ways(tiny_model, tmp_path):
     (log,) = resident.runtime_dir().glob("m-*.log")
     assert "refused a connection from uid 65534" in log.read_text()
     os.chmod(sock, 0o600)
-    assert p.embed_query("fish").size == 64  # our own connection is unaffected
+    assert len(p.embed_query("fish")) == 64  # our own connection is unaffected
     p.close()
     # a socket of another uid where ours belongs: refused, no connection
     assert resident.stop_resident_models()

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import re
-import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -31,7 +30,12 @@ from typing import NamedTuple
 
 from .. import paths
 from ..config import sha256
-from ..files.fsutil import open_database
+from ..files.fsutil import open_database, sqlite_driver
+
+# the index's driver (sqlean), which a search has loaded already: a search that records its
+# recall then loads no second SQLite module (the stdlib's costs it ~1 ms); its exceptions are
+# the ones caught below
+sqlite3 = sqlite_driver(extensions=True)
 from ..errors import ClawmemError
 
 # a dated daily log anywhere under memory/ (OpenClaw's short-term memory paths), with an
@@ -101,7 +105,7 @@ def connect(cfg) -> sqlite3.Connection:
             return conn
         paths.private_dir(paths.data_dir() / "recall")
         paths.private_dir(file.parent)
-        conn = open_database(file, timeout=10.0)  # the stdlib's sqlite3: callers catch sqlite3.Error
+        conn = open_database(file, timeout=10.0, extensions=True)  # `sqlite3` above: callers catch its Error
         try:
             os.chmod(file, 0o600)
             _set_up(conn)

@@ -64,7 +64,9 @@ class Provider(ABC):
 
     @abstractmethod
     def embed_query(self, text: str) -> np.ndarray:
-        """One L2-normalised float32 vector for a search query; ProviderError on any failure."""
+        """One L2-normalised float32 vector for a search query (a 1-D numpy array, or an
+        array('f') where numpy is not needed otherwise: the local model's); ProviderError on
+        any failure."""
 
     def prepare(self) -> Iterator:
         """Make the provider ready to embed (a local model may need downloading), yielding

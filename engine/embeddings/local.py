@@ -14,18 +14,19 @@ from __future__ import annotations
 
 import atexit
 import os
-import queue
 import re
+from array import array
 import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 from .base import Provider, ProviderError, one_line, resolve_model_path
-from .. import events as ev
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # events (dataclasses) and numpy: a search with the model warm needs neither
     import numpy as np
+
+    from .. import events as ev
 
     from . import Candidate
     from .worker import ModelHost
@@ -41,9 +42,9 @@ def file_identity(path: Path) -> str:
             head = fh.read(1 << 20)
     except OSError:
         return ""
-    import hashlib  # here: the plan reads this class in every search, which never needs it
+    from ..config import sha256  # not hashlib: its OpenSSL binding costs every hybrid search ms
 
-    return f"{size}:{hashlib.sha256(head).hexdigest()[:16]}"
+    return f"{size}:{sha256(head).hexdigest()[:16]}"
 
 
 def default_prefixes(model_name: str) -> tuple[str, str]:
@@ -167,9 +168,11 @@ class LocalProvider(Provider):
         path, uri = resolve_model_path(raw_model_path, cfg["local.modelCacheDir"])
         if path is None:
             raise ProviderError(f"local: cannot resolve local.modelPath {raw_model_path!r}")
-        from .download import default_cache_dir
+        cache = None
+        if uri is not None:  # only a download needs the cache folder
+            from .download import default_cache_dir
 
-        cache = Path(os.path.expanduser(cfg["local.modelCacheDir"])) if cfg["local.modelCacheDir"] else default_cache_dir()
+            cache = Path(os.path.expanduser(cfg["local.modelCacheDir"])) if cfg["local.modelCacheDir"] else default_cache_dir()
         return cls(
             path,
             uri=uri,
@@ -186,6 +189,9 @@ class LocalProvider(Provider):
         """Download a missing hf: model, yielding progress (the indexer calls this; search never)."""
         if self.path.is_file() or not self.uri:
             return
+        import queue
+
+        from .. import events as ev
         from .download import DownloadError, download
 
         events: queue.Queue = queue.Queue()
@@ -239,7 +245,7 @@ class LocalProvider(Provider):
             self._model_host = host_for(self.path, self.endpoint, self.resident_minutes)
         return self._model_host
 
-    def _run(self, texts: list[str], prefix: str, for_queries: bool) -> list[np.ndarray | None]:
+    def _run(self, texts: list[str], prefix: str, for_queries: bool) -> list[array | None]:
         host = self._host()
         auto = self.threads <= 0 and not for_queries
         n = self.threads if self.threads > 0 else QUERY_THREADS if for_queries else self.chooser.pick()
@@ -252,9 +258,12 @@ class LocalProvider(Provider):
         return vectors
 
     def embed_passages(self, texts: list[str]) -> list[np.ndarray | None]:
-        return self._run(texts, self.passage_prefix, for_queries=False)
+        import numpy as np  # the indexer works in numpy; a query vector stays an array('f')
 
-    def embed_query(self, text: str) -> np.ndarray:
+        return [None if v is None else np.frombuffer(v, dtype=np.float32) for v in self._run(texts, self.passage_prefix, for_queries=False)]
+
+    def embed_query(self, text: str) -> array:
+        """An array('f'): sqlite-vec takes its bytes, so a one-shot search never loads numpy."""
         v = self._run([text], self.query_prefix, for_queries=True)[0]
         if v is None:
             raise ProviderError(f"local: {self.model} returned no usable vector for the query")

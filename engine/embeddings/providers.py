@@ -73,8 +73,8 @@ class Providers:
             raise ProviderError(failed[1])
         try:
             vec = prov.embed_query(query)
-            if dims is not None and vec.size != dims:
-                raise ProviderError(f"{prov.id}: the query vector has {vec.size} dimensions but the index has {dims}; run `clawmem index --force`")
+            if dims is not None and len(vec) != dims:
+                raise ProviderError(f"{prov.id}: the query vector has {len(vec)} dimensions but the index has {dims}; run `clawmem index --force`")
         except ProviderError as exc:
             self._query_failures[prov.id] = (now, str(exc))
             raise

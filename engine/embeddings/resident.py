@@ -107,6 +107,14 @@ def _alive(pid: int | None) -> bool:
         return False
 
 
+def _wait_gone(pids: list[int | None], seconds: float) -> None:
+    """Until none of these processes is alive (our own children reaped), `seconds` at most."""
+    end = time.monotonic() + seconds
+    while any(_alive(pid) for pid in pids) and time.monotonic() < end:
+        _reap()
+        time.sleep(0.02)
+
+
 def _rss(pid: int) -> int | None:
     try:
         with open(f"/proc/{pid}/status") as fh:
@@ -190,7 +198,7 @@ def serve(folder: str, name: str, model_path: str, idle_seconds: float) -> None:
             fd = conn.fileno()
             try:
                 while True:
-                    raw = w._recv_blocking(fd)
+                    raw = w._read_frame(fd)
                     if raw is None:
                         break
                     req = json.loads(raw)
@@ -269,11 +277,11 @@ class ResidentHost(w.ModelHost):
 
     def __init__(self, path: Path, identity: str, idle_minutes: float, failures: w.Failures | None = None):
         super().__init__(path, identity, failures)
-        import hashlib
+        from ..config import sha256
 
         self.idle_seconds = idle_minutes * 60
         self.folder = runtime_dir()
-        digest = hashlib.sha256(f"{PROTOCOL}|{self.key}|{path.resolve()}".encode()).hexdigest()[:16]
+        digest = sha256(f"{PROTOCOL}|{self.key}|{path.resolve()}".encode()).hexdigest()[:16]
         self.name = f"m-{digest}.sock"
         self.log = f"m-{digest}.log"
         self.sock: socket.socket | None = None
@@ -288,13 +296,8 @@ class ResidentHost(w.ModelHost):
         fd = self.sock.fileno()
         return fd, fd
 
-    def _cpu_seconds(self) -> float | None:
-        try:
-            with open(f"/proc/{self.server_pid}/stat", "rb") as fh:
-                fields = fh.read().rsplit(b")", 1)[1].split()
-            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-        except (OSError, ValueError, IndexError, TypeError):
-            return None
+    def _worker_pid(self) -> int | None:
+        return self.server_pid
 
     def _ensure(self, threads: int) -> None:
         if self.sock is not None and self._hung_up():
@@ -321,11 +324,7 @@ class ResidentHost(w.ModelHost):
 
     def _start(self, threads: int) -> None:
         _reap()
-        held = self.failures.get(self.key)
-        self._clear_on_success = held is not None
-        if held and self.failures.holds(held):
-            when = time.strftime("%H:%M:%S", time.localtime(held["retryAt"]))
-            raise ProviderError(f"{held['reason']} (not retried before {when})")
+        self._check_held()
         dfd = open_folder(self.folder, create=True)
         try:
             if self._connect(dfd):
@@ -390,8 +389,7 @@ class ResidentHost(w.ModelHost):
         self._started, self.server_pid = proc, proc.pid
         watch = self._watchdog(w.REQUEST_TIMEOUT)
         try:
-            head = w._read_n(proc.stdout.fileno(), w._HEADER.size, watch)
-            payload = head and w._read_n(proc.stdout.fileno(), w._HEADER.unpack(head)[0], watch)
+            payload = w._read_frame(proc.stdout.fileno(), watch)
         except TimeoutError as exc:
             proc.kill()
             self._fail(f"{exc}; {w.TROUBLESHOOT}", kill=False)
@@ -439,11 +437,9 @@ class ResidentHost(w.ModelHost):
         return None
 
     def _death(self) -> str:
+        """Why the worker stopped answering: _Gone when it left on purpose, else its crash."""
         pid = self.server_pid
-        end = time.monotonic() + 5
-        while _alive(pid) and time.monotonic() < end:
-            _reap()
-            time.sleep(0.02)
+        _wait_gone([pid], 5)
         tail = self._log_tail()
         lines = [line for line in tail.splitlines() if line.strip()]
         if lines and lines[-1].startswith(_EXITING):
@@ -462,10 +458,7 @@ class ResidentHost(w.ModelHost):
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
-            end = time.monotonic() + 5
-            while _alive(pid) and time.monotonic() < end:
-                _reap()
-                time.sleep(0.02)
+            _wait_gone([pid], 5)
         self._close()
 
     def _close(self) -> None:
@@ -512,8 +505,7 @@ def _each(command: str) -> list[dict]:
                 if not same_user(uid):
                     continue
                 w._send(s.fileno(), json.dumps({"op": command}).encode())
-                head = w._read_n(s.fileno(), w._HEADER.size, watch)
-                raw = head and w._read_n(s.fileno(), w._HEADER.unpack(head)[0], watch)
+                raw = w._read_frame(s.fileno(), watch)
                 if raw:
                     out.append({**json.loads(raw), "pid": pid, "socket": str(folder / name)})
             except (OSError, ValueError, TimeoutError):
@@ -533,10 +525,7 @@ def resident_models() -> list[dict]:
 def stop_resident_models(wait: float = 5.0) -> list[dict]:
     """End every resident worker of this user; the ones that were told to stop."""
     stopped = _each("stop")
-    end = time.monotonic() + wait
-    while any(_alive(s["pid"]) for s in stopped) and time.monotonic() < end:
-        _reap()
-        time.sleep(0.02)
+    _wait_gone([s["pid"] for s in stopped], wait)
     return stopped
 
 

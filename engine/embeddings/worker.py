@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import select
+from array import array
 import signal
 import struct
 import subprocess
@@ -61,12 +62,10 @@ def _send(fd: int, payload: bytes) -> None:
         view = view[n:]
 
 
-def _recv_blocking(fd: int) -> bytes | None:
-    head = _read_n(fd, _HEADER.size, None)
-    if head is None:
-        return None
-    (n,) = _HEADER.unpack(head)
-    return _read_n(fd, n, None)
+def _read_frame(fd: int, watch: "Callable[[], None] | None" = None) -> bytes | None:
+    """One frame's payload, None at end of file; `watch` as for _read_n (None: wait forever)."""
+    head = _read_n(fd, _HEADER.size, watch)
+    return None if head is None else _read_n(fd, _HEADER.unpack(head)[0], watch)
 
 
 def _read_n(fd: int, n: int, watch: "Callable[[], None] | None") -> bytes | None:
@@ -97,7 +96,7 @@ def serve() -> None:
     os.dup2(2, 1)  # whatever llama.cpp prints must not corrupt the replies
     model: Embedder | None = None
     while True:
-        raw = _recv_blocking(proto_in)
+        raw = _read_frame(proto_in)
         if raw is None:
             break
         req = json.loads(raw)
@@ -243,6 +242,17 @@ def describe_exit(returncode: int | None, stderr_tail: str) -> str:
 # ---------------------------------------------------------------------------- the client side
 
 
+def cpu_seconds(pid: int | None) -> float | None:
+    """CPU time a process has used so far (Linux), None where it cannot be read: the watchdog's
+    sign that a slow worker is working, not hung."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, TypeError):
+        return None
+
+
 class Turns:
     """One request at a time, and a query (urgent) goes before the next slice of passages: a
     search typed while indexing waits for a few chunks, not a batch. The resident worker uses
@@ -293,14 +303,18 @@ class ModelHost:
     def pid(self) -> int | None:
         return self.proc.pid if self.proc and self.proc.poll() is None else None
 
-    def _start(self, threads: int) -> None:
+    def _check_held(self) -> None:
+        """Before a start: ProviderError while a recorded failure holds the model back. A start
+        after a recorded failure clears the record on its first success (read once here, not on
+        every request)."""
         held = self.failures.get(self.key)
-        # a start after a recorded failure: the first success clears the record (read once here,
-        # not on every request)
         self._clear_on_success = held is not None
         if held and self.failures.holds(held):
             when = time.strftime("%H:%M:%S", time.localtime(held["retryAt"]))
             raise ProviderError(f"{held['reason']} (not retried before {when})")
+
+    def _start(self, threads: int) -> None:
+        self._check_held()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "clawmem.engine.embeddings.worker"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
@@ -318,14 +332,11 @@ class ModelHost:
         for line in iter(proc.stderr.readline, b""):
             self._stderr.append(line.decode("utf-8", "replace"))
 
+    def _worker_pid(self) -> int | None:
+        return self.proc.pid if self.proc is not None else None
+
     def _cpu_seconds(self) -> float | None:
-        """CPU time the worker has used so far (Linux), None where it cannot be read."""
-        try:
-            with open(f"/proc/{self.proc.pid}/stat", "rb") as fh:
-                fields = fh.read().rsplit(b")", 1)[1].split()
-            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-        except (OSError, ValueError, IndexError, AttributeError):
-            return None
+        return cpu_seconds(self._worker_pid())
 
     def _watchdog(self, limit: float) -> Callable[[], None]:
         start = last_progress = time.monotonic()
@@ -353,13 +364,11 @@ class ModelHost:
         watch = self._watchdog(timeout)
         try:
             _send(wfd, json.dumps(req).encode())
-            head = _read_n(rfd, _HEADER.size, watch)
-            payload = head and _read_n(rfd, _HEADER.unpack(head)[0], watch)
+            payload = _read_frame(rfd, watch)
             reply = json.loads(payload) if payload is not None else None
             body = b""
             if reply is not None and with_body and reply.get("ok"):
-                h2 = _read_n(rfd, _HEADER.size, watch)
-                body = h2 and _read_n(rfd, _HEADER.unpack(h2)[0], watch)
+                body = _read_frame(rfd, watch)
                 if body is None:
                     reply = None
         except TimeoutError as exc:
@@ -392,7 +401,8 @@ class ModelHost:
         return self._turns.turn(urgent)
 
     def embed(self, texts: list[str], threads: int, urgent: bool = False) -> tuple[list, list[int]]:
-        """(vectors or None per text, tokens per text); passages go PASSAGES_PER_REQUEST at a time."""
+        """(vectors as array('f') or None per text, tokens per text); passages go
+        PASSAGES_PER_REQUEST at a time."""
         if self._load_error:
             raise ProviderError(self._load_error)
         vectors: list = []
@@ -412,8 +422,6 @@ class ModelHost:
             self._start(threads)
 
     def _embed_now(self, texts: list[str], threads: int, urgent: bool = False) -> tuple[list, list[int]]:
-        import numpy as np
-
         self._ensure(threads)
         # `urgent`: a resident worker, serving several processes, also lets queries go first
         reply, body = self._ask({"op": "embed", "texts": texts, "threads": threads, "urgent": urgent}, REQUEST_TIMEOUT, with_body=True)
@@ -422,10 +430,12 @@ class ModelHost:
         if self._clear_on_success:
             self.failures.clear(self.key)
             self._clear_on_success = False
-        dims = self.info["dims"]
-        flat = np.frombuffer(body, dtype=np.float32).reshape(-1, dims) if body else np.zeros((0, dims), np.float32)
-        it = iter(flat)
-        return [next(it).copy() if ok else None for ok in reply["present"]], reply["tokens"]
+        # array('f') rows, not numpy: a one-shot search's query vector never needs it (~0.1 s)
+        step, at, vectors = 4 * self.info["dims"], 0, []
+        for ok in reply["present"]:
+            vectors.append(array("f", body[at : at + step]) if ok else None)
+            at += step if ok else 0
+        return vectors, reply["tokens"]
 
     def stop(self, force: bool = False) -> None:
         proc, self.proc = self.proc, None

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 
@@ -24,6 +23,8 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> N
         keep = os.stat(path).st_mode & 0o7777
     except FileNotFoundError:
         keep = mode
+    import tempfile  # here: a search never writes, and tempfile loads random, weakref, …
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -70,9 +71,10 @@ def os_path(text: str) -> str:
 
 def sqlite_driver(extensions: bool = False):
     """The SQLite module for one of clawmem's private databases. `extensions` (the index and
-    the embedding cache: FTS5, sqlite-vec): sqlean.py, which bundles them on every platform,
-    else the stdlib's. The others (the journal, the recall log) use the stdlib's sqlite3, whose
-    exceptions their callers have always caught. Loaded on first use only: a keyword search
+    the embedding cache: FTS5, sqlite-vec; the recall log, written beside every search, so a
+    search loads one driver): sqlean.py, which bundles them on every platform, else the
+    stdlib's. The journal uses the stdlib's sqlite3, whose exceptions its callers have always
+    caught. Loaded on first use only: a keyword search
     pays for one driver, never for probing both."""
     if extensions:
         try:

@@ -8,6 +8,7 @@ node_modules, virtual environments) are skipped, the same set the watcher ignore
 from __future__ import annotations
 
 import datetime as dt
+import operator
 import os
 import re
 import stat
@@ -89,6 +90,9 @@ def path_kind(path: str) -> str:
     return "link" if stat.S_ISLNK(mode) else "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other"
 
 
+_entry_name = operator.attrgetter("name")
+
+
 def _walk_rel(root: str, errors: list[str] | None, dirs: dict[str, int | None] | None = None) -> list[tuple[str, str]]:
     """(absolute path, path relative to root with "/") of the `.md` files under root.
 
@@ -107,13 +111,17 @@ def _walk_rel(root: str, errors: list[str] | None, dirs: dict[str, int | None] |
                 dirs[d] = None
         try:
             with os.scandir(d) as it:
-                entries = sorted(it, key=lambda e: e.name)
+                entries = list(it)
         except OSError as exc:
             if errors is not None:
                 errors.append(f"{d}: cannot list folder ({exc.strerror})")
             continue
+        entries.sort(key=_entry_name)
         subdirs = []
         for e in entries:
+            if e.name.endswith(".md") and e.name.isascii() and e.is_file(follow_symlinks=False):
+                found.append((e.path, rel + e.name))  # most entries: a memory file, decided in three C calls
+                continue
             if e.is_symlink():
                 continue
             name = e.name if e.name.isascii() else _utf8_name(e.name)
@@ -139,22 +147,27 @@ def list_memory_files(workspace: Path, extra_paths: list[str], errors: list[str]
                       dirs: dict[str, int | None] | None = None) -> list[SourceFile]:
     """The memory files; `dirs`, when given, gets the dir_stamp of every folder read."""
     workspace = Path(workspace)
-    # (absolute path, real path: the duplicate key, display path)
-    candidates: list[tuple[str, str, str]] = []
+    out: list[SourceFile] = []
+    seen: set[str] = set()  # real paths: a file reached twice (memory/ and an extra path) is listed once
 
     def add_file(p: Path) -> None:
         try:
             key = os.path.realpath(p)
         except OSError:
             key = str(p)
-        candidates.append((str(p), key, display_path(workspace, p)))
+        if key not in seen:
+            seen.add(key)
+            out.append(SourceFile(display_path(workspace, p), str(p), "memory"))
 
     def add_tree(root: Path) -> None:
         # the walk never follows a symlink, so a file's real path is its root's plus the relative part
-        real, shown = os.path.realpath(root), display_path(workspace, root)
+        real, shown = os.path.realpath(root) + "/", display_path(workspace, root)
         prefix = "" if shown == "." else shown + "/"
         for abs_p, rel in _walk_rel(str(root), errors, dirs):
-            candidates.append((abs_p, real + "/" + rel, prefix + rel))
+            key = real + rel
+            if key not in seen:
+                seen.add(key)
+                out.append(SourceFile(prefix + rel, abs_p, "memory"))
 
     for name in ("MEMORY.md", "memory.md"):
         if _is_regular_md(workspace / name):
@@ -174,13 +187,6 @@ def list_memory_files(workspace: Path, extra_paths: list[str], errors: list[str]
             add_tree(p)
         elif _is_regular_md(p):
             add_file(p)
-    seen: set[str] = set()
-    out: list[SourceFile] = []
-    for abs_p, key, shown in candidates:
-        if key in seen:
-            continue
-        seen.add(key)
-        out.append(SourceFile(shown, abs_p, "memory"))
     return out
 
 

@@ -270,13 +270,18 @@ def _text_files(cfg, store, stats, files, known, journal, backfill_sessions, sho
     journalled = journal.latest_hashes() if journal is not None else {}
     yield ev.JobStarted("index", "sync", len(files))
     meter = ev.RateMeter(len(files))
-    seen: set[str] = set()
+    listed = {f.path for f in files}
     last_progress = 0.0
+    checked = 0  # files since the last look at the clock and the stop request
     for n, f in enumerate(files, start=1):
-        if should_stop():
-            return
-        seen.add(f.path)
+        # an unchanged file costs one stat: the clock and the stop request are looked at every
+        # 64 of them (still within a millisecond), and before each file read again
         row = known.get(f.path)
+        checked += 1
+        if checked >= 64 or not row:
+            checked = 0
+            if should_stop():
+                return
         try:
             st = os.stat(f.abspath)
             if row and row[2] == st.st_mtime_ns and row[3] == st.st_size:
@@ -292,6 +297,9 @@ def _text_files(cfg, store, stats, files, known, journal, backfill_sessions, sho
             elif f.source == "sessions" and row and not backfill_sessions and _session_below_delta(cfg, row, st, f):
                 stats.unchanged += 1
             else:
+                if checked and should_stop():
+                    return
+                checked = 0
                 yield from _index_one(cfg, store, f, st, row, stats, journal)  # it journals what it reads
         except FileNotFoundError:
             # vanished between listing and reading: forget it if we knew it
@@ -301,12 +309,13 @@ def _text_files(cfg, store, stats, files, known, journal, backfill_sessions, sho
                 stats.changed.append(f.path)
                 yield ev.FileIndexed(f.path, 0, "removed")
             yield ev.Warning("file vanished while indexing; skipped", f.path)
-        now = time.monotonic()
-        if now - last_progress > 0.1 or n == len(files):
-            last_progress = now
-            yield meter.progress("files", n)
+        if checked == 0 or n == len(files):
+            now = time.monotonic()
+            if now - last_progress > 0.1 or n == len(files):
+                last_progress = now
+                yield meter.progress("files", n)
     for path in known:
-        if path not in seen:
+        if path not in listed:
             if should_stop():
                 return
             remove_file(store, path)

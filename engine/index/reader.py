@@ -69,6 +69,16 @@ class IndexReader:
                                    "`clawmem index` rebuilds it for this one (or give each workspace its own store.path)")
         return st
 
+    def per_store(self, kind: str, store: Store, compute: Callable[[Store], Any]) -> Any:
+        """What `compute` derives from this open index, computed once per connection (a rebuild
+        swaps the file in, and the next reader() opens a new one)."""
+        held = getattr(self._tls, "derived", None)
+        if held is None or held[0] is not store:
+            held = self._tls.derived = (store, {})
+        if kind not in held[1]:
+            held[1][kind] = compute(store)
+        return held[1][kind]
+
     def cached(self, kind: str, store: Store, model_id: int, load: Callable[[int], Any]) -> Any:
         """Per-model data a long-lived engine keeps in memory until the index changes."""
         gen = store.generation()

@@ -8,7 +8,6 @@ Markdown, never by asking the user to repair it.
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import time
@@ -37,6 +36,16 @@ db = sqlite_driver(extensions=True)
 Error = db.Error
 DatabaseError = db.DatabaseError
 OperationalError = db.OperationalError
+
+
+def float32_bytes(vector) -> bytes:
+    """A vector's float32 bytes: an array('f') as it is (the local model's query vectors,
+    numpy never loaded), anything else through numpy."""
+    if getattr(vector, "typecode", None) == "f":
+        return vector.tobytes()
+    import numpy as np
+
+    return np.asarray(vector, dtype=np.float32).tobytes()
 
 
 class VecState(NamedTuple):
@@ -431,21 +440,39 @@ class Store:
             return False
         return bool(self.conn.execute("select 1 from sqlite_master where name = ?", (f"vec_{mid}",)).fetchone())
 
-    def reference_sample(self, mid: int) -> np.ndarray | None:
-        """The vectors of the model's reference sample (see indexer._pick_reference_sample); in
-        a memory too small to show what unrelated text looks like, with the background notes'."""
+    def reference_rows(self, mid: int) -> list[bytes] | None:
+        """The model's reference sample (see indexer._pick_reference_sample) as float32 blobs,
+        one per vector; in a memory too small to show what unrelated text looks like, with the
+        background notes' vectors. None below 8 vectors. Plain bytes: a one-shot search
+        compares the query with them without loading numpy."""
+        import base64
 
-        import numpy as np
         ids = self.get_meta_json(f"sample:{mid}") or []
-        _, mat = self.load_matrix(mid, ids)
-        if len(mat) < SMALL_MEMORY:
-            background = self.background_vectors(mid)
-            if background is not None and background.shape[1] == mat.shape[1]:
-                mat = np.vstack([mat, background])
-        return mat if len(mat) >= 8 else None
+        (dims,) = self.conn.execute("select dims from models where id = ?", (mid,)).fetchone()
+        rows = [blob for _, blob in self.vector_blobs(mid, ids)]
+        if len(rows) < SMALL_MEMORY:
+            raw = self.get_meta_json(f"background:{mid}")
+            try:
+                flat = base64.b64decode(raw["vectors"]) if raw and int(raw["dims"]) == dims else b""
+            except (KeyError, TypeError, ValueError):
+                flat = b""
+            step = 4 * dims
+            if len(flat) % step == 0:
+                rows += [flat[i : i + step] for i in range(0, len(flat), step)]
+        return rows if len(rows) >= 8 else None
+
+    def reference_sample(self, mid: int) -> np.ndarray | None:
+        """reference_rows as one matrix (the long-lived engines keep it in memory)."""
+        import numpy as np
+
+        rows = self.reference_rows(mid)
+        if rows is None:
+            return None
+        return np.frombuffer(b"".join(rows), dtype=np.float32).reshape(len(rows), -1)
 
     def background_vectors(self, mid: int) -> np.ndarray | None:
         """The model's vectors of search.background.BACKGROUND, kept by the indexer."""
+        import base64
 
         import numpy as np
         raw = self.get_meta_json(f"background:{mid}")
@@ -460,6 +487,7 @@ class Store:
     @staticmethod
     def background_json(mat: np.ndarray) -> str:
         """The meta value `background:<model id>` that background_vectors reads."""
+        import base64
 
         import numpy as np
         blob = base64.b64encode(np.asarray(mat, dtype=np.float32).tobytes()).decode("ascii")
@@ -507,36 +535,51 @@ class Store:
             if self.has_vec_table(m["id"]):
                 self.conn.execute(f"delete from vec_{m['id']} where rowid in ({marks})", chunk_ids)
 
+    def vector_blobs(self, mid: int, ids: list[int] | None = None) -> list[tuple[int, bytes]]:
+        """(chunk id, float32 blob) of a model's vectors, optionally restricted to some chunks."""
+        if ids is None:
+            return self.conn.execute(f"select chunk_id, embedding from vectors_{mid}").fetchall()
+        rows = []
+        for i in range(0, len(ids), 900):
+            part = ids[i : i + 900]
+            rows += self.conn.execute(
+                f"select chunk_id, embedding from vectors_{mid} where chunk_id in ({','.join('?' * len(part))})", part
+            ).fetchall()
+        return rows
+
     def load_matrix(self, mid: int, ids: list[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(chunk ids, matrix) of a model's vectors, optionally restricted to some chunks."""
 
         import numpy as np
         (dims,) = self.conn.execute("select dims from models where id = ?", (mid,)).fetchone()
-        if ids is None:
-            rows = self.conn.execute(f"select chunk_id, embedding from vectors_{mid}").fetchall()
-        else:
-            rows = []
-            for i in range(0, len(ids), 900):
-                part = ids[i : i + 900]
-                rows += self.conn.execute(
-                    f"select chunk_id, embedding from vectors_{mid} where chunk_id in ({','.join('?' * len(part))})", part
-                ).fetchall()
+        rows = self.vector_blobs(mid, ids)
         if not rows:
             return np.zeros(0, dtype=np.int64), np.zeros((0, dims), dtype=np.float32)
         id_arr = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dims)
         return id_arr, mat
 
-    def knn(self, mid: int, query: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """sqlite-vec KNN: (chunk id, cosine similarity) best first."""
+    def cosines(self, mid: int, ids: list[int], query) -> list[tuple[int, float]] | None:
+        """(chunk id, cosine similarity) of these chunks, computed by sqlite-vec as its KNN
+        computes them (so a chunk and its twin elsewhere tie exactly); None without sqlite-vec."""
+        if not self.has_vec_table(mid):
+            return None
+        blob, out = float32_bytes(query), []
+        for i in range(0, len(ids), 900):
+            part = ids[i : i + 900]
+            out += self.conn.execute(
+                f"select chunk_id, 1.0 - vec_distance_cosine(embedding, ?) from vectors_{mid} "
+                f"where chunk_id in ({','.join('?' * len(part))})", [blob, *part]).fetchall()
+        return out
 
-        import numpy as np
-        blob = np.asarray(query, dtype=np.float32).tobytes()
+    def knn(self, mid: int, query, k: int) -> list[tuple[int, float]]:
+        """sqlite-vec KNN: (chunk id, cosine similarity) best first. `query`: float32 values
+        (an array('f') is passed as its bytes, no numpy needed)."""
         rows = self.conn.execute(
-            f"select rowid, distance from vec_{mid} where embedding match ? and k = ? order by distance", (blob, k)
+            f"select rowid, distance from vec_{mid} where embedding match ? and k = ? order by distance",
+            (float32_bytes(query), k),
         ).fetchall()
         return [(r[0], 1.0 - r[1]) for r in rows]
-
 
     # -- files and chunks: what the indexer writes -------------------------------
 

@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 from . import ranking
 from ..index.store import SMALL_MEMORY, OperationalError, Store
-from ..text import CJK_RE, is_cjk, mmr_tokens, normalize
+from ..text import has_cjk, is_cjk, mmr_tokens, normalize
 from .options import Candidate, Options
 from . import candidates
 from .candidates import named_terms, speakers
@@ -95,12 +95,12 @@ class QueryWords:
 
     def find(self, norm: str) -> list[tuple[int, str]]:
         """(offset, term) of every occurrence, of the term or of a form standing for it."""
-        has_cjk = not norm.isascii() and CJK_RE.search(norm) is not None
+        norm_cjk = has_cjk(norm)
         out = []
         for text, cjk, term in self.terms:
             i = norm.find(text)
             while i >= 0:
-                if cjk or not (_glued(norm, i - 1, has_cjk) or _glued(norm, i + len(text), has_cjk)):
+                if cjk or not (_glued(norm, i - 1, norm_cjk) or _glued(norm, i + len(text), norm_cjk)):
                     out.append((i, term))
                 i = norm.find(text, i + 1)
         return out

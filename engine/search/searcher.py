@@ -97,8 +97,8 @@ class Searcher:
         if self.persistent:
             side.matrix = self.index_reader.cached("matrix", store, m["id"], store.load_matrix)
             side.reference = self.index_reader.cached("reference", store, m["id"], store.reference_sample)
-        else:
-            side.reference = store.reference_sample(m["id"])
+        else:  # float32 blobs: a one-shot search compares them in plain Python, without numpy
+            side.reference = store.reference_rows(m["id"])
         # the provider the user asked for (auto: the first usable one) is not the one serving
         primary = usable[0] if plan.configured == "auto" else plan.candidates[0]
         if primary.name != prov.id:

@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 
 from . import ranking
 from ..index.store import Store
-from ..text import CJK_RE, WORD_RE, index_tokens, normalize, query_terms, relaxed_terms
+from ..text import WORD_RE, has_cjk, index_tokens, normalize, query_terms, relaxed_terms
 from .options import Candidate, Options, SNIPPET_CHARS
 from .candidates import doc_freqs
 
@@ -25,7 +25,7 @@ def line_tokens(line: str) -> list[str]:
 
 def normalized_tokens(norm: str) -> list[str]:
     """line_tokens of a line that is normalized already."""
-    if norm.isascii() or not CJK_RE.search(norm):
+    if not has_cjk(norm):
         return WORD_RE.findall(norm)
     return index_tokens(norm)
 
