@@ -188,14 +188,7 @@ def _folder(anchor: Path, target: Path, shown: str, *, create: bool) -> int | No
                 if not create:
                     os.close(fd)
                     return None
-                try:
-                    os.mkdir(name, 0o700, dir_fd=fd)
-                except FileExistsError:
-                    pass
-                try:
-                    nfd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
-                except OSError as exc:
-                    raise _folder_refusal(exc, name, shown) from None
+                nfd = _make_folder(fd, name, shown)
             except OSError as exc:
                 raise _folder_refusal(exc, name, shown) from None
             os.close(fd)
@@ -204,6 +197,24 @@ def _folder(anchor: Path, target: Path, shown: str, *, create: bool) -> int | No
         os.close(fd)
         raise
     return fd
+
+
+def _make_folder(fd: int, name: str, shown: str, attempts: int = 3) -> int:
+    """Make folder `name` under `fd` and open it. Another process may remove or swap it between
+    the mkdir and the open: try again a few times, then refuse (never follow what is there)."""
+    for _ in range(attempts):
+        try:
+            os.mkdir(name, 0o700, dir_fd=fd)
+        except FileExistsError:
+            pass
+        try:
+            return os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise _folder_refusal(exc, name, shown) from None
+    raise Refused(f"refused {shown!r}: the folder {name} kept disappearing while it was opened "
+                  "(another process is moving it); try again")
 
 
 def _folder_refusal(exc: OSError, name: str, shown: str) -> Exception:
