@@ -287,25 +287,26 @@ def test_swapping_memory_for_a_symlink_during_appends_redirects_no_write(workspa
 
 
 def test_a_folder_that_keeps_vanishing_while_it_is_made_is_refused_in_one_line(workspace, monkeypatch):
-    """The swap race above, made certain: another process removes `memory/` each time it is made,
-    before it can be opened. The append is refused with a message naming the file (before, a bare
-    FileNotFoundError escaped once in a while), nothing is written, and the next append with the
-    folder left alone lands."""
+    """The swap race above, made certain: another process removes a new folder each time it is
+    made, before it can be opened. The append is refused with a message naming the file (before,
+    a bare FileNotFoundError escaped once in a while), nothing is written, and the next append
+    with the folder left alone lands."""
     from clawmem.engine.files import memfile
 
     real_mkdir = os.mkdir
 
     def mkdir_then_vanish(name, mode=0o777, *, dir_fd=None):
         real_mkdir(name, mode, dir_fd=dir_fd)
-        os.rmdir(name, dir_fd=dir_fd)  # what a racing process does
+        if name == "projects" and dir_fd is not None:
+            os.rmdir(name, dir_fd=dir_fd)  # what a racing process does
 
-    monkeypatch.setattr(memfile.os, "mkdir", mkdir_then_vanish)
-    with pytest.raises(memfile.Refused, match=r"memory/2026-11-26.md.*kept disappearing"):
-        memfile.append(workspace, "memory/2026-11-26.md", lambda tail: "- lost?\n")
-    assert not (workspace / "memory").exists()
-    monkeypatch.setattr(memfile.os, "mkdir", real_mkdir)
-    memfile.append(workspace, "memory/2026-11-26.md", lambda tail: "- kept\n")
-    assert (workspace / "memory" / "2026-11-26.md").read_text() == "- kept\n"
+    monkeypatch.setattr(os, "mkdir", mkdir_then_vanish)
+    with pytest.raises(memfile.Refused, match=r"memory/projects/kiln.md.*kept disappearing"):
+        memfile.append(workspace, "memory/projects/kiln.md", lambda tail: "- lost?\n")
+    assert not (workspace / "memory" / "projects").exists()
+    monkeypatch.setattr(os, "mkdir", real_mkdir)
+    memfile.append(workspace, "memory/projects/kiln.md", lambda tail: "- kept\n")
+    assert (workspace / "memory" / "projects" / "kiln.md").read_text() == "- kept\n"
 
 
 # ----------------------------------------------------------------------------- one text policy
