@@ -14,14 +14,14 @@ import os
 import sys
 
 from .base import EXIT_OK, EXIT_USAGE, CommandError, UsageError, err, fail, printable_streams
-from .parser import build_parser, command
+from .parser import command, parse_args
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     printable_streams()
     try:
-        args = build_parser(argv).parse_args(argv)
+        args = parse_args(argv)
     except UsageError as exc:
         return fail(str(exc), EXIT_USAGE, "--json" in argv)
     if args.command is None:
