@@ -254,7 +254,7 @@ def test_a_keyword_search_imports_only_what_it_needs(workspace):
     the stdlib sqlite3 beside the index's sqlean, tempfile (a search never writes a file), the
     index jobs, status and history parts of the engine, and compiling the CJK character class
     (~2.5 ms) for text without CJK, shutil (argparse asking the terminal width for help a search
-    never prints) each cost milliseconds it does not need, and so does every
+    never prints), threading (its Lock, RLock and local are _thread's) each cost milliseconds it does not need, and so does every
     other command's module (the parser loads only the arguments of the command it runs). The
     search must still answer."""
     import subprocess
@@ -271,7 +271,7 @@ def test_a_keyword_search_imports_only_what_it_needs(workspace):
         "with contextlib.redirect_stdout(out):\n"
         f"    code = main(['--workspace', {str(workspace)!r}, '--config', {str(config)!r}, 'search', 'herons', '--json'])\n"
         "heavy = {'numpy', 'httpx', 'llama_cpp', 'dataclasses', 'inspect', 'hashlib', 'platformdirs', 'textual', 'sqlite_vec',\n"
-        "         'sqlite3', 'tempfile', 'base64', 'shutil'}\n"
+        "         'sqlite3', 'tempfile', 'base64', 'shutil', 'threading'}\n"
         "heavy |= {f'clawmem.tui.cli.{m}' for m in ('fleet', 'history', 'indexing', 'model', 'promote', 'serve', 'session', 'status')}\n"
         "heavy |= {f'clawmem.engine.{m}' for m in ('index.health', 'index.jobs', 'files.history', 'files.reading')}\n"
         "from clawmem.engine import text\n"
