@@ -254,7 +254,8 @@ def test_a_keyword_search_imports_only_what_it_needs(workspace):
     the stdlib sqlite3 beside the index's sqlean, tempfile (a search never writes a file), the
     index jobs, status and history parts of the engine, and compiling the CJK character class
     (~2.5 ms) for text without CJK, shutil (argparse asking the terminal width for help a search
-    never prints), threading (its Lock, RLock and local are _thread's) each cost milliseconds it does not need, and so does every
+    never prints), threading (its Lock, RLock and local are _thread's), the text
+    formatter for a --json search each cost milliseconds it does not need, and so does every
     other command's module (the parser loads only the arguments of the command it runs). The
     search must still answer."""
     import subprocess
@@ -273,6 +274,7 @@ def test_a_keyword_search_imports_only_what_it_needs(workspace):
         "heavy = {'numpy', 'httpx', 'llama_cpp', 'dataclasses', 'inspect', 'hashlib', 'platformdirs', 'textual', 'sqlite_vec',\n"
         "         'sqlite3', 'tempfile', 'base64', 'shutil', 'threading'}\n"
         "heavy |= {f'clawmem.tui.cli.{m}' for m in ('fleet', 'history', 'indexing', 'model', 'promote', 'serve', 'session', 'status')}\n"
+        "heavy |= {'clawmem.tui.present', 'clawmem.tui.words'}\n"
         "heavy |= {f'clawmem.engine.{m}' for m in ('index.health', 'index.jobs', 'files.history', 'files.reading')}\n"
         "from clawmem.engine import text\n"
         "print(code, sorted(heavy & set(sys.modules)), 'memory/2026-01-02.md' in out.getvalue(), text.CJK_RE._compiled is None)\n"
