@@ -11,7 +11,7 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 import re
-from typing import NamedTuple
+from collections import namedtuple
 
 MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
 MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
@@ -23,10 +23,12 @@ MAX_WORDS = 12  # longer queries are conversation, not a question with a time qu
 MAX_CJK = 30
 
 
-class DateRange(NamedTuple):
-    after: dt.date | None
-    before: dt.date | None  # exclusive
-    phrase: str
+# collections.namedtuple, not typing.NamedTuple: the latter compiles each field's (string) annotation,
+# ~0.3 ms a class on every search's start
+class DateRange(namedtuple("DateRange", "after before phrase")):
+    """after, before (exclusive): dt.date or None; phrase: the words that said it."""
+
+    __slots__ = ()
 
     def as_json(self) -> dict:
         return {
