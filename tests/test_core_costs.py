@@ -254,7 +254,8 @@ def test_a_keyword_search_imports_only_what_it_needs(workspace):
     the stdlib sqlite3 beside the index's sqlean, tempfile (a search never writes a file), the
     index jobs, status and history parts of the engine, and compiling the CJK character class
     (~2.5 ms) for text without CJK, shutil (argparse asking the terminal width for help a search
-    never prints), threading (its Lock, RLock and local are _thread's), the text
+    never prints), threading (its Lock, RLock and local are _thread's), calendar (for
+    twelve English month names), the text
     formatter for a --json search each cost milliseconds it does not need, and so does every
     other command's module (the parser loads only the arguments of the command it runs). The
     search must still answer."""
@@ -272,7 +273,7 @@ def test_a_keyword_search_imports_only_what_it_needs(workspace):
         "with contextlib.redirect_stdout(out):\n"
         f"    code = main(['--workspace', {str(workspace)!r}, '--config', {str(config)!r}, 'search', 'herons', '--json'])\n"
         "heavy = {'numpy', 'httpx', 'llama_cpp', 'dataclasses', 'inspect', 'hashlib', 'platformdirs', 'textual', 'sqlite_vec',\n"
-        "         'sqlite3', 'tempfile', 'base64', 'shutil', 'threading'}\n"
+        "         'sqlite3', 'tempfile', 'base64', 'shutil', 'threading', 'calendar'}\n"
         "heavy |= {f'clawmem.tui.cli.{m}' for m in ('fleet', 'history', 'indexing', 'model', 'promote', 'serve', 'session', 'status')}\n"
         "heavy |= {'clawmem.tui.present', 'clawmem.tui.words'}\n"
         "heavy |= {f'clawmem.engine.{m}' for m in ('index.health', 'index.jobs', 'files.history', 'files.reading')}\n"
