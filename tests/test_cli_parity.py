@@ -307,6 +307,29 @@ def test_the_lean_parser_builds_only_the_named_command_and_parses_as_the_whole_o
     assert "promote" in out.getvalue() and "fleet" in out.getvalue()
 
 
+def test_a_search_runs_without_the_cyclic_gc_and_every_caller_gets_it_back(monkeypatch):
+    """`clawmem search` and `get` (over in milliseconds) run with the cyclic GC paused (~5% of a
+    search's CPU was it rescanning the modules just loaded); a long command (index, watch, the
+    app, the servers) runs with it, and the caller's GC state is back when main returns, even
+    after a usage error."""
+    import gc
+
+    import clawmem.tui.cli as cli
+    from clawmem.tui.cli.base import Command
+
+    seen = {}
+
+    def fake(name):
+        return Command(name, None, lambda args: seen.setdefault(name, gc.isenabled()) and 0 or 0)
+
+    monkeypatch.setattr(cli, "command", fake)
+    assert gc.isenabled()
+    for argv in (["search", "herons"], ["get", "MEMORY.md"], ["index"], ["watch"], ["search", "--max-results", "x", "q"]):
+        cli.main(argv)
+        assert gc.isenabled(), argv
+    assert seen == {"search": False, "get": False, "index": True, "watch": True}
+
+
 # ------------------------------------------------------------------------------ issue 36: CLI defects
 
 
