@@ -252,10 +252,13 @@ def test_a_keyword_search_imports_only_what_it_needs(workspace):
     """`clawmem search` keyword-only is paid per question by an agent calling the CLI: numpy,
     the embedding clients, dataclasses (and inspect), hashlib's OpenSSL binding, platformdirs,
     the stdlib sqlite3 beside the index's sqlean, tempfile (a search never writes a file), the
-    index jobs, status and history parts of the engine, and compiling the CJK character class
-    (~2.5 ms) for text without CJK each cost milliseconds it does not need, and so does every
-    other command's module (the parser loads only the arguments of the command it runs). The
-    search must still answer."""
+    index jobs, status and history parts of the engine, compiling the CJK character class
+    (~2.5 ms) for text without CJK or the control-character classes printing and writing use,
+    shutil (argparse asking the terminal width for help a search never prints), threading (its
+    Lock, RLock and local are _thread's), calendar (for twelve English month names) and the
+    text formatter for a --json search each cost milliseconds it does not need, and so does
+    every other command's module (the parser loads only the arguments of the command it runs).
+    The search must still answer."""
     import subprocess
     import sys
 
@@ -270,14 +273,16 @@ def test_a_keyword_search_imports_only_what_it_needs(workspace):
         "with contextlib.redirect_stdout(out):\n"
         f"    code = main(['--workspace', {str(workspace)!r}, '--config', {str(config)!r}, 'search', 'herons', '--json'])\n"
         "heavy = {'numpy', 'httpx', 'llama_cpp', 'dataclasses', 'inspect', 'hashlib', 'platformdirs', 'textual', 'sqlite_vec',\n"
-        "         'sqlite3', 'tempfile', 'base64'}\n"
+        "         'sqlite3', 'tempfile', 'base64', 'shutil', 'threading', 'calendar'}\n"
         "heavy |= {f'clawmem.tui.cli.{m}' for m in ('fleet', 'history', 'indexing', 'model', 'promote', 'serve', 'session', 'status')}\n"
+        "heavy |= {'clawmem.tui.present', 'clawmem.tui.words'}\n"
         "heavy |= {f'clawmem.engine.{m}' for m in ('index.health', 'index.jobs', 'files.history', 'files.reading')}\n"
         "from clawmem.engine import text\n"
-        "print(code, sorted(heavy & set(sys.modules)), 'memory/2026-01-02.md' in out.getvalue(), text.CJK_RE._compiled is None)\n"
+        "print(code, sorted(heavy & set(sys.modules)), 'memory/2026-01-02.md' in out.getvalue(), text.CJK_RE._compiled is None,\n"
+        "      text._regex.cache_info().currsize)\n"
     )
     res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
-    assert res.stdout.split("\n")[0] == "0 [] True True", res.stdout + res.stderr
+    assert res.stdout.split("\n")[0] == "0 [] True True 0", res.stdout + res.stderr
 
 
 def test_the_chunk_count_a_search_weighs_words_by_follows_the_index(workspace, make_engine):

@@ -15,7 +15,7 @@ from clawmem.engine.search import candidates
 from clawmem.engine.search import verdict
 from clawmem.engine.search import abstain_reason, named_terms, snippet_match, speakers, term_spans
 from clawmem.engine.text import spellings, word_forms
-from clawmem.tui.cli.search import format_results
+from clawmem.tui.present import format_results
 from clawmem.tui.present import explain_parts
 
 from helpers import write

@@ -14,16 +14,18 @@ import re
 import stat
 import time
 from pathlib import Path
-from typing import NamedTuple
+from collections import namedtuple
 
 IGNORED_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", ".pnpm-store", ".venv", "venv", ".tox", "__pycache__", ".mypy_cache"})
 DATED_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})")
 
 
-class SourceFile(NamedTuple):  # a tuple: a sync lists every file, and a frozen dataclass is slower to build
-    path: str  # what users see and the index key: workspace-relative, "/" separators
-    abspath: str  # a str, not a Path: building 20,000 Paths cost more than listing the files
-    source: str  # "memory" or "sessions"
+# a tuple: a sync lists every file, and a frozen dataclass is slower to build. path: what users see and
+# the index key, workspace-relative with "/" separators; abspath: a str, not a Path (building 20,000
+# Paths cost more than listing the files); source: "memory" or "sessions".
+# collections.namedtuple, not typing.NamedTuple: the latter compiles each field's (string) annotation,
+# ~0.3 ms a class on every search's start
+SourceFile = namedtuple("SourceFile", "path abspath source")
 
 
 def display_path(workspace: Path, abspath: Path) -> str:

@@ -27,8 +27,31 @@ class CommandError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
+    _building = False
+
     def error(self, message: str) -> None:  # one line, exit 2, as for every usage error
         raise UsageError(f"{self.prog}: {message} (see `{self.prog} --help`)")
+
+    # argparse makes a help formatter for each argument added (to check its metavar) and for the
+    # subcommands' prog prefix ("clawmem"); a formatter asks the terminal's width, which imports
+    # shutil with bz2 and lzma: ~2 ms of every search, for help text a search never prints. While
+    # building, a fixed width does (neither check wraps); help and usage still get the terminal's.
+    def add_argument(self, *args, **kwargs):
+        self._building = True
+        try:
+            return super().add_argument(*args, **kwargs)
+        finally:
+            self._building = False
+
+    def add_subparsers(self, **kwargs):
+        self._building = True
+        try:
+            return super().add_subparsers(**kwargs)
+        finally:
+            self._building = False
+
+    def _get_formatter(self):
+        return self.formatter_class(prog=self.prog, width=1000) if self._building else super()._get_formatter()
 
 
 def global_options(suppress: bool) -> Parser:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import sys
 
-from ..present import format_results
 from .base import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Command, CommandError, dump_json, err, open_engine, printable
 
 
@@ -97,6 +96,8 @@ def cmd_search(args) -> int:
     if args.json:
         print(dump_json(res, indent=2))
         return EXIT_OK
+    from ..present import format_results  # here: a --json search (an agent's) never formats text
+
     print(format_results(res, explain=args.explain, query=query, color=sys.stdout.isatty() and "NO_COLOR" not in os.environ))
     return EXIT_OK
 
