@@ -61,7 +61,7 @@ _LAZY = {
     "SearchRequest": "search.options:SearchRequest",
     "LockBusy": "index.lock:LockBusy",
     "ArchiveError": "agent.archive:ArchiveError",
-    "DownloadError": "embeddings.download:DownloadError",
+    "DownloadError": "errors:DownloadError",
     "ChangedOnDisk": "files.memfile:ChangedOnDisk",
     "FleetError": "fleet.client:FleetError",
     "PromoteError": "consolidate.promote:PromoteError",

@@ -29,3 +29,9 @@ class JournalUnavailable(ClawmemError, RuntimeError):
 class IndexFailed(ClawmemError):
     """An index job could not write the index (disk full, read-only file); what it had
     committed stays searchable. The message names the index file and what to check."""
+
+
+class DownloadError(ClawmemError):
+    """One line for the user: what could not be downloaded, why, and the way out. Defined here,
+    not in embeddings/download.py, so the local provider catches it without loading that module
+    (hashlib's OpenSSL binding) on every search of a local model file."""

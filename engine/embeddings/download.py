@@ -25,15 +25,11 @@ from typing import Callable
 from urllib.parse import quote
 
 from .. import paths
-from ..errors import ClawmemError
+from ..errors import DownloadError  # noqa: F401 (raised here, caught as download.DownloadError too)
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 CONNECT_TIMEOUT = 10.0
 READ_TIMEOUT = 60.0
-
-
-class DownloadError(ClawmemError):
-    """One line for the user: what could not be downloaded, why, and the way out."""
 
 
 def parse_uri(uri: str) -> tuple[str, str, str]:

@@ -123,7 +123,7 @@ class LocalProvider(Provider):
         raw = cfg["local.modelPath"] or (DEFAULT_LOCAL_MODEL if explicit else "")
         if not raw:
             return Candidate("local", None, "local: no model configured (set local.modelPath)")
-        from .download import DownloadError
+        from ..errors import DownloadError
 
         try:
             path, uri = resolve_model_path(raw, cfg["local.modelCacheDir"])

@@ -448,13 +448,13 @@ class Store:
         one per vector; in a memory too small to show what unrelated text looks like, with the
         background notes' vectors. None below 8 vectors. Plain bytes: a one-shot search
         compares the query with them without loading numpy."""
-        import base64
-
         ids = self.get_meta_json(f"sample:{mid}") or []
         (dims,) = self.conn.execute("select dims from models where id = ?", (mid,)).fetchone()
         rows = [blob for _, blob in self.vector_blobs(mid, ids)]
         if len(rows) < SMALL_MEMORY:
             raw = self.get_meta_json(f"background:{mid}")
+            import base64  # only a memory this small keeps background vectors: a search of any other never loads it
+
             try:
                 flat = base64.b64decode(raw["vectors"]) if raw and int(raw["dims"]) == dims else b""
             except (KeyError, TypeError, ValueError):
