@@ -294,7 +294,8 @@ def test_the_lean_parser_builds_only_the_named_command_and_parses_as_the_whole_o
     sub = next(a for a in build_parser(argv, lean=True)._actions if a.dest == "command")
     assert list(sub.choices) == ["search"]
     assert vars(parse_args(argv)) == vars(build_parser(argv).parse_args(argv))
-    assert parse_args(["--ag", "search", "status"]).command == "status"
+    ag = parse_args(["--ag", "search", "status"])  # with status's own arguments (it was a traceback)
+    assert (ag.command, ag.agent, ag.all_agents, ag.deep) == ("status", "search", False, False)
     for bad in (["search", "--max-results", "x", "q"], ["nosuch"], ["search", "q", "--bogus"]):
         with pytest.raises(UsageError) as lean:
             parse_args(bad)

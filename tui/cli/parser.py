@@ -81,16 +81,24 @@ def build_parser(argv: list[str] | None = None, lean: bool = False) -> Parser:
         parser = add_command(sub, name, help_)
         if argv is None or name == wanted:
             command(name).arguments(parser)
+    p.built_for = wanted if argv is not None else None  # the one command whose arguments it has
     return p
 
 
 def parse_args(argv: list[str]):
-    """argv parsed by the lean parser, or by the whole one when the lean one refuses it (a global
-    option abbreviated so that its value looks like a command): the result and any error are the
-    whole parser's."""
+    """argv parsed by the lean parser, or by the whole one when the lean one refuses it or found
+    another command than the one it was built for (a global option abbreviated so that its value
+    looks like a command): the result and any error are the whole parser's."""
     from .base import UsageError
 
+    lean = build_parser(argv, lean=True)
     try:
-        return build_parser(argv, lean=True).parse_args(argv)
+        args = lean.parse_args(argv)
     except UsageError:
-        return build_parser(argv).parse_args(argv)
+        args = None
+    # the command found may not be the one argv's scan guessed (`--ag search status`: "search" is
+    # the abbreviated --agent's value), and then its arguments were never added: parse again with
+    # every command's
+    if args is None or (args.command is not None and args.command != lean.built_for):
+        args = build_parser().parse_args(argv)
+    return args
