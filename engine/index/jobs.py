@@ -21,6 +21,8 @@ from ..embeddings.providers import Providers
 from .reader import IndexReader
 from .store import DatabaseError, ForeignIndex, Store, adopt_legacy_index, index_meta, move_aside, rebuild_path, remember_intact, remove_index_files
 
+BRIEF_LOCK_WAIT = 0.3  # seconds a job waits for the writer lock before it says it waits
+
 
 # the reasons that carry the user's intent to rebuild: `clawmem index` and the app's Config tab
 EXPLICIT = ("cli", "configuration changed")
@@ -74,9 +76,14 @@ class IndexJobs:
             holder = current_holder(self.index_path) or {}
             if lock_timeout <= 0:
                 raise LockBusy(holder, 0.0)
-            # say who we wait for before waiting, not after
-            yield ev.Warning(f"waiting for the writer lock: the index is being written by {describe_holder(holder)}")
-            lock.acquire(lock_timeout)
+            brief = min(BRIEF_LOCK_WAIT, lock_timeout)
+            try:  # a lock let go within a moment (a job just ending) is no wait worth a warning
+                lock.acquire(brief)
+            except LockBusy:
+                # say who we wait for before waiting, not after
+                holder = current_holder(self.index_path) or holder
+                yield ev.Warning(f"waiting for the writer lock: the index is being written by {describe_holder(holder)}")
+                lock.acquire(lock_timeout - brief)
         stats = Stats()
         try:
             adopted = adopt_legacy_index(self.cfg)
