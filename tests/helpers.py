@@ -75,3 +75,23 @@ def imports_in(path: Path, package: str, *, type_checking: bool = True) -> list[
                 module = ".".join(parts[: len(parts) - node.level + 1] + ([module] if module else []))
             out.append((module, [alias.name for alias in node.names]))
     return out
+
+
+def search_in_fresh_process(argv: list[str], report: str, timeout: float = 120) -> str:
+    """Run `clawmem ARGV` through main() in a fresh interpreter, its stdout kept in `out` and its
+    exit code in `code`, then print the expression `report` (which may read `out`, `code` and
+    `sys.modules`): what a one-shot command loaded, seen from inside that process. Returns the
+    first line printed, with stderr after it when there is no such line."""
+    import subprocess
+
+    probe = (
+        "import sys, io, contextlib, json\n"
+        "from clawmem.tui.cli import main\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out):\n"
+        f"    code = main({argv!r})\n"
+        "out = out.getvalue()\n"
+        f"print({report})\n"
+    )
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=timeout)
+    return r.stdout.split("\n")[0] or r.stderr

@@ -20,7 +20,7 @@ from clawmem.engine.files.journal import Journal
 from clawmem.engine.index.store import known_intact
 from clawmem.engine.index.watcher import Syncer
 from clawmem.engine.files.workspace import dir_stamp
-from helpers import run_cli, wait_for, write
+from helpers import run_cli, search_in_fresh_process, wait_for, write
 
 
 def notes(workspace, n: int) -> None:
@@ -259,30 +259,21 @@ def test_a_keyword_search_imports_only_what_it_needs(workspace):
     text formatter for a --json search each cost milliseconds it does not need, and so does
     every other command's module (the parser loads only the arguments of the command it runs).
     The search must still answer."""
-    import subprocess
-    import sys
-
     write(workspace / "memory" / "2026-01-02.md", "# herons\nthe herons came back\n")
     config = workspace.parent / "kw.toml"
     write(config, 'provider = "none"\n')
     run_cli("--workspace", str(workspace), "--config", str(config), "index", "--quiet")
-    probe = (
-        "import sys, io, contextlib\n"
-        "from clawmem.tui.cli import main\n"
-        "out = io.StringIO()\n"
-        "with contextlib.redirect_stdout(out):\n"
-        f"    code = main(['--workspace', {str(workspace)!r}, '--config', {str(config)!r}, 'search', 'herons', '--json'])\n"
-        "heavy = {'numpy', 'httpx', 'llama_cpp', 'dataclasses', 'inspect', 'hashlib', 'platformdirs', 'textual', 'sqlite_vec',\n"
-        "         'sqlite3', 'tempfile', 'base64', 'shutil', 'threading', 'calendar'}\n"
-        "heavy |= {f'clawmem.tui.cli.{m}' for m in ('fleet', 'history', 'indexing', 'model', 'promote', 'serve', 'session', 'status')}\n"
-        "heavy |= {'clawmem.tui.present', 'clawmem.tui.words'}\n"
-        "heavy |= {f'clawmem.engine.{m}' for m in ('index.health', 'index.jobs', 'files.history', 'files.reading')}\n"
-        "from clawmem.engine import text\n"
-        "print(code, sorted(heavy & set(sys.modules)), 'memory/2026-01-02.md' in out.getvalue(), text.CJK_RE._compiled is None,\n"
-        "      text._regex.cache_info().currsize)\n"
-    )
-    res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
-    assert res.stdout.split("\n")[0] == "0 [] True True 0", res.stdout + res.stderr
+    heavy = {"numpy", "httpx", "llama_cpp", "dataclasses", "inspect", "hashlib", "platformdirs", "textual", "sqlite_vec",
+             "sqlite3", "tempfile", "base64", "shutil", "threading", "calendar"}
+    heavy |= {f"clawmem.tui.cli.{m}" for m in ("fleet", "history", "indexing", "model", "promote", "serve", "session", "status")}
+    heavy |= {"clawmem.tui.present", "clawmem.tui.words"}
+    heavy |= {f"clawmem.engine.{m}" for m in ("index.health", "index.jobs", "files.history", "files.reading")}
+    text = "sys.modules['clawmem.engine.text']"
+    line = search_in_fresh_process(
+        ["--workspace", str(workspace), "--config", str(config), "search", "herons", "--json"],
+        f"code, sorted({heavy!r} & set(sys.modules)), 'memory/2026-01-02.md' in out, "
+        f"{text}.CJK_RE._compiled is None, {text}._regex.cache_info().currsize", timeout=60)
+    assert line == "0 [] True True 0", line
 
 
 def test_the_chunk_count_a_search_weighs_words_by_follows_the_index(workspace, make_engine):

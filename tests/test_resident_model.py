@@ -15,7 +15,7 @@ import pytest
 
 from clawmem.engine.embeddings import ProviderError, resident, worker
 from clawmem.engine.embeddings.local import LocalProvider
-from helpers import run_cli, wait_for, write
+from helpers import run_cli, search_in_fresh_process, wait_for, write
 
 
 def residents() -> list[int]:
@@ -104,19 +104,11 @@ def test_a_hybrid_search_with_the_model_warm_never_loads_numpy(ws):
     over a keyword one. Nor does a search of a local model file load the download module (with
     hashlib's OpenSSL binding, ~3 ms). The search is still hybrid, with the vector side's figures."""
     workspace, cfg = ws
-    probe = (
-        "import sys, io, contextlib, json\n"
-        "from clawmem.tui.cli import main\n"
-        "out = io.StringIO()\n"
-        "with contextlib.redirect_stdout(out):\n"
-        f"    code = main(['--workspace', {str(workspace)!r}, '--config', {str(cfg)!r}, 'search', 'heron migration', '--json', '--explain'])\n"
-        "res = json.loads(out.getvalue())\n"
-        "vec = res['results'][0]['explain'].get('vector') or {}\n"
-        "heavy = [m for m in ('numpy', 'clawmem.engine.embeddings.download') if m in sys.modules]\n"
-        "print(code, res['mode'], heavy, vec.get('rank'))\n"
-    )
-    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
-    assert r.stdout.split("\n")[0] == "0 hybrid [] 1", r.stdout + r.stderr
+    line = search_in_fresh_process(
+        ["--workspace", str(workspace), "--config", str(cfg), "search", "heron migration", "--json", "--explain"],
+        "code, json.loads(out)['mode'], [m for m in ('numpy', 'clawmem.engine.embeddings.download') if m in sys.modules], "
+        "(json.loads(out)['results'][0]['explain'].get('vector') or {}).get('rank')")
+    assert line == "0 hybrid [] 1", line
 
 
 def test_two_engines_in_two_processes_load_the_model_once(tiny_model):
