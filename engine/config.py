@@ -12,7 +12,9 @@ import os
 import re
 from pathlib import Path
 from collections import namedtuple
-from typing import Any, Callable
+TYPE_CHECKING = False  # typing's constant without importing typing: a search never needs it (~3 ms)
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 from . import paths, provider_registry
 from .errors import ClawmemError
@@ -486,6 +488,160 @@ def _read_openclaw(path: Path, agent: str | None, warnings: list[str]) -> tuple[
     return found, ignored, data, key_sources
 
 
+# What most config files are, read without tomllib: importing it (its regexes, `string`, `typing`)
+# cost ~8 ms of CPU, an eighth of a whole keyword `clawmem search`. Anything outside this subset
+# goes to tomllib, which also phrases every error; tests/test_config_toml.py checks against
+# tomllib that whatever this accepts, tomllib reads the same.
+_BARE_KEY = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+_DIGITS = frozenset("0123456789")
+# TOML refuses these anywhere in a document (a CR only where it ends a line: CRLF is replaced first)
+_CONTROL = frozenset(chr(i) for i in range(32) if i not in (9, 10)) | {"\x7f"}
+_VALUE_END = frozenset(" \t,]#")
+
+
+class _NotSimple(Exception):
+    """The text is outside simple_toml's subset (not necessarily invalid): tomllib reads it."""
+
+
+def simple_toml(text: str) -> dict | None:
+    """`[table]` headers and `key = value` lines (bare or quoted keys, not dotted), whose values
+    are one-line strings without escapes, decimal integers, decimals, booleans or one-line
+    arrays of them, with comments and blank lines: the document tomllib would return. None for
+    anything else (dotted keys, escapes, dates, inline tables, multi-line values, a table or key
+    defined twice), which tomllib then reads."""
+    text = text.replace("\r\n", "\n")
+    if not _CONTROL.isdisjoint(text):
+        return None
+    doc: dict = {}
+    headers: set[tuple[str, ...]] = set()
+    table = doc
+    try:
+        for line in text.split("\n"):
+            i = _skip(line, 0)
+            if i == len(line) or line[i] == "#":
+                continue
+            if line[i] == "[":
+                if line.startswith("[", i + 1):  # [[an array of tables]]
+                    raise _NotSimple
+                parts, i = _toml_key(line, i + 1, dotted=True)
+                if line[i : i + 1] != "]":
+                    raise _NotSimple
+                _toml_line_end(line, i + 1)
+                if tuple(parts) in headers:
+                    raise _NotSimple
+                headers.add(tuple(parts))
+                table = doc
+                for part in parts:  # a table may extend one a header implied ([a.b] then [a]), never a value
+                    table = table.setdefault(part, {})
+                    if not isinstance(table, dict):
+                        raise _NotSimple
+                continue
+            (key,), i = _toml_key(line, i, dotted=False)
+            if line[i : i + 1] != "=" or key in table:
+                raise _NotSimple
+            value, i = _toml_value(line, _skip(line, i + 1), in_array=False)
+            _toml_line_end(line, i)
+            table[key] = value
+    except _NotSimple:
+        return None
+    return doc
+
+
+def _skip(line: str, i: int) -> int:
+    while i < len(line) and line[i] in " \t":
+        i += 1
+    return i
+
+
+def _toml_line_end(line: str, i: int) -> None:
+    i = _skip(line, i)
+    if i < len(line) and line[i] != "#":
+        raise _NotSimple
+
+
+def _toml_string(line: str, i: int) -> tuple[str, int]:
+    """The one-line string opening at line[i] (a quote), without escapes, and where it ends."""
+    quote = line[i]
+    end = line.find(quote, i + 1)
+    if end < 0:
+        raise _NotSimple
+    body = line[i + 1 : end]
+    if quote == '"' and "\\" in body:
+        raise _NotSimple
+    return body, end + 1
+
+
+def _toml_key(line: str, i: int, dotted: bool) -> tuple[list[str], int]:
+    parts = []
+    while True:
+        i = _skip(line, i)
+        if line[i : i + 1] in ('"', "'"):
+            part, i = _toml_string(line, i)
+        else:
+            start = i
+            while i < len(line) and line[i] in _BARE_KEY:
+                i += 1
+            if i == start:
+                raise _NotSimple
+            part = line[start:i]
+        parts.append(part)
+        i = _skip(line, i)
+        if line[i : i + 1] != ".":
+            return parts, i
+        if not dotted:
+            raise _NotSimple
+        i += 1
+
+
+def _toml_value(line: str, i: int, in_array: bool):
+    first = line[i : i + 1]
+    if first in ('"', "'"):
+        return _toml_string(line, i)
+    if first == "[" and not in_array:
+        items = []
+        i = _skip(line, i + 1)
+        while line[i : i + 1] != "]":
+            item, i = _toml_value(line, i, in_array=True)
+            items.append(item)
+            i = _skip(line, i)
+            if line[i : i + 1] == ",":
+                i = _skip(line, i + 1)
+            elif line[i : i + 1] != "]":
+                raise _NotSimple
+        return items, i + 1
+    end = i
+    while end < len(line) and line[end] not in _VALUE_END:
+        end += 1
+    return _toml_scalar(line[i:end]), end
+
+
+def _toml_scalar(word: str):
+    """true, false, a decimal integer (at most 18 digits) or a decimal with a fraction or an exponent."""
+    if word == "true":
+        return True
+    if word == "false":
+        return False
+    body = word[1:] if word[:1] in ("+", "-") else word
+    mantissa, e, exponent = body.lower().partition("e")
+    whole, dot, fraction = mantissa.partition(".")
+    if not _is_digits(whole) or (len(whole) > 1 and whole[0] == "0") or (dot and not _is_digits(fraction)):
+        raise _NotSimple
+    if e:
+        if exponent[:1] in ("+", "-"):
+            exponent = exponent[1:]
+        if not _is_digits(exponent) or len(exponent) > 3:
+            raise _NotSimple
+    if dot or e:
+        return float(word)
+    if len(whole) > 18:
+        raise _NotSimple
+    return int(word)
+
+
+def _is_digits(s: str) -> bool:
+    return s != "" and _DIGITS.issuperset(s)
+
+
 def read_toml_file(path: Path) -> dict:
     try:
         text = path.read_text(encoding="utf-8")
@@ -493,6 +649,9 @@ def read_toml_file(path: Path) -> dict:
         raise ConfigError(f"{path}: cannot read config ({exc.strerror}); check the path or permissions") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 (byte {exc.start}); save the config as UTF-8") from None
+    simple = simple_toml(text)
+    if simple is not None:
+        return simple
     import tomllib
 
     try:

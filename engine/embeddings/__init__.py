@@ -14,7 +14,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from collections import namedtuple
-from typing import Callable
+TYPE_CHECKING = False  # typing's constant without importing typing: a search never needs it (~3 ms)
+if TYPE_CHECKING:
+    from typing import Callable
 
 from .. import paths
 from ..config import Config

@@ -7,7 +7,7 @@ one 0..1 scale; what the threshold hides is counted and reported, never silently
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+TYPE_CHECKING = False  # typing's constant without importing typing: a search never needs it (~3 ms)
 
 if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts faster without it
     import numpy as np

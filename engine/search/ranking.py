@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
-from typing import Sequence
+TYPE_CHECKING = False  # typing's constant without importing typing: a search never needs it (~3 ms)
+if TYPE_CHECKING:
+    from typing import Sequence
 
 
 def bm25_to_score(rank: float) -> float:
