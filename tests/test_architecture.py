@@ -182,6 +182,23 @@ def test_text_for_people_is_one_face_and_the_editor_shares_its_hidden_characters
         assert not _HIDDEN.fullmatch(ch)
 
 
+def test_json_escapes_every_hidden_character_and_leaves_other_text_alone():
+    """json_visible looks for its characters in a set before compiling their class (a search's
+    JSON rarely holds one): the set and the class must name the same code points."""
+    import json
+
+    from clawmem.engine import text
+
+    cls = re.compile(text._HIDDEN_OUTSIDE_ASCII)
+    assert {chr(c) for c in range(0x110000) if cls.match(chr(c))} == text._HIDDEN_OUTSIDE_ASCII_CHARS
+    hidden = "".join(sorted(text._HIDDEN_OUTSIDE_ASCII_CHARS))
+    shown = text.json_visible(json.dumps({"s": f"a{hidden}b ’ é 中"}, ensure_ascii=False))
+    assert shown.isascii() is False and not text._HIDDEN_OUTSIDE_ASCII_CHARS & set(shown)
+    assert json.loads(shown) == {"s": f"a{hidden}b ’ é 中"}
+    plain = json.dumps({"s": "a ’ é 中 \u2027 \u2070"}, ensure_ascii=False)
+    assert text.json_visible(plain) is plain
+
+
 def test_one_opener_for_the_private_databases():
     """The index, the embedding cache, the journal and the recall log are opened by
     files/fsutil.open_database (the driver each needs, autocommit, any thread); a caller that
