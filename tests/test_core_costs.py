@@ -259,7 +259,8 @@ def test_a_keyword_search_imports_only_what_it_needs(workspace):
     text formatter for a --json search each cost milliseconds it does not need, and so does
     every other command's module (the parser loads only the arguments of the command it runs).
     Nor does it need `typing` (annotations are strings; ~3 ms) or tomllib (with `string` and
-    typing ~8 ms) for a config file of plain `key = value` lines, which config.simple_toml reads.
+    typing ~8 ms) for a config file of plain `key = value` lines, which config.simple_toml reads,
+    nor the writer lock's module (fcntl) that only status and index jobs ask.
     The search must still answer."""
     write(workspace / "memory" / "2026-01-02.md", "# herons\nthe herons came back\n")
     config = workspace.parent / "kw.toml"
@@ -269,7 +270,7 @@ def test_a_keyword_search_imports_only_what_it_needs(workspace):
              "sqlite3", "tempfile", "base64", "shutil", "threading", "calendar", "typing", "tomllib", "string"}
     heavy |= {f"clawmem.tui.cli.{m}" for m in ("fleet", "history", "indexing", "model", "promote", "serve", "session", "status")}
     heavy |= {"clawmem.tui.present", "clawmem.tui.words"}
-    heavy |= {f"clawmem.engine.{m}" for m in ("index.health", "index.jobs", "files.history", "files.reading")}
+    heavy |= {f"clawmem.engine.{m}" for m in ("index.health", "index.jobs", "index.lock", "files.history", "files.reading")}
     text = "sys.modules['clawmem.engine.text']"
     line = search_in_fresh_process(
         ["--workspace", str(workspace), "--config", str(config), "search", "herons", "--json"],

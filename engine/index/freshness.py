@@ -11,7 +11,6 @@ from pathlib import Path
 from ..config import Config
 from ..errors import IndexUnavailable
 from ..files.fsutil import os_path
-from .lock import current_holder
 from .reader import IndexReader
 from ..files.sources import LAYOUT_KEY, list_sources, source_roots
 from .store import DatabaseError, index_meta
@@ -62,6 +61,8 @@ class Freshness:
         on_disk = {f.path for f in files}
         removed = [p for p in known if p not in on_disk]
         last = st.get_meta("last_sync") if st is not None else None
+        from .lock import current_holder  # a search's own look (seen_behind) never asks for the writer
+
         holder = current_holder(self.index_reader.index_path)
         out = {
             "lastSync": last,
