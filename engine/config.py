@@ -353,15 +353,10 @@ def not_honoured(cfg: Config) -> list[str]:
 
 def sha256(data: bytes):
     """hashlib.sha256 without importing hashlib: its OpenSSL binding costs every `clawmem search`
-    3 ms to name the index file. The builtin module is the one hashlib itself falls back to."""
-    try:
-        from _sha256 import sha256  # Python 3.11
-    except ImportError:
-        try:
-            from _sha2 import sha256  # Python 3.12+
-        except ImportError:
-            from hashlib import sha256
-    return sha256(data)
+    3 ms to name the index file (see fsutil.builtin_sha256)."""
+    from .files.fsutil import builtin_sha256
+
+    return builtin_sha256(data)
 
 
 def workspace_key(workspace: Path) -> str:

@@ -327,3 +327,63 @@ def test_a_keyword_index_lists_the_workspace_once_and_loads_no_numpy_nor_redacti
     )
     res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert res.stdout.split("\n")[0] == "0 1 [] True", res.stdout + res.stderr
+
+
+def test_a_no_op_and_a_one_file_index_import_no_typing_hashlib_nor_tempfile(workspace):
+    """What `clawmem index --quiet` (an agent's hook, a cron job) runs most: nothing changed, or
+    one file edited. Neither needs `typing` (annotations are strings; ~3 ms), hashlib's OpenSSL
+    binding (~3 ms: the builtin SHA-256 hashes a few kilobytes as well) nor tempfile with
+    random, shutil, bz2 and lzma (~4 ms: the intact record's temporary file is named without
+    it). Both runs must still do their work: the edit is indexed and found."""
+    for i in range(3):
+        write(workspace / "memory" / f"2026-01-0{i + 1}.md", f"# note {i}\nthe herons came back\n")
+    config = workspace.parent / "kw.toml"
+    write(config, 'provider = "none"\n')
+    argv = ["--workspace", str(workspace), "--config", str(config), "index", "--quiet", "--json"]
+    run_cli(*argv)
+    heavy = {"typing", "hashlib", "_hashlib", "tempfile", "random", "shutil", "bz2", "lzma", "numpy", "detect_secrets"}
+    report = f"code, sorted({heavy!r} & set(sys.modules)), json.loads(out)['files'], json.loads(out)['unchanged']"
+    assert search_in_fresh_process(argv, report, timeout=60) == "0 [] 0 3"
+    write(workspace / "memory" / "2026-01-02.md", "# note 1\nthe herons came back with a gazebo\n")
+    assert search_in_fresh_process(argv, report, timeout=60) == "0 [] 1 2"
+    out = run_cli("--workspace", str(workspace), "--config", str(config), "search", "gazebo", "--json")
+    assert "2026-01-02.md" in out.stdout
+
+
+def test_the_sha256_that_skips_openssl_gives_hashlibs_digest_past_its_switch():
+    """fsutil.sha256_hex hashes with the builtin module for the first megabyte of a process,
+    then with hashlib's: the digests are the same on both sides of the switch."""
+    import hashlib
+
+    from clawmem.engine.files import fsutil
+
+    rng = random.Random(33)
+    sizes = [0, 1, 63, 64, 65, 4096, 300_000, 900_000, 5, 2_000_000, 7]
+    for n in sizes:
+        data = rng.randbytes(n)
+        assert fsutil.sha256_hex(data) == hashlib.sha256(data).hexdigest()
+    assert fsutil._openssl_sha256 is hashlib.sha256  # the switch happened within this test's bytes
+
+
+def test_an_atomic_write_never_follows_a_symlink_where_its_temporary_would_go(tmp_path, monkeypatch):
+    """atomic_write names its temporary file itself (not tempfile.mkstemp): `.<name>.<8
+    random>.tmp`, the shape memfile.leftovers() knows, created owner-only and exclusively, so
+    a symlink planted at the name it picks is passed over, its target untouched."""
+    import re
+
+    from clawmem.engine.files import fsutil, memfile
+
+    target = tmp_path / "state.json"
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep")
+    draws = iter([bytes(8), bytes([1] * 8)])
+    monkeypatch.setattr(fsutil.os, "urandom", lambda n: next(draws))
+    (tmp_path / ".state.json.aaaaaaaa.tmp").symlink_to(outside)
+    made = []
+    real_replace = os.replace
+    monkeypatch.setattr(fsutil.os, "replace", lambda a, b: (made.append(a), real_replace(a, b)))
+    fsutil.atomic_write(target, '{"x": 1}', mode=0o600)
+    assert made == [str(tmp_path / ".state.json.bbbbbbbb.tmp")]
+    assert re.match(memfile._TEMP, os.path.basename(made[0]))
+    assert target.read_text() == '{"x": 1}' and (target.stat().st_mode & 0o777) == 0o600
+    assert outside.read_text() == "keep" and (tmp_path / ".state.json.aaaaaaaa.tmp").is_symlink()

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
-import hashlib
 import os
 import sqlite3
 import time
@@ -28,7 +27,7 @@ from pathlib import Path
 
 from . import memfile
 from .. import paths
-from .fsutil import open_database, os_path, path_text
+from .fsutil import open_database, os_path, path_text, sha256_hex
 
 from .writers import OUTSIDE, writer_of as _writer_of
 from ..errors import ClawmemError
@@ -52,11 +51,11 @@ create index if not exists versions_latest on versions(path, id, hash);
 
 
 def bytes_hash(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+    return sha256_hex(data)
 
 
 def journal_dir(cfg) -> Path:
-    key = hashlib.sha256(os.fsencode(os.path.realpath(cfg.workspace))).hexdigest()[:16]
+    key = sha256_hex(os.fsencode(os.path.realpath(cfg.workspace)))[:16]
     return paths.data_dir() / "journal" / cfg.agent_id / key
 
 

@@ -4,14 +4,13 @@ whose hash matches its file's note to that writer, any other to "outside"."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
 from pathlib import Path
 
 from .. import paths
-from .fsutil import atomic_write
+from .fsutil import atomic_write, sha256_hex
 
 OUTSIDE = "outside"
 # Who this process is when it writes a memory file; the app and the MCP server set it.
@@ -25,7 +24,7 @@ def name_this_process(name: str) -> None:
 
 
 def _note_file(abspath: Path, notes: Path | None = None, real: str | None = None) -> Path:
-    key = hashlib.sha256(os.fsencode(real or os.path.realpath(abspath))).hexdigest()[:24]
+    key = sha256_hex(os.fsencode(real or os.path.realpath(abspath)))[:24]
     return (notes or paths.data_dir() / "journal" / "writers") / f"{key}.json"
 
 
@@ -36,7 +35,7 @@ def note_write(abspath: Path, writer: str | None = None) -> None:
         data = Path(abspath).read_bytes()
         note = _note_file(Path(abspath))
         paths.private_dir(note.parent)
-        atomic_write(note, json.dumps({"hash": hashlib.sha256(data).hexdigest(), "writer": writer or WRITER, "ts": time.time()}), mode=0o600)
+        atomic_write(note, json.dumps({"hash": sha256_hex(data), "writer": writer or WRITER, "ts": time.time()}), mode=0o600)
     except OSError:
         pass
 

@@ -8,9 +8,9 @@ over-long line is cut into pieces that keep its line number.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 
+from ..files.fsutil import sha256_hex
 from ..text import cjk_count, is_cjk
 
 CHARS_PER_TOKEN = 4
@@ -25,7 +25,7 @@ class Chunk:
 
 
 def sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return sha256_hex(text.encode("utf-8", "surrogatepass"))
 
 
 def weight(text: str) -> int:

@@ -21,9 +21,11 @@ import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator
 
+TYPE_CHECKING = False  # typing's constant without importing typing: an index job never needs it (~3 ms)
 if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts faster without it
+    from typing import Callable, Iterator
+
     import numpy as np
 
 from .. import events as ev

@@ -8,9 +8,11 @@ import datetime as dt
 import json
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Generator, Iterator
 
+TYPE_CHECKING = False  # typing's constant without importing typing: an index job never needs it (~3 ms)
 if TYPE_CHECKING:  # the indexer and events load when a job runs: a search needs neither
+    from typing import Callable, Generator, Iterator
+
     from .. import events as ev
     from .indexer import Stats
 
