@@ -6,7 +6,6 @@ into messages. Every event has a one-line `describe()` for logs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 import time
 
 
@@ -15,24 +14,73 @@ def _n(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
-@dataclass(frozen=True, slots=True)
 class Event:
+    """Plain read-only data, as a frozen dataclass with slots behaves: each class's fields are its
+    annotations, in order (its `__slots__`), given by position or by name; `DEFAULTS` fills those
+    not given (a callable there is called each time). Events compare and hash by their fields
+    and print as `Name(field=value, …)`. Written out rather than @dataclass: making 13 frozen
+    dataclasses cost ~10 ms of every `clawmem index`, a no-op one included."""
+
+    __slots__ = ()
+    DEFAULTS: dict = {}
+
+    def __init__(self, *args, **kwargs):
+        names = self.__slots__
+        if len(args) > len(names):
+            raise TypeError(f"{type(self).__name__}() takes {len(names)} arguments but {len(args)} were given")
+        for name, value in zip(names, args):
+            object.__setattr__(self, name, value)
+        for name in names[len(args):]:
+            if name in kwargs:
+                value = kwargs.pop(name)
+            elif name in self.DEFAULTS:
+                value = self.DEFAULTS[name]
+                value = value() if callable(value) else value
+            else:
+                raise TypeError(f"{type(self).__name__}() missing argument: {name!r}")
+            object.__setattr__(self, name, value)
+        if kwargs:
+            raise TypeError(f"{type(self).__name__}() got unexpected or repeated arguments: {', '.join(sorted(kwargs))}")
+
+    def _values(self) -> tuple:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return self._values() == other._values()
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}({', '.join(f'{n}={getattr(self, n)!r}' for n in self.__slots__)})"
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    def __reduce__(self):  # copy and pickle, past __setattr__
+        return (type(self), self._values())
+
     def describe(self) -> str:  # pragma: no cover - overridden
         return type(self).__name__
 
 
-@dataclass(frozen=True, slots=True)
 class JobStarted(Event):
     job: str  # "index", "rebuild", "sync"
     reason: str
     files_total: int
-    at: float = field(default_factory=time.time)
+    at: float
+    __slots__ = tuple(__annotations__)
+    DEFAULTS = {"at": time.time}
 
     def describe(self) -> str:
         return f"{self.job} started ({self.reason}): {_n(self.files_total, 'file')}"
 
 
-@dataclass(frozen=True, slots=True)
 class Progress(Event):
     """Coalescable progress of the current job."""
 
@@ -41,36 +89,37 @@ class Progress(Event):
     total: int
     rate: float  # items per second
     eta: float | None  # seconds
+    __slots__ = tuple(__annotations__)
 
     def describe(self) -> str:
         eta = f", eta {self.eta:.0f}s" if self.eta is not None else ""
         return f"{self.phase}: {self.done}/{self.total} ({self.rate:.1f}/s{eta})"
 
 
-@dataclass(frozen=True, slots=True)
 class FileIndexed(Event):
     path: str
     chunks: int
     action: str  # "added", "updated", "removed", "unchanged"
+    __slots__ = tuple(__annotations__)
 
     def describe(self) -> str:
         return f"{self.action} {self.path} ({_n(self.chunks, 'chunk')})" if self.action != "removed" else f"removed {self.path}"
 
 
-@dataclass(frozen=True, slots=True)
 class ChunksEmbedded(Event):
     count: int
     done: int
     total: int
     provider: str
     model: str
-    cached: int = 0
+    cached: int
+    __slots__ = tuple(__annotations__)
+    DEFAULTS = {"cached": 0}
 
     def describe(self) -> str:
         return f"embedded {_n(self.count, 'chunk')} with {self.provider}/{self.model} ({self.done}/{self.total}, {self.cached} from cache)"
 
 
-@dataclass(frozen=True, slots=True)
 class BatchProgress(Event):
     """Batch-API jobs of a backfill (remote.batch.enabled): how far the provider has got."""
 
@@ -79,54 +128,56 @@ class BatchProgress(Event):
     done: int  # requests finished, as the provider counts them
     total: int
     status: str  # "submitted", "in_progress", "completed", "waiting" (left for the next run)…
+    __slots__ = tuple(__annotations__)
 
     def describe(self) -> str:
         return f"{self.provider} batch: {self.jobs} job{'s' if self.jobs != 1 else ''}, {self.done}/{self.total} embedded ({self.status})"
 
 
-@dataclass(frozen=True, slots=True)
 class ProviderSwitched(Event):
     from_provider: str | None
     to_provider: str | None  # None: keyword-only
     reason: str
+    __slots__ = tuple(__annotations__)
 
     def describe(self) -> str:
         target = self.to_provider or "keyword-only"
         return f"provider {self.from_provider or '-'} -> {target}: {self.reason}"
 
 
-@dataclass(frozen=True, slots=True)
 class Download(Event):
     """Bytes of a model being downloaded (hf: URIs, `clawmem index` only)."""
 
     uri: str
     done: int
     total: int | None  # None: the server did not say
+    __slots__ = tuple(__annotations__)
 
     def describe(self) -> str:
         of = f" of {self.total / 1e6:.1f}" if self.total else ""
         return f"downloading {self.uri}: {self.done / 1e6:.1f}{of} MB"
 
 
-@dataclass(frozen=True, slots=True)
 class Warning(Event):
     message: str
-    path: str | None = None
+    path: str | None
+    __slots__ = tuple(__annotations__)
+    DEFAULTS = {"path": None}
 
     def describe(self) -> str:
         return f"warning: {self.path + ': ' if self.path else ''}{self.message}"
 
 
-@dataclass(frozen=True, slots=True)
 class Error(Event):
     message: str
-    path: str | None = None
+    path: str | None
+    __slots__ = tuple(__annotations__)
+    DEFAULTS = {"path": None}
 
     def describe(self) -> str:
         return f"error: {self.path + ': ' if self.path else ''}{self.message}"
 
 
-@dataclass(frozen=True, slots=True)
 class JobFinished(Event):
     job: str
     files_indexed: int
@@ -134,11 +185,13 @@ class JobFinished(Event):
     files_unchanged: int
     chunks_embedded: int
     seconds: float
-    ok: bool = True
-    message: str = ""
+    ok: bool
+    message: str
     # the files whose rows this job wrote or removed (display paths), so a front refreshes only
     # what changed; not in as_json(): `clawmem index --json` prints counts
-    changed: tuple[str, ...] = ()
+    changed: tuple[str, ...]
+    __slots__ = tuple(__annotations__)
+    DEFAULTS = {"ok": True, "message": "", "changed": ()}
 
     @property
     def index_changed(self) -> bool:
@@ -159,18 +212,19 @@ class JobFinished(Event):
         )
 
 
-@dataclass(frozen=True, slots=True)
 class WatcherState(Event):
     state: str  # "running", "stopped", "restarted"
-    detail: str = ""
+    detail: str
+    __slots__ = tuple(__annotations__)
+    DEFAULTS = {"detail": ""}
 
     def describe(self) -> str:
         return f"watcher {self.state}{': ' + self.detail if self.detail else ''}"
 
 
-@dataclass(frozen=True, slots=True)
 class FilesChanged(Event):
     paths: tuple[str, ...]
+    __slots__ = tuple(__annotations__)
 
     def describe(self) -> str:
         shown = ", ".join(self.paths[:3]) + (f" and {len(self.paths) - 3} more" if len(self.paths) > 3 else "")
