@@ -5,6 +5,63 @@ fronts ask of it answered here, once."""
 from __future__ import annotations
 
 
+class Record:
+    """Plain read-only data, as a frozen dataclass with slots behaves: each subclass's fields are its
+    annotations, in order, made its slots by `__slots__ = tuple(__annotations__)`; they are given
+    by position or by name, `DEFAULTS` filling those not given (a callable there is called each
+    time). Records compare and hash by their fields and print as `Name(field=value, …)`.
+    Written out rather than @dataclass: importing dataclasses and making the ~20 frozen ones an
+    index job uses cost ~20 ms of every `clawmem index`, a no-op one included."""
+
+    __slots__ = ()
+    DEFAULTS: dict = {}
+
+    def __init__(self, *args, **kwargs):
+        names = self.__slots__
+        if not kwargs and len(args) == len(names):  # the common call: every field by position
+            for name, value in zip(names, args):
+                object.__setattr__(self, name, value)
+            return
+        if len(args) > len(names):
+            raise TypeError(f"{type(self).__name__}() takes {len(names)} arguments but {len(args)} were given")
+        for name, value in zip(names, args):
+            object.__setattr__(self, name, value)
+        for name in names[len(args):]:
+            if name in kwargs:
+                value = kwargs.pop(name)
+            elif name in self.DEFAULTS:
+                value = self.DEFAULTS[name]
+                value = value() if callable(value) else value
+            else:
+                raise TypeError(f"{type(self).__name__}() missing argument: {name!r}")
+            object.__setattr__(self, name, value)
+        if kwargs:
+            raise TypeError(f"{type(self).__name__}() got unexpected or repeated arguments: {', '.join(sorted(kwargs))}")
+
+    def _values(self) -> tuple:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return self._values() == other._values()
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}({', '.join(f'{n}={getattr(self, n)!r}' for n in self.__slots__)})"
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    def __reduce__(self):  # copy and pickle, past __setattr__
+        return (type(self), self._values())
+
+
 class Result(dict):
     def as_json(self) -> dict:
         """The JSON the CLI and the MCP server print, exactly."""

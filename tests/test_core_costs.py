@@ -329,19 +329,22 @@ def test_a_keyword_index_lists_the_workspace_once_and_loads_no_numpy_nor_redacti
     assert res.stdout.split("\n")[0] == "0 1 [] True", res.stdout + res.stderr
 
 
-def test_a_no_op_and_a_one_file_index_import_no_typing_hashlib_nor_tempfile(workspace):
+def test_a_no_op_and_a_one_file_index_import_no_typing_hashlib_tempfile_nor_dataclasses(workspace):
     """What `clawmem index --quiet` (an agent's hook, a cron job) runs most: nothing changed, or
     one file edited. Neither needs `typing` (annotations are strings; ~3 ms), hashlib's OpenSSL
-    binding (~3 ms: the builtin SHA-256 hashes a few kilobytes as well) nor tempfile with
-    random, shutil, bz2 and lzma (~4 ms: the intact record's temporary file is named without
-    it). Both runs must still do their work: the edit is indexed and found."""
+    binding (~3 ms: the builtin SHA-256 hashes a few kilobytes as well), tempfile with random,
+    shutil, bz2 and lzma (~4 ms: the intact record's temporary file is named without it), nor
+    dataclasses with inspect, ast and dis (~7 ms, and ~1 ms for each frozen class made:
+    events, chunks, snapshots and journal versions are results.Record). Both runs must still
+    do their work: the edit is indexed and found."""
     for i in range(3):
         write(workspace / "memory" / f"2026-01-0{i + 1}.md", f"# note {i}\nthe herons came back\n")
     config = workspace.parent / "kw.toml"
     write(config, 'provider = "none"\n')
     argv = ["--workspace", str(workspace), "--config", str(config), "index", "--quiet", "--json"]
     run_cli(*argv)
-    heavy = {"typing", "hashlib", "_hashlib", "tempfile", "random", "shutil", "bz2", "lzma", "numpy", "detect_secrets"}
+    heavy = {"typing", "hashlib", "_hashlib", "tempfile", "random", "shutil", "bz2", "lzma", "dataclasses", "inspect",
+             "numpy", "detect_secrets"}
     report = f"code, sorted({heavy!r} & set(sys.modules)), json.loads(out)['files'], json.loads(out)['unchanged']"
     assert search_in_fresh_process(argv, report, timeout=60) == "0 [] 0 3"
     write(workspace / "memory" / "2026-01-02.md", "# note 1\nthe herons came back with a gazebo\n")

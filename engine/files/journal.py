@@ -22,7 +22,6 @@ import os
 import sqlite3
 import time
 import zlib
-from dataclasses import dataclass
 from pathlib import Path
 
 from . import memfile
@@ -31,6 +30,7 @@ from .fsutil import open_database, os_path, path_text, sha256_hex
 
 from .writers import OUTSIDE, writer_of as _writer_of
 from ..errors import ClawmemError
+from ..results import Record
 
 SCHEMA = """
 create table if not exists versions(
@@ -59,8 +59,7 @@ def journal_dir(cfg) -> Path:
     return paths.data_dir() / "journal" / cfg.agent_id / key
 
 
-@dataclass(frozen=True)
-class Version:
+class Version(Record):
     id: int
     path: str
     abspath: str
@@ -68,6 +67,7 @@ class Version:
     writer: str
     hash: str | None
     size: int
+    __slots__ = tuple(__annotations__)
 
     @property
     def deleted(self) -> bool:

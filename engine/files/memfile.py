@@ -48,7 +48,6 @@ import stat
 import sys
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 TYPE_CHECKING = False  # typing's constant without importing typing: an index job never needs it (~3 ms)
@@ -56,6 +55,7 @@ if TYPE_CHECKING:
     from typing import Callable, Iterable
 
 from ..errors import ClawmemError
+from ..results import Record
 from .fsutil import sha256_hex
 
 READ_CAP = 16 * 1024 * 1024  # the indexer's cap too: a memory file is notes, not a data dump
@@ -72,8 +72,7 @@ class TooLarge(Refused):
     """Over a size cap; the message says which and how to change it."""
 
 
-@dataclass(frozen=True, slots=True)
-class FileSnapshot:
+class FileSnapshot(Record):
     """A memory file as it was at one moment: the one snapshot type of every reader, writer and
     editor. `text` is shown (invalid UTF-8 replaced), `hash` identifies the bytes (MISSING: no
     such file), so a save can name the version it started from."""
@@ -82,6 +81,7 @@ class FileSnapshot:
     rel: str  # as the caller named it (relative to the workspace, or to the file's folder)
     text: str
     hash: str
+    __slots__ = tuple(__annotations__)
 
     @classmethod
     def of(cls, path: Path, rel: str, data: bytes | None) -> "FileSnapshot":
@@ -104,8 +104,7 @@ class ChangedOnDisk(ClawmemError):
         self.disk = disk
 
 
-@dataclass(frozen=True, slots=True)
-class Receipt:
+class Receipt(Record):
     path: Path
     rel: str
     bytes: int  # the file's size after the write
@@ -113,7 +112,9 @@ class Receipt:
     start: int  # 1-based lines of what was written (an append's block; 0 for a rewrite)
     end: int
     lines: int  # the file's line count after the write
-    changed: bool = True
+    changed: bool
+    __slots__ = tuple(__annotations__)
+    DEFAULTS = {"changed": True}
 
 
 def content_hash(data: bytes) -> str:

@@ -14,7 +14,6 @@ import json
 import os
 import re
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..redaction import redact
@@ -74,12 +73,12 @@ def _timestamp_ms(*values) -> float:
     return 0.0
 
 
-@dataclass
 class Transcript:
-    lines: list[str]  # rendered "User: …" / "Assistant: …"
-    line_map: list[int]  # 1-based JSONL line of each rendered line
-    timestamps_ms: list[float]
-    messages: int  # JSONL lines seen (for delta tracking)
+    def __init__(self, lines: list[str], line_map: list[int], timestamps_ms: list[float], messages: int):
+        self.lines = lines  # rendered "User: …" / "Assistant: …"
+        self.line_map = line_map  # 1-based JSONL line of each rendered line
+        self.timestamps_ms = timestamps_ms
+        self.messages = messages  # JSONL lines seen (for delta tracking)
 
     @property
     def content(self) -> str:

@@ -8,20 +8,20 @@ over-long line is cut into pieces that keep its line number.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from ..files.fsutil import sha256_hex
+from ..results import Record
 from ..text import cjk_count, is_cjk
 
 CHARS_PER_TOKEN = 4
 
 
-@dataclass(frozen=True, slots=True)
-class Chunk:
+class Chunk(Record):
     start_line: int  # 1-based, inclusive
     end_line: int
     text: str
     hash: str
+    __slots__ = tuple(__annotations__)
 
 
 def sha256(text: str) -> str:

@@ -19,7 +19,6 @@ import os
 import sqlite3
 import stat
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 TYPE_CHECKING = False  # typing's constant without importing typing: an index job never needs it (~3 ms)
@@ -46,15 +45,17 @@ EMBED_BATCH = 32
 MODEL_GRACE_DAYS = 30
 
 
-@dataclass
 class Stats:
-    indexed: int = 0
-    removed: int = 0
-    unchanged: int = 0
-    embedded: int = 0
-    warnings: list[str] = field(default_factory=list)
-    changed: list[str] = field(default_factory=list)  # the files whose rows were written or removed
-    journal_batch_started: float = 0.0
+    """What an index job did, counted as it goes."""
+
+    def __init__(self):
+        self.indexed = self.removed = self.unchanged = self.embedded = 0
+        self.warnings: list[str] = []
+        self.changed: list[str] = []  # the files whose rows were written or removed
+        self.journal_batch_started = 0.0
+
+    def __repr__(self) -> str:
+        return f"Stats({', '.join(f'{k}={v!r}' for k, v in vars(self).items())})"
 
 
 class Skip(Exception):
