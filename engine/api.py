@@ -247,11 +247,13 @@ class Engine:
         return spawn_background_index(self)
 
     @staticmethod
-    def setup_logging():
-        """Send the engine's warnings and job summaries to clawmem's rotating log file (its path)."""
-        from .logs import setup
+    def setup_logging(*, events_only: bool = False):
+        """Send the engine's warnings and job summaries to clawmem's rotating log file (its path).
+        `events_only`: the caller logs nothing but its jobs' events (`log_event`), as a one-shot
+        command does; they are written without loading the logging module."""
+        from .logs import open_for_events, setup
 
-        return setup()
+        return open_for_events() if events_only else setup()
 
     @staticmethod
     def log_event(event) -> None:

@@ -54,3 +54,65 @@ def test_the_log_rotates_at_its_size_keeps_its_backups_and_stays_private(tmp_pat
     kept = "".join((folder / n).read_text() for n in ("x.log.2", "x.log.1", "x.log"))
     assert [int(line.split()[1]) for line in kept.splitlines()] == list(range(12 - len(kept.splitlines()), 12))
 
+
+
+def test_a_one_shot_command_writes_setups_lines_without_the_logging_module(tmp_path, workspace):
+    """`clawmem index` logs only its job's events: open_for_events() writes them itself (the
+    logging module costs ~5 ms of every run). Its lines are exactly what setup()'s handler
+    writes for the same record (time, pid, level, logger, redacted message), the file is
+    owner-only and rotates by the same rule; debug lines stay out."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    for level, name in ((logs.INFO, "INFO"), (logs.WARNING, "WARNING"), (logs.ERROR, "ERROR")):
+        assert getattr(logging, name) == level
+        record = logging.LogRecord("clawmem", level, __file__, 1, "%s", ("key sk-abcdefghijklmnopqrstuvwxyz0123 refused",), None)
+        record.created, record.msecs = 1767225600.0071, 7.0  # as LogRecord makes them from one time
+        formatter = logs.RotatingLog.Redacting("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s")
+        assert logs.format_line(level, "key sk-abcdefghijklmnopqrstuvwxyz0123 refused", created=1767225600.0071) == formatter.format(record)
+
+    path = tmp_path / "one-shot" / "x.log"
+    logs.open_for_events(path)
+    try:
+        logs.log_event(ev.Progress("files", 1, 2, 1.0, 1.0))
+        logs.log_event(ev.Warning("odd file", "memory/x.md"))
+        logs.log_event(ev.JobFinished("index", 1, 0, 2, 0, 0.25))
+    finally:
+        logs._events_file.close()
+        logs._events_file = None
+    lines = path.read_text().splitlines()
+    pid = os.getpid()
+    assert [re.sub(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} ", "", line) for line in lines] == [
+        f"{pid} WARNING clawmem: warning: memory/x.md: odd file",
+        f"{pid} INFO clawmem: index finished in 0.2s: 1 indexed, 0 removed, 2 unchanged, 0 chunks embedded"]
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+    small = logs.LogFile(tmp_path / "one-shot" / "r.log", 120, 2)
+    for i in range(10):
+        small.write(f"line {i:02d} {'x' * 40}\n")
+    small.close()
+    assert sorted(p.name for p in (tmp_path / "one-shot").glob("r.log*")) == ["r.log", "r.log.1", "r.log.2"]
+    assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in (tmp_path / "one-shot").glob("r.log*"))
+
+    (workspace / "memory").mkdir(parents=True, exist_ok=True)
+    (workspace / "memory" / "2026-01-01.md").write_text("# one\nherons\n")
+    os.mkfifo(workspace / "memory" / "pipe.md")  # a warning event: not a regular file
+    config = workspace.parent / "kw.toml"
+    config.write_text('provider = "none"\n')
+    probe = (
+        "import sys\n"
+        "from clawmem.tui.cli import main\n"
+        f"code = main(['--workspace', {str(workspace)!r}, '--config', {str(config)!r}, 'index', '--quiet'])\n"
+        "print(code, 'logging' in sys.modules)\n"
+    )
+    res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert res.stdout.startswith("0 "), res.stdout + res.stderr  # (a path in a line loads detect_secrets, which logs)
+    os.unlink(workspace / "memory" / "pipe.md")
+    res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert res.stdout.split("\n")[0] == "0 False", res.stdout + res.stderr
+    text = log_path().read_text()
+    assert re.search(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} \d+ WARNING clawmem: warning: .*pipe\.md: not a regular file; not indexed$", text, re.M), text
+    assert re.search(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} \d+ INFO clawmem: index finished in [0-9.]+s: 1 indexed, 0 removed, 0 unchanged", text, re.M), text
+    assert re.search(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} \d+ INFO clawmem: index finished in [0-9.]+s: 0 indexed, 0 removed, 1 unchanged", text, re.M), text

@@ -33,7 +33,6 @@ marks it stopped on exit, and a killed process stops beating, so status tells th
 
 from __future__ import annotations
 
-import logging
 import os
 import signal
 import subprocess
@@ -51,7 +50,7 @@ from .lock import LockBusy, current_holder, describe_holder
 from .heartbeat import HEARTBEAT_SECONDS, clear_heartbeat, write_heartbeat
 from ..files.workspace import IGNORED_DIRS, normalize_extra_paths
 
-log = logging.getLogger("clawmem.sync")
+log = logs.logger("clawmem.sync")
 
 RECONCILE_SECONDS = 30.0
 LOCK_WAIT_SECONDS = 2.0  # how long one sync waits for another writer before retrying later

@@ -28,7 +28,9 @@ def run_index_job(eng, out: ProgressLine, force: bool = False, reason: str = "cl
     from clawmem.engine import IndexFailed, LockBusy, events as ev
 
     try:
-        eng.setup_logging()  # warnings of a background (--quiet) index end up in the log file
+        # warnings of a background (--quiet) index end up in the log file; a one-shot command logs
+        # only its job's events, written without the logging module
+        eng.setup_logging(events_only=True)
     except OSError:
         pass
     finished = None
