@@ -335,8 +335,10 @@ def test_a_no_op_and_a_one_file_index_import_no_typing_hashlib_tempfile_nor_data
     binding (~3 ms: the builtin SHA-256 hashes a few kilobytes as well), tempfile with random,
     shutil, bz2 and lzma (~4 ms: the intact record's temporary file is named without it), nor
     dataclasses with inspect, ast and dis (~7 ms, and ~1 ms for each frozen class made:
-    events, chunks, snapshots and journal versions are results.Record). Both runs must still
-    do their work: the edit is indexed and found."""
+    events, chunks, snapshots and journal versions are results.Record), logging (its lines are
+    written directly: test_sync_logs), threading (redaction's lock is _thread's) nor difflib
+    (the journal diffs only when asked). Both runs must still do their work: the edit is
+    indexed and found."""
     for i in range(3):
         write(workspace / "memory" / f"2026-01-0{i + 1}.md", f"# note {i}\nthe herons came back\n")
     config = workspace.parent / "kw.toml"
@@ -344,7 +346,7 @@ def test_a_no_op_and_a_one_file_index_import_no_typing_hashlib_tempfile_nor_data
     argv = ["--workspace", str(workspace), "--config", str(config), "index", "--quiet", "--json"]
     run_cli(*argv)
     heavy = {"typing", "hashlib", "_hashlib", "tempfile", "random", "shutil", "bz2", "lzma", "dataclasses", "inspect",
-             "numpy", "detect_secrets"}
+             "logging", "threading", "difflib", "numpy", "detect_secrets"}
     report = f"code, sorted({heavy!r} & set(sys.modules)), json.loads(out)['files'], json.loads(out)['unchanged']"
     assert search_in_fresh_process(argv, report, timeout=60) == "0 [] 0 3"
     write(workspace / "memory" / "2026-01-02.md", "# note 1\nthe herons came back with a gazebo\n")

@@ -17,11 +17,9 @@ matches its file's note is theirs, any other is "outside".
 from __future__ import annotations
 
 import datetime as dt
-import difflib
 import os
 import sqlite3
 import time
-import zlib
 from pathlib import Path
 
 from . import memfile
@@ -174,6 +172,8 @@ class Journal:
                 if own:
                     self.conn.execute("commit")
                 return None
+            import zlib  # here: a no-op index records no version
+
             blob = zlib.compress(data, 6) if data is not None else None
             try:
                 mode = os.lstat(abspath).st_mode & 0o7777 if data is not None else None
@@ -261,6 +261,8 @@ class Journal:
 
     def data(self, vid: int) -> bytes | None:
         row = self.conn.execute("select data from versions where id = ?", (vid,)).fetchone()
+        import zlib
+
         return zlib.decompress(row[0]) if row and row[0] is not None else None
 
     def previous(self, v: Version) -> Version | None:
@@ -316,6 +318,8 @@ class Change:
 
     def hunks(self, context: int = CONTEXT) -> list[list[tuple[str, int, int, int, int]]]:
         old, new = self.texts()
+        import difflib  # here: only a diff asked for needs it (heapq with it)
+
         matcher = difflib.SequenceMatcher(None, old.splitlines(), new.splitlines(), autojunk=False)
         return list(matcher.get_grouped_opcodes(context))
 
