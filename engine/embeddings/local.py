@@ -12,11 +12,12 @@ providers just to compute their fingerprints. A missing `hf:` model is downloade
 
 from __future__ import annotations
 
+# _thread, not threading: the same lock without threading's import; only a download needs a thread
+import _thread
 import atexit
 import os
 import re
 from array import array
-import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
@@ -34,17 +35,29 @@ if TYPE_CHECKING:  # events (dataclasses) and numpy: a search with the model war
 E5_PREFIXES = ("query: ", "passage: ")
 
 
+_IDENTITIES: dict[tuple, str] = {}  # (device, inode, size, mtime, ctime) -> identity, this process
+
+
 def file_identity(path: Path) -> str:
-    """Size and the hash of the first MB: moving the file keeps its vectors, replacing it does not."""
+    """Size and the hash of the first MB: moving the file keeps its vectors, replacing it does not.
+
+    Hashed once per process and file: a search asks twice (building the provider, reaching the
+    model), and the builtin sha256 takes ~5 ms a MB. The key is the open file's own stat, with
+    ctime, which no write or replacement leaves as it was."""
     try:
-        size = path.stat().st_size
         with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+            known = _IDENTITIES.get(key)
+            if known is not None:
+                return known
             head = fh.read(1 << 20)
     except OSError:
         return ""
     from ..config import sha256  # not hashlib: its OpenSSL binding costs every hybrid search ms
 
-    return f"{size}:{sha256(head).hexdigest()[:16]}"
+    _IDENTITIES[key] = ident = f"{st.st_size}:{sha256(head).hexdigest()[:16]}"
+    return ident
 
 
 def default_prefixes(model_name: str) -> tuple[str, str]:
@@ -190,6 +203,7 @@ class LocalProvider(Provider):
         if self.path.is_file() or not self.uri:
             return
         import queue
+        import threading
 
         from .. import events as ev
         from .download import DownloadError, download
@@ -284,7 +298,7 @@ class LocalProvider(Provider):
 
 
 _HOSTS: dict[tuple[str, str], "ModelHost"] = {}
-_HOSTS_LOCK = threading.Lock()
+_HOSTS_LOCK = _thread.allocate_lock()
 
 
 def host_for(path: Path, identity: str, resident_minutes: float = 0) -> "ModelHost":

@@ -23,27 +23,30 @@ worker only when it has used no CPU for STALL_TIMEOUT or after REQUEST_TIMEOUT.
 
 from __future__ import annotations
 
+import _socket  # the socket module's C core: a client needs nothing of socket.py (~2 ms of imports, enums)
 import json
 import os
 import re
-import signal
-import socket
 import stat
-import struct
-import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .base import ProviderError
 from . import worker as w
 
+if TYPE_CHECKING:
+    import subprocess
+
+# The server, the spawn and the crash reports load signal, socket, subprocess and threading
+# where they need them: a search that finds the worker up connects, asks and reads, no more
+# (tests/test_resident_model.py checks what such a search loads).
+
 PROTOCOL = 1
-_CRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
 _FATAL = {  # faulthandler's words for the signal that ended the worker
-    "Illegal instruction": signal.SIGILL, "Segmentation fault": signal.SIGSEGV, "Bus error": signal.SIGBUS,
-    "Aborted": signal.SIGABRT, "Floating-point exception": signal.SIGFPE,
+    "Illegal instruction": "SIGILL", "Segmentation fault": "SIGSEGV", "Bus error": "SIGBUS",
+    "Aborted": "SIGABRT", "Floating-point exception": "SIGFPE",
 }
 _EXITING = "clawmem model worker exiting"
 
@@ -86,9 +89,13 @@ def _at(dfd: int, name: str) -> str:
     return f"/proc/self/fd/{dfd}/{name}"
 
 
-def peer(sock: socket.socket) -> tuple[int, int]:
+def unix_socket() -> _socket.socket:
+    return _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM | _socket.SOCK_CLOEXEC)
+
+
+def peer(sock: _socket.socket) -> tuple[int, int]:
     """(pid, uid) of the process at the other end."""
-    pid, uid, _ = _CRED.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _CRED.size))
+    pid, uid, _ = memoryview(sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)).cast("i")  # struct ucred
     return pid, uid
 
 
@@ -146,6 +153,9 @@ def serve(folder: str, name: str, model_path: str, idle_seconds: float) -> None:
     """The resident worker: load the model, listen, answer every same-user client, exit when
     idle, when told to, or when its socket is no longer the one in the folder."""
     import faulthandler
+    import signal
+    import socket
+    import threading
 
     from .llama_model import Embedder, LoadError
 
@@ -284,7 +294,7 @@ class ResidentHost(w.ModelHost):
         digest = sha256(f"{PROTOCOL}|{self.key}|{path.resolve()}".encode()).hexdigest()[:16]
         self.name = f"m-{digest}.sock"
         self.log = f"m-{digest}.log"
-        self.sock: socket.socket | None = None
+        self.sock: _socket.socket | None = None
         self.server_pid: int | None = None
         self._started: subprocess.Popen | None = None
 
@@ -316,7 +326,7 @@ class ResidentHost(w.ModelHost):
         if not select.select([self.sock], [], [], 0)[0]:
             return False
         try:
-            return self.sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+            return self.sock.recv(1, _socket.MSG_PEEK | _socket.MSG_DONTWAIT) == b""
         except BlockingIOError:
             return False
         except OSError:
@@ -355,7 +365,7 @@ class ResidentHost(w.ModelHost):
                           "or set local.residentMinutes = 0)")
         if not stat.S_ISSOCK(st.st_mode) or st.st_uid != os.getuid():
             raise Refused(f"local: {where} is not a socket of yours; remove it, or set local.residentMinutes = 0")
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+        s = unix_socket()
         try:
             s.connect(_at(dfd, self.name))
         except (ConnectionRefusedError, FileNotFoundError):
@@ -375,6 +385,8 @@ class ResidentHost(w.ModelHost):
         return True
 
     def _spawn(self, dfd: int) -> None:
+        import subprocess
+
         log = os.open(self.log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dfd)
         try:
             proc = subprocess.Popen(
@@ -433,7 +445,9 @@ class ResidentHost(w.ModelHost):
         tail = self._log_tail() if tail is None else tail
         m = re.search(r"Fatal Python error: ([A-Za-z -]+)", tail)
         if m and m.group(1).strip() in _FATAL:
-            return w.describe_exit(-_FATAL[m.group(1).strip()], tail)
+            import signal
+
+            return w.describe_exit(-getattr(signal, _FATAL[m.group(1).strip()]), tail)
         return None
 
     def _death(self) -> str:
@@ -449,11 +463,15 @@ class ResidentHost(w.ModelHost):
             return crash
         if _alive(pid):
             return f"local model stopped answering and was stopped; {w.TROUBLESHOOT}"
+        import signal
+
         return w.describe_exit(-signal.SIGKILL, tail)
 
     def _kill(self) -> None:
         pid = self.server_pid
         if _alive(pid):
+            import signal
+
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
@@ -492,7 +510,7 @@ def _each(command: str) -> list[dict]:
                 continue
             if not stat.S_ISSOCK(st.st_mode):
                 continue
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+            s = unix_socket()
             end = time.monotonic() + 5
 
             def watch() -> None:  # a stopped (SIGSTOP) worker does not hold `status` up
