@@ -222,6 +222,39 @@ def test_a_symlink_where_the_socket_belongs_is_refused_not_followed(ws, tmp_path
     decoy.close()
 
 
+def test_the_starter_records_the_models_identity_so_a_search_need_not_hash_it(tiny_model, monkeypatch):
+    """The process that starts the resident worker records, beside its socket (0600), the model
+    file's identity with the file's state (device, inode, size, mtime, ctime); a later process
+    takes the identity from there while the file is unchanged, and hashes the file again once it
+    changed (a touch changes ctime) or when the record is a symlink (never followed)."""
+    from clawmem.engine.embeddings import local
+
+    p = LocalProvider(tiny_model, resident_minutes=5)
+    p.embed_query("cat")
+    (rec,) = resident.runtime_dir().glob("f-*.json")
+    assert os.stat(rec).st_mode & 0o777 == 0o600
+    true = local.file_identity(tiny_model)
+    assert json.loads(rec.read_text())["identity"] == true
+    # a record that says otherwise is believed while the file's state matches: nothing was hashed
+    data = json.loads(rec.read_text())
+    rec.write_text(json.dumps({**data, "identity": "1:fromtherecord"}))
+    monkeypatch.setattr(local, "_IDENTITIES", {})
+    assert local.file_identity(tiny_model, resident=True) == "1:fromtherecord"
+    assert local.file_identity(tiny_model, resident=False) == "1:fromtherecord"  # this process's memo
+    monkeypatch.setattr(local, "_IDENTITIES", {})
+    assert local.file_identity(tiny_model, resident=False) == true  # without a resident model: hashed
+    monkeypatch.setattr(local, "_IDENTITIES", {})
+    os.chmod(tiny_model, os.stat(tiny_model).st_mode)  # same bits, new ctime: the record no longer holds
+    assert local.file_identity(tiny_model, resident=True) == true
+    target = rec.with_name("elsewhere.json")
+    target.write_text(json.dumps({**data, "identity": "1:fromthelink"}))
+    rec.unlink()
+    rec.symlink_to(target)
+    monkeypatch.setattr(local, "_IDENTITIES", {})
+    assert local.file_identity(tiny_model, resident=True) == true
+    p.close()
+
+
 def test_a_stale_socket_is_replaced(tiny_model):
     p = LocalProvider(tiny_model, resident_minutes=5)
     p.embed_query("cat")

@@ -38,17 +38,25 @@ E5_PREFIXES = ("query: ", "passage: ")
 _IDENTITIES: dict[tuple, str] = {}  # (device, inode, size, mtime, ctime) -> identity, this process
 
 
-def file_identity(path: Path) -> str:
+def file_identity(path: Path, resident: bool = False) -> str:
     """Size and the hash of the first MB: moving the file keeps its vectors, replacing it does not.
 
     Hashed once per process and file: a search asks twice (building the provider, reaching the
     model), and the builtin sha256 takes ~5 ms a MB. The key is the open file's own stat, with
-    ctime, which no write or replacement leaves as it was."""
+    ctime, which no write or replacement leaves as it was. With a resident model (`resident`),
+    the process that started it recorded the key and the identity beside its socket
+    (resident.recorded_identity): a search of the same unchanged file hashes nothing."""
     try:
         with open(path, "rb") as fh:
             st = os.fstat(fh.fileno())
             key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
             known = _IDENTITIES.get(key)
+            if known is None and resident:
+                from .resident import recorded_identity
+
+                known = recorded_identity(path, key)
+                if known is not None:
+                    _IDENTITIES[key] = known
             if known is not None:
                 return known
             head = fh.read(1 << 20)
@@ -165,12 +173,12 @@ class LocalProvider(Provider):
         self.cache_dir = cache_dir
         name = self.path.name
         self.model = name[:-5] if name.lower().endswith(".gguf") else name
-        self.endpoint = file_identity(self.path) if self.path.is_file() else ""
+        self.resident_minutes = resident_minutes  # 0: a worker of this process (see resident.py)
+        self.endpoint = file_identity(self.path, resident_minutes > 0) if self.path.is_file() else ""
         dq, dp = default_prefixes(self.model)
         self.query_prefix = dq if query_prefix is None else query_prefix
         self.passage_prefix = dp if passage_prefix is None else passage_prefix
         self.threads = threads
-        self.resident_minutes = resident_minutes  # 0: a worker of this process (see resident.py)
         self.max_input_bytes = 1 << 30  # the limit is in tokens: the worker splits by tokens (llama_model.Embedder.pieces)
         self._model_host: ModelHost | None = None
         self._threads_now: tuple[int, int] | None = None
@@ -255,7 +263,7 @@ class LocalProvider(Provider):
                         "or set local.modelPath to a local file"
                     )
                 raise ProviderError(f"local: model file not found: {self.path} (fix local.modelPath)")
-            self.endpoint = file_identity(self.path)
+            self.endpoint = file_identity(self.path, self.resident_minutes > 0)
             self._model_host = host_for(self.path, self.endpoint, self.resident_minutes)
         return self._model_host
 

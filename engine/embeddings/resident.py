@@ -146,6 +146,62 @@ def _tail(dfd: int, name: str) -> str:
         os.close(fd)
 
 
+def _record_name(path: Path) -> str:
+    from ..config import sha256
+
+    return f"f-{sha256(f'{PROTOCOL}|{path.resolve()}'.encode()).hexdigest()[:16]}.json"
+
+
+def recorded_identity(path: Path, key: tuple) -> str | None:
+    """The model file's identity as recorded by the process that started its resident worker,
+    if the file is still in the state it recorded (device, inode, size, mtime, ctime): what
+    spares every search from hashing the file's first MB. None when there is no such record."""
+    try:
+        dfd = open_folder(runtime_dir(), create=False)
+    except Refused:
+        return None
+    try:
+        fd = os.open(_record_name(path), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
+    except OSError:
+        return None
+    finally:
+        os.close(dfd)
+    try:
+        rec = json.loads(os.read(fd, 4096)) if os.fstat(fd).st_uid == os.getuid() else {}
+    except (OSError, ValueError):
+        rec = {}
+    finally:
+        os.close(fd)
+    ident = rec.get("identity") if isinstance(rec, dict) and rec.get("file") == list(key) else None
+    return ident if isinstance(ident, str) else None
+
+
+def _record_identity(dfd: int, path: Path, identity: str) -> None:
+    """Beside the socket: this file state has this identity, if this process hashed the file in
+    the state it is in now (a file changed since is left for the next hash)."""
+    from .local import _IDENTITIES
+
+    try:
+        with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+    except OSError:
+        return
+    key = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+    if _IDENTITIES.get(tuple(key)) != identity:
+        return
+    name = _record_name(path)
+    tmp = f".{name}.{os.getpid()}"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dfd)
+        try:
+            os.write(fd, json.dumps({"file": key, "identity": identity}).encode())
+        finally:
+            os.close(fd)
+        os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+    except OSError:
+        pass  # the record only spares a hash; without it the next search hashes
+
+
 # ---------------------------------------------------------------------------- the worker side
 
 
@@ -417,6 +473,7 @@ class ResidentHost(w.ModelHost):
         if not reply.get("ok"):
             self._load_error = f"local: {reply.get('error')}"
             raise ProviderError(self._load_error)
+        _record_identity(dfd, self.path, self.identity)
 
     def _ask(self, req: dict, timeout: float, with_body: bool) -> tuple[dict, bytes]:
         try:
