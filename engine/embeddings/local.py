@@ -39,13 +39,18 @@ _IDENTITIES: dict[tuple, str] = {}  # (device, inode, size, mtime, ctime) -> ide
 
 
 def file_identity(path: Path, resident: bool = False) -> str:
+    return _identity(path, resident)[0]
+
+
+def _identity(path: Path, resident: bool) -> tuple[str, tuple | None]:
     """Size and the hash of the first MB: moving the file keeps its vectors, replacing it does not.
 
     Hashed once per process and file: a search asks twice (building the provider, reaching the
     model), and the builtin sha256 takes ~5 ms a MB. The key is the open file's own stat, with
     ctime, which no write or replacement leaves as it was. With a resident model (`resident`),
     the process that started it recorded the key and the identity beside its socket
-    (resident.recorded_identity): a search of the same unchanged file hashes nothing."""
+    (resident.recorded_identity): a search of the same unchanged file hashes nothing.
+    (identity, the file's state it belongs to); ("", None) when the file cannot be read."""
     try:
         with open(path, "rb") as fh:
             st = os.fstat(fh.fileno())
@@ -58,14 +63,14 @@ def file_identity(path: Path, resident: bool = False) -> str:
                 if known is not None:
                     _IDENTITIES[key] = known
             if known is not None:
-                return known
+                return known, key
             head = fh.read(1 << 20)
     except OSError:
-        return ""
+        return "", None
     from ..config import sha256  # not hashlib: its OpenSSL binding costs every hybrid search ms
 
     _IDENTITIES[key] = ident = f"{st.st_size}:{sha256(head).hexdigest()[:16]}"
-    return ident
+    return ident, key
 
 
 def default_prefixes(model_name: str) -> tuple[str, str]:
@@ -263,8 +268,8 @@ class LocalProvider(Provider):
                         "or set local.modelPath to a local file"
                     )
                 raise ProviderError(f"local: model file not found: {self.path} (fix local.modelPath)")
-            self.endpoint = file_identity(self.path, self.resident_minutes > 0)
-            self._model_host = host_for(self.path, self.endpoint, self.resident_minutes)
+            self.endpoint, state = _identity(self.path, self.resident_minutes > 0)
+            self._model_host = host_for(self.path, self.endpoint, self.resident_minutes, state)
         return self._model_host
 
     def _run(self, texts: list[str], prefix: str, for_queries: bool) -> list[array | None]:
@@ -309,9 +314,10 @@ _HOSTS: dict[tuple[str, str], "ModelHost"] = {}
 _HOSTS_LOCK = _thread.allocate_lock()
 
 
-def host_for(path: Path, identity: str, resident_minutes: float = 0) -> "ModelHost":
+def host_for(path: Path, identity: str, resident_minutes: float = 0, state: tuple | None = None) -> "ModelHost":
     """The process's one host for this model file (same file, same identity), with one more user:
-    a worker of its own, or with resident_minutes > 0 a connection to the user's resident worker."""
+    a worker of its own, or with resident_minutes > 0 a connection to the user's resident worker
+    (`state`: the file's state the identity was taken from, which a worker's starter records)."""
     resident = resident_minutes > 0
     if resident:
         from .resident import runtime_dir
@@ -324,7 +330,7 @@ def host_for(path: Path, identity: str, resident_minutes: float = 0) -> "ModelHo
             if resident:
                 from .resident import ResidentHost
 
-                host = ResidentHost(path, identity, resident_minutes)
+                host = ResidentHost(path, identity, resident_minutes, state=state)
             else:
                 from .worker import ModelHost
 

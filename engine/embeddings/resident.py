@@ -176,18 +176,16 @@ def recorded_identity(path: Path, key: tuple) -> str | None:
     return ident if isinstance(ident, str) else None
 
 
-def _record_identity(dfd: int, path: Path, identity: str) -> None:
-    """Beside the socket: this file state has this identity, if this process hashed the file in
-    the state it is in now (a file changed since is left for the next hash)."""
-    from .local import _IDENTITIES
-
+def _record_identity(dfd: int, path: Path, identity: str, state: tuple | None) -> None:
+    """Beside the socket: the file in `state` has this identity, if the file is still in that
+    state (a file changed since is left for the next hash)."""
     try:
         with open(path, "rb") as fh:
             st = os.fstat(fh.fileno())
     except OSError:
         return
     key = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
-    if _IDENTITIES.get(tuple(key)) != identity:
+    if state is None or list(state) != key:
         return
     name = _record_name(path)
     tmp = f".{name}.{os.getpid()}"
@@ -351,8 +349,10 @@ class ResidentHost(w.ModelHost):
 
     resident = True
 
-    def __init__(self, path: Path, identity: str, idle_minutes: float, failures: w.Failures | None = None):
+    def __init__(self, path: Path, identity: str, idle_minutes: float, failures: w.Failures | None = None,
+                 state: tuple | None = None):
         super().__init__(path, identity, failures)
+        self.state = state  # the model file's state `identity` was taken from (local.file_identity)
         from ..config import sha256
 
         self.idle_seconds = idle_minutes * 60
@@ -483,7 +483,7 @@ class ResidentHost(w.ModelHost):
         if not reply.get("ok"):
             self._load_error = f"local: {reply.get('error')}"
             raise ProviderError(self._load_error)
-        _record_identity(dfd, self.path, self.identity)
+        _record_identity(dfd, self.path, self.identity, self.state)
 
     def _ask(self, req: dict, timeout: float, with_body: bool) -> tuple[dict, bytes]:
         try:
