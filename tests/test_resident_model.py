@@ -99,10 +99,11 @@ def test_two_processes_share_one_resident_model_that_outlives_them(ws):
 
 
 # What a hybrid search that finds the resident model up must not load: numpy (~0.1 s), the
-# download module, hashlib (its OpenSSL binding, ~3 ms), and what only starting or serving a
-# worker needs: socket.py (its enums; the client uses _socket), subprocess, signal. (Not struct:
-# a memory this small loads base64 for its background vectors, and base64 imports struct.)
-NOT_ON_THE_WARM_PATH = ("numpy", "clawmem.engine.embeddings.download", "hashlib", "socket", "subprocess", "signal")
+# download module, hashlib (its OpenSSL binding, ~3 ms), threading (worker.Turns is made of
+# _thread locks), and what only starting or serving a worker needs: socket.py (its enums; the
+# client uses _socket), subprocess, signal. (Not struct: a memory this small loads base64 for
+# its background vectors, and base64 imports struct.)
+NOT_ON_THE_WARM_PATH = ("numpy", "clawmem.engine.embeddings.download", "hashlib", "threading", "socket", "subprocess", "signal")
 
 
 def test_a_hybrid_search_with_the_model_warm_never_loads_numpy(ws):

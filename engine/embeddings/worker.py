@@ -263,31 +263,42 @@ def cpu_seconds(pid: int | None) -> float | None:
 class Turns:
     """One request at a time, and a query (urgent) goes before the next slice of passages: a
     search typed while indexing waits for a few chunks, not a batch. The resident worker uses
-    the same rule across the processes it serves."""
+    the same rule across the processes it serves.
+
+    A condition variable made of _thread locks (what threading.Condition is): a one-shot
+    search takes one turn, and threading's import cost it ~1 ms."""
 
     def __init__(self) -> None:
-        import threading
-
-        self._cond = threading.Condition()
+        self._lock = _thread.allocate_lock()  # guards the three fields
         self._busy = False
         self._urgent = 0  # queries waiting for their turn
+        self._waiting: list = []  # a held lock per waiting thread; a turn's end releases them all
 
     @contextmanager
     def turn(self, urgent: bool):
-        with self._cond:
+        with self._lock:
             self._urgent += urgent
-            try:
-                while self._busy or (not urgent and self._urgent):
-                    self._cond.wait()
-            finally:
+        try:
+            while True:
+                with self._lock:
+                    if not self._busy and (urgent or not self._urgent):
+                        self._busy = True
+                        break
+                    gate = _thread.allocate_lock()
+                    gate.acquire()
+                    self._waiting.append(gate)
+                gate.acquire()  # until a turn ends; then look again
+        finally:
+            with self._lock:
                 self._urgent -= urgent
-            self._busy = True
         try:
             yield
         finally:
-            with self._cond:
+            with self._lock:
                 self._busy = False
-                self._cond.notify_all()
+                waiting, self._waiting = self._waiting, []
+            for gate in waiting:
+                gate.release()
 
 
 class ModelHost:
