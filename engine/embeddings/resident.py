@@ -8,7 +8,9 @@ after residentMinutes without a request.
 
 Where: `$XDG_RUNTIME_DIR/clawmem/` (else clawmem's state folder `run/`), a folder only its
 owner may enter (0700, refused if it is not), one socket per model file + llama.cpp build
-(`m-<hash>.sock`, 0600), beside it the start lock and the worker's log. The peer's credentials
+(`m-<hash>.sock`, 0600), beside it the start lock, the worker's log and the model file's
+identity as its starter hashed it (`f-<hash>.json`: a search of the unchanged file reads it
+instead of hashing the file's first MB). The peer's credentials
 are checked on both sides (SO_PEERCRED: same uid); a symlink where the socket should be is
 refused, never followed; a stale socket (its worker killed) is replaced by the next start.
 Paths go through a handle on the folder (`/proc/self/fd/N/name`): no check-then-open on the
