@@ -39,6 +39,7 @@ _IDENTITIES: dict[tuple, str] = {}  # (device, inode, size, mtime, ctime) -> ide
 
 
 def file_identity(path: Path, resident: bool = False) -> str:
+    """The model file's identity, which names its vectors in the index (see _identity)."""
     return _identity(path, resident)[0]
 
 
