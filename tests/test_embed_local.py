@@ -1,9 +1,11 @@
 """The local provider on a tiny real GGUF model run by llama-cpp-python in its worker process."""
 
+import os
 import shutil
 import subprocess
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -129,6 +131,27 @@ def test_identity_survives_a_move_not_a_replacement(tiny_model, tmp_path):
     replaced = make(tmp_path / "other" / "tiny-bert.gguf", seed=7)
     assert file_identity(replaced) != file_identity(tiny_model)
     assert LocalProvider(replaced).fingerprint() != LocalProvider(tiny_model).fingerprint()
+
+
+def test_identity_is_hashed_once_per_process_yet_sees_an_edit_in_place(tmp_path):
+    """The identity is kept per process (a search asks for it twice; hashing a MB costs ~5 ms),
+    keyed by the open file's stat with ctime: rewriting the file in place, same size, its mtime
+    put back, still gives the new content's identity. Its value is the one indexes hold:
+    size and the first MB's sha256."""
+    import hashlib
+
+    f = tmp_path / "m.gguf"
+    f.write_bytes(b"a" * 5000)
+    first = file_identity(f)
+    assert first == f"5000:{hashlib.sha256(b'a' * 5000).hexdigest()[:16]}"
+    assert file_identity(f) == first
+    st = f.stat()
+    time.sleep(0.01)
+    with open(f, "r+b") as fh:
+        fh.write(b"b")
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert f.stat().st_mtime_ns == st.st_mtime_ns and f.stat().st_size == st.st_size
+    assert file_identity(f) == f"5000:{hashlib.sha256(b'b' + b'a' * 4999).hexdigest()[:16]}"
 
 
 def test_threads_share_one_model_safely(tiny_model):

@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import anyio
@@ -319,3 +320,31 @@ def test_a_query_goes_before_another_processs_batch_on_the_resident_model(kernel
         p.close()
     finally:
         proc.wait(timeout=120)
+
+
+def test_turns_one_at_a_time_and_a_query_before_waiting_passages():
+    """worker.Turns: while a turn is held, a slice of passages and then a query queue up; when it
+    ends the query goes first though it came last, and no two turns ever overlap."""
+    turns = worker.Turns()
+    order, inside = [], []
+
+    def take(urgent: bool, name: str) -> None:
+        with turns.turn(urgent):
+            inside.append(name)
+            assert len(inside) == 1, inside
+            order.append(name)
+            time.sleep(0.01)
+            inside.remove(name)
+
+    with turns.turn(False):
+        batch = threading.Thread(target=take, args=(False, "passages"))
+        batch.start()
+        time.sleep(0.2)  # the slice is waiting for its turn
+        query = threading.Thread(target=take, args=(True, "query"))
+        query.start()
+        wait_for(lambda: turns._urgent == 1, what="the query to wait for its turn")
+    query.join(10)
+    batch.join(10)
+    assert order == ["query", "passages"]
+    with turns.turn(True):  # nothing is left holding or waiting
+        pass

@@ -98,15 +98,24 @@ def test_two_processes_share_one_resident_model_that_outlives_them(ws):
     assert len(residents()) == 1
 
 
+# What a hybrid search that finds the resident model up must not load: numpy (~0.1 s), the
+# download module, hashlib (its OpenSSL binding, ~3 ms), threading (worker.Turns is made of
+# _thread locks), and what only starting or serving a worker needs: socket.py (its enums; the
+# client uses _socket), subprocess, signal. (Not struct: a memory this small loads base64 for
+# its background vectors, and base64 imports struct.)
+NOT_ON_THE_WARM_PATH = ("numpy", "clawmem.engine.embeddings.download", "hashlib", "threading", "socket", "subprocess", "signal")
+
+
 def test_a_hybrid_search_with_the_model_warm_never_loads_numpy(ws):
     """The query vector comes back from the resident worker as float32 bytes and sqlite-vec
     takes bytes: numpy's import (~0.1 s) was most of what a warm hybrid `clawmem search` cost
-    over a keyword one. Nor does a search of a local model file load the download module (with
-    hashlib's OpenSSL binding, ~3 ms). The search is still hybrid, with the vector side's figures."""
+    over a keyword one. Nor does it load the download module, hashlib, or what starting or
+    serving a worker needs (NOT_ON_THE_WARM_PATH). The search is still hybrid, with the vector
+    side's figures."""
     workspace, cfg = ws
     line = search_in_fresh_process(
         ["--workspace", str(workspace), "--config", str(cfg), "search", "heron migration", "--json", "--explain"],
-        "code, json.loads(out)['mode'], [m for m in ('numpy', 'clawmem.engine.embeddings.download') if m in sys.modules], "
+        f"code, json.loads(out)['mode'], [m for m in {NOT_ON_THE_WARM_PATH!r} if m in sys.modules], "
         "(json.loads(out)['results'][0]['explain'].get('vector') or {}).get('rank')")
     assert line == "0 hybrid [] 1", line
 
@@ -212,6 +221,39 @@ def test_a_symlink_where_the_socket_belongs_is_refused_not_followed(ws, tmp_path
     assert link.is_symlink() and residents() == []
     assert worker.Failures().all() == {}  # a refusal is not a crash to wait out
     decoy.close()
+
+
+def test_the_starter_records_the_models_identity_so_a_search_need_not_hash_it(tiny_model, monkeypatch):
+    """The process that starts the resident worker records, beside its socket (0600), the model
+    file's identity with the file's state (device, inode, size, mtime, ctime); a later process
+    takes the identity from there while the file is unchanged, and hashes the file again once it
+    changed (a touch changes ctime) or when the record is a symlink (never followed)."""
+    from clawmem.engine.embeddings import local
+
+    p = LocalProvider(tiny_model, resident_minutes=5)
+    p.embed_query("cat")
+    (rec,) = resident.runtime_dir().glob("f-*.json")
+    assert os.stat(rec).st_mode & 0o777 == 0o600
+    true = local.file_identity(tiny_model)
+    assert json.loads(rec.read_text())["identity"] == true
+    # a record that says otherwise is believed while the file's state matches: nothing was hashed
+    data = json.loads(rec.read_text())
+    rec.write_text(json.dumps({**data, "identity": "1:fromtherecord"}))
+    monkeypatch.setattr(local, "_IDENTITIES", {})
+    assert local.file_identity(tiny_model, resident=True) == "1:fromtherecord"
+    assert local.file_identity(tiny_model, resident=False) == "1:fromtherecord"  # this process's memo
+    monkeypatch.setattr(local, "_IDENTITIES", {})
+    assert local.file_identity(tiny_model, resident=False) == true  # without a resident model: hashed
+    monkeypatch.setattr(local, "_IDENTITIES", {})
+    os.chmod(tiny_model, os.stat(tiny_model).st_mode)  # same bits, new ctime: the record no longer holds
+    assert local.file_identity(tiny_model, resident=True) == true
+    target = rec.with_name("elsewhere.json")
+    target.write_text(json.dumps({**data, "identity": "1:fromthelink"}))
+    rec.unlink()
+    rec.symlink_to(target)
+    monkeypatch.setattr(local, "_IDENTITIES", {})
+    assert local.file_identity(tiny_model, resident=True) == true
+    p.close()
 
 
 def test_a_stale_socket_is_replaced(tiny_model):

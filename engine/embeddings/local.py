@@ -12,11 +12,12 @@ providers just to compute their fingerprints. A missing `hf:` model is downloade
 
 from __future__ import annotations
 
+# _thread, not threading: the same lock without threading's import; only a download needs a thread
+import _thread
 import atexit
 import os
 import re
 from array import array
-import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
@@ -34,17 +35,43 @@ if TYPE_CHECKING:  # events (dataclasses) and numpy: a search with the model war
 E5_PREFIXES = ("query: ", "passage: ")
 
 
-def file_identity(path: Path) -> str:
-    """Size and the hash of the first MB: moving the file keeps its vectors, replacing it does not."""
+_IDENTITIES: dict[tuple, str] = {}  # (device, inode, size, mtime, ctime) -> identity, this process
+
+
+def file_identity(path: Path, resident: bool = False) -> str:
+    """The model file's identity, which names its vectors in the index (see _identity)."""
+    return _identity(path, resident)[0]
+
+
+def _identity(path: Path, resident: bool) -> tuple[str, tuple | None]:
+    """Size and the hash of the first MB: moving the file keeps its vectors, replacing it does not.
+
+    Hashed once per process and file: a search asks twice (building the provider, reaching the
+    model), and the builtin sha256 takes ~5 ms a MB. The key is the open file's own stat, with
+    ctime, which no write or replacement leaves as it was. With a resident model (`resident`),
+    the process that started it recorded the key and the identity beside its socket
+    (resident.recorded_identity): a search of the same unchanged file hashes nothing.
+    (identity, the file's state it belongs to); ("", None) when the file cannot be read."""
     try:
-        size = path.stat().st_size
         with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+            known = _IDENTITIES.get(key)
+            if known is None and resident:
+                from .resident import recorded_identity
+
+                known = recorded_identity(path, key)
+                if known is not None:
+                    _IDENTITIES[key] = known
+            if known is not None:
+                return known, key
             head = fh.read(1 << 20)
     except OSError:
-        return ""
+        return "", None
     from ..config import sha256  # not hashlib: its OpenSSL binding costs every hybrid search ms
 
-    return f"{size}:{sha256(head).hexdigest()[:16]}"
+    _IDENTITIES[key] = ident = f"{st.st_size}:{sha256(head).hexdigest()[:16]}"
+    return ident, key
 
 
 def default_prefixes(model_name: str) -> tuple[str, str]:
@@ -152,12 +179,12 @@ class LocalProvider(Provider):
         self.cache_dir = cache_dir
         name = self.path.name
         self.model = name[:-5] if name.lower().endswith(".gguf") else name
-        self.endpoint = file_identity(self.path) if self.path.is_file() else ""
+        self.resident_minutes = resident_minutes  # 0: a worker of this process (see resident.py)
+        self.endpoint = file_identity(self.path, resident_minutes > 0) if self.path.is_file() else ""
         dq, dp = default_prefixes(self.model)
         self.query_prefix = dq if query_prefix is None else query_prefix
         self.passage_prefix = dp if passage_prefix is None else passage_prefix
         self.threads = threads
-        self.resident_minutes = resident_minutes  # 0: a worker of this process (see resident.py)
         self.max_input_bytes = 1 << 30  # the limit is in tokens: the worker splits by tokens (llama_model.Embedder.pieces)
         self._model_host: ModelHost | None = None
         self._threads_now: tuple[int, int] | None = None
@@ -190,6 +217,7 @@ class LocalProvider(Provider):
         if self.path.is_file() or not self.uri:
             return
         import queue
+        import threading
 
         from .. import events as ev
         from .download import DownloadError, download
@@ -241,8 +269,8 @@ class LocalProvider(Provider):
                         "or set local.modelPath to a local file"
                     )
                 raise ProviderError(f"local: model file not found: {self.path} (fix local.modelPath)")
-            self.endpoint = file_identity(self.path)
-            self._model_host = host_for(self.path, self.endpoint, self.resident_minutes)
+            self.endpoint, state = _identity(self.path, self.resident_minutes > 0)
+            self._model_host = host_for(self.path, self.endpoint, self.resident_minutes, state)
         return self._model_host
 
     def _run(self, texts: list[str], prefix: str, for_queries: bool) -> list[array | None]:
@@ -284,12 +312,13 @@ class LocalProvider(Provider):
 
 
 _HOSTS: dict[tuple[str, str], "ModelHost"] = {}
-_HOSTS_LOCK = threading.Lock()
+_HOSTS_LOCK = _thread.allocate_lock()
 
 
-def host_for(path: Path, identity: str, resident_minutes: float = 0) -> "ModelHost":
+def host_for(path: Path, identity: str, resident_minutes: float = 0, state: tuple | None = None) -> "ModelHost":
     """The process's one host for this model file (same file, same identity), with one more user:
-    a worker of its own, or with resident_minutes > 0 a connection to the user's resident worker."""
+    a worker of its own, or with resident_minutes > 0 a connection to the user's resident worker
+    (`state`: the file's state the identity was taken from, which a worker's starter records)."""
     resident = resident_minutes > 0
     if resident:
         from .resident import runtime_dir
@@ -302,7 +331,7 @@ def host_for(path: Path, identity: str, resident_minutes: float = 0) -> "ModelHo
             if resident:
                 from .resident import ResidentHost
 
-                host = ResidentHost(path, identity, resident_minutes)
+                host = ResidentHost(path, identity, resident_minutes, state=state)
             else:
                 from .worker import ModelHost
 

@@ -8,7 +8,9 @@ after residentMinutes without a request.
 
 Where: `$XDG_RUNTIME_DIR/clawmem/` (else clawmem's state folder `run/`), a folder only its
 owner may enter (0700, refused if it is not), one socket per model file + llama.cpp build
-(`m-<hash>.sock`, 0600), beside it the start lock and the worker's log. The peer's credentials
+(`m-<hash>.sock`, 0600), beside it the start lock, the worker's log and the model file's
+identity as its starter hashed it (`f-<hash>.json`: a search of the unchanged file reads it
+instead of hashing the file's first MB). The peer's credentials
 are checked on both sides (SO_PEERCRED: same uid); a symlink where the socket should be is
 refused, never followed; a stale socket (its worker killed) is replaced by the next start.
 Paths go through a handle on the folder (`/proc/self/fd/N/name`): no check-then-open on the
@@ -23,27 +25,30 @@ worker only when it has used no CPU for STALL_TIMEOUT or after REQUEST_TIMEOUT.
 
 from __future__ import annotations
 
+import _socket  # the socket module's C core: a client needs nothing of socket.py (~2 ms of imports, enums)
 import json
 import os
 import re
-import signal
-import socket
 import stat
-import struct
-import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .base import ProviderError
 from . import worker as w
 
+if TYPE_CHECKING:
+    import subprocess
+
+# The server, the spawn and the crash reports load signal, socket, subprocess and threading
+# where they need them: a search that finds the worker up connects, asks and reads, no more
+# (tests/test_resident_model.py checks what such a search loads).
+
 PROTOCOL = 1
-_CRED = struct.Struct("3i")  # struct ucred: pid, uid, gid
 _FATAL = {  # faulthandler's words for the signal that ended the worker
-    "Illegal instruction": signal.SIGILL, "Segmentation fault": signal.SIGSEGV, "Bus error": signal.SIGBUS,
-    "Aborted": signal.SIGABRT, "Floating-point exception": signal.SIGFPE,
+    "Illegal instruction": "SIGILL", "Segmentation fault": "SIGSEGV", "Bus error": "SIGBUS",
+    "Aborted": "SIGABRT", "Floating-point exception": "SIGFPE",
 }
 _EXITING = "clawmem model worker exiting"
 
@@ -86,9 +91,13 @@ def _at(dfd: int, name: str) -> str:
     return f"/proc/self/fd/{dfd}/{name}"
 
 
-def peer(sock: socket.socket) -> tuple[int, int]:
+def unix_socket() -> _socket.socket:
+    return _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM | _socket.SOCK_CLOEXEC)
+
+
+def peer(sock: _socket.socket) -> tuple[int, int]:
     """(pid, uid) of the process at the other end."""
-    pid, uid, _ = _CRED.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _CRED.size))
+    pid, uid, _ = memoryview(sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)).cast("i")  # struct ucred
     return pid, uid
 
 
@@ -139,6 +148,60 @@ def _tail(dfd: int, name: str) -> str:
         os.close(fd)
 
 
+def _record_name(path: Path) -> str:
+    from ..config import sha256
+
+    return f"f-{sha256(f'{PROTOCOL}|{path.resolve()}'.encode()).hexdigest()[:16]}.json"
+
+
+def recorded_identity(path: Path, key: tuple) -> str | None:
+    """The model file's identity as recorded by the process that started its resident worker,
+    if the file is still in the state it recorded (device, inode, size, mtime, ctime): what
+    spares every search from hashing the file's first MB. None when there is no such record."""
+    try:
+        dfd = open_folder(runtime_dir(), create=False)
+    except Refused:
+        return None
+    try:
+        fd = os.open(_record_name(path), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
+    except OSError:
+        return None
+    finally:
+        os.close(dfd)
+    try:
+        rec = json.loads(os.read(fd, 4096)) if os.fstat(fd).st_uid == os.getuid() else {}
+    except (OSError, ValueError):
+        rec = {}
+    finally:
+        os.close(fd)
+    ident = rec.get("identity") if isinstance(rec, dict) and rec.get("file") == list(key) else None
+    return ident if isinstance(ident, str) else None
+
+
+def _record_identity(dfd: int, path: Path, identity: str, state: tuple | None) -> None:
+    """Beside the socket: the file in `state` has this identity, if the file is still in that
+    state (a file changed since is left for the next hash)."""
+    try:
+        with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+    except OSError:
+        return
+    key = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+    if state is None or list(state) != key:
+        return
+    name = _record_name(path)
+    tmp = f".{name}.{os.getpid()}"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dfd)
+        try:
+            os.write(fd, json.dumps({"file": key, "identity": identity}).encode())
+        finally:
+            os.close(fd)
+        os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+    except OSError:
+        pass  # the record only spares a hash; without it the next search hashes
+
+
 # ---------------------------------------------------------------------------- the worker side
 
 
@@ -146,6 +209,10 @@ def serve(folder: str, name: str, model_path: str, idle_seconds: float) -> None:
     """The resident worker: load the model, listen, answer every same-user client, exit when
     idle, when told to, or when its socket is no longer the one in the folder."""
     import faulthandler
+    import queue
+    import signal
+    import socket
+    import threading
 
     from .llama_model import Embedder, LoadError
 
@@ -235,6 +302,14 @@ def serve(folder: str, name: str, model_path: str, idle_seconds: float) -> None:
                 with lock:
                     state["clients"] -= 1
 
+    # A thread already waits for the next connection: starting one when a client connects cost
+    # each search 0.5-2 ms of latency on a busy 2-core machine (thread start and its GIL hand-offs)
+    waiting: queue.SimpleQueue = queue.SimpleQueue()
+
+    def take() -> None:
+        handle(waiting.get())
+
+    threading.Thread(target=take, daemon=True).start()
     srv.settimeout(1.0)
     while True:
         try:
@@ -251,7 +326,8 @@ def serve(folder: str, name: str, model_path: str, idle_seconds: float) -> None:
                 leave("its socket or folder was removed")
             continue
         conn.settimeout(None)
-        threading.Thread(target=handle, args=(conn,), daemon=True).start()
+        waiting.put(conn)
+        threading.Thread(target=take, daemon=True).start()  # the next connection's
 
 
 # ---------------------------------------------------------------------------- the client side
@@ -275,8 +351,10 @@ class ResidentHost(w.ModelHost):
 
     resident = True
 
-    def __init__(self, path: Path, identity: str, idle_minutes: float, failures: w.Failures | None = None):
+    def __init__(self, path: Path, identity: str, idle_minutes: float, failures: w.Failures | None = None,
+                 state: tuple | None = None):
         super().__init__(path, identity, failures)
+        self.state = state  # the model file's state `identity` was taken from (local.file_identity)
         from ..config import sha256
 
         self.idle_seconds = idle_minutes * 60
@@ -284,7 +362,8 @@ class ResidentHost(w.ModelHost):
         digest = sha256(f"{PROTOCOL}|{self.key}|{path.resolve()}".encode()).hexdigest()[:16]
         self.name = f"m-{digest}.sock"
         self.log = f"m-{digest}.log"
-        self.sock: socket.socket | None = None
+        self.sock: _socket.socket | None = None
+        self._hello_owed = False  # a hello sent whose reply is not read yet (_read_owed)
         self.server_pid: int | None = None
         self._started: subprocess.Popen | None = None
 
@@ -316,7 +395,7 @@ class ResidentHost(w.ModelHost):
         if not select.select([self.sock], [], [], 0)[0]:
             return False
         try:
-            return self.sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+            return self.sock.recv(1, _socket.MSG_PEEK | _socket.MSG_DONTWAIT) == b""
         except BlockingIOError:
             return False
         except OSError:
@@ -355,7 +434,7 @@ class ResidentHost(w.ModelHost):
                           "or set local.residentMinutes = 0)")
         if not stat.S_ISSOCK(st.st_mode) or st.st_uid != os.getuid():
             raise Refused(f"local: {where} is not a socket of yours; remove it, or set local.residentMinutes = 0")
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+        s = unix_socket()
         try:
             s.connect(_at(dfd, self.name))
         except (ConnectionRefusedError, FileNotFoundError):
@@ -365,16 +444,29 @@ class ResidentHost(w.ModelHost):
         if not same_user(uid):
             s.close()
             raise Refused(f"local: {where} is served by another user (uid {uid}); refused")
-        self.sock, self.server_pid = s, pid
+        # the hello's reply is read with the first request's: one round trip, not two (each one
+        # waits for both processes to be scheduled, milliseconds on a busy machine)
         try:
-            reply, _ = w.ModelHost._ask(self, {"op": "hello"}, w.REQUEST_TIMEOUT, with_body=False)
-        except _Gone:
-            self._close()
+            w._send(s.fileno(), b'{"op": "hello"}')
+        except OSError:
+            s.close()
             return False
-        self.info = reply
+        self.sock, self.server_pid, self._hello_owed = s, pid, True
+        return True
+
+    def _read_owed(self, rfd: int, watch) -> bool:
+        if not self._hello_owed:
+            return True
+        self._hello_owed = False
+        raw = w._read_frame(rfd, watch)
+        if raw is None:
+            return False
+        self.info = json.loads(raw)
         return True
 
     def _spawn(self, dfd: int) -> None:
+        import subprocess
+
         log = os.open(self.log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dfd)
         try:
             proc = subprocess.Popen(
@@ -405,6 +497,7 @@ class ResidentHost(w.ModelHost):
         if not reply.get("ok"):
             self._load_error = f"local: {reply.get('error')}"
             raise ProviderError(self._load_error)
+        _record_identity(dfd, self.path, self.identity, self.state)
 
     def _ask(self, req: dict, timeout: float, with_body: bool) -> tuple[dict, bytes]:
         try:
@@ -433,7 +526,9 @@ class ResidentHost(w.ModelHost):
         tail = self._log_tail() if tail is None else tail
         m = re.search(r"Fatal Python error: ([A-Za-z -]+)", tail)
         if m and m.group(1).strip() in _FATAL:
-            return w.describe_exit(-_FATAL[m.group(1).strip()], tail)
+            import signal
+
+            return w.describe_exit(-getattr(signal, _FATAL[m.group(1).strip()]), tail)
         return None
 
     def _death(self) -> str:
@@ -449,11 +544,15 @@ class ResidentHost(w.ModelHost):
             return crash
         if _alive(pid):
             return f"local model stopped answering and was stopped; {w.TROUBLESHOOT}"
+        import signal
+
         return w.describe_exit(-signal.SIGKILL, tail)
 
     def _kill(self) -> None:
         pid = self.server_pid
         if _alive(pid):
+            import signal
+
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
@@ -462,6 +561,7 @@ class ResidentHost(w.ModelHost):
         self._close()
 
     def _close(self) -> None:
+        self._hello_owed = False
         s, self.sock = self.sock, None
         if s is not None:
             s.close()
@@ -492,7 +592,7 @@ def _each(command: str) -> list[dict]:
                 continue
             if not stat.S_ISSOCK(st.st_mode):
                 continue
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+            s = unix_socket()
             end = time.monotonic() + 5
 
             def watch() -> None:  # a stopped (SIGSTOP) worker does not hold `status` up

@@ -22,22 +22,25 @@ float32 (only for the texts whose `present` flag is true).
 
 from __future__ import annotations
 
+import _thread
 import json
 import os
 import select
 from array import array
-import signal
-import struct
-import subprocess
 import sys
-import threading
 import time
 from collections import deque
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from .base import ProviderError
+
+if TYPE_CHECKING:
+    import subprocess
+
+# signal, subprocess, struct and threading load where they are used: a search that reaches a
+# warm resident model (resident.py) needs none of them (~3 ms of imports on every search)
 
 TROUBLESHOOT = "see README → Troubleshooting"
 # A slow worker on a starved machine is not a hung one: a request is given up when the worker
@@ -48,14 +51,14 @@ REQUEST_TIMEOUT = 300.0
 PASSAGES_PER_REQUEST = 4  # a query waits for at most this many passages (~0.3 s with e5-small)
 RETRY_AFTER = (60, 300, 1800, 3600)  # seconds before trying a failed model again, by failures so far
 
-_HEADER = struct.Struct(">I")
+HEADER = 4  # bytes of a frame's length, big-endian
 
 
 # ---------------------------------------------------------------------------- the worker side
 
 
 def _send(fd: int, payload: bytes) -> None:
-    data = _HEADER.pack(len(payload)) + payload
+    data = len(payload).to_bytes(HEADER, "big") + payload
     view = memoryview(data)
     while view:
         n = os.write(fd, view)
@@ -64,8 +67,8 @@ def _send(fd: int, payload: bytes) -> None:
 
 def _read_frame(fd: int, watch: "Callable[[], None] | None" = None) -> bytes | None:
     """One frame's payload, None at end of file; `watch` as for _read_n (None: wait forever)."""
-    head = _read_n(fd, _HEADER.size, watch)
-    return None if head is None else _read_n(fd, _HEADER.unpack(head)[0], watch)
+    head = _read_n(fd, HEADER, watch)
+    return None if head is None else _read_n(fd, int.from_bytes(head, "big"), watch)
 
 
 def _read_n(fd: int, n: int, watch: "Callable[[], None] | None") -> bytes | None:
@@ -86,6 +89,8 @@ def _read_n(fd: int, n: int, watch: "Callable[[], None] | None") -> bytes | None
 
 def serve() -> None:
     """The worker's loop: load once, then embed until the pipe closes."""
+    import signal
+
     from .llama_model import Embedder, LoadError
 
     # No PR_SET_PDEATHSIG: Linux sends it when the *thread* that started the worker ends (a
@@ -170,7 +175,7 @@ class Failures:
 
             path = paths.state_dir() / "local-model-failures.json"
         self.path = path
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()
 
     def _read(self) -> dict:
         try:
@@ -219,6 +224,8 @@ class Failures:
 
 def describe_exit(returncode: int | None, stderr_tail: str) -> str:
     """Why the worker died, in one line a user can act on."""
+    import signal
+
     last = next((line.strip() for line in reversed(stderr_tail.splitlines()) if line.strip()), "")
     if returncode is not None and returncode < 0:
         sig = -returncode
@@ -256,29 +263,42 @@ def cpu_seconds(pid: int | None) -> float | None:
 class Turns:
     """One request at a time, and a query (urgent) goes before the next slice of passages: a
     search typed while indexing waits for a few chunks, not a batch. The resident worker uses
-    the same rule across the processes it serves."""
+    the same rule across the processes it serves.
+
+    A condition variable made of _thread locks (what threading.Condition is): a one-shot
+    search takes one turn, and threading's import cost it ~1 ms."""
 
     def __init__(self) -> None:
-        self._cond = threading.Condition()
+        self._lock = _thread.allocate_lock()  # guards the three fields
         self._busy = False
         self._urgent = 0  # queries waiting for their turn
+        self._waiting: list = []  # a held lock per waiting thread; a turn's end releases them all
 
     @contextmanager
     def turn(self, urgent: bool):
-        with self._cond:
+        with self._lock:
             self._urgent += urgent
-            try:
-                while self._busy or (not urgent and self._urgent):
-                    self._cond.wait()
-            finally:
+        try:
+            while True:
+                with self._lock:
+                    if not self._busy and (urgent or not self._urgent):
+                        self._busy = True
+                        break
+                    gate = _thread.allocate_lock()
+                    gate.acquire()
+                    self._waiting.append(gate)
+                gate.acquire()  # until a turn ends; then look again
+        finally:
+            with self._lock:
                 self._urgent -= urgent
-            self._busy = True
         try:
             yield
         finally:
-            with self._cond:
+            with self._lock:
                 self._busy = False
-                self._cond.notify_all()
+                waiting, self._waiting = self._waiting, []
+            for gate in waiting:
+                gate.release()
 
 
 class ModelHost:
@@ -314,6 +334,9 @@ class ModelHost:
             raise ProviderError(f"{held['reason']} (not retried before {when})")
 
     def _start(self, threads: int) -> None:
+        import subprocess
+        import threading
+
         self._check_held()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "clawmem.engine.embeddings.worker"],
@@ -364,7 +387,7 @@ class ModelHost:
         watch = self._watchdog(timeout)
         try:
             _send(wfd, json.dumps(req).encode())
-            payload = _read_frame(rfd, watch)
+            payload = _read_frame(rfd, watch) if self._read_owed(rfd, watch) else None
             reply = json.loads(payload) if payload is not None else None
             body = b""
             if reply is not None and with_body and reply.get("ok"):
@@ -379,8 +402,15 @@ class ModelHost:
             self._fail(self._death(), kill=True)
         return reply, body or b""
 
+    def _read_owed(self, rfd: int, watch: Callable[[], None]) -> bool:
+        """Read the replies owed to requests sent ahead of this one (resident.py's hello);
+        False if the worker hung up instead."""
+        return True
+
     def _death(self) -> str:
         """Why the worker stopped answering, once it has."""
+        import subprocess
+
         try:
             code = self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
@@ -441,6 +471,8 @@ class ModelHost:
         proc, self.proc = self.proc, None
         if proc is None:
             return
+        import subprocess
+
         try:
             if force:
                 proc.kill()
