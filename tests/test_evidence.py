@@ -610,6 +610,55 @@ def test_a_question_whose_words_occur_only_apart_is_flagged(workspace, make_engi
         assert res["hidden"]["count"] == 0
 
 
+FILLER_WORDS = ("kitchen city code deploy trip coffee weekend dinner car budget paint report call garden music "
+                "movie travel book running guitar train server plan beach project hike bus rent email review "
+                "lunch meeting").split()
+
+
+def marta_memory(workspace, notes: int = 150):
+    """MEMORY.md says Marta likes hiking; a few daily notes name Marta, two others say "like"
+    of something else, the rest are lines of everyday words: a memory of 150+ chunks."""
+    import random
+    rng = random.Random(31)
+    write(workspace / "MEMORY.md", "# Memory\n- Marta likes hiking and black coffee.\n")
+    for i in range(notes):
+        lines = [" ".join(rng.sample(FILLER_WORDS, 7)).capitalize() + "." for _ in range(5)]
+        if i in (10, 40, 70, 100, 130):
+            lines.append("Marta called about the weekend trip.")
+        if i in (25, 90):
+            lines.append("Everyone seems to like the garden.")
+        day = f"2025-{1 + i // 28:02d}-{1 + i % 28:02d}"
+        write(workspace / "memory" / f"{day}.md", "".join(f"- {line}\n" for line in lines))
+
+
+def test_a_passage_holding_another_form_of_a_query_word_holds_that_word(workspace, make_engine):
+    """"What does Marta like?" of a memory whose MEMORY.md says "Marta likes hiking", with
+    "like" itself in two unrelated notes: the passage holds both words of the question (the
+    index's forms of every query word count, not only of words no note holds as written), so
+    the list answers with MEMORY.md first and no flag. Before, it counted "marta" alone and the
+    list was flagged `scattered` (the words "occur here only apart")."""
+    marta_memory(workspace)
+    eng = make_engine()
+    eng.run_index()
+    res = eng.search("What does Marta like?", explain=True)
+    assert res["absent"] is None, res["absent"]
+    first = res["results"][0]
+    assert first["path"] == "MEMORY.md"
+    assert set(first["explain"]["confidence"]["terms"]) == {"marta", "like"}
+    # the word weighs as common as all its forms: "like" in 2 notes, "likes" in 1
+    n = res["evidence"]["nDocs"]
+    assert res["evidence"]["weights"]["like"] == round(ranking.idf(3, n) / ranking.idf(0, n), 4)
+    # FTS5 is still asked for the word as written: BM25 counts no form twice
+    from clawmem.engine.index.store import Store
+    from clawmem.engine.search.options import Options
+    st = Store(eng.index_path)
+    try:
+        _, info = candidates.keyword_candidates(st, "What does Marta like?", Options(6, 0.0))
+    finally:
+        st.close()
+    assert info["forms"] == {} and "likes" not in info["df"] and "likes" not in info.get("orTerms", [])
+
+
 def test_scattered_words_flag_only_a_question_in_a_memory_big_enough():
     """The rule (search.scattered) compares what the best passage holds with chance (a word no
     passage holds weighs 1) and with what the memory uses: a passage holding every word used
