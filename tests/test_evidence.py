@@ -107,14 +107,16 @@ def test_a_rare_name_held_does_not_vouch_for_another_name_absent(keyword):
 
 
 def test_a_weak_best_hit_is_still_shown(keyword):
-    """Words spread over notes, none absent: weak evidence is not evidence of absence. One word
+    """Words spread over notes, none absent: the list is shown, with its weak hits, flagged
+    because no passage holds the words together (`scattered`), never emptied. One word
     absent ("fix") beside a passage holding a fair part of the rest: the list is shown all the
     same, flagged with the word this memory never uses (a question turning on it)."""
     for query in ("swim roof boat", "when did I swim and fix the roof"):
         res = keyword.search(query, explain=True)
         assert res["results"] and res["results"][0]["band"] == "medium", query
         assert res["hidden"]["count"] == 0 and not res["evidence"]["absent"]["emptied"] if res["evidence"]["absent"] else True
-    assert keyword.search("swim roof boat", explain=True)["evidence"]["abstain"] is None
+    apart = keyword.search("swim roof boat", explain=True)["evidence"]["absent"]
+    assert apart["kind"] == "scattered" and not apart["emptied"]
     fix = keyword.search("when did I swim and fix the roof", explain=True)
     assert fix["evidence"]["absentTerms"] == ["fix"] and fix["absent"] == {"reason": "this memory never uses 'fix' in any form"}
 
@@ -574,3 +576,104 @@ def test_high_counts_the_chunks_merged_into_a_hit_as_its_own():
     assert untrusted(hit(1, 4), {**ev, "bestVector": 0.0}, True, {}) is None
     assert untrusted(hit(1, 4), ev, True, {7: {"token": "okonkwo"}}) is None  # a rare name: vectors never saw it
     assert untrusted(hit(1, None), ev, False, {}) is None  # keyword-only: one channel
+
+
+def scattered_memory(workspace, together: bool):
+    """A memory of SMALL_MEMORY+ chunks using "photography" and "workshop": in one note
+    (`together`), or in two notes on other things."""
+    if together:
+        write(workspace / "memory" / "2026-03-01.md", "- Signed up for the photography workshop at the library.\n")
+    else:
+        write(workspace / "memory" / "2026-03-01.md", "- Sold the old photography books at the flea market.\n")
+        write(workspace / "memory" / "2026-03-02.md", "- The pottery workshop moved to Thursdays.\n")
+    filler(workspace, "gardening")
+
+
+@pytest.mark.parametrize("together", [True, False])
+def test_a_question_whose_words_occur_only_apart_is_flagged(workspace, make_engine, together):
+    """Someone else's long history uses every word of most questions somewhere, but not
+    together: a memory naming photography in one note and a workshop in another is flagged
+    (`scattered`: the best passage holds one word, as much as chance gives a memory this size),
+    shown, not emptied; the memory whose note holds both words answers unflagged."""
+    scattered_memory(workspace, together)
+    eng = make_engine()
+    eng.run_index()
+    res = eng.search("When was the photography workshop?", explain=True)
+    ev = res["evidence"]
+    assert ev["absentTerms"] == [] and res["results"]
+    if together:
+        assert res["absent"] is None and ev["bestHeld"] >= 1.0
+        assert res["results"][0]["path"] == "memory/2026-03-01.md"
+    else:
+        assert ev["bestHeld"] < 1.0 < ev["usedWeight"] and ev["absent"]["kind"] == "scattered"
+        assert not ev["absent"]["emptied"] and "occur here only apart" in res["absent"]["reason"]
+        assert res["hidden"]["count"] == 0
+
+
+FILLER_WORDS = ("kitchen city code deploy trip coffee weekend dinner car budget paint report call garden music "
+                "movie travel book running guitar train server plan beach project hike bus rent email review "
+                "lunch meeting").split()
+
+
+def marta_memory(workspace, notes: int = 150):
+    """MEMORY.md says Marta likes hiking; a few daily notes name Marta, two others say "like"
+    of something else, the rest are lines of everyday words: a memory of 150+ chunks."""
+    import random
+    rng = random.Random(31)
+    write(workspace / "MEMORY.md", "# Memory\n- Marta likes hiking and black coffee.\n")
+    for i in range(notes):
+        lines = [" ".join(rng.sample(FILLER_WORDS, 7)).capitalize() + "." for _ in range(5)]
+        if i in (10, 40, 70, 100, 130):
+            lines.append("Marta called about the weekend trip.")
+        if i in (25, 90):
+            lines.append("Everyone seems to like the garden.")
+        day = f"2025-{1 + i // 28:02d}-{1 + i % 28:02d}"
+        write(workspace / "memory" / f"{day}.md", "".join(f"- {line}\n" for line in lines))
+
+
+def test_a_passage_holding_another_form_of_a_query_word_holds_that_word(workspace, make_engine):
+    """"What does Marta like?" of a memory whose MEMORY.md says "Marta likes hiking", with
+    "like" itself in two unrelated notes: the passage holds both words of the question (the
+    index's forms of every query word count, not only of words no note holds as written), so
+    the list answers with MEMORY.md first and no flag. Before, it counted "marta" alone and the
+    list was flagged `scattered` (the words "occur here only apart")."""
+    marta_memory(workspace)
+    eng = make_engine()
+    eng.run_index()
+    res = eng.search("What does Marta like?", explain=True)
+    assert res["absent"] is None, res["absent"]
+    first = res["results"][0]
+    assert first["path"] == "MEMORY.md"
+    assert set(first["explain"]["confidence"]["terms"]) == {"marta", "like"}
+    # the word weighs as common as all its forms: "like" in 2 notes, "likes" in 1
+    n = res["evidence"]["nDocs"]
+    assert res["evidence"]["weights"]["like"] == round(ranking.idf(3, n) / ranking.idf(0, n), 4)
+    # FTS5 is still asked for the word as written: BM25 counts no form twice
+    from clawmem.engine.index.store import Store
+    from clawmem.engine.search.options import Options
+    st = Store(eng.index_path)
+    try:
+        _, info = candidates.keyword_candidates(st, "What does Marta like?", Options(6, 0.0))
+    finally:
+        st.close()
+    assert info["forms"] == {} and "likes" not in info["df"] and "likes" not in info.get("orTerms", [])
+
+
+def test_scattered_words_flag_only_a_question_in_a_memory_big_enough():
+    """The rule (search.scattered) compares what the best passage holds with chance (a word no
+    passage holds weighs 1) and with what the memory uses: a passage holding every word used
+    here is never scattered however common the words, nor is a pasted conversation, a small
+    memory, or a question with a missing word (that verdict says more)."""
+    ev = {"candidates": 6, "best": 0.7, "namedAbsent": [], "speakersAbsent": [], "absentShare": 0.0,
+          "absentTerms": [], "presentCoverage": 1.0, "presentWeight": 1.6, "rareWeight": 0.2,
+          "formsChecked": True, "nDocs": 450, "vectors": True, "dialogue": False, "bestVector": 0.3,
+          "bestHeld": 0.8, "bestHeldTerms": ["workshop"], "usedWeight": 1.6}
+    found = verdict(ev)
+    assert found["kind"] == "scattered" and not found["emptied"] and "'workshop'" in found["reason"]
+    assert verdict({**ev, "best": 0.95})["kind"] == "scattered"  # a strong hit on part of it is still chance
+    assert verdict({**ev, "bestHeld": 1.0}) is None  # rarer together than chance
+    assert verdict({**ev, "bestHeld": 0.5, "usedWeight": 0.5}) is None  # holds every word used here
+    assert verdict({**ev, "dialogue": True}) is None
+    assert verdict({**ev, "nDocs": SMALL_MEMORY - 1}) is None
+    assert verdict({**ev, "absentTerms": ["pottery"], "absentShare": 0.2})["kind"] == "missing"
+    assert verdict({**ev, "candidates": 0})["kind"] == "none"

@@ -21,7 +21,7 @@ from .options import (
 from .candidates import (
     fts_query, OR_POSTINGS, doc_freqs, selective_terms, keyword_candidates, ranked_matches,
     strict_can_match, date_filtered_ids, load_rows, EXACT_MAX_CHUNKS, exact_tokens, exact_hits,
-    TITLES, named_terms, ROLES, speakers, vocabulary_forms,
+    TITLES, named_terms, ROLES, speakers, vocabulary_forms, held_forms,
 )
 from .vectors import (
     VectorSide, vector_standing, vector_candidates, SPLIT_ROWS, two_cores, Product, matvec,
@@ -77,8 +77,15 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
     counted = {**info.get("df", {})}
     for t, fs in found.items():
         counted[t] = max([counted.get(t, 0)] + [counted.get(f, 0) for f in fs])
+    # and a word the index holds as written is held in its other forms too ("likes" for "like"):
+    # a passage holding any form holds the word, and the word is as common as all its forms
+    # together (passage evidence only: FTS5 was asked for the word as written)
+    also = held_forms(store, [t for t in dict.fromkeys(content or info["terms"]) if t not in found])
+    for t, (_, df) in also.items():
+        counted[t] = df
     weights, n_docs = term_weights(store, content or info["terms"], counted)
     aliases = {f: t for t, fs in found.items() for f in fs}
+    aliases.update({f: t for t, (fs, _) in also.items() for f in fs})
     exact = exact_hits(store, query, opts)
     focus = line_focus(store, query, info, opts.context_lines)
     vec: list[Candidate] = []

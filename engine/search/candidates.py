@@ -82,6 +82,21 @@ def inflected_forms(store: Store, terms: list[str]) -> dict[str, list[str]]:
     return out
 
 
+def held_forms(store: Store, terms: list[str]) -> dict[str, tuple[list[str], int]]:
+    """{term: (its other forms this index holds, chunks holding it in any form)}, for terms the
+    index may hold as written too ("like": "likes"), for passage evidence alone: a passage
+    saying "Marta likes" holds the question's "like" whether or not another note says "like".
+    The keyword pass still asks FTS5 for the word as written (its forms would count twice in
+    BM25). One vocabulary range read per word (inflected_forms), one count per word with forms."""
+    out: dict[str, tuple[list[str], int]] = {}
+    asked = set(terms)
+    for t, fs in inflected_forms(store, terms).items():
+        fs = [f for f in fs if f not in asked]  # a form the query asks for itself counts as itself
+        if fs:
+            out[t] = (fs, store.match_count(fts_query([t] + fs, "OR"), OR_POSTINGS + 1))
+    return out
+
+
 def max_edits(term: str) -> int:
     """How many letters a near form of `term` may differ by (near_forms): none under 4 letters
     (a word of 3 lies within one letter of dozens of others: cat, bat, cut, cart), 1 up to 6,

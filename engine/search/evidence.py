@@ -388,7 +388,9 @@ def _absence(evidence: dict, strong: float, absent_share: float, weak: float) ->
     # answerable; bench/results/abstention-session5.txt). Not for a pasted conversation, which
     # names many things in passing (below), nor a small memory, which lacks most words of anything.
     question_missing = missing and not evidence.get("dialogue")
-    if evidence["candidates"] and evidence["best"] >= strong and not question_missing:
+    # every word of a question used here, but never together: see scattered()
+    apart = not small and not evidence.get("dialogue") and scattered(evidence)
+    if evidence["candidates"] and evidence["best"] >= strong and not question_missing and not apart:
         return None
     if near and not evidence["namedAbsent"]:
         t = next(iter(near))
@@ -407,6 +409,10 @@ def _absence(evidence: dict, strong: float, absent_share: float, weak: float) ->
         return "share", f"this memory uses {some} of the query's words ({', '.join(repr(t) for t in lacking[:5])})"
     if question_missing:  # after the verdicts that empty the list (none, share): those come first
         return "missing", f"this memory never uses {absent} in any form"
+    if apart:
+        held = _some(evidence["bestHeldTerms"], 4) or "none of them"
+        return "scattered", (f"the question's words occur here only apart (the best passage holds {held}: "
+                             "as much comes together by chance in a memory this size)")
     # a pasted conversation: a word of it this memory never uses, and nothing here holds a fair
     # part of the rest. Unless one passage holds every word this memory does use, a rare one
     # among them: a memory with one passage on the topic lacks many of a conversation's words.
@@ -414,6 +420,26 @@ def _absence(evidence: dict, strong: float, absent_share: float, weak: float) ->
     if missing and evidence["best"] < weak and not held:  # a pasted conversation
         return "missing", f"this memory never uses {absent}, and no passage holds much of the rest"
     return None
+
+
+def scattered(evidence: dict) -> bool:
+    """Whether the question's words are here only apart: no passage holds words of it that
+    weigh, together, as much as one word no other passage holds (RARE_ENOUGH), while the
+    memory as a whole uses more of the question than that passage holds.
+    Weights are idf over this index scaled so that a word no passage holds weighs 1, so words
+    weighing less than 1 together are a combination that passages of a memory this size hold
+    by chance (with words placed independently, about one passage in this index would hold
+    them: N times the product of their shares is 1/2 or more). A long chat history uses every
+    word of most questions somewhere; asked of its own history, a question's words stand
+    together in the passage that answers it, asked of someone else's they are scattered over
+    unrelated passages. Nothing is fitted: the threshold is the one `high` uses, chance for
+    this index's size and word frequencies. Not when the passage holds every word of the
+    question used here (nothing is scattered), nor when a word is missing (the missing word
+    says more, above)."""
+    held = evidence.get("bestHeld")
+    if held is None or not evidence.get("candidates") or evidence["absentTerms"]:
+        return False
+    return held < RARE_ENOUGH and held < evidence.get("usedWeight", 0.0) - 0.001  # weights are rounded to 0.001
 
 
 def present_coverage(weights: dict[str, float], absent: list[str], cands: list[Candidate]) -> float:
@@ -475,6 +501,11 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
         # the weight of a word half the passages hold: the words held must weigh more to say anything
         "rareWeight": round(ranking.idf(n_docs // 2, n_docs) / ranking.idf(0, n_docs), 4) if n_docs else 1.0,
         "topZ": round(max((c.vec_z for c in cands if c.vec_z is not None), default=0.0), 4),
+        # what the best passage holds of the query, against what the memory as a whole uses (scattered)
+        "bestHeld": round(max((c.parts["confidence"]["termWeight"] for c in cands), default=0.0), 4),
+        "bestHeldTerms": max((c.parts["confidence"]["terms"] for c in cands), default=[],
+                             key=lambda ts: sum(weights.get(t, 0.0) for t in ts)),
+        "usedWeight": round(sum(w for t, w in weights.items() if w < 1.0 or t in forms), 3),
         "vectors": any(c.vec_cos is not None for c in cands),  # bestVector means something
     }
     out["absent"] = verdict(out)
