@@ -292,7 +292,30 @@ def test_the_chunk_count_a_search_weighs_words_by_follows_the_index(workspace, m
     assert eng.reader().chunk_count() == 2 == eng.reader().conn.execute("select count(*) from chunks").fetchone()[0]
     (workspace / "memory" / "2026-01-01.md").unlink()
     list(eng.index())
-    assert eng.reader().chunk_count() == 1
+    assert eng.reader().chunk_count() == 1 == eng.reader().conn.execute("select count(*) from chunks").fetchone()[0]
+
+
+def test_a_word_count_taken_from_a_vocabulary_range_follows_the_index(workspace, make_engine):
+    """word_count reuses the chunk counts a vocabulary range read (words_between) listed rather
+    than read the word's postings again: the same number a fresh lookup gives, and a new one
+    once the index changes."""
+    write(workspace / "memory" / "2026-01-01.md", "# one\n\nthe heron waits\n\nherons fly\n")
+    eng = make_engine()
+    list(eng.index())
+    reader = eng.reader()
+    vocab = reader.vocabulary()
+
+    def fresh(term):
+        row = reader.conn.execute(f"select doc from {vocab} where term = ?", (term,)).fetchone()
+        return row[0] if row else 0
+
+    assert reader.words_between("heron", "heron\uffff") == ["heron", "herons"]
+    assert reader.word_count("heron") == fresh("heron") == 1 and reader.word_count("egret") == 0
+    write(workspace / "memory" / "2026-01-02.md", "# two\n\na heron again\n")
+    list(eng.index())
+    reader = eng.reader()
+    vocab = reader.vocabulary()
+    assert reader.word_count("heron") == fresh("heron") == 2
 
 
 def test_a_keyword_index_lists_the_workspace_once_and_loads_no_numpy_nor_redaction_patterns(workspace):
