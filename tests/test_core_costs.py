@@ -454,3 +454,20 @@ def test_events_behave_as_the_frozen_dataclasses_they_were_without_loading_datac
     r = subprocess.run([sys.executable, "-c", "import sys, clawmem.engine.events; print('dataclasses' in sys.modules)"],
                        capture_output=True, text=True, timeout=60)
     assert r.stdout.strip() == "False", r.stdout + r.stderr
+
+
+def test_a_search_with_no_hit_to_recall_never_loads_the_recall_log(workspace):
+    """Recall tracking keeps a search's confident daily-log hits: a search with none to keep
+    (nothing found here) does not load its module (a regex and its schema, ~0.4 ms), and one
+    with a confident daily-log hit does (test_promote checks what it records)."""
+    write(workspace / "memory" / "2026-01-02.md", "# herons\nthe herons came back to the pond at dawn\n")
+    config = workspace.parent / "kw.toml"
+    write(config, 'provider = "none"\n')
+    run_cli("--workspace", str(workspace), "--config", str(config), "index", "--quiet")
+    argv = ["--workspace", str(workspace), "--config", str(config), "search"]
+    line = search_in_fresh_process(argv + ["zeppelin", "--json"],
+                                   "code, json.loads(out)['results'], 'clawmem.engine.consolidate.recall' in sys.modules")
+    assert line == "0 [] False", line
+    line = search_in_fresh_process(argv + ["herons pond", "--json"],
+                                   "code, len(json.loads(out)['results']), 'clawmem.engine.consolidate.recall' in sys.modules")
+    assert line == "0 1 True", line

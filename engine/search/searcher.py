@@ -9,7 +9,6 @@ if TYPE_CHECKING:
     from typing import Any, Callable
 
 from . import dates
-from ..consolidate import recall
 from .. import search as search_mod
 from ..config import Config
 from ..embeddings import ProviderError
@@ -34,6 +33,13 @@ def disabled_reason(cfg: Config) -> str | None:
     source = cfg.sources.get("enabled", "default")
     where = {"flag": "a flag"}.get(source, source.replace("openclaw (", "openclaw.json (").replace("file (", "the clawmem config ("))
     return f"memory search is disabled (enabled = false in {where}); set it to true to search"
+
+
+def may_recall(cfg: Config, results: list[dict], min_score: float) -> bool:
+    """Whether recall.record could keep a hit of these: recall on, and some memory hit scored
+    above 0 and at least `min_score` (record then keeps only the daily logs among them)."""
+    scores = [float(r.get("score") or 0.0) for r in results if r.get("source", "memory") == "memory"]
+    return bool(cfg["recall.enabled"]) and any(s > 0.0 and s >= min_score for s in scores)
 
 
 def _as_datetime(now: Any) -> dt.datetime | None:
@@ -194,7 +200,9 @@ class Searcher:
                 out["dateRange"] = dr
         except DatabaseError as exc:
             raise IndexUnavailable(f"{self.index_reader.index_path}: the index cannot be read ({exc}); run `clawmem index` to rebuild it") from None
-        if not request.private:
+        if not request.private and may_recall(self.cfg, out["results"], opts.min_score):
+            from ..consolidate import recall  # only then: its module (a regex, its schema) is ~0.4 ms of a search's process
+
             recall.record(self.cfg, query, out["results"], min_score=opts.min_score)
         if request.stale_check:
             try:
