@@ -271,6 +271,7 @@ def test_a_keyword_search_imports_only_what_it_needs(workspace):
     heavy |= {f"clawmem.tui.cli.{m}" for m in ("fleet", "history", "indexing", "model", "promote", "serve", "session", "status")}
     heavy |= {"clawmem.tui.present", "clawmem.tui.words"}
     heavy |= {f"clawmem.engine.{m}" for m in ("index.health", "index.jobs", "index.lock", "files.history", "files.reading")}
+    heavy |= {"clawmem.engine.embeddings", "clawmem.engine.embeddings.providers"}  # provider = none: no provider to plan
     text = "sys.modules['clawmem.engine.text']"
     line = search_in_fresh_process(
         ["--workspace", str(workspace), "--config", str(config), "search", "herons", "--json"],
