@@ -29,7 +29,6 @@ from .config import Config, ConfigError
 from .errors import AccessDenied, IndexFailed, IndexUnavailable, SearchDisabled
 from .index.freshness import Freshness
 from .paths import log_path
-from .embeddings.providers import Providers
 from .index.reader import IndexReader
 from .results import FileText, SearchResults, Status, WriteReceipt
 
@@ -53,18 +52,27 @@ class Engine:
         """Build the parts for `cfg`: the one place they are joined."""
         self.cfg = cfg
         self.index_reader = IndexReader(cfg)
-        self.providers = Providers(cfg)
+        self._providers = None  # built on first use (providers): a keyword-only search never loads the embeddings
         self.freshness_check = Freshness(cfg, self.index_reader, persistent=self.persistent)
         # the parts below are built when first asked for: a one-shot `clawmem search` loads
         # none of the others' modules, `clawmem index` none of the search's
         for part in ("searcher", "jobs", "health", "memory_files", "history_log"):
             self.__dict__.pop(part, None)
 
+    @property
+    def providers(self):
+        """The embedding providers of this config (embeddings/providers.py), built on first use."""
+        if self._providers is None:
+            from .embeddings.providers import Providers
+
+            self._providers = Providers(self.cfg)
+        return self._providers
+
     @cached_property
     def searcher(self) -> Searcher:
         from .search.searcher import Searcher
 
-        return Searcher(self.cfg, self.index_reader, self.providers, self.freshness_check,
+        return Searcher(self.cfg, self.index_reader, lambda: self.providers, self.freshness_check,
                         persistent=self.persistent, on_stale=self._ask_for_sync)
 
     @cached_property
@@ -160,7 +168,8 @@ class Engine:
 
     def close(self) -> None:
         self.index_reader.close()
-        self.providers.close()
+        if self._providers is not None:
+            self._providers.close()
 
     # ------------------------------------------------------------------ search and read
 

@@ -22,6 +22,10 @@ PROVIDERS: dict[str, str] = {
 
 NAMES = tuple(PROVIDERS)
 
+# why a search is keyword-only under `provider = "none"`: here, so a search can say it without
+# loading the embeddings package (Plan.keyword_reason gives the same words)
+KEYWORD_BY_CHOICE = "provider = none (keyword-only by choice)"
+
 
 def provider_class(name: str):
     """The class registered under `name`, imported now (KeyError for an unknown name)."""

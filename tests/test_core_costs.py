@@ -271,6 +271,7 @@ def test_a_keyword_search_imports_only_what_it_needs(workspace):
     heavy |= {f"clawmem.tui.cli.{m}" for m in ("fleet", "history", "indexing", "model", "promote", "serve", "session", "status")}
     heavy |= {"clawmem.tui.present", "clawmem.tui.words"}
     heavy |= {f"clawmem.engine.{m}" for m in ("index.health", "index.jobs", "index.lock", "files.history", "files.reading")}
+    heavy |= {"clawmem.engine.embeddings", "clawmem.engine.embeddings.providers"}  # provider = none: no provider to plan
     text = "sys.modules['clawmem.engine.text']"
     line = search_in_fresh_process(
         ["--workspace", str(workspace), "--config", str(config), "search", "herons", "--json"],
@@ -292,7 +293,30 @@ def test_the_chunk_count_a_search_weighs_words_by_follows_the_index(workspace, m
     assert eng.reader().chunk_count() == 2 == eng.reader().conn.execute("select count(*) from chunks").fetchone()[0]
     (workspace / "memory" / "2026-01-01.md").unlink()
     list(eng.index())
-    assert eng.reader().chunk_count() == 1
+    assert eng.reader().chunk_count() == 1 == eng.reader().conn.execute("select count(*) from chunks").fetchone()[0]
+
+
+def test_a_word_count_taken_from_a_vocabulary_range_follows_the_index(workspace, make_engine):
+    """word_count reuses the chunk counts a vocabulary range read (words_between) listed rather
+    than read the word's postings again: the same number a fresh lookup gives, and a new one
+    once the index changes."""
+    write(workspace / "memory" / "2026-01-01.md", "# one\n\nthe heron waits\n\nherons fly\n")
+    eng = make_engine()
+    list(eng.index())
+    reader = eng.reader()
+    vocab = reader.vocabulary()
+
+    def fresh(term):
+        row = reader.conn.execute(f"select doc from {vocab} where term = ?", (term,)).fetchone()
+        return row[0] if row else 0
+
+    assert reader.words_between("heron", "heron\uffff") == ["heron", "herons"]
+    assert reader.word_count("heron") == fresh("heron") == 1 and reader.word_count("egret") == 0
+    write(workspace / "memory" / "2026-01-02.md", "# two\n\na heron again\n")
+    list(eng.index())
+    reader = eng.reader()
+    vocab = reader.vocabulary()
+    assert reader.word_count("heron") == fresh("heron") == 2
 
 
 def test_a_keyword_index_lists_the_workspace_once_and_loads_no_numpy_nor_redaction_patterns(workspace):
@@ -431,3 +455,20 @@ def test_events_behave_as_the_frozen_dataclasses_they_were_without_loading_datac
     r = subprocess.run([sys.executable, "-c", "import sys, clawmem.engine.events; print('dataclasses' in sys.modules)"],
                        capture_output=True, text=True, timeout=60)
     assert r.stdout.strip() == "False", r.stdout + r.stderr
+
+
+def test_a_search_with_no_hit_to_recall_never_loads_the_recall_log(workspace):
+    """Recall tracking keeps a search's confident daily-log hits: a search with none to keep
+    (nothing found here) does not load its module (a regex and its schema, ~0.4 ms), and one
+    with a confident daily-log hit does (test_promote checks what it records)."""
+    write(workspace / "memory" / "2026-01-02.md", "# herons\nthe herons came back to the pond at dawn\n")
+    config = workspace.parent / "kw.toml"
+    write(config, 'provider = "none"\n')
+    run_cli("--workspace", str(workspace), "--config", str(config), "index", "--quiet")
+    argv = ["--workspace", str(workspace), "--config", str(config), "search"]
+    line = search_in_fresh_process(argv + ["zeppelin", "--json"],
+                                   "code, json.loads(out)['results'], 'clawmem.engine.consolidate.recall' in sys.modules")
+    assert line == "0 [] False", line
+    line = search_in_fresh_process(argv + ["herons pond", "--json"],
+                                   "code, len(json.loads(out)['results']), 'clawmem.engine.consolidate.recall' in sys.modules")
+    assert line == "0 1 True", line

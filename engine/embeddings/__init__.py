@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 from .. import paths
 from ..config import Config
-from ..provider_registry import provider_class, provider_classes
+from ..provider_registry import KEYWORD_BY_CHOICE, provider_class, provider_classes
 from .base import Provider, ProviderError, check_vector, fingerprint, one_line, resolve_model_path
 
 __all__ = ["Provider", "ProviderError", "check_vector", "fingerprint", "one_line", "Candidate", "Plan", "plan",
@@ -48,7 +48,7 @@ class Plan:
 
     def keyword_reason(self) -> str:
         if self.configured == "none":
-            return "provider = none (keyword-only by choice)"
+            return KEYWORD_BY_CHOICE
         unconfigured = all(c.factory is None and ("no API key" in (c.reason or "") or "no model configured" in (c.reason or "")) for c in self.candidates)
         if self.configured == "auto" and unconfigured:
             return "no embedding provider configured (set local.modelPath, or an API key such as OPENAI_API_KEY)"

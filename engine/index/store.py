@@ -364,12 +364,34 @@ class Store:
         return int(self.get_meta("generation") or 0)
 
     def chunk_count(self) -> int:
-        """Chunks in the index, counted again only after a change (a count reads the whole
-        table: 2.5 ms of every search at 100k chunks)."""
+        """Chunks in the index, counted again only after a change. FTS5 keeps the number of rows
+        it holds (one per chunk) in its averages record, which BM25 reads anyway: reading it is
+        ~0.01 ms where `count(*) from chunks` reads the whole table (0.5 ms of a search's
+        process at 20,000 files, 2.5 ms at 100k chunks); the count is the fallback."""
         gen = self.generation()
         if self._chunk_count is None or self._chunk_count[0] != gen:
-            self._chunk_count = (gen, self.conn.execute("select count(*) from chunks").fetchone()[0])
+            n = self._fts_rows()
+            if n is None:
+                n = self.conn.execute("select count(*) from chunks").fetchone()[0]
+            self._chunk_count = (gen, n)
         return self._chunk_count[1]
+
+    def _fts_rows(self) -> int | None:
+        """The rows chunks_fts holds, from the first varint of its averages record (row id 1 of
+        its %_data table, SQLite's varint format: big-endian 7-bit groups); None if unreadable."""
+        try:
+            row = self.conn.execute("select block from chunks_fts_data where id = 1").fetchone()
+        except OperationalError:
+            return None
+        block = row[0] if row else None
+        if not isinstance(block, bytes):
+            return None
+        n = 0
+        for i, byte in enumerate(block[:8]):
+            n = (n << 7) | (byte & 0x7F)
+            if byte < 0x80:
+                return n
+        return None  # 9-byte varints (2^56 rows) never happen here: count instead
 
     def memo(self, key: str, build: Callable[[], Any]) -> Any:
         """What `build()` derives from this index, kept on this connection until the index
@@ -702,8 +724,12 @@ class Store:
         return "temp.clawmem_vocab"
 
     def words_between(self, lo: str, hi: str, limit: int = 500) -> list[str]:
-        """The index's words in [lo, hi), in order (one range of the vocabulary)."""
-        return [r[0] for r in self.conn.execute(f"select term from {self.vocabulary()} where term >= ? and term < ? limit ?", (lo, hi, limit))]
+        """The index's words in [lo, hi), in order (one range of the vocabulary). fts5vocab
+        counts each word's chunks as it lists it (its whole posting list): word_count takes
+        the counts from here rather than read the list again."""
+        rows = self.conn.execute(f"select term, doc from {self.vocabulary()} where term >= ? and term < ? limit ?", (lo, hi, limit)).fetchall()
+        self.memo("word counts", dict).update(rows)
+        return [term for term, _ in rows]
 
     def words_with_counts(self, min_length: int = 0, lo: str | None = None, hi: str | None = None) -> list[tuple[str, int]]:
         """(word, chunks holding it) of the index's words at least `min_length` long, and between
@@ -715,6 +741,9 @@ class Store:
 
     def word_count(self, term: str) -> int:
         """How many chunks hold `term` as the index wrote it (0 when none)."""
+        known = self.memo("word counts", dict)  # what words_between read of this generation
+        if term in known:
+            return known[term]
         row = self.conn.execute(f"select doc from {self.vocabulary()} where term = ?", (term,)).fetchone()
         return row[0] if row else 0
 

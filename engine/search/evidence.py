@@ -10,7 +10,7 @@ if TYPE_CHECKING:
 
 from . import ranking
 from ..index.store import SMALL_MEMORY, OperationalError, Store
-from ..text import has_cjk, is_cjk, mmr_tokens, normalize
+from ..text import is_cjk, mmr_tokens, normalize
 from .options import Candidate, Options
 from . import candidates
 from .candidates import named_terms, speakers
@@ -97,23 +97,24 @@ class QueryWords:
 
     def find(self, norm: str) -> list[tuple[int, str]]:
         """(offset, term) of every occurrence, of the term or of a form standing for it."""
-        norm_cjk = has_cjk(norm)
         out = []
         for text, cjk, term in self.terms:
             i = norm.find(text)
             while i >= 0:
-                if cjk or not (_glued(norm, i - 1, norm_cjk) or _glued(norm, i + len(text), norm_cjk)):
+                if cjk or not (_glued(norm, i - 1) or _glued(norm, i + len(text))):
                     out.append((i, term))
                 i = norm.find(text, i + 1)
         return out
 
 
-def _glued(text: str, at: int, has_cjk: bool) -> bool:
-    """Whether the character at `at` would join a word there (a \\w character that is not CJK)."""
+def _glued(text: str, at: int) -> bool:
+    """Whether the character at `at` would join a word there (a \\w character that is not CJK).
+    Asked of the one character, not of whether the text holds CJK first (a set of every
+    character of the chunk, for each candidate of each search)."""
     if at < 0 or at >= len(text):
         return False
     ch = text[at]
-    return (ch.isalnum() or ch == "_") and not (has_cjk and is_cjk(ch))
+    return (ch.isalnum() or ch == "_") and not is_cjk(ch)
 
 
 EXACT_CONFIDENCE = 0.7  # holding a rare identifier the query names: high, whatever else the chunk holds

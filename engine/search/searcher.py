@@ -7,15 +7,14 @@ import datetime as dt
 TYPE_CHECKING = False  # typing's constant without importing typing: a search never needs it (~3 ms)
 if TYPE_CHECKING:
     from typing import Any, Callable
+    from ..embeddings.providers import Providers
 
 from . import dates
-from ..consolidate import recall
 from .. import search as search_mod
 from ..config import Config
-from ..embeddings import ProviderError
+from ..provider_registry import KEYWORD_BY_CHOICE
 from ..errors import IndexUnavailable, SearchDisabled
 from ..index.freshness import Freshness
-from ..embeddings.providers import Providers
 from ..index.reader import IndexReader
 from ..results import SearchResults
 from .options import SearchRequest
@@ -36,6 +35,13 @@ def disabled_reason(cfg: Config) -> str | None:
     return f"memory search is disabled (enabled = false in {where}); set it to true to search"
 
 
+def may_recall(cfg: Config, results: list[dict], min_score: float) -> bool:
+    """Whether recall.record could keep a hit of these: recall on, and some memory hit scored
+    above 0 and at least `min_score` (record then keeps only the daily logs among them)."""
+    scores = [float(r.get("score") or 0.0) for r in results if r.get("source", "memory") == "memory"]
+    return bool(cfg["recall.enabled"]) and any(s > 0.0 and s >= min_score for s in scores)
+
+
 def _as_datetime(now: Any) -> dt.datetime | None:
     if now is None or isinstance(now, dt.datetime):
         return now
@@ -51,19 +57,30 @@ def _as_datetime(now: Any) -> dt.datetime | None:
 
 
 class Searcher:
-    def __init__(self, cfg: Config, reader: IndexReader, providers: Providers, freshness: Freshness, *,
+    def __init__(self, cfg: Config, reader: IndexReader, providers: Providers | Callable[[], Providers], freshness: Freshness, *,
                  persistent: bool = False, on_stale: Callable[[], None] = lambda: None):
+        """`providers`: the Providers, or a function giving them when first needed (the Engine's:
+        a search under `provider = "none"` never loads the embeddings package, ~0.5 ms)."""
         self.cfg = cfg
         self.index_reader = reader
-        self.providers = providers
+        self._providers = providers
         self.freshness = freshness
         self.persistent = persistent  # long-lived (the app, watch): keep vectors in memory
         self.on_stale = on_stale  # a search found the index behind the files; must return at once
+
+    @property
+    def providers(self) -> Providers:
+        if callable(self._providers):
+            self._providers = self._providers()
+        return self._providers
 
     def vector_side(self, store: Store, exclude: tuple[str, ...] = ()) -> tuple[search_mod.VectorSide | None, dict]:
         """Pick the model whose vectors cover the index best among the providers we can use
         (leaving out `exclude`: providers whose query embedding just failed)."""
         info: dict[str, Any] = {"provider": None, "model": None, "fallback": None, "reason": None, "dims": None}
+        if self.cfg["provider"] == "none":  # what plan() answers for it, without building the providers
+            info["reason"] = KEYWORD_BY_CHOICE
+            return None, info
         plan = self.providers.plan()
         if plan.configured == "none":
             info["reason"] = plan.keyword_reason()
@@ -194,7 +211,9 @@ class Searcher:
                 out["dateRange"] = dr
         except DatabaseError as exc:
             raise IndexUnavailable(f"{self.index_reader.index_path}: the index cannot be read ({exc}); run `clawmem index` to rebuild it") from None
-        if not request.private:
+        if not request.private and may_recall(self.cfg, out["results"], opts.min_score):
+            from ..consolidate import recall  # only then: its module (a regex, its schema) is ~0.4 ms of a search's process
+
             recall.record(self.cfg, query, out["results"], min_score=opts.min_score)
         if request.stale_check:
             try:
@@ -216,6 +235,8 @@ class Searcher:
         fallback = info["fallback"]
         failed: list[str] = []
         while side is not None and query:
+            from ..embeddings import ProviderError  # loaded already: `side` is a provider's
+
             # the query embedding failing degrades to the next model with vectors, then to keywords
             try:
                 qvec = self.providers.embed_query(side.provider, query, info["dims"])
