@@ -677,3 +677,14 @@ def test_scattered_words_flag_only_a_question_in_a_memory_big_enough():
     assert verdict({**ev, "nDocs": SMALL_MEMORY - 1}) is None
     assert verdict({**ev, "absentTerms": ["pottery"], "absentShare": 0.2})["kind"] == "missing"
     assert verdict({**ev, "candidates": 0})["kind"] == "none"
+
+
+def test_a_hits_terms_of_equal_weight_are_listed_by_name(notes, make_engine):
+    """--explain lists the query words a hit holds rarest first, and words of equal weight by
+    name: the same JSON in every process (a set's order changes with the hash seed; with six
+    words of one weight, set order matches name order once in 720)."""
+    write(notes / "memory" / "2026-03-05.md", "# 2026-03-05\n\n- zulu yankee xray whiskey victor uniform drill.\n")
+    eng = make_engine()
+    list(eng.index())
+    hit = eng.search("uniform victor whiskey xray yankee zulu", explain=True)["results"][0]
+    assert hit["explain"]["confidence"]["terms"] == ["uniform", "victor", "whiskey", "xray", "yankee", "zulu"]

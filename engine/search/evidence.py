@@ -142,7 +142,7 @@ def confidence(cands: list[Candidate], weights: dict[str, float], n_docs: int, e
             v = ranking.vector_confidence(c.vec_cos, ref.get("mean", 0.0), ref.get("std", 1.0), n_docs)
         own = ranking.combine_confidence(k, v)
         conf = {
-            "terms": sorted(present, key=lambda t: -weights.get(t, 0.0)),
+            "terms": sorted(present, key=lambda t: (-weights.get(t, 0.0), t)),  # ties by name: not set order, which changes per process
             "termWeight": round(sum(w for t, w in weights.items() if t in present), 3),
             "queryWeight": round(total, 3),
             "termCoverage": round(cov, 4),
