@@ -194,6 +194,22 @@ def observe(eng, query: str, now, gold=None, sessions=None) -> dict:
             "scores": [r["score"] for r in res["results"]]}
 
 
+def engine_cache(overrides: dict, use_vectors: bool, shared: dict):
+    """engine(set, workspace): each workspace's engine made once, given the providers `shared`
+    holds already (one model load for every engine of a run); `engine.made` holds them."""
+    engines: dict = {}
+
+    def engine(set_name, ws):
+        if (set_name, ws) not in engines:
+            eng = E.engine_for(set_name, ws, overrides, use_vectors)
+            eng.providers.built.update(shared)
+            engines[(set_name, ws)] = eng
+        return engines[(set_name, ws)]
+
+    engine.made = engines  # to close them
+    return engine
+
+
 def collect(configs: dict, use_vectors: bool, other: int, limit: int | None, sets: list[str]) -> dict:
     """{config: {set: {"answerable": [...], "other": [...], "absent": [...]}}}"""
     absent_qs = [x.strip() for x in ABSENT.read_text(encoding="utf-8").splitlines() if x.strip() and not x.startswith("#")]
@@ -203,14 +219,7 @@ def collect(configs: dict, use_vectors: bool, other: int, limit: int | None, set
     out: dict = {}
     shared: dict = {}
     for cname, overrides in configs.items():
-        engines: dict = {}
-
-        def engine(set_name, ws):
-            if (set_name, ws) not in engines:
-                eng = E.engine_for(set_name, ws, overrides, use_vectors)
-                eng.providers.built.update(shared)
-                engines[(set_name, ws)] = eng
-            return engines[(set_name, ws)]
+        engine = engine_cache(overrides, use_vectors, shared)
 
         def run(set_name, ws, query, now, gold=None, sessions=None):
             eng = engine(set_name, ws)
@@ -240,7 +249,7 @@ def collect(configs: dict, use_vectors: bool, other: int, limit: int | None, set
             per_set[s] = rec
             print(f"  {cname} {s}: {len(rec['answerable'])} answerable, {len(rec['other'])} other-history, "
                   f"{len(rec['absent'])} absent-fact searches in {time.perf_counter() - t0:.0f}s", file=sys.stderr, flush=True)
-        for eng in engines.values():
+        for eng in engine.made.values():
             eng.providers.built.clear()
             eng.close()
         out[cname] = per_set

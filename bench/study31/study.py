@@ -20,14 +20,8 @@ overrides = space["keyword"] if mode == "keyword" else {}
 use_vectors = mode != "keyword"
 if any("named" in A.mods(s) for s in sets):
     A.named_copies()
-engines = {}
 shared = {}
-def engine(set_name, ws):
-    if (set_name, ws) not in engines:
-        eng = E.engine_for(set_name, ws, overrides, use_vectors)
-        eng.providers.built.update(shared)
-        engines[(set_name, ws)] = eng
-    return engines[(set_name, ws)]
+engine = A.engine_cache(overrides, use_vectors, shared)
 
 def feats(r, gold, sessions):
     x = r.get("explain", {})
