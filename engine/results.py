@@ -68,44 +68,23 @@ class Result(dict):
         return dict(self)
 
 
+def _field(key: str, doc: str = "", optional: bool = False) -> property:
+    """A read-only attribute for one key of the JSON (None when an optional key is absent)."""
+    return property((lambda self: self.get(key)) if optional else (lambda self: self[key]), doc=doc or None)
+
+
 class Hit(Result):
     """One cited hit of a search: the JSON the tools print (camelCase keys, read as `hit["path"]`)
     with its fields by name for code that reads them."""
 
-    @property
-    def path(self) -> str:
-        return self["path"]
-
-    @property
-    def start_line(self) -> int:
-        return self["startLine"]
-
-    @property
-    def end_line(self) -> int:
-        return self["endLine"]
-
-    @property
-    def score(self) -> float:
-        return self["score"]
-
-    @property
-    def snippet(self) -> str:
-        return self["snippet"]
-
-    @property
-    def source(self) -> str:
-        """memory, sessions or extra."""
-        return self["source"]
-
-    @property
-    def band(self) -> str | None:
-        """high, medium or low: how sure the search is that the hit holds the answer."""
-        return self.get("band")
-
-    @property
-    def agent(self) -> str | None:
-        """The agent whose memory holds it (a fleet hit), else None."""
-        return self.get("agent")
+    path: str = _field("path")
+    start_line: int = _field("startLine")
+    end_line: int = _field("endLine")
+    score: float = _field("score")
+    snippet: str = _field("snippet")
+    source: str = _field("source", "memory, sessions or extra.")
+    band: str | None = _field("band", "high, medium or low: how sure the search is that the hit holds the answer.", optional=True)
+    agent: str | None = _field("agent", "The agent whose memory holds it (a fleet hit), else None.", optional=True)
 
 
 class SearchResults(Result):
