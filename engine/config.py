@@ -351,17 +351,11 @@ def not_honoured(cfg: Config) -> list[str]:
     return out
 
 
-def sha256(data: bytes):
-    """hashlib.sha256 without importing hashlib: its OpenSSL binding costs every `clawmem search`
-    3 ms to name the index file (see fsutil.builtin_sha256)."""
-    from .files.fsutil import builtin_sha256
-
-    return builtin_sha256(data)
-
-
 def workspace_key(workspace: Path) -> str:
     """A short name for a workspace's real path, for file names."""
-    return sha256(str(workspace).encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    from .files.fsutil import builtin_sha256  # not hashlib: its OpenSSL binding costs every search ~3 ms
+
+    return builtin_sha256(str(workspace).encode("utf-8", "surrogateescape")).hexdigest()[:12]
 
 
 def mask_secret(value: str) -> str:

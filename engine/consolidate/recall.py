@@ -30,7 +30,7 @@ from pathlib import Path
 from collections import namedtuple
 
 from .. import paths
-from ..config import sha256
+from ..files.fsutil import builtin_sha256
 from ..files.fsutil import open_database, sqlite_driver
 
 # the index's driver (sqlean), which a search has loaded already: a search that records its
@@ -84,7 +84,7 @@ def query_hash(query: str) -> str:
 
 
 def store_dir(cfg) -> Path:
-    key = sha256(os.path.realpath(cfg.workspace).encode()).hexdigest()[:16]
+    key = builtin_sha256(os.path.realpath(cfg.workspace).encode()).hexdigest()[:16]
     return paths.data_dir() / "recall" / cfg.agent_id / key
 
 

@@ -100,10 +100,10 @@ def one_line(exc: BaseException) -> str:
 
 
 def fingerprint(provider: str, model: str, endpoint: str) -> str:
-    from ..config import sha256  # not hashlib: its OpenSSL binding costs a search ~3 ms of imports
+    from ..files.fsutil import builtin_sha256  # not hashlib: its OpenSSL binding costs a search ~3 ms of imports
 
     raw = json.dumps([provider, model, endpoint], separators=(",", ":"))
-    return sha256(raw.encode()).hexdigest()[:24]
+    return builtin_sha256(raw.encode()).hexdigest()[:24]
 
 
 def check_vector(vec, dims: int | None) -> np.ndarray | None:

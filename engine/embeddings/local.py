@@ -68,9 +68,9 @@ def _identity(path: Path, resident: bool) -> tuple[str, tuple | None]:
             head = fh.read(1 << 20)
     except OSError:
         return "", None
-    from ..config import sha256  # not hashlib: its OpenSSL binding costs every hybrid search ms
+    from ..files.fsutil import builtin_sha256  # not hashlib: its OpenSSL binding costs every hybrid search ms
 
-    _IDENTITIES[key] = ident = f"{st.st_size}:{sha256(head).hexdigest()[:16]}"
+    _IDENTITIES[key] = ident = f"{st.st_size}:{builtin_sha256(head).hexdigest()[:16]}"
     return ident, key
 
 

@@ -149,9 +149,9 @@ def _tail(dfd: int, name: str) -> str:
 
 
 def _record_name(path: Path) -> str:
-    from ..config import sha256
+    from ..files.fsutil import builtin_sha256
 
-    return f"f-{sha256(f'{PROTOCOL}|{path.resolve()}'.encode()).hexdigest()[:16]}.json"
+    return f"f-{builtin_sha256(f'{PROTOCOL}|{path.resolve()}'.encode()).hexdigest()[:16]}.json"
 
 
 def recorded_identity(path: Path, key: tuple) -> str | None:
@@ -355,11 +355,11 @@ class ResidentHost(w.ModelHost):
                  state: tuple | None = None):
         super().__init__(path, identity, failures)
         self.state = state  # the model file's state `identity` was taken from (local.file_identity)
-        from ..config import sha256
+        from ..files.fsutil import builtin_sha256
 
         self.idle_seconds = idle_minutes * 60
         self.folder = runtime_dir()
-        digest = sha256(f"{PROTOCOL}|{self.key}|{path.resolve()}".encode()).hexdigest()[:16]
+        digest = builtin_sha256(f"{PROTOCOL}|{self.key}|{path.resolve()}".encode()).hexdigest()[:16]
         self.name = f"m-{digest}.sock"
         self.log = f"m-{digest}.log"
         self.sock: _socket.socket | None = None

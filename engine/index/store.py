@@ -114,7 +114,7 @@ CREATE TABLE IF NOT EXISTS models (
 
 def index_meta(cfg) -> dict:
     """What the index depends on: a change means a full rebuild."""
-    from ..config import sha256
+    from ..files.fsutil import builtin_sha256
 
     extra = sorted(os.path.expanduser(p) for p in cfg["extraPaths"])
     return {
@@ -123,7 +123,7 @@ def index_meta(cfg) -> dict:
         "chunkTokens": cfg["chunking.tokens"],
         "chunkOverlap": cfg["chunking.overlap"],
         "sources": sorted(cfg["sources"]),
-        "scope": sha256(json.dumps({"extraPaths": extra}).encode()).hexdigest()[:16],
+        "scope": builtin_sha256(json.dumps({"extraPaths": extra}).encode()).hexdigest()[:16],
     }
 
 
@@ -868,9 +868,9 @@ def move_aside(path: Path, why: str) -> Path:
 
 def _intact_record(index: Path) -> Path:
     from .. import paths
-    from ..config import sha256  # the builtin one: hashlib's OpenSSL binding is ~3 ms of a no-op index
+    from ..files.fsutil import builtin_sha256  # the builtin one: hashlib's OpenSSL binding is ~3 ms of a no-op index
 
-    return paths.state_dir() / f"intact-{sha256(str(index).encode()).hexdigest()[:16]}.json"
+    return paths.state_dir() / f"intact-{builtin_sha256(str(index).encode()).hexdigest()[:16]}.json"
 
 
 def _file_identity(index: Path) -> list[int] | None:
