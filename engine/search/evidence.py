@@ -4,6 +4,8 @@ absence."""
 
 from __future__ import annotations
 
+import math
+
 TYPE_CHECKING = False  # typing's constant without importing typing: a search never needs it (~3 ms)
 if TYPE_CHECKING:
     from typing import Any, Callable
@@ -413,7 +415,8 @@ def _absence(evidence: dict, strong: float, absent_share: float, weak: float) ->
     if apart:
         held = _some(evidence["bestHeldTerms"], 4) or "none of them"
         return "scattered", (f"the question's words occur here only apart (the best passage holds {held}: "
-                             "as much comes together by chance in a memory this size)")
+                             f"chance alone puts as much together somewhere in a memory this size, "
+                             f"{round(100 * evidence['chanceHeld'])} % of the time)")
     # a pasted conversation: a word of it this memory never uses, and nothing here holds a fair
     # part of the rest. Unless one passage holds every word this memory does use, a rare one
     # among them: a memory with one passage on the topic lacks many of a conversation's words.
@@ -424,23 +427,44 @@ def _absence(evidence: dict, strong: float, absent_share: float, weak: float) ->
 
 
 def scattered(evidence: dict) -> bool:
-    """Whether the question's words are here only apart: no passage holds words of it that
-    weigh, together, as much as one word no other passage holds (RARE_ENOUGH), while the
-    memory as a whole uses more of the question than that passage holds.
-    Weights are idf over this index scaled so that a word no passage holds weighs 1, so words
-    weighing less than 1 together are a combination that passages of a memory this size hold
-    by chance (with words placed independently, about one passage in this index would hold
-    them: N times the product of their shares is 1/2 or more). A long chat history uses every
-    word of most questions somewhere; asked of its own history, a question's words stand
-    together in the passage that answers it, asked of someone else's they are scattered over
-    unrelated passages. Nothing is fitted: the threshold is the one `high` uses, chance for
-    this index's size and word frequencies. Not when the passage holds every word of the
-    question used here (nothing is scattered), nor when a word is missing (the missing word
-    says more, above)."""
-    held = evidence.get("bestHeld")
-    if held is None or not evidence.get("candidates") or evidence["absentTerms"]:
+    """Whether the question's words are here only apart: chance alone, more likely than not,
+    puts as much of the question together in some passage of this memory as its best passage
+    holds (chanceHeld >= 1/2), while the memory as a whole uses more of the question than that
+    passage holds. A long chat history uses every word of most questions somewhere; asked of
+    its own history, a question's words stand together in the passage that answers it, asked
+    of someone else's they meet only where chance puts them. Nothing is fitted: chanceHeld is
+    a probability computed from this index's size and word frequencies, and 1/2 is even odds.
+    Not when the passage holds every word of the question used here (nothing is scattered),
+    nor when a word is missing (the missing word says more, above)."""
+    chance = evidence.get("chanceHeld")
+    if chance is None or not evidence.get("candidates") or evidence["absentTerms"]:
         return False
-    return held < RARE_ENOUGH and held < evidence.get("usedWeight", 0.0) - 0.001  # weights are rounded to 0.001
+    return chance >= 0.5 and evidence["bestHeld"] < evidence.get("usedWeight", 0.0) - 0.001  # weights are rounded to 0.001
+
+
+def chance_held(shares: list[tuple[float, float]], n_docs: int, held: float) -> float:
+    """The probability that chance alone puts words of the query weighing `held` or more
+    together in some chunk of an index of `n_docs` chunks. `shares`: (weight, share of the
+    chunks holding it) of each query word this memory uses. Each word is placed in each chunk
+    independently, as often as the index holds it; any set of the words counts, not only the
+    one the best passage holds: a question of many common words has many ways to come together.
+    Real words cluster by topic, so chance is if anything higher than this: the flag errs
+    towards showing a list unflagged."""
+    need = round(held * 1000) - 1  # sums in thousandths, as termWeight is rounded; the held set itself counts
+    if need <= 0:
+        return 1.0
+    dist = {0: 1.0}  # {weight held so far, capped at `need`: probability}
+    for weight, share in shares:
+        if share <= 0.0:
+            continue
+        step, nxt = round(weight * 1000), {}
+        for s, q in dist.items():
+            nxt[s] = nxt.get(s, 0.0) + q * (1.0 - share)
+            t = min(s + step, need)
+            nxt[t] = nxt.get(t, 0.0) + q * share
+        dist = nxt
+    one = dist.get(need, 0.0)  # one chunk holds as much
+    return 1.0 if one >= 1.0 else -math.expm1(n_docs * math.log1p(-one))
 
 
 def present_coverage(weights: dict[str, float], absent: list[str], cands: list[Candidate]) -> float:
@@ -509,6 +533,12 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
         "usedWeight": round(sum(w for t, w in weights.items() if w < 1.0 or t in forms), 3),
         "vectors": any(c.vec_cos is not None for c in cands),  # bestVector means something
     }
+    # how likely chance alone holds as much together as the best passage (scattered): only where it can decide
+    out["chanceHeld"] = None
+    if out["candidates"] and not out["absentTerms"] and not out["dialogue"] and n_docs >= SMALL_MEMORY \
+            and out["bestHeld"] < out["usedWeight"] - 0.001:
+        shares = [(w, ranking.doc_share(w, n_docs)) for t, w in weights.items() if w < 1.0 or t in forms]
+        out["chanceHeld"] = round(chance_held(shares, n_docs, out["bestHeld"]), 4)
     out["absent"] = verdict(out)
     out["abstain"] = out["absent"]["reason"] if out["absent"] else None
     return out

@@ -126,6 +126,13 @@ def idf(df: int, n_docs: int) -> float:
     return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
 
 
+def doc_share(weight: float, n_docs: int) -> float:
+    """The share of the index's chunks holding a term of this scaled weight (idf(df) / idf(0),
+    what search.term_weights gives): the inverse of that scaling, 0 for weight 1."""
+    r = math.expm1(weight * idf(0, n_docs))
+    return min(1.0, max(0.0, (n_docs + 0.5 - 0.5 * r) / (1.0 + r) / n_docs)) if n_docs else 0.0
+
+
 def term_coverage(weights: dict[str, float], present: set[str], enough: float = 3.0, least: float = 0.0) -> float:
     """The share of the query's term weight a chunk holds, 0..1. `weights` are idf scaled to
     0..1 (1: a term no chunk has). A long question is covered once a chunk holds `enough`
