@@ -698,8 +698,8 @@ def brute_chance(shares, n_docs, held):
     import itertools
     one = 0.0
     for picks in itertools.product((False, True), repeat=len(shares)):
-        weight = sum(w for (w, _), p in zip(shares, picks) if p)
-        if round(weight * 1000) >= round(held * 1000) - 1:
+        weight = sum(round(w * 1000) for (w, _), p in zip(shares, picks) if p)
+        if weight >= round(held * 1000) - 5:
             prob = 1.0
             for (_, share), p in zip(shares, picks):
                 prob *= share if p else 1.0 - share

@@ -450,7 +450,9 @@ def chance_held(shares: list[tuple[float, float]], n_docs: int, held: float) -> 
     one the best passage holds: a question of many common words has many ways to come together.
     Real words cluster by topic, so chance is if anything higher than this: the flag errs
     towards showing a list unflagged."""
-    need = round(held * 1000) - 1  # sums in thousandths, as termWeight is rounded; the held set itself counts
+    # sums in thousandths, each word's weight rounded: a set within 0.005 of `held` holds as much
+    # (the held set itself must count, whatever the rounding of its words)
+    need = round(held * 1000) - 5
     if need <= 0:
         return 1.0
     dist = {0: 1.0}  # {weight held so far, capped at `need`: probability}
@@ -459,6 +461,8 @@ def chance_held(shares: list[tuple[float, float]], n_docs: int, held: float) -> 
             continue
         step, nxt = round(weight * 1000), {}
         for s, q in dist.items():
+            if q < 1e-12:  # a sum this unlikely changes nothing (at most `need` of them): keeps long questions fast
+                continue
             nxt[s] = nxt.get(s, 0.0) + q * (1.0 - share)
             t = min(s + step, need)
             nxt[t] = nxt.get(t, 0.0) + q * share
