@@ -448,8 +448,10 @@ def chance_held(shares: list[tuple[float, float]], n_docs: int, held: float) -> 
     chunks holding it) of each query word this memory uses. Each word is placed in each chunk
     independently, as often as the index holds it; any set of the words counts, not only the
     one the best passage holds: a question of many common words has many ways to come together.
-    Real words cluster by topic, so chance is if anything higher than this: the flag errs
-    towards showing a list unflagged."""
+    Two simplifications pull opposite ways: chance is counted per chunk (what the index counts),
+    while the best passage holds its words within a line or PASSAGE_CHARS, which chance meets
+    less often; and real words cluster by topic, which chance placed independently meets less
+    often than real text does."""
     # sums in thousandths, each word's weight rounded: a set within 0.005 of `held` holds as much
     # (the held set itself must count, whatever the rounding of its words)
     need = round(held * 1000) - 5
