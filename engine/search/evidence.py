@@ -275,7 +275,8 @@ def apart(c: Candidate, others: list[Candidate], weights: dict[str, float]) -> f
     held = set(c.parts["confidence"]["terms"])
     margin = sum(weights.get(t, 0.0) for t in held)
     for o in others:
-        if o is c or (o.row[:2] == c.row[:2] and o.row[2] <= c.row[3] and c.row[2] <= o.row[3]):
+        if o is c or (o.row[:2] == c.row[:2] and o.row[2] <= c.row[3] and c.row[2] <= o.row[3]
+                      and o.parts.get("fleet") == c.parts.get("fleet")):  # a fleet: one agent's file
             continue
         lacks = held.difference(o.parts["confidence"]["terms"])
         margin = min(margin, sum(weights.get(t, 0.0) for t in lacks))
