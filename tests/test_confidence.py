@@ -217,7 +217,10 @@ def test_passage_coverage_is_its_definition(lines):
 def test_common_words_alone_never_make_high(workspace, make_engine):
     """"swim plan" where most notes say both words: a passage holding all of the query used to
     be `high` ("100 % of term weight"); words that common say little whatever share of the
-    query they are, so it is `low` now. A word this index holds once still makes high alone."""
+    query they are, so it is `low` now. A word this index holds once is `medium` alone: one
+    word, however rare, is what a coincidence gives (another person's history holding "breed"
+    was `high`); what sets a passage apart must weigh as much as a word no passage holds
+    (search.untrusted)."""
     for i in range(70):
         write(workspace / "memory" / f"2026-01-{i:03d}.md", f"- swim plan {i}: laps in the pool\n")
     write(workspace / "memory" / "2026-03-01.md", "- swim plan for the triathlon: open water\n")
@@ -226,8 +229,10 @@ def test_common_words_alone_never_make_high(workspace, make_engine):
     res = eng.search("swim plan", explain=True)
     top = res["results"][0]
     assert top["explain"]["confidence"]["termWeight"] < 1.0 and top["band"] == "low"
-    rare = eng.search("triathlon")["results"][0]
-    assert rare["path"] == "memory/2026-03-01.md" and rare["band"] == "high"
+    rare = eng.search("triathlon", explain=True)["results"][0]
+    assert rare["path"] == "memory/2026-03-01.md" and rare["explain"]["confidence"]["own"] >= ranking.band_floor("high")
+    assert rare["band"] == "medium" and "weigh less than one word no passage holds" in rare["explain"]["confidence"]["notHigh"]
+    assert eng.search("triathlon open water", explain=True)["results"][0]["band"] == "high"
 
 
 def test_term_coverage_of_common_words_counts_against_one_rare_word():

@@ -578,6 +578,54 @@ def test_high_counts_the_chunks_merged_into_a_hit_as_its_own():
     assert untrusted(hit(1, None), ev, False, {}) is None  # keyword-only: one channel
 
 
+def zoo_memory(workspace):
+    """Two children's days at the zoo among other notes: the same words but for the animals."""
+    write(workspace / "memory" / "2026-05-01.md", "- Bart went to the zoo and saw the elephants and the giraffes.\n")
+    write(workspace / "memory" / "2026-05-02.md", "- Lisa went to the zoo and saw the penguins.\n")
+    filler(workspace, "gardening")
+
+
+def test_high_only_when_its_words_set_the_passage_apart_from_every_other(workspace, make_engine):
+    """`high` says this passage answers, not the next one (search.untrusted). Asked "zoo
+    elephants", Bart's day holds both words and Lisa's day holds "zoo": what sets Bart's apart is
+    one word that one note holds, less than a word no note holds (the chance level), so the hit
+    is medium with the reason. Asked "zoo elephants giraffes", two such words set it apart: high.
+    On conversations the first kind was another child's day, or the next turn repeating a title."""
+    zoo_memory(workspace)
+    eng = make_engine()
+    eng.run_index()
+    one = eng.search("zoo elephants", explain=True)
+    top = one["results"][0]
+    assert top["path"] == "memory/2026-05-01.md" and top["explain"]["confidence"]["own"] >= ranking.band_floor("high")
+    assert top["band"] == "medium" and "another passage holds nearly the same words" in top["explain"]["confidence"]["notHigh"]
+    assert one["evidence"]["high"] == 0
+    two = eng.search("zoo elephants giraffes", explain=True)["results"][0]
+    assert two["path"] == "memory/2026-05-01.md" and two["band"] == "high"
+
+
+def test_a_passage_is_set_apart_only_from_passages_whose_lines_it_does_not_overlap():
+    """A chunk overlapping the hit's lines (one merge_overlapping left out for size) is the
+    same passage, not a rival: only the others count in the hit's margin (search.apart)."""
+    from clawmem.engine.search import Candidate
+    from clawmem.engine.search.evidence import apart
+
+    weights = {"bedroom": 0.7, "walls": 0.5, "color": 0.5}
+
+    def chunk(path, start, end, terms):
+        c = Candidate(start)
+        c.row = (path, "memory", start, end, "", 0, None, None, 0)
+        c.parts = {"confidence": {"terms": terms}}
+        return c
+
+    hit = chunk("memory/a.md", 10, 30, ["bedroom", "walls", "color"])
+    neighbour = chunk("memory/a.md", 25, 40, ["bedroom", "walls"])
+    elsewhere = chunk("memory/b.md", 25, 40, ["bedroom", "walls"])
+    assert apart(hit, [hit], weights) == 1.7  # over the passages holding none of its words
+    assert apart(hit, [hit, neighbour], weights) == 1.7
+    assert apart(hit, [hit, neighbour, elsewhere], weights) == 0.5
+    assert apart(hit, [hit, chunk("memory/a.md", 31, 40, ["color"])], weights) == 1.2
+
+
 def scattered_memory(workspace, together: bool):
     """A memory of SMALL_MEMORY+ chunks using "photography" and "workshop": in one note
     (`together`), or in two notes on other things."""

@@ -119,6 +119,37 @@ def test_overlapping_hits_of_one_file_merge(workspace, make_engine):
     assert merged and all(len(eng.get(r["path"], r["startLine"], r["endLine"] - r["startLine"] + 1)["text"]) <= 2 * 4 * 60 for r in merged)
 
 
+def test_the_neighbour_holding_more_of_the_query_merges_first():
+    """A hit can grow by one overlapping neighbour only (two chunks' worth): the neighbour whose
+    own evidence is stronger (it holds more of the question) joins, whatever the fusion's order
+    of the two; the other stays a hit of its own, in its place. On LongMemEval the user's line
+    stating the answer was left out for the chunk below it, which the vectors ranked higher."""
+    from clawmem.engine.search import Candidate
+    from clawmem.engine.search.fusion import merge_overlapping
+
+    def chunk(id, start, end, score):
+        c = Candidate(id)
+        c.row = ("memory/a.md", "memory", start, end, "\n".join(f"line {i:03d} " + "x" * 40 for i in range(start, end + 1)),
+                 0, None, None, 0)
+        c.score, c.parts = score, {}
+        return c
+
+    host, below, above = chunk(1, 20, 31, 1.0), chunk(2, 30, 41, 0.5), chunk(3, 10, 21, 0.7)
+    one_more = 2 * 12 * 50 + 5 * 50  # room for the host and one neighbour's new lines, not two
+    kept = merge_overlapping([host, below, above], one_more)
+    assert kept == [host, below]
+    assert (host.row[2], host.row[3]) == (10, 31) and [m["startLine"] for m in host.parts["merged"]] == [10]
+    assert host.row[4].split("\n")[0].startswith("line 010") and host.row[4].split("\n")[-1].startswith("line 031")
+    # a neighbour left out hosts its own neighbours (one slot for the two, as before)
+    host, below, above, further = chunk(1, 20, 31, 1.0), chunk(2, 30, 41, 0.5), chunk(3, 10, 21, 0.7), chunk(4, 40, 51, 0.4)
+    assert merge_overlapping([host, below, above, further], one_more) == [host, below]
+    assert (below.row[2], below.row[3]) == (30, 51)
+    # with room for both, both join (the better one first), as before
+    host, below, above = chunk(1, 20, 31, 1.0), chunk(2, 30, 41, 0.5), chunk(3, 10, 21, 0.7)
+    assert merge_overlapping([host, below, above], 10_000) == [host]
+    assert (host.row[2], host.row[3]) == (10, 41) and [m["startLine"] for m in host.parts["merged"]] == [10, 30]
+
+
 def test_keyword_mode_returns_hits_below_the_threshold(indexed):
     res = indexed.search("editor", min_score=None)
     assert paths(res) == ["MEMORY.md"]

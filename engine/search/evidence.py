@@ -218,7 +218,8 @@ def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs
 HIGH = ranking.band_floor("high")
 
 
-def untrusted(c: Candidate, evidence: dict, vectors: bool, exact: dict[int, dict]) -> str | None:
+def untrusted(c: Candidate, evidence: dict, vectors: bool, exact: dict[int, dict],
+              others: list[Candidate] = ()) -> str | None:
     """Why a hit whose own score reaches `high` cannot be trusted to answer the query, or None.
     `high` says "this passage answers the question": measured on conversations, a hit that
     merely holds many of its words was the gold passage only 35-64 % of the time. Each
@@ -229,6 +230,17 @@ def untrusted(c: Candidate, evidence: dict, vectors: bool, exact: dict[int, dict
     - the passage holds the whole question: every word of it this memory uses, or three
       words' worth no other passage holds (coverage 1). Holding part of it is the `medium` of
       a passage on the same topic;
+    - its words set it apart from every other passage (`others`, the other candidates, and
+      the passages holding none of the query's words; one whose lines overlap it is the same
+      passage): what it holds that the other does not weighs as much as one word no passage
+      holds (RARE_ENOUGH, the chance level `confidence` uses). `high` says this
+      passage answers, not the next one: where another passage holds nearly the same words,
+      the words cannot tell the two apart, and on conversations the first was then a neighbour
+      of the answer (another child's day holding the same words, the next turn repeating the
+      title). One word that a passage or two hold is not enough: another person's history
+      holds such a word by coincidence ("breed", a name two people share). Only in a memory
+      of SMALL_MEMORY chunks or more, as for `scattered`: in fewer, every word a passage holds
+      weighs little, and the one note on a topic is what the memory has;
     - two independent channels pick it: it is the keyword pass's first and, with vectors,
       the vectors' first too (either channel's first alone is often a neighbour of the
       answer). Unless the vectors have no opinion (no passage closer to the query than the
@@ -243,6 +255,10 @@ def untrusted(c: Candidate, evidence: dict, vectors: bool, exact: dict[int, dict
     held = set(conf["terms"])
     if conf["termCoverage"] < 1.0 and not all(t in held for t, w in evidence["weights"].items() if w < 1.0):
         return "the passage holds only part of the query's words"
+    if evidence.get("nDocs", 0) >= SMALL_MEMORY and (margin := apart(c, others, evidence["weights"])) < RARE_ENOUGH:
+        if margin >= conf["termWeight"] - 0.001:  # termWeight is rounded to 0.001
+            return "the words it holds weigh less than one word no passage holds"
+        return "another passage holds nearly the same words: what sets this one apart weighs less than a word no passage holds"
     # a hit holds the chunks merged into it (merge_overlapping): their ranks are its own too
     merged = c.parts.get("merged", [])
     if c.kw_rank != 1 and not any(m.get("keywordRank") == 1 for m in merged):
@@ -253,12 +269,28 @@ def untrusted(c: Candidate, evidence: dict, vectors: bool, exact: dict[int, dict
     return None
 
 
+def apart(c: Candidate, others: list[Candidate], weights: dict[str, float]) -> float:
+    """The weight of the query words `c` holds that the other passage nearest to it in words
+    lacks: its margin over every other candidate whose lines do not overlap it, and over the
+    passages holding none of the query's words (every memory has them, candidates or not: so
+    keyword-only and hybrid, whose vectors add such candidates, agree)."""
+    held = set(c.parts["confidence"]["terms"])
+    margin = sum(weights.get(t, 0.0) for t in held)
+    for o in others:
+        if o is c or (o.row[:2] == c.row[:2] and o.row[2] <= c.row[3] and c.row[2] <= o.row[3]
+                      and o.parts.get("fleet") == c.parts.get("fleet")):  # a fleet: one agent's file
+            continue
+        lacks = held.difference(o.parts["confidence"]["terms"])
+        margin = min(margin, sum(weights.get(t, 0.0) for t in lacks))
+    return margin
+
+
 def trust_high(cands: list[Candidate], evidence: dict, vectors: bool, exact: dict[int, dict]) -> None:
     """A hit scoring `high` that untrusted() finds a reason against scores just below it
     (`medium`), with the reason in its explanation: the score stays the hit's own evidence,
     and `high` keeps one meaning in every memory. Counted in the evidence (how often `high` is given)."""
     for c in cands:
-        if c.score >= HIGH and (why := untrusted(c, evidence, vectors, exact)):
+        if c.score >= HIGH and (why := untrusted(c, evidence, vectors, exact, cands)):
             c.parts["confidence"]["notHigh"] = why
             c.score = HIGH - 0.0001
     evidence["high"] = sum(c.score >= HIGH for c in cands)

@@ -98,35 +98,68 @@ def merge_overlapping(cands: list[Candidate], max_chars: int = 3200) -> list[Can
     """Fold a hit into a better one from the same file whose lines overlap it.
 
     Chunks overlap by design (80 tokens), so neighbouring chunks of one passage often both
-    match; showing them as two results wastes a slot on a near-duplicate. The better hit
-    keeps its score and grows to cover both passages (its citation spans both), up to
-    `max_chars` (two chunks' worth), so a citation stays something a person reads.
+    match; showing them as two results wastes a slot on a near-duplicate. The better hit (by
+    rank) is the host: it keeps its score and grows to cover its neighbours (its citation spans
+    them), up to `max_chars` (two chunks' worth), so a citation stays something a person reads.
+    The neighbours join in order of the query's words they hold (the weight of those one
+    passage of them holds, confidence's termWeight), not of rank: when only one more fits, the one holding more of the question is
+    more of the answer (a user's line beside the reply that repeats it), while the rank of two
+    overlapping chunks mostly says how the vectors see the text they share. A neighbour that
+    does not fit stays a hit of its own, in its place (the host of its own neighbours).
     """
-    kept: list[Candidate] = []
+    hosts: list[Candidate] = []
+    guests: dict[int, list[Candidate]] = {}  # id(host) -> the candidates overlapping it, in rank order
+    reach: dict[int, tuple[int, int]] = {}  # id(host) -> the lines it and its guests span
     for c in cands:
-        path, source, start, end = c.row[0], c.row[1], c.row[2], c.row[3]
+        path, source, start, end = c.row[:4]
         host = None
         if source != "sessions":
-            for k in kept:
-                if k.row[0] == path and k.row[1] == source and start <= k.row[3] and k.row[2] <= end:
-                    host = k
-                    break
+            host = next((k for k in hosts if k.row[0] == path and k.row[1] == source
+                         and start <= reach[id(k)][1] and reach[id(k)][0] <= end), None)
         if host is None:
-            kept.append(c)
-            continue
-        h_path, h_source, h_start, h_end, h_text = host.row[:5]
-        h_lines = h_text.split("\n")
-        c_lines = c.row[4].split("\n")
-        if start < h_start:  # c extends the host upwards
-            lines = c_lines[: h_start - start] + h_lines
+            hosts.append(c)
+            guests[id(c)], reach[id(c)] = [], (start, end)
         else:
-            lines = h_lines
-        if end > h_end:  # and/or downwards
-            lines = lines + c_lines[len(c_lines) - (end - h_end) :]
-        if sum(len(x) + 1 for x in lines) > max_chars:
-            kept.append(c)
-            continue
-        host.row = (h_path, h_source, min(start, h_start), max(end, h_end), "\n".join(lines), *host.row[5:])
-        host.parts.setdefault("merged", []).append({"startLine": start, "endLine": end, "score": round(c.score, 4),
-                                                    "keywordRank": c.kw_rank, "vectorRank": c.vec_rank})
-    return kept
+            guests[id(host)].append(c)
+            reach[id(host)] = (min(start, reach[id(host)][0]), max(end, reach[id(host)][1]))
+    merged: set[int] = set()
+    for host in hosts:
+        pending = sorted(guests[id(host)], key=_words_held)  # stable: equal evidence keeps rank order
+        while True:
+            g = next((g for g in pending if g.row[2] <= host.row[3] and host.row[2] <= g.row[3] and _fold(host, g, max_chars)), None)
+            if g is None:
+                break
+            pending.remove(g)
+            merged.add(id(g))
+    # the neighbours that did not fit fold into each other the same way (one slot, as before)
+    rest = [c for c in cands if id(c) not in merged and id(c) not in guests]
+    if rest:
+        kept = {id(c) for c in merge_overlapping(rest, max_chars)}
+        merged.update(id(c) for c in rest if id(c) not in kept)
+    return [c for c in cands if id(c) not in merged]
+
+
+def _words_held(c: Candidate) -> float:
+    """Sort key: the weight of the query's words one passage of `c` holds, most first."""
+    conf = c.parts.get("confidence")
+    return -(conf["termWeight"] if conf else c.score)
+
+
+def _fold(host: Candidate, c: Candidate, max_chars: int) -> bool:
+    """Grow `host` over the overlapping `c` when the two fit in `max_chars`; whether it did."""
+    start, end = c.row[2], c.row[3]
+    h_path, h_source, h_start, h_end, h_text = host.row[:5]
+    h_lines = h_text.split("\n")
+    c_lines = c.row[4].split("\n")
+    if start < h_start:  # c extends the host upwards
+        lines = c_lines[: h_start - start] + h_lines
+    else:
+        lines = h_lines
+    if end > h_end:  # and/or downwards
+        lines = lines + c_lines[len(c_lines) - (end - h_end) :]
+    if sum(len(x) + 1 for x in lines) > max_chars:
+        return False
+    host.row = (h_path, h_source, min(start, h_start), max(end, h_end), "\n".join(lines), *host.row[5:])
+    host.parts.setdefault("merged", []).append({"startLine": start, "endLine": end, "score": round(c.score, 4),
+                                                "keywordRank": c.kw_rank, "vectorRank": c.vec_rank})
+    return True
