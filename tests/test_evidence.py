@@ -711,8 +711,9 @@ def test_scattered_words_flag_only_a_question_in_a_memory_big_enough():
     """The rule (search.scattered) compares what the best passage holds with chance (how
     likely chance alone holds as much together somewhere here) and with what the memory uses:
     a passage holding every word used here is never scattered however common the words, nor
-    is a pasted conversation, a small memory, or a question with a missing word (that verdict
-    says more)."""
+    is a small memory, or a question with a missing word (that verdict says more). A pasted
+    conversation is judged on the words this memory uses, missing ones or not (it names many
+    things in passing)."""
     ev = {"candidates": 6, "best": 0.7, "namedAbsent": [], "speakersAbsent": [], "absentShare": 0.0,
           "absentTerms": [], "presentCoverage": 1.0, "presentWeight": 1.6, "rareWeight": 0.2,
           "formsChecked": True, "nDocs": 450, "vectors": True, "dialogue": False, "bestVector": 0.3,
@@ -724,7 +725,9 @@ def test_scattered_words_flag_only_a_question_in_a_memory_big_enough():
     assert verdict({**ev, "chanceHeld": 0.3}) is None  # rarer together than chance, more likely than not
     assert verdict({**ev, "chanceHeld": None}) is None  # not computed: nothing to decide on
     assert verdict({**ev, "bestHeld": 0.5, "usedWeight": 0.5}) is None  # holds every word used here
-    assert verdict({**ev, "dialogue": True}) is None
+    talk = verdict({**ev, "dialogue": True, "absentTerms": ["pottery"], "absentShare": 0.2})
+    assert talk["kind"] == "scattered" and not talk["emptied"] and "the conversation's words" in talk["reason"]
+    assert verdict({**ev, "dialogue": True, "chanceHeld": 0.3}) is None
     assert verdict({**ev, "nDocs": SMALL_MEMORY - 1}) is None
     assert verdict({**ev, "absentTerms": ["pottery"], "absentShare": 0.2})["kind"] == "missing"
     assert verdict({**ev, "candidates": 0})["kind"] == "none"
@@ -812,3 +815,29 @@ def test_a_question_of_common_words_that_meet_only_by_chance_is_flagged(workspac
     else:
         assert ev["bestHeld"] >= 1.0 and ev["chanceHeld"] >= 0.5, ev
         assert ev["absent"]["kind"] == "scattered" and "% of the time" in res["absent"]["reason"]
+
+
+@pytest.mark.parametrize("answer", [True, False])
+def test_a_pasted_conversation_whose_words_meet_only_by_chance_is_flagged(workspace, make_engine, answer):
+    """A pasted conversation (Lisa and Bart speak, both known here) about painting the garden
+    fence, asked of 250 notes where those everyday words each stand in a seventh of the notes:
+    its words meet here only where chance puts them, so the list is flagged `scattered` (the
+    conversation's words occur here only apart), shown, not emptied, although the conversation
+    holds words this memory never uses ("ladder"). With one note holding the fence, the paint
+    and the neighbour together, that note answers first, unflagged."""
+    common_words_memory(workspace, answer)
+    for i in range(40):  # the speakers are known here, each in notes of their own
+        write(workspace / "memory" / "people" / f"p{i:02d}.md", f"- {'Lisa' if i % 2 else 'Bart'} called on day {i}.\n")
+    eng = make_engine()
+    eng.run_index()
+    talk = ("Lisa: We will paint the garden fence this weekend.\nBart: Ask the neighbour for a ladder.\n"
+            "Lisa: And which colour?\nBart: The one the neighbour likes.\n")
+    res = eng.search(talk, explain=True)
+    ev = res["evidence"]
+    assert ev["dialogue"] and "ladder" in ev["absentTerms"] and res["results"] and res["hidden"]["count"] == 0
+    if answer:
+        assert res["absent"] is None, res["absent"]
+        assert res["results"][0]["path"] == "MEMORY.md"
+    else:
+        assert ev["chanceHeld"] >= 0.5 and ev["absent"]["kind"] == "scattered", ev
+        assert res["absent"]["reason"].startswith("the conversation's words occur here only apart")

@@ -423,8 +423,8 @@ def _absence(evidence: dict, strong: float, absent_share: float, weak: float) ->
     # answerable; bench/results/abstention-session5.txt). Not for a pasted conversation, which
     # names many things in passing (below), nor a small memory, which lacks most words of anything.
     question_missing = missing and not evidence.get("dialogue")
-    # every word of a question used here, but never together: see scattered()
-    apart = not small and not evidence.get("dialogue") and scattered(evidence)
+    # the words of a question (or a pasted conversation) used here, but never together: see scattered()
+    apart = not small and scattered(evidence)
     if evidence["candidates"] and evidence["best"] >= strong and not question_missing and not apart:
         return None
     if near and not evidence["namedAbsent"]:
@@ -446,7 +446,8 @@ def _absence(evidence: dict, strong: float, absent_share: float, weak: float) ->
         return "missing", f"this memory never uses {absent} in any form"
     if apart:
         held = _some(evidence["bestHeldTerms"], 4) or "none of them"
-        return "scattered", (f"the question's words occur here only apart (the best passage holds {held}: "
+        what = "conversation" if evidence.get("dialogue") else "question"
+        return "scattered", (f"the {what}'s words occur here only apart (the best passage holds {held}: "
                              f"chance alone puts as much together somewhere in a memory this size, "
                              f"{round(100 * evidence['chanceHeld'])} % of the time)")
     # a pasted conversation: a word of it this memory never uses, and nothing here holds a fair
@@ -467,9 +468,13 @@ def scattered(evidence: dict) -> bool:
     of someone else's they meet only where chance puts them. Nothing is fitted: chanceHeld is
     a probability computed from this index's size and word frequencies, and 1/2 is even odds.
     Not when the passage holds every word of the question used here (nothing is scattered),
-    nor when a word is missing (the missing word says more, above)."""
+    nor when a word of a question is missing (the missing word says more, above). A pasted
+    conversation is judged the same way on the words this memory uses: it names many things in
+    passing, so a word of it missing says little, but the passage it is about holds many of its
+    words together, which chance does not (MADial's dialogues asked of someone else's history:
+    flagged or emptied .83 -> .99, asked of their own .01 -> .11, bench/results/abstention-session7.txt)."""
     chance = evidence.get("chanceHeld")
-    if chance is None or not evidence.get("candidates") or evidence["absentTerms"]:
+    if chance is None or not evidence.get("candidates") or (evidence["absentTerms"] and not evidence.get("dialogue")):
         return False
     return chance >= 0.5 and evidence["bestHeld"] < evidence.get("usedWeight", 0.0) - 0.001  # weights are rounded to 0.001
 
@@ -573,7 +578,7 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
     }
     # how likely chance alone holds as much together as the best passage (scattered): only where it can decide
     out["chanceHeld"] = None
-    if out["candidates"] and not out["absentTerms"] and not out["dialogue"] and n_docs >= SMALL_MEMORY \
+    if out["candidates"] and (out["dialogue"] or not out["absentTerms"]) and n_docs >= SMALL_MEMORY \
             and out["bestHeld"] < out["usedWeight"] - 0.001:
         shares = [(w, ranking.doc_share(w, n_docs)) for t, w in weights.items() if w < 1.0 or t in forms]
         out["chanceHeld"] = round(chance_held(shares, n_docs, out["bestHeld"]), 4)
