@@ -1,7 +1,8 @@
 """The `scattered` flag replayed on bench/abstention.py --raw data: each set's verdicts without
 it (the evidence with chanceHeld removed), with session 6's rule (the best passage holds less
-than one missing word's weight, bestHeld < 1) and with the shipped one (chance alone holds as
-much together somewhere here more likely than not, chanceHeld >= 1/2), on the same searches:
+than one missing word's weight, bestHeld < 1, questions only) and with the shipped one (chance
+alone holds as much together somewhere here more likely than not, chanceHeld >= 1/2, questions
+and pasted conversations), on the same searches:
     python bench/study31/scattered.py RAW.json"""
 import json, sys
 from clawmem.engine.search import verdict
@@ -16,7 +17,7 @@ def without(ev):
 def session6(ev):
     """The rule before: bestHeld < 1 (RARE_ENOUGH), where the shipped rule could decide."""
     v = without(ev)
-    if v is None and ev.get("chanceHeld") is not None and ev["bestHeld"] < 1.0:
+    if v is None and ev.get("chanceHeld") is not None and ev["bestHeld"] < 1.0 and not ev["dialogue"] and not ev["absentTerms"]:
         return {"kind": "scattered", "emptied": False}
     return v
 

@@ -479,28 +479,31 @@ def scattered(evidence: dict) -> bool:
     return chance >= 0.5 and evidence["bestHeld"] < evidence.get("usedWeight", 0.0) - 0.001  # weights are rounded to 0.001
 
 
-def chance_held(shares: list[tuple[float, float]], n_docs: int, held: float) -> float:
-    """The probability that chance alone puts words of the query weighing `held` or more
-    together in some chunk of an index of `n_docs` chunks. `shares`: (weight, share of the
-    chunks holding it) of each query word this memory uses. Each word is placed in each chunk
-    independently, as often as the index holds it; any set of the words counts, not only the
-    one the best passage holds: a question of many common words has many ways to come together.
+def chance_held(shares: list[tuple[float, float]], n_docs: int, held: list[float]) -> float:
+    """The probability that chance alone puts words of the query weighing as much as `held`
+    (the weights of the words the best passage holds) together in some chunk of an index of
+    `n_docs` chunks. `shares`: (weight, share of the chunks holding it) of each query word this
+    memory uses. Each word is placed in each chunk independently, as often as the index holds
+    it; any set of the words counts, not only the one the best passage holds: a question of
+    many common words has many ways to come together.
     Two simplifications pull opposite ways: chance is counted per chunk (what the index counts),
     while the best passage holds its words within a line or PASSAGE_CHARS, which chance meets
     less often; and real words cluster by topic, which chance placed independently meets less
     often than real text does."""
-    # sums in thousandths, each word's weight rounded: a set within 0.005 of `held` holds as much
-    # (the held set itself must count, whatever the rounding of its words)
-    need = round(held * 1000) - 5
-    if need <= 0:
+    total = sum(held)
+    if total <= 0.0:
         return 1.0
+    # weights counted in 1/512ths of what the passage holds, the passage's own words by the same
+    # rounding, so its set always counts: a few milliseconds for a 60-word pasted conversation
+    unit = total / 512
+    need = sum(round(w / unit) for w in held)
     dist = {0: 1.0}  # {weight held so far, capped at `need`: probability}
     for weight, share in shares:
         if share <= 0.0:
             continue
-        step, nxt = round(weight * 1000), {}
+        step, nxt = round(weight / unit), {}
         for s, q in dist.items():
-            if q < 1e-12:  # a sum this unlikely changes nothing (at most `need` of them): keeps long questions fast
+            if q < 1e-12:  # a sum this unlikely changes nothing (at most `need` of them)
                 continue
             nxt[s] = nxt.get(s, 0.0) + q * (1.0 - share)
             t = min(s + step, need)
@@ -581,7 +584,7 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
     if out["candidates"] and (out["dialogue"] or not out["absentTerms"]) and n_docs >= SMALL_MEMORY \
             and out["bestHeld"] < out["usedWeight"] - 0.001:
         shares = [(w, ranking.doc_share(w, n_docs)) for t, w in weights.items() if w < 1.0 or t in forms]
-        out["chanceHeld"] = round(chance_held(shares, n_docs, out["bestHeld"]), 4)
+        out["chanceHeld"] = round(chance_held(shares, n_docs, [weights.get(t, 0.0) for t in out["bestHeldTerms"]]), 4)
     out["absent"] = verdict(out)
     out["abstain"] = out["absent"]["reason"] if out["absent"] else None
     return out
