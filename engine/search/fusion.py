@@ -102,10 +102,11 @@ def merge_overlapping(cands: list[Candidate], max_chars: int = 3200) -> list[Can
     rank) is the host: it keeps its score and grows to cover its neighbours (its citation spans
     them), up to `max_chars` (two chunks' worth), so a citation stays something a person reads.
     The neighbours join in order of the query's words they hold (the weight of those one
-    passage of them holds, confidence's termWeight), not of rank: when only one more fits, the one holding more of the question is
-    more of the answer (a user's line beside the reply that repeats it), while the rank of two
-    overlapping chunks mostly says how the vectors see the text they share. A neighbour that
-    does not fit stays a hit of its own, in its place (the host of its own neighbours).
+    passage of them holds, confidence's termWeight), not of rank: when only one more fits, the
+    one holding more of the question is more of the answer (a user's line beside the reply
+    that repeats it), while the rank of two overlapping chunks mostly says how the vectors see
+    the text they share. A neighbour that does not fit stays a hit of its own, in its place
+    (the host of its own neighbours).
     """
     hosts: list[Candidate] = []
     guests: dict[int, list[Candidate]] = {}  # id(host) -> the candidates overlapping it, in rank order
