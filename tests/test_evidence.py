@@ -13,6 +13,7 @@ from clawmem.engine.index.store import SMALL_MEMORY
 from clawmem.engine.search.everyday import is_everyday
 from clawmem.engine.search import candidates
 from clawmem.engine.search import verdict
+from clawmem.engine.search.evidence import chance_decides, chance_held
 from clawmem.engine.search import abstain_reason, named_terms, snippet_match, speakers, term_spans
 from clawmem.engine.text import spellings, word_forms
 from clawmem.tui.present import format_results
@@ -724,13 +725,18 @@ def test_scattered_words_flag_only_a_question_in_a_memory_big_enough():
     assert verdict({**ev, "best": 0.95})["kind"] == "scattered"  # a strong hit on part of it is still chance
     assert verdict({**ev, "chanceHeld": 0.3}) is None  # rarer together than chance, more likely than not
     assert verdict({**ev, "chanceHeld": None}) is None  # not computed: nothing to decide on
-    assert verdict({**ev, "bestHeld": 0.5, "usedWeight": 0.5}) is None  # holds every word used here
     talk = verdict({**ev, "dialogue": True, "absentTerms": ["pottery"], "absentShare": 0.2})
     assert talk["kind"] == "scattered" and not talk["emptied"] and "the conversation's words" in talk["reason"]
     assert verdict({**ev, "dialogue": True, "chanceHeld": 0.3}) is None
-    assert verdict({**ev, "nDocs": SMALL_MEMORY - 1}) is None
     assert verdict({**ev, "absentTerms": ["pottery"], "absentShare": 0.2})["kind"] == "missing"
     assert verdict({**ev, "candidates": 0})["kind"] == "none"
+    # where chanceHeld is computed at all (search.query_evidence)
+    assert chance_decides(ev)
+    assert not chance_decides({**ev, "bestHeld": 0.5, "usedWeight": 0.5})  # holds every word used here
+    assert not chance_decides({**ev, "nDocs": SMALL_MEMORY - 1})
+    assert not chance_decides({**ev, "candidates": 0})
+    assert not chance_decides({**ev, "absentTerms": ["pottery"]})  # a question: the missing word says more
+    assert chance_decides({**ev, "dialogue": True, "absentTerms": ["pottery"]})  # a conversation names things in passing
 
 
 def test_a_hits_terms_of_equal_weight_are_listed_by_name(notes, make_engine):
@@ -771,7 +777,6 @@ def test_chance_held_is_the_probability_chance_holds_as_much_somewhere(words, n_
     chunk independently, each as often as the index holds it), the probability that at least one
     of n chunks holds words weighing as much as the best passage's (a set of the same words).
     That passage's own set always counts, so chance is at least that set's."""
-    from clawmem.engine.search.evidence import chance_held
     shares = [(w / 1000, share) for w, share in words]
     picks = data.draw(st.lists(st.booleans(), min_size=len(shares), max_size=len(shares)).filter(any))
     held = [w for (w, _), p in zip(shares, picks) if p]

@@ -424,7 +424,7 @@ def _absence(evidence: dict, strong: float, absent_share: float, weak: float) ->
     # names many things in passing (below), nor a small memory, which lacks most words of anything.
     question_missing = missing and not evidence.get("dialogue")
     # the words of a question (or a pasted conversation) used here, but never together: see scattered()
-    apart = not small and scattered(evidence)
+    apart = scattered(evidence)
     if evidence["candidates"] and evidence["best"] >= strong and not question_missing and not apart:
         return None
     if near and not evidence["namedAbsent"]:
@@ -467,16 +467,23 @@ def scattered(evidence: dict) -> bool:
     its own history, a question's words stand together in the passage that answers it, asked
     of someone else's they meet only where chance puts them. Nothing is fitted: chanceHeld is
     a probability computed from this index's size and word frequencies, and 1/2 is even odds.
-    Not when the passage holds every word of the question used here (nothing is scattered),
-    nor when a word of a question is missing (the missing word says more, above). A pasted
-    conversation is judged the same way on the words this memory uses: it names many things in
-    passing, so a word of it missing says little, but the passage it is about holds many of its
-    words together, which chance does not (MADial's dialogues asked of someone else's history:
-    flagged or emptied .83 -> .99, asked of their own .01 -> .11, bench/results/abstention-session7.txt)."""
+    chanceHeld is computed only where chance_decides (None elsewhere)."""
     chance = evidence.get("chanceHeld")
-    if chance is None or not evidence.get("candidates") or (evidence["absentTerms"] and not evidence.get("dialogue")):
-        return False
-    return chance >= 0.5 and evidence["bestHeld"] < evidence.get("usedWeight", 0.0) - 0.001  # weights are rounded to 0.001
+    return chance is not None and chance >= 0.5
+
+
+def chance_decides(evidence: dict) -> bool:
+    """Where scattered() can say anything: a memory of SMALL_MEMORY+ chunks (a few notes lack
+    most words of anything), candidates whose best passage holds less of the query than the
+    memory uses (a passage holding every word used here is not scattered), and a question with no
+    missing word (the missing word says more: _absence) or a pasted conversation, judged on the
+    words this memory uses: it names many things in passing, so a word of it missing says
+    little, but the passage it is about holds many of its words together, which chance does not
+    (MADial's dialogues asked of someone else's history: flagged or emptied .83 -> .99, asked of
+    their own .01 -> .11, bench/results/abstention-session7.txt)."""
+    return bool(evidence["candidates"]) and evidence["nDocs"] >= SMALL_MEMORY \
+        and (evidence["dialogue"] or not evidence["absentTerms"]) \
+        and evidence["bestHeld"] < evidence["usedWeight"] - 0.001  # weights are rounded to 0.001
 
 
 def chance_held(shares: list[tuple[float, float]], n_docs: int, held: list[float]) -> float:
@@ -579,10 +586,9 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
         "usedWeight": round(sum(w for t, w in weights.items() if w < 1.0 or t in forms), 3),
         "vectors": any(c.vec_cos is not None for c in cands),  # bestVector means something
     }
-    # how likely chance alone holds as much together as the best passage (scattered): only where it can decide
+    # how likely chance alone holds as much together as the best passage (scattered)
     out["chanceHeld"] = None
-    if out["candidates"] and (out["dialogue"] or not out["absentTerms"]) and n_docs >= SMALL_MEMORY \
-            and out["bestHeld"] < out["usedWeight"] - 0.001:
+    if chance_decides(out):
         shares = [(w, ranking.doc_share(w, n_docs)) for t, w in weights.items() if w < 1.0 or t in forms]
         out["chanceHeld"] = round(chance_held(shares, n_docs, [weights.get(t, 0.0) for t in out["bestHeldTerms"]]), 4)
     out["absent"] = verdict(out)
