@@ -131,7 +131,7 @@ def test_the_neighbour_holding_more_of_the_query_merges_first():
         c = Candidate(id)
         c.row = ("memory/a.md", "memory", start, end, "\n".join(f"line {i:03d} " + "x" * 40 for i in range(start, end + 1)),
                  0, None, None, 0)
-        c.score, c.parts = score, {}
+        c.score, c.parts = score, {"confidence": {"termWeight": score}}  # what select() gives each candidate first
         return c
 
     host, below, above = chunk(1, 20, 31, 1.0), chunk(2, 30, 41, 0.5), chunk(3, 10, 21, 0.7)

@@ -142,8 +142,7 @@ def merge_overlapping(cands: list[Candidate], max_chars: int = 3200) -> list[Can
 
 def _words_held(c: Candidate) -> float:
     """Sort key: the weight of the query's words one passage of `c` holds, most first."""
-    conf = c.parts.get("confidence")
-    return -(conf["termWeight"] if conf else c.score)
+    return -c.parts["confidence"]["termWeight"]
 
 
 def _fold(host: Candidate, c: Candidate, max_chars: int) -> bool:
