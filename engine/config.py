@@ -134,6 +134,25 @@ KEYS: dict[str, Key] = {
                          doc="clawmem watch, once a day: preview counts the candidates (the app's header shows them); apply also writes the ones passing 0.8 / 3 / 3"),
 }
 
+
+def reference_markdown() -> str:
+    """docs/configuration.md's key table, made from KEYS (a test keeps the page equal to it)."""
+    import json  # only here: a search's start never pays for it
+
+    rows = ["| key | default | valid values | what it does |", "|---|---|---|---|"]
+    for name, k in KEYS.items():
+        default = "" if k.secret else k.default
+        shown = "(empty)" if default in ("", None, [], {}) else json.dumps(default, ensure_ascii=False)
+        valid = " \\| ".join(f"`{c}`" for c in k.choices) if k.choices else (k.expect or _KIND_WORDS.get(k.kind, k.kind))
+        doc = (k.doc + ("; secret: masked in every message" if k.secret else "")).replace("|", "\\|")
+        rows.append(f"| `{name}` | `{shown}` | {valid} | {doc} |")
+    return "\n".join(rows) + "\n"
+
+
+_KIND_WORDS = {"str": "a string", "int": "an integer", "float": "a number", "bool": "true or false",
+               "strlist": "a list of strings", "providers": "a list of provider names",
+               "headers": "a table of header names and values"}
+
 # OpenClaw keys we read from its file but that are not ours to set (silently accepted there).
 OPENCLAW_ACCEPTED = {"experimental.sessionMemory"}
 # OpenClaw memory-search keys (and their subkeys) we read but do not honour, with what clawmem

@@ -1,6 +1,6 @@
 """`clawmem mcp`: the memory tools for any MCP client, on the SDK's high-level server.
 
-Tools (TOOLS, one table: the server, its tests and README's table are made from it):
+Tools (TOOLS, one table: the server, its tests and docs/agents.md's table are made from it):
 memory_search and memory_get with OpenClaw's input schemas, descriptions and result payloads
 (engine/agent/tools.py), memory_append, memory_remember and memory_promote unless `mcp.write = false`.
 Resources: memory://MEMORY.md, memory://today, memory://yesterday, memory://context, memory://promote, memory://team.
@@ -147,8 +147,8 @@ class RememberArgs(ArgModelBase):
 
 
 class ToolSpec:
-    """One MCP tool: what the server registers, what the tests list and what README's table shows.
-    `call(engine, arguments)` answers with the payload; `returns` is README's words for it;
+    """One MCP tool: what the server registers, what the tests list and what docs/agents.md's table shows.
+    `call(engine, arguments)` answers with the payload; `returns` is the docs' words for it;
     `writes` tools are left out with `mcp.write = false`; a tool that `needs_index` waits for the
     index the server's first sync builds."""
 
@@ -184,12 +184,12 @@ TOOLS = [
     ToolSpec("memory_promote", PROMOTE_DESCRIPTION, PROMOTE_SCHEMA, PromoteArgs,
              lambda engine, kw: engine.tools.promote(kw.get("keys"), kw.get("limit")),
              "promotes the candidates of `memory://promote` (those named by `keys`, else all, best first) into `MEMORY.md`; "
-             "`{promoted: [...], skipped: [{key, citation, reason}]}`; see [Consolidation](#consolidation)", writes=True),
+             "`{promoted: [...], skipped: [{key, citation, reason}]}`; see [Consolidation](consolidation.md)", writes=True),
 ]
 
 
 def tools_markdown() -> str:
-    """README's table of the tools, made from TOOLS (a test checks README holds it)."""
+    """docs/agents.md's table of the tools, made from TOOLS (a test checks the page holds it)."""
     rows = ["| tool | arguments | returns |", "|---|---|---|"]
     rows += [f"| `{t.name}` | {t.arguments()} | {t.returns} |" for t in TOOLS]
     return "\n".join(rows) + "\n"

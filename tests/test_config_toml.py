@@ -15,7 +15,8 @@ from hypothesis import given, settings, strategies as st
 from clawmem.engine import config
 from helpers import write
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 
 def typed(v):
@@ -126,9 +127,9 @@ def test_random_text_is_read_as_tomllib_reads_it_or_left_to_it(text):
 
 
 def test_the_configs_people_write_take_the_fast_path():
-    """README's TOML examples (what people copy) and what `config set` writes are read without
+    """The TOML examples of README and docs/ (what people copy) and what `config set` writes are read without
     tomllib; were they not, a search would load it again and only the speed would say so."""
-    blocks = re.findall(r"```toml\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+    blocks = [b for page in PAGES for b in re.findall(r"```toml\n(.*?)```", page.read_text(encoding="utf-8"), re.S)]
     assert len(blocks) >= 3
     written = 'provider = "none"\n\n[query]\nmaxResults = 3\n\n[query.hybrid]\nfusion = "rrf"\n'
     for text in blocks + [written, 'provider = "none"\n[sync]\nonSearch = false\n']:

@@ -106,7 +106,7 @@ def test_a_crash_mid_index_falls_back_discloses_and_keeps_what_was_indexed(works
     switched = [e for e in events if isinstance(e, ev.ProviderSwitched)]
     assert switched and switched[0].to_provider is None
     assert switched[0].reason.startswith("local model crashed: SIGILL in llama.cpp")
-    assert "README → Troubleshooting" in switched[0].reason
+    assert "docs/troubleshooting.md" in switched[0].reason
     st = eng.status()
     embedded = sum(m["vectors"] for m in st["vector"]["models"])
     assert 32 <= embedded < st["index"]["chunks"]  # the batches before the crash are kept

@@ -1,5 +1,5 @@
 """The MCP tools are declared once (clawmem.mcp.server.TOOLS): the server registers exactly
-those, and README's tool table is the one made from them."""
+those, and docs/agents.md's tool table is the one made from them."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ import pytest
 
 from clawmem.mcp.server import TOOLS, build_server, tools_markdown
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+AGENTS_PAGE = Path(__file__).resolve().parents[1] / "docs" / "agents.md"
 
 
 def test_readme_tool_table_is_made_from_the_tool_table():
-    """A tool added, renamed or given new arguments in TOOLS must reach README, and back."""
-    assert tools_markdown() in README.read_text(encoding="utf-8"), (
-        "README's MCP tool table differs from clawmem.mcp.server.TOOLS; paste the output of\n"
+    """A tool added, renamed or given new arguments in TOOLS must reach docs/agents.md, and back."""
+    assert tools_markdown() in AGENTS_PAGE.read_text(encoding="utf-8"), (
+        "docs/agents.md's MCP tool table differs from clawmem.mcp.server.TOOLS; paste the output of\n"
         "  python -c 'from clawmem.mcp.server import tools_markdown; print(tools_markdown())'")
 
 

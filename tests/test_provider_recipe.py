@@ -2,7 +2,7 @@
 with a Provider subclass (tests/recipes/echo_provider.py) plus one registry entry, and the
 config accepts it, the plan builds it through the same door as the built-in providers, the key
 is found in its own environment variable, and a real index and search use its vectors. Also:
-every built-in provider is a complete Provider, and README's provider table is the one the
+every built-in provider is a complete Provider, and docs/embeddings.md's provider table is the one the
 classes make."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest
 from helpers import write
 
 TESTS = Path(__file__).parent
-README = TESTS.parent / "README.md"
+EMBEDDINGS_PAGE = TESTS.parent / "docs" / "embeddings.md"
 
 # a whole process: the registry entry is in place before the config reads the names, as it is
 # when the entry is written in engine/provider_registry.py
@@ -66,7 +66,7 @@ def test_every_registered_provider_is_a_complete_provider():
     assert [c.name for c in classes] == list(NAMES)
     for cls in classes:
         assert issubclass(cls, Provider) and not getattr(cls, "__abstractmethods__", None), cls
-        assert cls.config_keys and cls.request, cls.name  # README's row
+        assert cls.config_keys and cls.request, cls.name  # the docs table's row
 
 
 def test_a_provider_that_leaves_out_a_method_cannot_be_made():
@@ -82,7 +82,7 @@ def test_a_provider_that_leaves_out_a_method_cannot_be_made():
         Half()
 
 
-def test_the_readme_provider_table_is_the_one_the_classes_make():
+def test_the_docs_provider_table_is_the_one_the_classes_make():
     from clawmem.engine.embeddings import provider_table
 
-    assert provider_table() in README.read_text(encoding="utf-8")
+    assert provider_table() in EMBEDDINGS_PAGE.read_text(encoding="utf-8")

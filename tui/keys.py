@@ -32,7 +32,7 @@ APP_KEYS_BEFORE_TABS = [
 ]
 # then each tab's key (Pane.TAB_KEY, in tabs.py's order), then:
 APP_KEYS_AFTER_TABS = [
-    # not a priority key: a tab may take f10 for itself (the README's keymap example gives it to file.save)
+    # not a priority key: a tab may take f10 for itself (docs/app.md's keymap example gives it to file.save)
     Key("promote.open", "f10", "promote", "Promote", "Promote screen: review what the agent keeps recalling, for MEMORY.md", show=False),
     Key("search.focus", "ctrl+f", "focus_search", "Find", "Go to the search box", show=False),
     Key("log.append", "ctrl+n", "append_today", "Note", "Append a timestamped entry to today's log"),

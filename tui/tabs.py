@@ -59,7 +59,7 @@ def key_label(keymap: dict[str, str], key_id: str) -> str:
 
 
 def help_table(keymap: dict[str, str] | None = None) -> str:
-    """The key table as Markdown (F1 and the README), with the user's keymap applied."""
+    """The key table as Markdown (F1 and docs/app.md), with the user's keymap applied."""
     keymap = keymap or {}
     sections = [("Everywhere", APP_KEYS), *((scope.capitalize(), keys) for scope, keys in PANES.items())]
     out = []

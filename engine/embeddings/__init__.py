@@ -132,7 +132,7 @@ def plan(cfg: Config) -> Plan:
 
 
 def provider_table() -> str:
-    """README's provider table, made from the registry's classes (tests compare the two)."""
+    """docs/embeddings.md's provider table, made from the registry's classes (tests compare the two)."""
     rows = ["| provider | default model | config keys | key sources, first found wins | request |", "|---|---|---|---|---|"]
     for cls in provider_classes():
         if cls.name == "local":

@@ -40,8 +40,8 @@ class Provider(ABC):
     openclaw_key_first: ClassVar[bool] = False  # openclaw.json's key before the environment's (OpenClaw's order for it)
     auto: ClassVar[bool] = True  # tried by provider = "auto" (in the registry's order); else only when named
     batch_client: ClassVar[str] = ""  # "module:Class" (embeddings/) of its batch-API client, if it has one
-    config_keys: ClassVar[str] = ""  # for README's provider table: the settings it reads
-    request: ClassVar[str] = ""  # for README's provider table: what it sends
+    config_keys: ClassVar[str] = ""  # for docs/embeddings.md's provider table: the settings it reads
+    request: ClassVar[str] = ""  # for docs/embeddings.md's provider table: what it sends
 
     id: str = "?"
     model: str = "?"

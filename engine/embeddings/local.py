@@ -129,7 +129,7 @@ class ThreadChooser:
             self._probe = next(c for c in self.choices if c != best)
 
 
-QUERY_THREADS = 1  # a short query: 1 thread is as fast idle and never stalls under load (README)
+QUERY_THREADS = 1  # a short query: 1 thread is as fast idle and never stalls under load (docs/embeddings.md)
 
 
 class LocalProvider(Provider):

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 # signal, subprocess, struct and threading load where they are used: a search that reaches a
 # warm resident model (resident.py) needs none of them (~3 ms of imports on every search)
 
-TROUBLESHOOT = "see README → Troubleshooting"
+TROUBLESHOOT = "see docs/troubleshooting.md"
 # A slow worker on a starved machine is not a hung one: a request is given up when the worker
 # has used no CPU for STALL_TIMEOUT (stopped, deadlocked, waiting on something that never comes)
 # or, busy or not, after REQUEST_TIMEOUT ("5 min for local work"; 4 passages take ~0.3 s idle).
