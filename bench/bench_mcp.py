@@ -6,7 +6,7 @@ then times N `memory_search` calls through the MCP SDK's client against a real
 process (what the server runs per call). Reports p50/p95 per call, the p95 ratio (target
 <= 2), and the bare MCP round trip (memory_get of one line) for scale.
 
-    python bench/bench_mcp.py [--files 5000] [--calls 1000] [--out bench/results/mcp.json]
+    python bench/bench_mcp.py [--files 5000] [--calls 1000] [--out FILE.json]   (record a run: bench/record.py, see bench/README.md)
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ Rounds alternate (bare, indexer, peak, other build; the order turns each round),
 load of a shared machine hits all alike; report ratios from one run.
 
     python bench/bench_throughput.py                       # 48 chunks, 3 rounds, 1 thread
-    python bench/bench_throughput.py --lib-path /tmp/build-avx512/bin --out bench/results/throughput.md
+    python bench/bench_throughput.py --lib-path /tmp/build-avx512/bin --out /tmp/throughput.md
 """
 
 from __future__ import annotations

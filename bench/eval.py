@@ -9,6 +9,8 @@ category, beside the BM25 baseline the data set publishes.
     python bench/eval.py --quick              # one set, a few queries
     python bench/eval.py --configs keyword,rrf+decay --sets madial_zh
     python bench/eval.py --no-vectors         # keyword-only configurations (no model needed)
+    python bench/eval.py --sets longmemeval_s30 --workspaces 2ebe6c90,32260d93 --embed-only --threads 1
+                                              # fill the bench cache one history at a time (resumable)
     python bench/eval.py --configs rrf --abstain   # also: how often unanswerable queries come back empty
 
 Abstention (--abstain): each query is also run against a workspace that does not hold its answer
@@ -215,6 +217,9 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=0, help="local.threads (1 is steadier while other work runs)")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="apply a setting to every configuration, e.g. --set query.hybrid.rrfK=20")
+    ap.add_argument("--embed-only", action="store_true",
+                    help="only index and embed the chosen workspaces into the bench cache, then stop "
+                         "(resumable: --workspaces picks them, --threads 1 keeps it gentle)")
     a = ap.parse_args()
     global THREADS
     THREADS = a.threads
@@ -240,6 +245,13 @@ def main() -> None:
     limit = 30 if a.quick and not a.limit else a.limit
     report = {}
     shared: dict = {}
+    if a.embed_only:
+        for s in sets:
+            wanted = sorted({q["workspace"] for q in load_queries(s)})
+            if a.workspaces:
+                wanted = [w for w in wanted if w in a.workspaces.split(",")]
+            ensure_indexed(s, wanted, True)
+        return
     for s in sets:
         queries = load_queries(s)
         if a.workspaces and any(q["workspace"] in a.workspaces.split(",") for q in queries):
