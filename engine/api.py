@@ -79,13 +79,13 @@ class Engine:
     def jobs(self):
         from .index.jobs import IndexJobs
 
-        return IndexJobs(self.cfg, self.index_reader, self.providers, self.freshness_check)
+        return IndexJobs(self.cfg, self.index_reader, self.providers, self.freshness_check, background=_background_notes)
 
     @cached_property
     def health(self):
         from .index.health import Health
 
-        health = Health(self.cfg, self.index_reader, self.providers, self.freshness_check, self.searcher, self.jobs)
+        health = Health(self.cfg, self.index_reader, self.providers, self.freshness_check, lambda store: self.searcher.vector_side(store), self.jobs)
         health.fleet_line = self._fleet_line
         return health
 
@@ -408,7 +408,7 @@ class Engine:
         """The watcher (file events, debounced syncs), not started yet: `start()` and `stop()` it."""
         from .index.watcher import Syncer
 
-        return Syncer(self, on_event=on_event)
+        return Syncer(self, on_event=on_event, after_sync=self._push_after_sync)
 
     def watch(self, on_event=None):
         """Start the watcher; `stop()` the object it returns."""
@@ -421,7 +421,7 @@ class Engine:
         lines through `printer`; the exit code."""
         from .index.watcher import run_daemon
 
-        return run_daemon(self, once=once, printer=printer)
+        return run_daemon(self, once=once, printer=printer, after_sync=self._push_after_sync, every_minute=self._promotion_sweep)
 
     def promotion_candidates(self, gates=None, **kw):
         """(the passages of daily logs worth keeping in MEMORY.md, notes), best first."""
@@ -530,10 +530,62 @@ class Engine:
         except Exception:
             pass  # a failed trigger must not fail the search; the next one tries again
 
+    # what follows a sync: the watcher (index/) publishes that it synced, the engine subscribes
+    # what sits above the index (the fleet's push, the promotion sweep), so no arrow points up
+
+    def _push_after_sync(self) -> str | None:
+        """With `[fleet] publish = true`, push to the fleet after a sync. A fleet that is down only
+        leaves the push behind (status says how far): a running watcher tries again every
+        PUSH_RETRY_SECONDS, `watch --once` at its next run. Returns the warning."""
+        if not (self.cfg["fleet.publish"] and self.cfg["fleet.url"]):
+            return None
+        from .fleet.client import push_quietly
+
+        error = push_quietly(self)
+        if error is None:
+            return None
+        _log().warning("%s", error)
+        return f"{error}; local work goes on, and the push is tried again every few seconds until the fleet answers"
+
+    def _promotion_sweep(self) -> str | None:
+        """promote.sweep, asked about once a minute by `clawmem watch`: once a day, count the
+        promotion candidates (and with `apply` write the ones passing the stricter scheduled
+        gates); the one line that says what happened, or None."""
+        if self.cfg["promote.sweep"] == "off":
+            return None
+        from .consolidate import promote
+
+        try:
+            done = promote.daily_sweep(self)
+        except Exception as exc:  # never stops the watcher; the log has the details
+            import traceback
+
+            _log().error("promotion sweep failed: %s\n%s", exc, traceback.format_exc())
+            first = str(exc).strip().splitlines()
+            return f"promote: sweep failed: {first[0] if first else type(exc).__name__}"
+        if done is None:
+            return None
+        applied = f"; {done['applied']} promoted to MEMORY.md (clawmem history MEMORY.md)" if done["mode"] == "apply" else ""
+        return f"promote: {done['candidates']} candidate(s) to review (clawmem promote, or F10 in the app){applied}"
+
     def _fleet_line(self) -> dict | None:
         from .fleet.client import fleet_status  # psycopg is not needed for this: it reads local state only
 
         return fleet_status(self)
+
+
+def _log():
+    from . import logs
+
+    return logs.logger("clawmem.sync")
+
+
+def _background_notes() -> tuple[str, ...]:
+    """The search's notes about nothing (search/background.py), for the index jobs to embed in a
+    small memory: handed to index/ from here, loaded only when a job embeds."""
+    from .search.background import BACKGROUND
+
+    return BACKGROUND
 
 
 def _database_errors_named(events: Iterator, index_path) -> Iterator:

@@ -49,10 +49,13 @@ def wait_for(cond, limit: float = 20.0, what: str = "condition", interval: float
     raise AssertionError(f"timed out after {limit:.0f}s waiting for {what}")
 
 
-def imports_in(path: Path, package: str, *, type_checking: bool = True) -> list[tuple[str, list[str]]]:
+def imports_in(path: Path, package: str, *, type_checking: bool = True, dynamic: bool = False) -> list[tuple[str, list[str]]]:
     """Every import anywhere in module `path` of `package` (top level, functions, and unless
     `type_checking` is false, `if TYPE_CHECKING:` blocks) as (absolute module, names imported
-    from it): `import a.b` gives ("a.b", []), `from ..x import y` in package p.q gives ("p.x", ["y"])."""
+    from it): `import a.b` gives ("a.b", []), `from ..x import y` in package p.q gives ("p.x", ["y"]).
+    With `dynamic`, a call of importlib.import_module or __import__ counts as an import of the
+    module it names: ("a.b", []) for a name written out, the package before the first computed
+    part of an f-string, (DYNAMIC, []) for a name computed at run time."""
     import ast
 
     tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -74,7 +77,45 @@ def imports_in(path: Path, package: str, *, type_checking: bool = True) -> list[
                 parts = package.split(".")
                 module = ".".join(parts[: len(parts) - node.level + 1] + ([module] if module else []))
             out.append((module, [alias.name for alias in node.names]))
+        elif dynamic and isinstance(node, ast.Call) and _names_an_importer(node.func):
+            first = node.args[0] if node.args else None
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                name = first.value
+                if name.startswith("."):  # import_module(".x", package): relative to this module's package
+                    level = len(name) - len(name.lstrip("."))
+                    parts = package.split(".")
+                    name = ".".join(parts[: len(parts) - level + 1] + ([name.lstrip(".")] if name.lstrip(".") else []))
+                out.append((name, []))
+            elif isinstance(first, ast.JoinedStr) and first.values:
+                out.append((_leading_module(first, package), []))
+            else:
+                out.append((DYNAMIC, []))
     return out
+
+
+DYNAMIC = "<a module named at run time>"
+
+
+def _leading_module(text, package: str) -> str:
+    """The package an f-string names before its first computed part: f"clawmem.engine.x.{m}" ->
+    "clawmem.engine.x"; f"{__package__}.{m}" or f"{__name__}.{m}" -> a module of this package."""
+    import ast
+
+    head = text.values[0]
+    if isinstance(head, ast.Constant) and isinstance(head.value, str) and "." in head.value:
+        return head.value.rpartition(".")[0]
+    if isinstance(head, ast.FormattedValue) and isinstance(head.value, ast.Name) and head.value.id in ("__package__", "__name__"):
+        return f"{package}.{DYNAMIC}"
+    return DYNAMIC
+
+
+def _names_an_importer(func) -> bool:
+    """importlib.import_module(...), import_module(...) (from importlib), __import__(...)."""
+    import ast
+
+    if isinstance(func, ast.Attribute):
+        return func.attr == "import_module"
+    return isinstance(func, ast.Name) and func.id in ("import_module", "__import__")
 
 
 def search_in_fresh_process(argv: list[str], report: str, timeout: float = 120) -> str:

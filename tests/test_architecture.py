@@ -13,7 +13,7 @@ from pathlib import Path
 
 import clawmem.engine
 from clawmem.engine import ClawmemError
-from helpers import imports_in
+from helpers import DYNAMIC, imports_in
 
 ENGINE = Path(clawmem.engine.__file__).parent
 REPO = Path(__file__).resolve().parents[1]
@@ -38,12 +38,14 @@ def engine_modules() -> dict[str, tuple[Path, str]]:
 MODULES = engine_modules()
 
 
-def engine_imports(name: str) -> set[str]:
+def engine_imports(name: str, path: Path | None = None) -> set[str]:
     """The clawmem.engine modules `name` imports anywhere (functions too; not TYPE_CHECKING
-    blocks, which never run); `from pkg import x` counts as pkg.x when x is a module."""
-    path, package = MODULES[name]
+    blocks, which never run); `from pkg import x` counts as pkg.x when x is a module. `path`:
+    read that file as if it were module `name` (the probes below)."""
+    own, package = MODULES[name]
+    path = path or own
     out = set()
-    for module, names in imports_in(path, package, type_checking=False):
+    for module, names in imports_in(path, package, type_checking=False, dynamic=True):
         if not module.startswith("clawmem.engine"):
             continue
         subs = [f"{module}.{n}" for n in names if f"{module}.{n}" in MODULES]
@@ -68,11 +70,87 @@ def test_the_parser_sees_a_folder_reached_from_the_root():
     assert folder_of("clawmem.engine.search") == "search"
 
 
+# ------------------------------------------------------------------ the layers: arrows only point down
+
+# ARCHITECTURE.md's order, lowest first: the root vocabulary, files/, consolidate/ (the rules about
+# memory files and their recall log: it builds on files/ and the root only, and search records
+# recalls into it, the fleet checks team notes with its contradiction rule), embeddings/, index/,
+# search/, fleet/, agent/, then the engine that wires them (api.py, __init__.py).
+LAYERS = [None, "files", "consolidate", "embeddings", "index", "search", "fleet", "agent", "engine"]
+# the one upward arrow the page names: config writes its own file with files/fsutil
+ALLOWED_UP = {("clawmem.engine.config", "clawmem.engine.files.fsutil")}
+
+
+def layer(module: str) -> int:
+    if module in ("clawmem.engine", "clawmem.engine.api"):
+        return LAYERS.index("engine")
+    return LAYERS.index(folder_of(module))
+
+
+def upward(name: str, path: Path | None = None) -> list[str]:
+    """The engine modules `name` imports from a layer above its own (module level or inside a
+    function), but the allowed arrow."""
+    return sorted(i for i in engine_imports(name, path) if layer(i) > layer(name) and (name, i) not in ALLOWED_UP)
+
+
+def test_the_layers_cover_every_engine_folder():
+    assert set(FOLDERS) == set(LAYERS) - {None, "engine"}
+    page = (REPO / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    order = re.search(r"^Layers, lowest first: (.+)$", page, re.M)
+    assert order, "ARCHITECTURE.md states the order of the layers"
+    assert [w.strip(" `./") for w in order.group(1).split("<")] == ["root", *LAYERS[1:]]
+
+
+def test_no_import_points_up_the_layers():
+    assert {m: r for m in MODULES if (r := upward(m))} == {}
+
+
+def probe_file(tmp_path: Path, module: str, line: str) -> Path:
+    """A copy of `module`'s file with one import added inside a function."""
+    own, _ = MODULES[module]
+    probe = tmp_path / own.name
+    probe.write_text(own.read_text(encoding="utf-8") + f"\n\ndef _probe():\n    {line}\n", encoding="utf-8")
+    return probe
+
+
+def test_the_layer_check_sees_an_arrow_up_even_inside_a_function(tmp_path):
+    """The ten arrows issue 45 found, each put back as a probe: each is caught."""
+    ups = [("clawmem.engine.index.watcher", "from ..fleet.client import push_quietly", "clawmem.engine.fleet.client"),
+           ("clawmem.engine.index.watcher", "from ..agent import tools", "clawmem.engine.agent.tools"),
+           ("clawmem.engine.index.health", "from ..search.searcher import Searcher", "clawmem.engine.search.searcher"),
+           ("clawmem.engine.index.indexer", "from ..search.background import BACKGROUND", "clawmem.engine.search.background"),
+           ("clawmem.engine.embeddings.cache", "from ..index.store import move_aside", "clawmem.engine.index.store"),
+           ("clawmem.engine.embeddings.remote", "import clawmem.engine.index.chunking", "clawmem.engine.index.chunking"),
+           ("clawmem.engine.consolidate.recall", "from ..search import searcher", "clawmem.engine.search.searcher"),
+           ("clawmem.engine.search.searcher", "from ..fleet import client", "clawmem.engine.fleet.client"),
+           ("clawmem.engine.files.memfile", "from ..consolidate import promote", "clawmem.engine.consolidate.promote"),
+           ("clawmem.engine.text", "from .index import store", "clawmem.engine.index.store")]
+    for module, line, target in ups:
+        assert upward(module, probe_file(tmp_path, module, line)) == [target], line
+    # an arrow down is no finding
+    assert upward("clawmem.engine.search.searcher", probe_file(tmp_path, "clawmem.engine.search.searcher", "from ..consolidate import recall")) == []
+
+
 def test_the_root_vocabulary_and_files_import_nothing_from_the_folders_above():
     lower = [m for m in MODULES if (folder_of(m) is None and m not in ("clawmem.engine", "clawmem.engine.api")) or folder_of(m) == "files"]
     assert "clawmem.engine.files.memfile" in lower and "clawmem.engine.config" in lower
     reaching = {m: sorted(i for i in engine_imports(m) if folder_of(i) in ABOVE_FILES) for m in lower}
     assert {m: r for m, r in reaching.items() if r} == {}
+    assert root_into_files() == {"clawmem.engine.config": ["clawmem.engine.files.fsutil"]}  # "the one exception"
+
+
+def root_into_files(extra: dict[str, Path] | None = None) -> dict[str, list[str]]:
+    """Each root module's imports of files/ (the page allows one: config -> files/fsutil)."""
+    extra = extra or {}
+    root = [m for m in MODULES if folder_of(m) is None and m not in ("clawmem.engine", "clawmem.engine.api")]
+    found = {m: sorted(i for i in engine_imports(m, extra.get(m)) if folder_of(i) == "files") for m in root}
+    return {m: r for m, r in found.items() if r}
+
+
+def test_a_second_root_import_of_files_is_seen(tmp_path):
+    probe = probe_file(tmp_path, "clawmem.engine.results", "from .files import memfile")
+    assert root_into_files({"clawmem.engine.results": probe}) == {
+        "clawmem.engine.config": ["clawmem.engine.files.fsutil"], "clawmem.engine.results": ["clawmem.engine.files.memfile"]}
 
 
 def test_consolidation_builds_on_files_and_the_root_only():
@@ -148,8 +226,8 @@ def front_engine_imports(fronts: dict[str, Path] = FRONTS, base: Path = REPO) ->
         for path in sorted(root.rglob("*.py")):
             package = ".".join([name, *path.parent.relative_to(root).parts])
             bad = []
-            for module, names in imports_in(path, package):
-                if module.startswith("clawmem.engine."):
+            for module, names in imports_in(path, package, dynamic=True):
+                if module.startswith("clawmem.engine.") or module == DYNAMIC:  # importlib with a computed name could reach anything
                     bad.append(module)
                 elif module == "clawmem.engine":
                     bad += [n for n in names if n not in public]
@@ -169,6 +247,12 @@ def test_the_face_check_sees_a_helper_reached_past_the_face(tmp_path):
     probe.write_text("def f():\n    from clawmem.engine import Engine, run_daemon\n    from clawmem.engine.index.watcher import Syncer\n")
     found = front_engine_imports({"clawmem.tui": tmp_path / "tui"}, tmp_path)
     assert found == {"tui/cli/probe.py": ["run_daemon", "clawmem.engine.index.watcher"]}
+    # through importlib: a name written out, one built from the engine's, one computed
+    probe.write_text("import importlib\n\ndef f(name):\n    importlib.import_module('clawmem.engine.index.store')\n"
+                     "    importlib.import_module(f'clawmem.engine.index.{name}')\n    __import__(name)\n"
+                     "    importlib.import_module(f'{__package__}.search')\n")
+    found = front_engine_imports({"clawmem.tui": tmp_path / "tui"}, tmp_path)
+    assert found == {"tui/cli/probe.py": ["clawmem.engine.index.store", "clawmem.engine.index", DYNAMIC]}
 
 
 def test_text_for_people_is_one_face_and_the_editor_shares_its_hidden_characters():

@@ -1,6 +1,7 @@
 """Chunking (SPEC §2): OpenClaw's golden cases where we agree, our budget rule where we differ."""
 
-from clawmem.engine.index.chunking import budget, chunk_markdown, sha256, split_by_bytes, weight
+from clawmem.engine.embeddings.remote import split_by_bytes
+from clawmem.engine.index.chunking import budget, chunk_markdown, sha256, weight
 
 
 def spans(chunks):

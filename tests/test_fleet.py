@@ -401,11 +401,9 @@ def test_share_globs():
 def test_the_watcher_pushes_after_each_sync(db, make_engine, workspace, uid):
     """A running watcher (the one `clawmem watch`, the app and `clawmem mcp` run) with publish on:
     a new note reaches the fleet without anyone running `fleet push`."""
-    from clawmem.engine.index.watcher import Syncer
-
     write(workspace / "memory" / "2026-04-01.md", "# 2026-04-01\n\nThe auk survey starts in May.\n")
     eng = make_engine({"agentId": f"w{uid}", "fleet.url": db, "fleet.publish": True, "sync.watchDebounceMs": 100}, persistent=True)
-    syncer = Syncer(eng)
+    syncer = eng.watcher()  # the engine's watcher: its push is subscribed by Engine.watcher
     syncer.start()
     try:
         wait_for(lambda: any("auk survey" in t for *_, t in rows_or_none(db)), limit=60, what="the first push")
@@ -623,12 +621,10 @@ def test_the_watcher_catches_up_as_soon_as_the_fleet_is_back(pg, db, make_engine
     """A push that failed while the database was down is retried every few seconds, so the
     backlog goes out when it is back, not at the next interval sync (5 minutes by default)."""
     from clawmem.engine.index import watcher
-    from clawmem.engine.index.watcher import Syncer
-
     write(workspace / "memory" / "2026-04-01.md", "# 2026-04-01\n\nThe auk survey starts in May.\n")
     eng = make_engine({"agentId": f"cu{uid}", "fleet.url": db, "fleet.publish": True, "sync.watchDebounceMs": 100,
                        "sync.intervalMinutes": 60}, persistent=True)
-    syncer = Syncer(eng)
+    syncer = eng.watcher()  # the engine's watcher: its push is subscribed by Engine.watcher
     syncer.start()
     try:
         wait_for(lambda: any("auk survey" in t for *_, t in rows_or_none(db)), limit=60, what="the first push")

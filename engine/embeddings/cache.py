@@ -15,8 +15,10 @@ if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts 
     import numpy as np
 
 from .. import paths
-from ..files.fsutil import open_database
-from ..index.store import BUSY_TIMEOUT_MS, DatabaseError, Error, file_is_damaged, create_private_file, move_aside
+from ..files.fsutil import BUSY_TIMEOUT_MS, create_private_file, file_is_damaged, move_aside, open_database, sqlite_driver
+
+_db = sqlite_driver(extensions=True)  # the driver open_database gives the cache
+Error, DatabaseError = _db.Error, _db.DatabaseError
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS cache (

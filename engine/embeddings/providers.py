@@ -13,9 +13,10 @@ TYPE_CHECKING = False  # typing's constant without importing typing: a search ne
 if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts faster without it
     import numpy as np
 
+    from ..index.store import Store  # the index's meta holds the failures; embeddings/ sits below index/
+
 from ..config import Config
 from . import Plan, Provider, ProviderError, plan as make_plan
-from ..index.store import Store
 
 FAILURES_KEY = "provider_failures"  # index meta: {provider: why it failed in the last index run}
 

@@ -236,8 +236,6 @@ class RemoteProvider(Provider):
 
     def embed_query(self, text: str) -> np.ndarray:
         text = text.strip()
-        from ..index.chunking import split_by_bytes
-
         pieces = split_by_bytes(text, self.max_input_bytes) if text else [text]
         if len(pieces) == 1:
             path, body = self.query_request(pieces[0])
@@ -255,8 +253,6 @@ class RemoteProvider(Provider):
         # split over-limit inputs; remember which pieces belong to which text
         pieces: list[str] = []
         owner: list[int] = []
-        from ..index.chunking import split_by_bytes
-
         for i, t in enumerate(texts):
             for p in split_by_bytes(t, self.max_input_bytes):
                 pieces.append(p)
@@ -559,6 +555,35 @@ def make_remote(name: str, *, model: str, api_key: str, base_url: str = "", head
 
 
 # ---------------------------------------------------------------------------- helpers
+
+
+def split_by_bytes(text: str, limit: int) -> list[str]:
+    """Split text into pieces of at most `limit` UTF-8 bytes, never inside a character.
+
+    Cuts prefer a newline, then a space, in the second half of a piece, so a provider's
+    input limit splits a chunk instead of truncating it.
+    """
+    data = text.encode("utf-8")
+    if len(data) <= limit:
+        return [text]
+    pieces: list[str] = []
+    rest = text
+    while rest:
+        raw = rest.encode("utf-8")
+        if len(raw) <= limit:
+            pieces.append(rest)
+            break
+        cut = raw[:limit].decode("utf-8", "ignore")  # drops a partial trailing sequence
+        for sep in ("\n", " "):
+            pos = cut.rfind(sep)
+            if pos >= len(cut) // 2:
+                cut = cut[: pos + 1]
+                break
+        if not cut:
+            cut = rest[0]
+        pieces.append(cut)
+        rest = rest[len(cut) :]
+    return pieces
 
 
 def group_by_bytes(texts: list[str], limit: int) -> list[list[int]]:

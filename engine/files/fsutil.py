@@ -157,3 +157,47 @@ def database_errors() -> tuple[type[Exception], ...]:
     import sys
 
     return tuple(module.Error for name in ("sqlite3", "sqlean") if (module := sys.modules.get(name)) is not None)
+
+
+BUSY_TIMEOUT_MS = 10_000  # how long a private database waits for another writer
+SIDE_FILES = ("-wal", "-shm", "-journal")  # SQLite's files beside a database: a rollback journal
+# is left by a kill during the one header write that turns a file from rollback mode to WAL or back
+
+
+def create_private_file(path: Path) -> None:
+    """Create a private database file (the index, the embedding cache) owner-only; an existing
+    file (and its folder) keeps its mode."""
+    from ..paths import private_dir
+
+    private_dir(path.parent)
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600))
+    except FileExistsError:
+        pass
+
+
+def file_is_damaged(exc: Exception) -> bool:
+    """True when SQLite says the file itself is bad (corrupt, not a database). A full disk, a
+    read-only file or folder, an I/O error say nothing about the file: it must not be moved aside."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    if name:
+        return name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB"))
+    return "malformed" in str(exc) or "not a database" in str(exc)
+
+
+def move_aside(path: Path, why: str) -> Path:
+    """Move a bad database file (and its side files) out of the way; never delete it."""
+    import time
+
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    dest = path.with_name(f"{path.name}.{why}-{stamp}")
+    n = 1
+    while dest.exists():
+        dest = path.with_name(f"{path.name}.{why}-{stamp}-{n}")
+        n += 1
+    os.replace(path, dest)
+    for suffix in SIDE_FILES:
+        side = Path(str(path) + suffix)
+        if side.exists():
+            os.replace(side, Path(str(dest) + suffix))
+    return dest

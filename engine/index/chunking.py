@@ -102,32 +102,3 @@ def file_lines(text: str) -> list[str]:
 
 def chunk_markdown(content: str, tokens: int = 400, overlap: int = 80) -> list[Chunk]:
     return chunk_lines(file_lines(content), tokens, overlap)
-
-
-def split_by_bytes(text: str, limit: int) -> list[str]:
-    """Split text into pieces of at most `limit` UTF-8 bytes, never inside a character.
-
-    Cuts prefer a newline, then a space, in the second half of a piece, so a provider's
-    input limit splits a chunk instead of truncating it.
-    """
-    data = text.encode("utf-8")
-    if len(data) <= limit:
-        return [text]
-    pieces: list[str] = []
-    rest = text
-    while rest:
-        raw = rest.encode("utf-8")
-        if len(raw) <= limit:
-            pieces.append(rest)
-            break
-        cut = raw[:limit].decode("utf-8", "ignore")  # drops a partial trailing sequence
-        for sep in ("\n", " "):
-            pos = cut.rfind(sep)
-            if pos >= len(cut) // 2:
-                cut = cut[: pos + 1]
-                break
-        if not cut:
-            cut = rest[0]
-        pieces.append(cut)
-        rest = rest[len(cut) :]
-    return pieces

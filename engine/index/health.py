@@ -16,7 +16,6 @@ from .lock import LockBusy, WriterLock, current_holder, describe_holder, read_ho
 from ..embeddings.providers import Providers
 from .reader import IndexReader
 from ..results import Status
-from ..search.searcher import Searcher
 from ..files.sources import list_sources
 from .store import DatabaseError, SCHEMA_VERSION, Store, built_with_other_settings, known_intact, rebuild_path
 from ..files.workspace import normalize_extra_paths, refused_extra_paths
@@ -24,13 +23,14 @@ from ..files.workspace import normalize_extra_paths, refused_extra_paths
 
 class Health:
     def __init__(self, cfg: Config, reader: IndexReader, providers: Providers, freshness: Freshness,
-                 searcher: Searcher, jobs: IndexJobs):
+                 vector_side: Callable[[Store], tuple[str | None, dict]], jobs: IndexJobs):
         self.cfg = cfg
         self.index_reader = reader
         self.index_path = reader.index_path
         self.providers = providers
         self.freshness = freshness
-        self.searcher = searcher  # which model would serve a search
+        # which model would serve a search: the Searcher's answer, handed in by the engine (search/ sits above index/)
+        self.vector_side = vector_side
         self.jobs = jobs  # a repair rebuilds an unusable index
         self.fleet_line: Callable[[], dict | None] = lambda: None  # the fleet's line of status, when one is set
 
@@ -47,7 +47,7 @@ class Health:
                 counts = store.counts()
                 schema = int(store.get_meta("schema") or SCHEMA_VERSION) if store.has_schema() else SCHEMA_VERSION
                 vector = dict(store.vec.as_status())
-                side, info = self.searcher.vector_side(store) if store.has_schema() else (None, {"reason": "index is empty", "fallback": None, "provider": None, "model": None})
+                side, info = self.vector_side(store) if store.has_schema() else (None, {"reason": "index is empty", "fallback": None, "provider": None, "model": None})
                 vector["models"] = [
                     {"provider": m["provider"], "model": m["model"], "dims": m["dims"], "vectors": store.coverage(m["id"])}
                     for m in store.models()
@@ -183,7 +183,7 @@ class Health:
         store = self.index_reader.reader()
         counts = store.counts() if store is not None else {"files": 0, "chunks": 0}
         if store is not None and store.has_schema():
-            side, info = self.searcher.vector_side(store)
+            side, info = self.vector_side(store)
         else:
             side, info = None, {"reason": "index is empty", "fallback": None, "provider": None, "model": None}
         self._serving(provider, plan, side, info)

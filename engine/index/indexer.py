@@ -23,7 +23,7 @@ from pathlib import Path
 
 TYPE_CHECKING = False  # typing's constant without importing typing: an index job never needs it (~3 ms)
 if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts faster without it
-    from typing import Callable, Iterator
+    from typing import Callable, Iterator, Sequence
 
     import numpy as np
 
@@ -387,6 +387,7 @@ def vector_phase(
     cache: EmbeddingCache | None,
     stats: Stats,
     should_stop: Callable[[], bool],
+    background: Callable[[], Sequence[str]] = tuple,
 ) -> Iterator[ev.Event]:
     while True:
         provider = providers.current()
@@ -394,21 +395,22 @@ def vector_phase(
             return
         try:
             yield from provider.prepare()
-            yield from _embed_with(store, provider, cache, stats, should_stop)
+            yield from _embed_with(store, provider, cache, stats, should_stop, background)
             return
         except ProviderError as exc:
             nxt = providers.advance(str(exc))
             yield ev.ProviderSwitched(provider.id, nxt.id if nxt else None, str(exc))
 
 
-def _embed_with(store: Store, provider: Provider, cache: EmbeddingCache | None, stats: Stats, should_stop) -> Iterator[ev.Event]:
+def _embed_with(store: Store, provider: Provider, cache: EmbeddingCache | None, stats: Stats, should_stop,
+                background: Callable[[], Sequence[str]] = tuple) -> Iterator[ev.Event]:
     mid = _find_model(store, provider)
     todo = _missing(store, mid)
     if not todo:
         if mid is not None and store.get_meta(f"sample:{mid}") is None:
             _pick_reference_sample(store, mid)
         if mid is not None:
-            _keep_background(store, provider, cache, mid)
+            _keep_background(store, provider, cache, mid, background())
         return
     key = (provider.id, provider.model, provider.endpoint)
     prefilled: dict[str, np.ndarray] = {}
@@ -473,25 +475,26 @@ def _embed_with(store: Store, provider: Provider, cache: EmbeddingCache | None, 
         yield ev.Warning(msg)
     if mid is not None:
         _pick_reference_sample(store, mid)
-        _keep_background(store, provider, cache, mid)
+        _keep_background(store, provider, cache, mid, background())
 
 
-def _keep_background(store: Store, provider: Provider, cache: EmbeddingCache | None, mid: int) -> None:
+def _keep_background(store: Store, provider: Provider, cache: EmbeddingCache | None, mid: int, background: Sequence[str]) -> None:
     """In a small memory, keep the background notes' vectors: its own few chunks cannot say what
     an unrelated text's similarity looks like, so a paraphrase would earn no vector evidence.
     One request of 56 short texts per model, then the embedding cache answers."""
     import numpy as np
 
-    from ..search.background import BACKGROUND
     from .store import SMALL_MEMORY
 
+    if not background:  # a part built without the search's notes (IndexJobs alone) keeps none
+        return
     if store.get_meta(f"background:{mid}") is not None or store.coverage(mid, at_most=SMALL_MEMORY) >= SMALL_MEMORY:
         return
     dims = store.model_dims(mid)
     key = (provider.id, provider.model, provider.endpoint)
-    hashes = [sha256(t) for t in BACKGROUND]
+    hashes = [sha256(t) for t in background]
     vectors = cache.get_many(key, hashes) if cache else {}
-    missing = [(h, t) for h, t in zip(hashes, BACKGROUND) if h not in vectors]
+    missing = [(h, t) for h, t in zip(hashes, background) if h not in vectors]
     if missing:
         try:
             got = provider.embed_passages([t for _, t in missing])
@@ -502,7 +505,7 @@ def _keep_background(store: Store, provider: Provider, cache: EmbeddingCache | N
             cache.put_many(key, fresh)
         vectors.update(fresh)
     rows = [vectors[h] for h in hashes if h in vectors and vectors[h].size == dims]
-    if len(rows) < len(BACKGROUND) // 2:
+    if len(rows) < len(background) // 2:
         return
     _set_meta_and_bump(store, f"background:{mid}", store.background_json(np.vstack(rows)))
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 TYPE_CHECKING = False  # typing's constant without importing typing: an index job never needs it (~3 ms)
 if TYPE_CHECKING:  # the indexer and events load when a job runs: a search needs neither
-    from typing import Callable, Generator, Iterator
+    from typing import Callable, Generator, Iterator, Sequence
 
     from .. import events as ev
     from .indexer import Stats
@@ -31,8 +31,12 @@ EXPLICIT = ("cli", "configuration changed")
 
 
 class IndexJobs:
-    def __init__(self, cfg: Config, reader: IndexReader, providers: Providers, freshness: Freshness):
+    def __init__(self, cfg: Config, reader: IndexReader, providers: Providers, freshness: Freshness,
+                 background: Callable[[], Sequence[str]] = tuple):
         self.cfg = cfg
+        # the notes about nothing a small memory's vectors are judged against: the search's own
+        # (search/background.py), handed in by the engine, since index/ sits below search/
+        self.background = background
         self.index_reader = reader
         self.index_path = reader.index_path
         self.providers = providers
@@ -204,7 +208,7 @@ class IndexJobs:
                 if cache.moved:
                     yield ev.Warning(f"the embedding cache was not a usable database; moved it to {cache.moved} and started a new one")
         try:
-            for e in vector_phase(store, chain, cache, stats, stop):
+            for e in vector_phase(store, chain, cache, stats, stop, self.background):
                 if isinstance(e, ev.ProviderSwitched):
                     providers.errors[e.from_provider or "?"] = e.reason
                 yield e

@@ -18,7 +18,8 @@ TYPE_CHECKING = False  # typing's constant without importing typing: a search ne
 if TYPE_CHECKING:
     from typing import Any, Callable, Iterator
 
-from ..files.fsutil import open_database, sqlite_driver
+from ..files.fsutil import (BUSY_TIMEOUT_MS, SIDE_FILES, create_private_file, file_is_damaged, move_aside,  # noqa: F401 (the store's names)
+                            open_database, sqlite_driver)
 
 if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts faster without it
     import numpy as np
@@ -26,7 +27,6 @@ if TYPE_CHECKING:  # numpy loads lazily: a keyword-only `clawmem search` starts 
 SCHEMA_VERSION = 1
 APP_MARKER = "clawmem"
 TOKENIZER = "clawmem-bigram-1"  # changes to engine.text that alter index tokens must bump this
-BUSY_TIMEOUT_MS = 10_000
 # chunks: a smaller memory cannot show what unrelated text looks like to its model (its reference
 # sample takes in the background notes, search.background) nor which words it lacks (a word
 # missing from a few notes is no sign that the answer is)
@@ -150,17 +150,6 @@ def built_with_other_settings(store: "Store", cfg) -> str | None:
             "`clawmem index` with this config rebuilds it (`--force` if it holds vectors)")
 
 
-def create_private_file(path: Path) -> None:
-    """Create the index file owner-only; an existing file (and its folder) keeps its mode."""
-    from ..paths import private_dir
-
-    private_dir(path.parent)
-    try:
-        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600))
-    except FileExistsError:
-        pass
-
-
 class ForeignIndex(Exception):
     """The file at the index path is not a clawmem index (`foreign`: a database of something
     else) or is damaged."""
@@ -182,15 +171,6 @@ def may_move_aside(path: Path, exc: ForeignIndex) -> bool:
     from ..paths import data_dir
 
     return not exc.foreign and Path(os.path.realpath(path)).is_relative_to(os.path.realpath(data_dir()))
-
-
-def file_is_damaged(exc: Exception) -> bool:
-    """True when SQLite says the file itself is bad (corrupt, not a database). A full disk, a
-    read-only file or folder, an I/O error say nothing about the file: it must not be moved aside."""
-    name = getattr(exc, "sqlite_errorname", "") or ""
-    if name:
-        return name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB"))
-    return "malformed" in str(exc) or "not a database" in str(exc)
 
 
 class Store:
@@ -805,9 +785,6 @@ class Store:
         return ok
 
 
-SIDE_FILES = ("-wal", "-shm", "-journal")  # SQLite's files beside a database: a rollback journal
-# is left by a kill during the one header write that turns a file from rollback mode to WAL or back
-
 
 def _chunk_filter(sources, after, before) -> tuple[str, list]:
     """The sources and dates a search keeps, as " and ..." SQL over chunks c / files fl, and its
@@ -848,22 +825,6 @@ def remove_index_files(path: Path, main: bool = True) -> None:
     a journal left beside a file that is replaced would otherwise be replayed into its successor."""
     for suffix in SIDE_FILES + ("",) if main else SIDE_FILES:
         Path(str(path) + suffix).unlink(missing_ok=True)
-
-
-def move_aside(path: Path, why: str) -> Path:
-    """Move a bad index (and its side files) out of the way; never delete it."""
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    dest = path.with_name(f"{path.name}.{why}-{stamp}")
-    n = 1
-    while dest.exists():
-        dest = path.with_name(f"{path.name}.{why}-{stamp}-{n}")
-        n += 1
-    os.replace(path, dest)
-    for suffix in SIDE_FILES:
-        side = Path(str(path) + suffix)
-        if side.exists():
-            os.replace(side, Path(str(dest) + suffix))
-    return dest
 
 
 def _intact_record(index: Path) -> Path:

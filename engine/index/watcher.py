@@ -27,6 +27,10 @@ with the engine's events (JobStarted, Progress, FileIndexed, ChunksEmbedded,
 ProviderSwitched, Warning, Error, JobFinished) and the syncer's own (WatcherState,
 FilesChanged). A front end with its own loop (Textual) turns them into messages.
 
+What happens after a sync is the engine's business, not the index's: the engine subscribes
+`after_sync` (its fleet push) when it builds a syncer (Engine.watcher), and `clawmem watch`'s
+`every_minute` (the daily promotion sweep), so this module imports nothing above index/.
+
 While it runs, the syncer writes the heartbeat that `status` reads (watcher: running); it
 marks it stopped on exit, and a killed process stops beating, so status tells the truth.
 """
@@ -215,9 +219,13 @@ class SyncState:
 class Syncer:
     """Keeps an engine's index fresh in the background; see the module docstring."""
 
-    def __init__(self, engine, on_event: Callable[[ev.Event], None] | None = None, *, reconcile_seconds: float = RECONCILE_SECONDS):
+    def __init__(self, engine, on_event: Callable[[ev.Event], None] | None = None, *, reconcile_seconds: float = RECONCILE_SECONDS,
+                 after_sync: Callable[[], str | None] | None = None):
         self.engine = engine
         self.on_event = on_event or (lambda e: None)
+        # subscribed by the engine: runs after each sync; a warning back means it left work behind
+        # (the fleet was down), so it runs again every PUSH_RETRY_SECONDS until it returns None
+        self.after_sync = after_sync
         self.reconcile_seconds = reconcile_seconds
         self._cond = threading.Condition()
         self._running = False
@@ -248,7 +256,7 @@ class Syncer:
         self._last_result: str | None = None
         self._waiting_for: str | None = None
         self._errors_in_row = 0
-        self._push_retry: float | None = None  # when to push to the fleet again after a failed push
+        self._push_retry: float | None = None  # when to run after_sync again (the fleet's push failed)
         self._left_behind: set[str] = set()
         self._files_logged = 0
 
@@ -438,7 +446,7 @@ class Syncer:
                         return
                 self._supervise()
                 if self._push_retry is not None and time.monotonic() >= self._push_retry:
-                    self._publish(retry=True)  # the fleet was down: catch up as soon as it answers again
+                    self._after_sync(retry=True)  # the fleet was down: catch up as soon as it answers again
                     continue
                 reason = self._take_due()
                 if reason is not None:
@@ -585,17 +593,18 @@ class Syncer:
             self._last_sync_mono = time.monotonic()
             self._last_result = finished.describe() if finished else None
         self._check_targets()
-        self._publish()
+        self._after_sync()
         if not self._stopping:
             self._write_beat()  # clean again, unless more changes came meanwhile
 
-    def _publish(self, retry: bool = False) -> None:
-        """Push to the fleet after a sync; when that fails, again every PUSH_RETRY_SECONDS
-        (a cheap refused connection while the database is down), so a backlog goes out as soon
-        as it is back, not at the next interval sync. A retry's failure is not said again."""
-        if self._stopping:
+    def _after_sync(self, retry: bool = False) -> None:
+        """Run the engine's after_sync (the fleet's push); when it leaves work behind, again every
+        PUSH_RETRY_SECONDS (a cheap refused connection while the database is down), so a backlog
+        goes out as soon as it is back, not at the next interval sync. A retry's failure is not
+        said again."""
+        if self._stopping or self.after_sync is None:
             return
-        warning = publish_after_sync(self.engine)
+        warning = self.after_sync()
         self._push_retry = time.monotonic() + PUSH_RETRY_SECONDS if warning else None
         if warning and not retry:
             self._emit(ev.Warning(warning))
@@ -699,24 +708,8 @@ def _one_line(exc: BaseException) -> str:
 # --------------------------------------------------------------------------- one-shot processes
 
 
-PUSH_RETRY_SECONDS = 5.0  # while the fleet is down: how often the watcher tries its push again
+PUSH_RETRY_SECONDS = 5.0  # while the fleet is down: how often the watcher runs after_sync again
 SPAWN_QUIET_SECONDS = 3.0  # long enough for a spawned indexer to start and take the lock
-
-
-def publish_after_sync(engine) -> str | None:
-    """With `[fleet] publish = true`, push to the fleet after a sync. A fleet that is down only
-    leaves the push behind (status says how far): a running watcher tries again every
-    PUSH_RETRY_SECONDS, `watch --once` at its next run. Returns the warning."""
-    cfg = engine.cfg
-    if not (cfg["fleet.publish"] and cfg["fleet.url"]):
-        return None
-    from ..fleet.client import push_quietly
-
-    error = push_quietly(engine)
-    if error is None:
-        return None
-    log.warning("%s", error)
-    return f"{error}; local work goes on, and the push is tried again every few seconds until the fleet answers"
 
 
 def spawn_background_index(engine) -> str:
@@ -801,24 +794,11 @@ def _other_watcher(cfg) -> int | None:
     return pid if pid and pid != os.getpid() else None
 
 
-def _promote_sweep(engine, out: "_DaemonOutput") -> None:
-    """promote.sweep: once a day, count the promotion candidates (and with `apply` write the
-    ones passing the stricter scheduled gates); one line says what happened."""
-    from ..consolidate import promote
-
-    try:
-        done = promote.daily_sweep(engine)
-    except Exception as exc:  # never stops the watcher; the log has the details
-        log.error("promotion sweep failed: %s\n%s", exc, traceback.format_exc())
-        out.line(f"promote: sweep failed: {_one_line(exc)}")
-        return
-    if done is not None:
-        applied = f"; {done['applied']} promoted to MEMORY.md (clawmem history MEMORY.md)" if done["mode"] == "apply" else ""
-        out.line(f"promote: {done['candidates']} candidate(s) to review (clawmem promote, or F10 in the app){applied}")
-
-
-def run_daemon(engine, once: bool = False, printer: Callable[[str], None] = print) -> int:
+def run_daemon(engine, once: bool = False, printer: Callable[[str], None] = print, *,
+               after_sync: Callable[[], str | None] | None = None, every_minute: Callable[[], str | None] | None = None) -> int:
     """`clawmem watch`: sync in the foreground until Ctrl-C (or SIGTERM); `once`: one sync, then exit.
+    `after_sync` runs after each sync (Syncer's), `every_minute` about once a minute while it
+    watches; a line either returns is printed. The engine subscribes both (Engine.run_watcher).
 
     Returns 0 on a clean exit, 3 when the single sync of `once` failed or the lock stayed busy.
     """
@@ -847,12 +827,12 @@ def run_daemon(engine, once: bool = False, printer: Callable[[str], None] = prin
             return 3
         if finished is None or not finished.ok:
             return 3
-        warning = publish_after_sync(engine)
+        warning = after_sync() if after_sync else None
         if warning:
             out.event(ev.Warning(warning))
         return 0
 
-    syncer = Syncer(engine, out.event)
+    syncer = Syncer(engine, out.event, after_sync=after_sync)
     stop = threading.Event()
     previous = previous_int = None
     if threading.current_thread() is threading.main_thread():
@@ -868,12 +848,14 @@ def run_daemon(engine, once: bool = False, printer: Callable[[str], None] = prin
         out.line(f"log: {log_file}; Ctrl-C to stop")
     log.info("clawmem watch started for %s (pid %d)", ws, os.getpid())
     syncer.start()
-    next_sweep = 0.0
+    next_minute = 0.0
     try:
         while not stop.wait(0.5):
-            if engine.cfg["promote.sweep"] != "off" and time.monotonic() >= next_sweep:
-                next_sweep = time.monotonic() + 60  # the sweep runs once a day; this only notices the new day
-                _promote_sweep(engine, out)
+            if every_minute is not None and time.monotonic() >= next_minute:
+                next_minute = time.monotonic() + 60
+                line = every_minute()
+                if line:
+                    out.line(line)
     except KeyboardInterrupt:
         pass
     finally:

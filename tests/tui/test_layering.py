@@ -9,7 +9,8 @@ from pathlib import Path
 
 import clawmem.tui
 from clawmem.tui.host import PaneHost
-from helpers import imports_in
+from helpers import DYNAMIC, imports_in
+from test_import_cycles import cycles
 
 TUI = Path(clawmem.tui.__file__).parent
 APP = "clawmem.tui.app"
@@ -51,6 +52,51 @@ def test_the_import_parser_sees_each_way_of_importing_the_app(tmp_path):
         assert any(names_app(m) for m in imported(probe, "clawmem.tui.widgets")), way
     probe.write_text("from ..messages import OpenFile\nfrom .. import keys, host\nfrom .dialogs import HelpScreen\n")
     assert not any(names_app(m) for m in imported(probe, "clawmem.tui.widgets"))
+
+
+def tui_graph(root: Path = TUI, name: str = "clawmem.tui") -> dict[str, set[str]]:
+    """tui's modules and the tui modules each imports, counting every import: top level, inside
+    functions and under TYPE_CHECKING (a type named for the checker still ties the modules)."""
+    known: dict[str, tuple[Path, str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = list(path.relative_to(root).with_suffix("").parts)
+        package = ".".join([name, *parts[:-1]])
+        if parts[-1] == "__init__":
+            parts.pop()
+        known[".".join([name, *parts])] = (path, package)
+    graph = {}
+    for module, (path, package) in known.items():
+        out = set()
+        for imported_module, names in imports_in(path, package):
+            for target in [f"{imported_module}.{n}" for n in names] + [imported_module]:
+                while target and target not in known:
+                    target = target.rpartition(".")[0]
+                if target and target != module:
+                    out.add(target)
+                    break
+        graph[module] = out
+    return graph
+
+
+def test_the_app_has_no_circle():
+    """The tab list imports the panes; nothing a pane imports leads back to it (issue 45 found
+    tabs -> panes -> widgets/pane.py -> host.py -> settings.py -> tabs, through a type)."""
+    graph = tui_graph()
+    assert "clawmem.tui.widgets.search_pane" in graph["clawmem.tui.tabs"]
+    assert cycles(graph) == []
+
+
+def test_the_circle_check_sees_a_circle_through_a_type(tmp_path):
+    root = tmp_path / "tui"
+    (root / "widgets").mkdir(parents=True)
+    for f in ("__init__.py", "widgets/__init__.py", "settings.py"):
+        (root / f).write_text("")
+    (root / "tabs.py").write_text("from .widgets.pane import Pane\n")
+    (root / "widgets" / "pane.py").write_text("from ..host import PaneHost\n")
+    (root / "host.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .settings import UISettings\n")
+    assert cycles(tui_graph(root)) == []
+    (root / "settings.py").write_text("def check():\n    from .tabs import KNOWN_IDS\n")
+    assert cycles(tui_graph(root)) == [["clawmem.tui.host", "clawmem.tui.settings", "clawmem.tui.tabs", "clawmem.tui.widgets.pane"]]
 
 
 def test_no_pane_imports_the_app():
@@ -112,8 +158,8 @@ def engine_reaches(path: Path, package: str) -> list[str]:
     clawmem.engine does not export (a submodule reached through the package)."""
     public = set(clawmem.engine.__all__)
     bad = []
-    for module, names in imports_in(path, package):
-        if module.startswith(ENGINE + "."):
+    for module, names in imports_in(path, package, dynamic=True):
+        if module.startswith(ENGINE + ".") or module == DYNAMIC:
             bad.append(module)
         elif module == ENGINE:
             bad += [f"{ENGINE}.{name}" for name in names if name not in public]
@@ -124,7 +170,8 @@ def test_the_import_parser_sees_each_way_of_reaching_past_the_engine(tmp_path):
     probe = tmp_path / "probe.py"
     ways = ["import clawmem.engine.index.store", "from clawmem.engine.index.store import Store", "from clawmem.engine import store",
             "from clawmem.engine import journal as j", "def f():\n    from clawmem.engine.api import Engine",
-            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from clawmem.engine.config import Config"]
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from clawmem.engine.config import Config",
+            "import importlib\nimportlib.import_module('clawmem.engine.index.store')", "def f(n):\n    __import__(n)"]
     for way in ways:
         probe.write_text(way + "\n")
         assert engine_reaches(probe, "clawmem.tui.widgets"), way
