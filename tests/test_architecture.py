@@ -160,12 +160,73 @@ def test_consolidation_builds_on_files_and_the_root_only():
     assert {m: r for m, r in reaching.items() if r} == {}
 
 
+def store_writers() -> set[str]:
+    """The Store methods that write the index file: those whose SQL inserts, updates, deletes,
+    creates, drops or alters (a `temp.` table lives in the connection, not the file), and those
+    that call one of them."""
+    import ast
+
+    tree = ast.parse((ENGINE / "index" / "store.py").read_text(encoding="utf-8"))
+    store = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Store")
+    write_sql = re.compile(r"^\s*(insert|update|delete|replace|create|drop|alter|vacuum|reindex|pragma\s+\w+\s*=)\b", re.I | re.M)
+    methods = {f.name: f for f in store.body if isinstance(f, ast.FunctionDef)}
+    writes = {name for name, f in methods.items()
+              if any(isinstance(c, ast.Constant) and isinstance(c.value, str) and write_sql.search(c.value) and "temp." not in c.value
+                     for c in ast.walk(f))}
+    calls = {name: {c.func.attr for c in ast.walk(f) if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
+                    and isinstance(c.func.value, ast.Name) and c.func.value.id == "self"} for name, f in methods.items()}
+    while more := {n for n, called in calls.items() if called & writes} - writes:
+        writes |= more
+    return writes
+
+
+FILE_WRITES = {"write_text", "write_bytes", "touch", "unlink", "rmdir", "mkdir", "symlink_to", "hardlink_to", "chmod"}
+OS_WRITES = {"open", "remove", "unlink", "rename", "replace", "rmdir", "mkdir", "makedirs", "truncate", "chmod", "link", "symlink"}
+
+
+def writes_in(source: str, writers: set[str]) -> list[str]:
+    """What `source` does that writes: a call of a Store writer (`x.delete_file_rows(...)`), an
+    open() with a mode that writes, a Path write, an os or shutil call that changes a file."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        if isinstance(f, ast.Name) and f.id == "open":
+            mode = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "mode"), None)
+            if mode is not None and not (isinstance(mode, ast.Constant) and isinstance(mode.value, str) and not set(mode.value) & set("wax+")):
+                found.append("open(…, write mode)")
+        elif isinstance(f, ast.Attribute):
+            owner = f.value.id if isinstance(f.value, ast.Name) else None
+            if owner in ("os", "shutil") and (owner == "shutil" or f.attr in OS_WRITES):
+                found.append(f"{owner}.{f.attr}")
+            elif f.attr in writers or f.attr in FILE_WRITES:
+                found.append(f".{f.attr}()")
+    return found
+
+
 def test_search_never_writes_the_index_or_a_memory_file():
-    writers = {"clawmem.engine.index.indexer", "clawmem.engine.index.jobs", "clawmem.engine.index.watcher", "clawmem.engine.files.memfile"}
+    writer_modules = {"clawmem.engine.index.indexer", "clawmem.engine.index.jobs", "clawmem.engine.index.watcher", "clawmem.engine.files.memfile"}
     mods = [m for m in MODULES if folder_of(m) == "search"]
     assert len(mods) > 5
-    reaching = {m: sorted(engine_imports(m) & writers) for m in mods}
+    reaching = {m: sorted(engine_imports(m) & writer_modules) for m in mods}
     assert {m: r for m, r in reaching.items() if r} == {}
+    writers = store_writers()
+    assert {"delete_file_rows", "insert_chunk", "put_vectors", "set_meta"} <= writers
+    assert not {"vocabulary", "word_count", "ranked", "get_meta"} & writers  # reads (the vocabulary is a temp table)
+    found = {m: w for m in mods if (w := writes_in(MODULES[m][0].read_text(encoding="utf-8"), writers))}
+    assert found == {}
+
+
+def test_the_search_write_check_sees_each_way_of_writing():
+    writers = store_writers()
+    for probe in ("store.delete_file_rows(path)", "st.set_meta('k', 'v')", "open(path, 'w')", "open(p, mode='a')", "open(p, 'r+b')",
+                  "open(p, how)", "Path(p).write_text('x')", "os.replace(a, b)", "shutil.rmtree(d)", "p.unlink()"):
+        assert writes_in(probe, writers), probe
+    for fine in ("open(p)", "open(p, 'rb')", "store.ranked(q)", "text.replace('a', 'b')", "os.path.join(a, b)", "store.get_meta('k')"):
+        assert writes_in(fine, writers) == [], fine
 
 
 def test_every_error_the_engine_exports_derives_from_clawmem_error():
@@ -283,19 +344,79 @@ def test_json_escapes_every_hidden_character_and_leaves_other_text_alone():
     assert text.json_visible(plain) is plain
 
 
+SQLITE_MODULES = {"sqlite3", "sqlean", "sqlite3.dbapi2", "sqlean.dbapi2"}
+# the openers the page names: files/fsutil.open_database for the index, the embedding cache, the
+# journal and the recall log; the fleet's push state (PushState) opens its own file, since it
+# relies on implicit transactions (`with conn:`), which the autocommit opener does not give
+OPENERS = {("files/fsutil.py", "open_database"), ("fleet/*.py", "PushState.__init__")}
+
+
+def sqlite_openers(source: str) -> list[str]:
+    """Where `source` opens an SQLite database: the enclosing function's qualified name of each
+    connect() of a name bound to a SQLite driver (import sqlite3 [as x], from sqlite3 import
+    connect [as c], x = sqlite_driver(...), or a module's `db` driver imported from the store)."""
+    import ast
+
+    tree = ast.parse(source)
+    drivers, connects = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            drivers |= {(a.asname or a.name).split(".")[0] for a in node.names if a.name in SQLITE_MODULES}
+        elif isinstance(node, ast.ImportFrom):
+            if node.module in SQLITE_MODULES:
+                connects |= {a.asname or a.name for a in node.names if a.name == "connect"}
+                drivers |= {a.asname or a.name for a in node.names if a.name == "dbapi2"}
+            drivers |= {a.asname or a.name for a in node.names if a.name == "db" and (node.module or "").endswith("store")}
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            f = node.value.func
+            if (f.id if isinstance(f, ast.Name) else getattr(f, "attr", None)) == "sqlite_driver":
+                drivers |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    found = []
+
+    def visit(node, where):
+        for child in ast.iter_child_nodes(node):
+            inner = where
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                inner = f"{where}.{child.name}" if where else child.name
+            if isinstance(child, ast.Call):
+                f = child.func
+                if (isinstance(f, ast.Name) and f.id in connects) or (
+                        isinstance(f, ast.Attribute) and f.attr == "connect" and isinstance(f.value, ast.Name) and f.value.id in drivers):
+                    found.append(where or "<module>")
+            visit(child, inner)
+
+    visit(tree, "")
+    return found
+
+
+def stray_openers(files: dict[str, str]) -> dict[str, list[str]]:
+    """Each file's SQLite openers that are not the ones the page names."""
+    from fnmatch import fnmatch
+
+    out = {}
+    for rel, source in files.items():
+        stray = [w for w in sqlite_openers(source) if not any(fnmatch(rel, f) and w == fn for f, fn in OPENERS)]
+        if stray:
+            out[rel] = stray
+    return out
+
+
+def engine_sources() -> dict[str, str]:
+    return {p.relative_to(ENGINE).as_posix(): p.read_text(encoding="utf-8") for p in ENGINE.rglob("*.py")}
+
+
 def test_one_opener_for_the_private_databases():
     """The index, the embedding cache, the journal and the recall log are opened by
     files/fsutil.open_database (the driver each needs, autocommit, any thread); a caller that
     handles a failure of any of them catches fsutil.database_errors()."""
     from clawmem.engine.files.fsutil import database_errors, open_database
 
-    opens = re.compile(r"\b(sqlite3|sqlean|db)\.connect\(")
-    offenders = sorted(p.relative_to(ENGINE).as_posix() for p in ENGINE.rglob("*.py")
-                       if p.name != "fsutil.py" and opens.search(p.read_text(encoding="utf-8")))
-    # the fleet's push state (a local note of what PostgreSQL holds) keeps its own opener: it
-    # relies on implicit transactions (`with conn:`), which the autocommit opener does not give
-    assert offenders == ["fleet/client.py"]
-    assert opens.search("conn = sqlite3.connect(path)")  # the check sees a stray opener
+    sources = engine_sources()
+    assert sqlite_openers(sources["files/fsutil.py"]) == ["open_database"]
+    assert any(w == "PushState.__init__" for rel, src in sources.items() if rel.startswith("fleet/") for w in sqlite_openers(src))
+    assert stray_openers(sources) == {}
+    page = (REPO / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    assert "`files/fsutil.open_database`" in page and "`PushState`" in page  # both openers named on the page
     conn = open_database(":memory:", timeout=1.0)
     try:
         conn.execute("select nonsense from nowhere")
@@ -305,3 +426,49 @@ def test_one_opener_for_the_private_databases():
         raise AssertionError("no error raised")
     finally:
         conn.close()
+
+
+def test_the_opener_check_sees_a_second_opener():
+    ways = ["from sqlite3 import connect\ndef f(p):\n    return connect(p)\n",
+            "from sqlite3 import connect as c\nconn = c('x.db')\n",
+            "import sqlite3\nclass Log:\n    def __init__(self, p):\n        self.conn = sqlite3.connect(p)\n",
+            "import sqlean as s\ns.connect('x')\n",
+            "from ..files.fsutil import sqlite_driver\ndb = sqlite_driver(True)\ndef f():\n    db.connect('x')\n",
+            "from ..index.store import db\ndef f():\n    db.connect('x')\n"]
+    for way in ways:
+        assert stray_openers({"search/probe.py": way}), way
+    # the fleet's push state may open its file, elsewhere in fleet/ nothing may
+    push = "from ..index.store import db\nclass PushState:\n    def __init__(self, p):\n        self.conn = db.connect(p)\n"
+    assert stray_openers({"fleet/push.py": push}) == {} and stray_openers({"index/push.py": push})
+    assert stray_openers({"fleet/push.py": push.replace("PushState", "Other")})
+
+
+# ------------------------------------------------------------------ the engine never imports a front's toolkit
+
+FRONT_ONLY = ("textual", "rich", "clawmem.tui", "clawmem.mcp", "mcp")
+
+
+def front_toolkit_imports(path: Path, package: str) -> list[str]:
+    """What module `path` imports (anywhere, TYPE_CHECKING too, importlib too) of textual, rich,
+    a front or the MCP SDK."""
+    return sorted({m for m, _ in imports_in(path, package, dynamic=True) if m.startswith(FRONT_ONLY) and
+                   any(m == f or m.startswith(f + ".") for f in FRONT_ONLY)})
+
+
+def test_no_engine_module_imports_textual_rich_or_a_front():
+    """Every module of the engine, read whole: not only the few a test process happens to load."""
+    assert len(MODULES) > 60
+    found = {m: r for m, (path, package) in MODULES.items() if (r := front_toolkit_imports(path, package))}
+    assert found == {}
+
+
+def test_the_toolkit_check_sees_rich_anywhere_in_the_engine(tmp_path):
+    own, package = MODULES["clawmem.engine.consolidate.promote"]
+    probe = tmp_path / "promote.py"
+    probe.write_text("import rich.text\n" + own.read_text(encoding="utf-8"))
+    assert front_toolkit_imports(probe, package) == ["rich.text"]
+    probe.write_text(own.read_text(encoding="utf-8") + "\ndef f():\n    from textual.app import App\n    import importlib\n"
+                     "    importlib.import_module('clawmem.tui.present')\n")
+    assert front_toolkit_imports(probe, package) == ["clawmem.tui.present", "textual.app"]
+    probe.write_text("import richtext\nimport mcpx\n")
+    assert front_toolkit_imports(probe, package) == []
