@@ -69,6 +69,32 @@ def test_every_registered_provider_is_a_complete_provider():
         assert cls.config_keys and cls.request, cls.name  # the docs table's row
 
 
+def test_a_provider_is_named_by_its_name_without_setting_id():
+    """The recipe does not ask for `id`: it is the class's `name` (it once stayed "?" in the
+    index, status and events when a provider that is not a RemoteProvider left it out)."""
+    from clawmem.engine.embeddings.base import Provider
+    from clawmem.engine.provider_registry import provider_classes
+
+    class Plain(Provider):
+        name = "plain"
+
+        @classmethod
+        def candidate(cls, cfg, *, primary, explicit):
+            raise NotImplementedError
+
+        def embed_passages(self, texts):
+            return []
+
+        def embed_query(self, text):
+            return None
+
+    class Renamed(Plain):
+        name = "renamed"
+
+    assert Plain().id == "plain" and Renamed().id == "renamed" and Plain().label() == "plain/?"
+    assert {cls.name: cls.id for cls in provider_classes()} == {cls.name: cls.name for cls in provider_classes()}
+
+
 def test_a_provider_that_leaves_out_a_method_cannot_be_made():
     from clawmem.engine.embeddings.base import Provider
 
@@ -86,3 +112,13 @@ def test_the_docs_provider_table_is_the_one_the_classes_make():
     from clawmem.engine.embeddings import provider_table
 
     assert provider_table() in EMBEDDINGS_PAGE.read_text(encoding="utf-8")
+
+
+def test_the_recipe_names_every_file_a_new_provider_touches():
+    """The module, the registry entry and the docs table: the three places a provider must be
+    written (the docs table test above fails on a provider the page does not show)."""
+    page = (TESTS.parent / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    recipe = page[page.index("## Recipe: add an embedding provider"):page.index("## Recipe: add a tab")]
+    steps = [line.split("`")[1] for line in recipe.splitlines() if line[:3] in ("1. ", "2. ", "3. ", "4. ")]
+    assert steps == ["engine/embeddings/<name>.py", "engine/provider_registry.py", "docs/embeddings.md"]
+    assert "(three files)" in recipe.splitlines()[0]

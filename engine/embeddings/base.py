@@ -28,7 +28,8 @@ class Provider(ABC):
     """What an embedding provider is. The registry (engine/provider_registry.py) lists the
     classes; what the plan, the config and `status` need to know about one is declared here,
     on the class, and `candidate()` is the one door through which the config builds it (local
-    and remote alike). An instance sets `id`, `model`, `endpoint` and `max_input_bytes`."""
+    and remote alike). An instance sets `model`, `endpoint` and `max_input_bytes`; its `id`
+    (what the index, `status` and events call it) is its `name` unless the class says otherwise."""
 
     name: ClassVar[str] = ""  # the config's name for it: provider = "<name>"
     env_vars: ClassVar[tuple[str, ...]] = ()  # where OpenClaw reads its key from, in its order
@@ -43,12 +44,17 @@ class Provider(ABC):
     config_keys: ClassVar[str] = ""  # for docs/embeddings.md's provider table: the settings it reads
     request: ClassVar[str] = ""  # for docs/embeddings.md's provider table: what it sends
 
-    id: str = "?"
+    id: str = ""  # derived from `name` for every subclass that declares one (__init_subclass__)
     model: str = "?"
     endpoint: str = ""  # what else identifies the vectors: base URL, or the model file's identity
     max_input_bytes: int = 8000
     dims: int | None = None
     batch = None  # a batch-API client (embeddings/batch.py) when remote.batch.enabled applies
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "name" in cls.__dict__ and "id" not in cls.__dict__:
+            cls.id = cls.name  # a provider that forgets `id` is still named in the index and in status
 
     @classmethod
     @abstractmethod
