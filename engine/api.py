@@ -43,9 +43,9 @@ __all__ = ["Engine", "AccessDenied", "IndexUnavailable", "SearchDisabled", "disa
 class Engine:
     def __init__(self, cfg: Config, *, persistent: bool = False):
         self.persistent = persistent  # long-lived (the app, watch): keep vectors in memory
-        # Called with "search" when a search finds the index stale and sync.onSearch is on; it
-        # must return at once (a Syncer queues a sync, the CLI spawns a background index).
-        self.sync_hook: Callable[[str], Any] | None = None
+        # who brings the index up to date when asked (subscribed with sync_when_asked): a watcher
+        # queues a sync, the one-shot CLI spawns a background index
+        self._sync_askers: list[Callable[[str], Any]] = []
         self._wire(cfg)
 
     def _wire(self, cfg: Config) -> None:
@@ -423,6 +423,34 @@ class Engine:
 
         return run_daemon(self, once=once, printer=printer, after_sync=self._push_after_sync, every_minute=self._promotion_sweep)
 
+    def sync_when_asked(self, ask: Callable[[str], Any]) -> Callable[[], None]:
+        """Subscribe `ask(reason)` to the engine's requests for a sync: "search" (a search found
+        the index behind the files and sync.onSearch is on), "write" (an agent's write could not
+        be indexed at once). It must return at once. The earliest subscriber still subscribed is
+        asked; returns the function that ends this subscription."""
+        self._sync_askers.append(ask)
+
+        def unsubscribe() -> None:
+            if ask in self._sync_askers:
+                self._sync_askers.remove(ask)
+
+        return unsubscribe
+
+    def syncs_when_asked(self) -> bool:
+        """Whether something (a watcher, the CLI's background index) answers a request for a sync."""
+        return bool(self._sync_askers)
+
+    def ask_for_sync(self, reason: str) -> bool:
+        """Ask the subscriber for a sync; False when nobody is subscribed. A failed request does
+        not fail the caller: the next one tries again."""
+        if not self._sync_askers:
+            return False
+        try:
+            self._sync_askers[0](reason)
+        except Exception:
+            return False
+        return True
+
     def promotion_candidates(self, gates=None, **kw):
         """(the passages of daily logs worth keeping in MEMORY.md, notes), best first."""
         from .consolidate import promote
@@ -522,13 +550,8 @@ class Engine:
     # ------------------------------------------------------------------ internal
 
     def _ask_for_sync(self) -> None:
-        hook = self.sync_hook
-        if hook is None or self.other_settings():  # a sync would leave that index as it is
-            return
-        try:
-            hook("search")
-        except Exception:
-            pass  # a failed trigger must not fail the search; the next one tries again
+        if self._sync_askers and not self.other_settings():  # else a sync would leave that index as it is
+            self.ask_for_sync("search")
 
     # what follows a sync: the watcher (index/) publishes that it synced, the engine subscribes
     # what sits above the index (the fleet's push, the promotion sweep), so no arrow points up

@@ -472,3 +472,38 @@ def test_the_toolkit_check_sees_rich_anywhere_in_the_engine(tmp_path):
     assert front_toolkit_imports(probe, package) == ["clawmem.tui.present", "textual.app"]
     probe.write_text("import richtext\nimport mcpx\n")
     assert front_toolkit_imports(probe, package) == []
+
+
+# ------------------------------------------------------------------ fronts never set the engine's state
+
+def engine_assignments(source: str) -> list[str]:
+    """Assignments in `source` to an attribute of an engine (`eng.x = …`, `self.host.engine.x = …`,
+    `app.engine.x += …`, `setattr(engine, …)`): a front asks the engine through its methods."""
+    import ast
+
+    def names_engine(node) -> bool:
+        return (isinstance(node, ast.Name) and node.id in ("engine", "eng")) or (isinstance(node, ast.Attribute) and node.attr == "engine")
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+        found += [ast.unparse(t) for t in targets if isinstance(t, ast.Attribute) and names_engine(t.value)]
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" and node.args and names_engine(node.args[0]):
+            found.append(f"setattr({ast.unparse(node.args[0])}, …)")
+    return found
+
+
+def test_no_front_assigns_an_engine_attribute():
+    found = {}
+    for root in FRONTS.values():
+        for path in sorted(root.rglob("*.py")):
+            if hits := engine_assignments(path.read_text(encoding="utf-8")):
+                found[path.relative_to(REPO).as_posix()] = hits
+    assert found == {}
+
+
+def test_the_assignment_check_sees_each_way_of_setting_engine_state():
+    for probe, hit in (("eng.sync_hook = spawn", "eng.sync_hook"), ("self.host.engine.persistent = False", "self.host.engine.persistent"),
+                       ("app.engine.generation += 1", "app.engine.generation"), ("setattr(engine, 'cfg', c)", "setattr(engine, …)")):
+        assert engine_assignments(probe) == [hit], probe
+    assert engine_assignments("self.engine = engine\nengine.cfg.ui = table\nx = eng.search(q)") == []

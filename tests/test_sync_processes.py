@@ -153,8 +153,8 @@ def test_no_background_index_while_a_writer_holds_the_lock_or_when_off(workspace
         lock.release()
     calls = []
     off = make_engine({"sync.onSearch": False})
-    off.sync_hook = calls.append
+    off.sync_when_asked(calls.append)
     assert off.search("x")["stale"] is True and calls == []
     on = make_engine()
-    on.sync_hook = calls.append
+    on.sync_when_asked(calls.append)
     assert on.search("x")["stale"] is True and calls == ["search"]

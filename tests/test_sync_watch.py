@@ -191,7 +191,7 @@ def test_watch_off_still_syncs_at_start_on_request_and_by_reconciliation(workspa
 
 def test_search_on_a_stale_index_asks_the_syncer_and_does_not_wait(workspace, live):
     eng, syncer, rec = live({"sync.watch": False})
-    assert eng.sync_hook == syncer.request
+    assert eng.syncs_when_asked() and eng._sync_askers == [syncer.request]
     write(workspace / "memory" / "2026-02-01.md", "a lapwing\n")
     eng.freshness_check.forget()
     t0 = time.monotonic()
@@ -209,7 +209,7 @@ def test_stop_marks_the_watcher_stopped(workspace, live, make_engine):
     assert rec.of(ev.WatcherState)[-1].state == "stopped"
     assert syncer.state.watcher == "stopped" and not syncer.state.running
     assert eng.status()["freshness"]["watcher"] == "stopped"
-    assert eng.sync_hook is None
+    assert not eng.syncs_when_asked()
 
 
 def test_reloaded_config_moves_the_watcher(workspace, live, tmp_path):

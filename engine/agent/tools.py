@@ -259,9 +259,7 @@ def index_now(engine, paths: list | None = None) -> dict:
         engine.run_index(reason="write", backfill_sessions=False, lock_timeout=10.0, paths=paths)
         return {"indexed": True}
     except LockBusy as exc:
-        hook = engine.sync_hook
-        if hook is not None:
-            hook("write")
+        engine.ask_for_sync("write")
         return {"indexed": False, "warning": f"written, not yet indexed: {exc}"}
     except Exception as exc:
         return {"indexed": False, "warning": f"written, not yet indexed: {type(exc).__name__}: {exc}"}

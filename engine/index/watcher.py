@@ -13,7 +13,7 @@ What triggers a sync:
   and a steady stream still syncs every few debounce periods); `sync.watch = false` turns
   it off;
 - `sync.intervalMinutes`;
-- `request(reason)`: "search" (Engine.search calls it through `engine.sync_hook` when it
+- `request(reason)`: "search" (Engine.search asks it, subscribed with `engine.sync_when_asked`, when it
   finds the index stale), "manual" (a reindex action: backfills transcripts), "rebuild"
   (index --force);
 - a reconciliation scan every RECONCILE_SECONDS (stat only, tens of ms at 5000 files)
@@ -226,6 +226,7 @@ class Syncer:
         # subscribed by the engine: runs after each sync; a warning back means it left work behind
         # (the fleet was down), so it runs again every PUSH_RETRY_SECONDS until it returns None
         self.after_sync = after_sync
+        self._unsubscribe: Callable[[], None] | None = None  # from the engine's requests for a sync
         self.reconcile_seconds = reconcile_seconds
         self._cond = threading.Condition()
         self._running = False
@@ -275,8 +276,8 @@ class Syncer:
         except OSError:
             pass  # no log file is no reason not to sync
         write_heartbeat(self.engine.cfg, "running", True)  # the first sync has not run yet
-        if self.engine.sync_hook is None:
-            self.engine.sync_hook = self.request
+        if not self.engine.syncs_when_asked():
+            self._unsubscribe = self.engine.sync_when_asked(self.request)
         self._worker = threading.Thread(target=self._work, name="clawmem-sync", daemon=True)
         self._beater = threading.Thread(target=self._beat, name="clawmem-heartbeat", daemon=True)
         self._worker.start()
@@ -294,8 +295,9 @@ class Syncer:
             if t is not None and t is not threading.current_thread():  # stop() from a callback
                 t.join(timeout)
         self._stop_watchers()  # normally done by the worker; again in case it is stuck
-        if getattr(self.engine.sync_hook, "__self__", None) is self:
-            self.engine.sync_hook = None
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
         clear_heartbeat(self.engine.cfg)
         with self._cond:
             self._running = False

@@ -76,7 +76,7 @@ def cmd_search(args) -> int:
             # wait (sync.py loads only then: most searches find the index fresh)
             return eng.index_in_background()
 
-        eng.sync_hook = spawn
+        eng.sync_when_asked(spawn)
         search, failed = eng.search, IndexUnavailable
     try:
         res = search(query, request)

@@ -205,7 +205,7 @@ class SearchPane(Pane, Vertical):
         self._render_results()
         # with the watcher running the engine has already asked it (which skips what it left
         # behind on purpose); without, the app indexes, unless this search came after a sync
-        if msg.result and msg.result.get("stale") and msg.seq != self._quiet_seq and self.host.engine.sync_hook is None:
+        if msg.result and msg.result.get("stale") and msg.seq != self._quiet_seq and not self.host.engine.syncs_when_asked():
             self.post_message(IndexRequested("search found the index behind the files"))
 
     def on_status(self, status: dict) -> None:
