@@ -1,4 +1,6 @@
-"""Small filesystem helpers: atomic writes that keep permissions; paths as stored text."""
+"""Small filesystem helpers: atomic writes that keep permissions; paths as stored text; the private
+SQLite databases' opener and what their owners share (busy timeout, owner-only creation, a damaged
+file recognised and moved aside)."""
 
 from __future__ import annotations
 
