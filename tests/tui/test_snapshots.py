@@ -120,7 +120,7 @@ async def _conflict(pilot) -> None:
 def test_conflict_prompt(ws, snap_compare):
     """Saving after the agent appended to MEMORY.md: a dialog "MEMORY.md changed on disk since
     you opened it" with the difference (the agent's line in red, the user's line in green), what
-    each choice does, and the buttons Reload [r], Merge [m] (focused), Overwrite [o], Cancel [esc].
+    each choice does with its key ("r Reload: … · m Merge: … · o Overwrite: …"), and the buttons Reload [r], Merge [m] (focused), Overwrite [o], Cancel [esc].
     Behind it, under the header, the yellow banner "⚠ Changed on disk since you opened it" with
     Reload, Merge and Keep mine."""
     assert snap_compare(build_app(ws), run_before=run(then=_conflict), terminal_size=SIZE)
@@ -462,7 +462,8 @@ def test_80x24_append_dialog(ws, snap_compare):
 
 def test_80x24_conflict_prompt(ws, snap_compare):
     """The save conflict at 80×24: "MEMORY.md changed on disk since you opened it", the
-    difference, what each choice does, and the four buttons, all inside the screen."""
+    difference (scrolling in the rows left), what each choice does with its key (r, m, o),
+    and the four buttons Reload [r], Merge [m], Overwrite [o], Cancel [esc], all inside the screen."""
     assert snap_compare(build_app(ws), run_before=run(then=_conflict), terminal_size=SMALL)
 
 
