@@ -225,3 +225,30 @@ async def test_at_80x24_the_conflict_dialog_shows_its_buttons_and_names_their_ke
         await pilot.press("m")
         await settle(pilot)
         assert log.read_text().endswith("agent line 29\nmy own line\n")
+
+
+async def test_restored_text_puts_the_cursor_on_it_and_saving_keeps_it_there(ws, make_app):
+    """A person who restores the unsaved text sees the cursor on the first restored line, and
+    after ctrl+s the cursor is still where they left it (it jumped to line 1)."""
+    log = ws / LOG
+    first = make_app(ws)
+    async with first.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        editor = await open_and_type(pilot, first, LOG, "typed before the connection dropped")
+        await wait_until(pilot, lambda: (rec := editing.find_recovery("main", log)) and rec.text == editor.text)
+    app = make_app(ws)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app.open_file(LOG)
+        await settle(pilot)
+        assert isinstance(app.screen, RecoveryScreen)
+        await pilot.press("r")
+        await settle(pilot)
+        editor = app.query_one("#editor", TextArea)
+        row = editor.text.splitlines().index("typed before the connection dropped")
+        assert editor.cursor_location == (row, 0)
+        editor.move_cursor((row, 5))
+        await pilot.press("ctrl+s")
+        await settle(pilot, rounds=4)
+        assert "typed before the connection dropped" in log.read_text() and not app.file_pane.dirty
+        assert editor.cursor_location == (row, 5)
