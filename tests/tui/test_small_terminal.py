@@ -148,3 +148,21 @@ def test_long_names_keep_the_part_that_tells_them_apart():
     assert short[2] == "2026-02-10.md"
     assert short[0] != short[1] and all(len(s) <= 24 for s in short)
     assert short[0].endswith("cache-warmup.md") and short[1].endswith("ack-from-ops.md") and "…" in short[0]
+
+
+async def test_the_help_says_how_to_close_it_without_scrolling(ws, make_app):
+    """F1 at 80×24: the first screen of the help (and its frame) says that esc, F1 or q closes
+    it, and esc does."""
+    from clawmem.tui.widgets.dialogs import HelpScreen
+
+    app = make_app(ws)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await pilot.press("f1")
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen)
+        shown = "".join(seg.text for seg in screen_segments(app))
+        assert "esc, F1 or q closes" in shown and "Esc, F1 or q closes this help" in shown
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, HelpScreen)

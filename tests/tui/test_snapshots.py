@@ -257,8 +257,9 @@ def test_light_theme_file_tab(ws, snap_compare):
 
 
 def test_help_screen(ws, snap_compare):
-    """F1: the help over the app, listing what each tab and the Promote screen (F10) do, and the
-    key table with ids."""
+    """F1: the help in a frame titled "Help" whose bottom edge says "esc, F1 or q closes"; its
+    first line says so too, then what each tab and the Promote screen (F10) do, and the key
+    table with ids."""
     assert snap_compare(build_app(ws), run_before=run("f1"), terminal_size=SIZE)
 
 
@@ -449,8 +450,9 @@ def test_80x24_promote_edit_dialog(ws, snap_compare):
 
 
 def test_80x24_help_screen(ws, snap_compare):
-    """F1 at 80×24: the help over the app, its text wrapped to the width, the key table's
-    start in view and scrollable."""
+    """F1 at 80×24: the help over the app, its frame saying "esc, F1 or q closes", its text
+    (first "Esc, F1 or q closes this help") wrapped to the width, the key table's start in
+    view and scrollable."""
     assert snap_compare(build_app(ws), run_before=run("f1"), terminal_size=SMALL)
 
 

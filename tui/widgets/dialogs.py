@@ -320,7 +320,9 @@ class HelpScreen(ModalScreen):
     def compose(self) -> ComposeResult:
         from textual.widgets import Markdown  # markdown-it loads with the first help screen, not at start
 
-        with VerticalScroll():
+        with VerticalScroll() as box:
+            box.border_title = "Help"
+            box.border_subtitle = "esc, F1 or q closes"  # on the frame: seen before any scrolling
             yield Markdown(self.text)
 
     def on_mount(self) -> None:
