@@ -3,6 +3,7 @@ goes, on the real engine over a temporary workspace."""
 
 from __future__ import annotations
 
+from rich.style import Style
 from textual.widgets import DataTable, Input
 
 from tuikit import build_app, screen_segments, settle
@@ -166,3 +167,20 @@ async def test_the_help_says_how_to_close_it_without_scrolling(ws, make_app):
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_at_60_columns_the_daily_logs_keep_their_day(ws, make_app):
+    """At 60 columns the File tab's tree is narrow: a daily log's name is cut at its start
+    ("…02-11.md"), so each day still shows, not "2026-02…" for every one."""
+    app = make_app(ws)
+    async with app.run_test(size=(60, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("f3")
+        await settle(pilot)
+        tree = app.query_one("#file-tree")
+        leaves = [n for n in (tree.get_node_at_line(i) for i in range(tree.last_line + 1)) if n is not None and n.data
+                  and n.data.startswith("memory/20")]
+        assert len(leaves) == 2  # the newest month's logs (the other month is folded)
+        shown = [tree.render_label(n, Style(), Style()).plain for n in leaves]
+        assert all(s.startswith("…") for s in shown), shown  # cut: the tree is that narrow
+        assert [s[-5:] for s in shown] == ["11.md", "10.md"], shown
