@@ -83,6 +83,12 @@ def _apply(base: list[str], start: int, end: int, changes) -> list[str]:
     return out + base[pos:end]
 
 
+def _opens_section(lines: list[str]) -> bool:
+    """Whether added lines start (after blank lines) with a Markdown heading."""
+    first = next((ln for ln in lines if ln.strip()), "")
+    return re.match(r"#{1,6}\s", first) is not None
+
+
 def merge3(base: str, mine: str, disk: str) -> Merged:
     """A three-way merge by lines of the user's text and the disk's, both derived from `base`.
 
@@ -113,7 +119,9 @@ def merge3(base: str, mine: str, disk: str) -> Merged:
         elif not ours:
             out += disk_part
         elif start == end:  # both only added lines here
-            out += disk_part + mine_part
+            # the disk's first, unless it opens a new section (a heading) and the user's lines do
+            # not: those continue the section above, where the user wrote them
+            out += mine_part + disk_part if _opens_section(disk_part) and not _opens_section(mine_part) else disk_part + mine_part
         else:
             conflicts += 1
             out += [YOURS_MARK, *mine_part, BETWEEN_MARK, *disk_part, DISK_MARK]
