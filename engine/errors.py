@@ -18,6 +18,11 @@ class AccessDenied(ClawmemError, ValueError):
     """memory_get refused a path; the message says why."""
 
 
+class FileUnreadable(AccessDenied):
+    """An allowed file the system would not let us read (permissions, an I/O error): the
+    operation failed, the path asked for was fine (the CLI exits 3, not 2)."""
+
+
 class SearchDisabled(ClawmemError, RuntimeError):
     """Memory search is turned off (`enabled = false`, e.g. OpenClaw's memorySearch.enabled)."""
 

@@ -188,14 +188,21 @@ class FilesChanged(Event):
 
 
 class RateMeter:
-    """Items per second and ETA over the job so far."""
+    """Items per second and ETA. Until the first items are done the time goes to starting up (a
+    model loading, a connection opening), which says nothing of the pace after: the rate and
+    the ETA count from that first report on, and there is no ETA before a second one."""
 
     def __init__(self, total: int):
         self.total = total
         self.start = time.monotonic()
+        self.first: tuple[float, int] | None = None  # (when, done) at the first report with items done
 
     def progress(self, phase: str, done: int) -> Progress:
-        elapsed = max(time.monotonic() - self.start, 1e-6)
-        rate = done / elapsed
-        eta = (self.total - done) / rate if rate > 0 and done else None
+        now = time.monotonic()
+        rate, eta = done / max(now - self.start, 1e-6), None
+        if done and self.first is None:
+            self.first = (now, done)
+        elif self.first is not None and done > self.first[1]:
+            rate = (done - self.first[1]) / max(now - self.first[0], 1e-6)
+            eta = (self.total - done) / rate
         return Progress(phase, done, self.total, rate, eta)

@@ -174,11 +174,12 @@ TOOLS = [
              "`{path, text}`; a `fleet:AGENT/PATH` path gives the fleet's stored text of that file; `lines` at most 10,000 per call"),
     ToolSpec("memory_append", APPEND_DESCRIPTION, APPEND_SCHEMA, AppendArgs,
              lambda engine, kw: engine.append(kw.get("text"), kw.get("heading")),
-             "appends `## HH:MM heading` and the text to `memory/YYYY-MM-DD.md`; `{path, startLine, endLine, citation}`",
+             "appends `## HH:MM heading`, a blank line and the text to `memory/YYYY-MM-DD.md`; `{path, startLine, endLine, citation}`",
              writes=True),
     ToolSpec("memory_remember", REMEMBER_DESCRIPTION, REMEMBER_SCHEMA, RememberArgs,
              lambda engine, kw: engine.remember(kw.get("text"), kw.get("section"), kw.get("scope"), kw.get("replaces")),
-             "adds `- text` under `## section` (default Notes) in `MEMORY.md`; same shape; `scope: \"team\"` writes to the "
+             "adds `- text` under `## section` (default Notes) in `MEMORY.md`; same shape (a bullet already there is not written "
+             "again: `unchanged: true` cites it); `scope: \"team\"` writes to the "
              "fleet's team notebook instead (`{id, agent, host, section, text, ...}`, or `error` naming a contradicting note)",
              writes=True),
     ToolSpec("memory_promote", PROMOTE_DESCRIPTION, PROMOTE_SCHEMA, PromoteArgs,

@@ -391,6 +391,56 @@ def test_model_list_shows_the_local_model_in_use(workspace, tmp_path):
     config.write_text(f'provider = "local"\n[local]\nmodelPath = "{model}"\n')
     out = cli(workspace, "--config", str(config), "model", "list").stdout
     assert f"{model}  2.0 MB  (configured: local.modelPath" in out and "No models" not in out
+    # --json lists the same model, not an empty list
+    listed = json.loads(cli(workspace, "--config", str(config), "model", "list", "--json").stdout)
+    assert listed["models"] == [{"uri": str(model), "path": str(model), "bytes": 2_000_004, "complete": True, "localFile": True}]
+    assert listed["configured"] == str(model)
+
+
+def test_version_prints_the_installed_version():
+    from importlib.metadata import version
+
+    got = run_cli("--version")
+    assert got.returncode == 0 and got.stdout == f"clawmem {version('clawmem')}\n" and got.stderr == ""
+    assert "--version" in run_cli("--help").stdout
+
+
+def test_get_of_a_file_the_system_will_not_let_us_read_exits_3(tmp_path):
+    """An allowed path whose read fails is a failed operation (3), not a usage error (2). Root
+    reads every file, so as root the command runs as nobody, over a workspace nobody owns."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+
+    import pytest
+
+    home = Path(tempfile.mkdtemp(prefix="clawmem-unreadable-"))  # under /tmp: tmp_path's parents are root's only
+    try:
+        home.chmod(0o755)
+        ws = home / "ws"
+        secret = write(ws / "memory" / "2026-01-01.md", "# 2026-01-01\n\nnot for you\n")
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "CLAWMEM_"))}
+        env.update(HOME=str(home / "home"), **{f"XDG_{k}_HOME": str(home / "home" / k) for k in ("CONFIG", "DATA", "CACHE", "STATE")})
+        as_nobody: list[str] = []
+        if os.geteuid() == 0:
+            if not shutil.which("setpriv"):
+                pytest.skip("root reads every file, and setpriv (util-linux) is missing to run as nobody")
+            for p in (ws, ws / "memory"):
+                os.chown(p, 65534, 65534)
+            (home / "home").mkdir()
+            os.chown(home / "home", 65534, 65534)
+            secret.chmod(0o600)  # root's
+            as_nobody = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups"]
+        else:
+            secret.chmod(0)
+        got = subprocess.run([*as_nobody, sys.executable, "-m", "clawmem.tui", "--workspace", str(ws), "get", "memory/2026-01-01.md"],
+                             env=env, cwd=home, capture_output=True, text=True, timeout=120)
+        assert got.returncode == 3, got.stderr
+        assert got.stderr.strip() == "clawmem: memory/2026-01-01.md: cannot read it (Permission denied); check its permissions"
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
 
 
 def test_model_pull_blames_the_uri_typed(workspace):

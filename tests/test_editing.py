@@ -157,6 +157,19 @@ def test_merge_both_appending_keeps_both_disk_first():
     assert files.merge3("x\n", "x\nsame\n", "x\nsame\n").text == "x\nsame\n"
 
 
+def test_merge_keeps_the_users_line_in_its_section_when_the_agent_opens_a_new_one():
+    # the user added a line to the 09:00 entry while the agent appended a 10:00 entry: the
+    # user's line stays under 09:00 (it was filed under the agent's new heading)
+    base = "# Day\n\n## 09:00\nfirst\n"
+    mine = base + "my own line\n"
+    disk = base + "\n## 10:00 Deploy\nagent wrote this\n"
+    merged = files.merge3(base, mine, disk)
+    assert merged == files.Merged("# Day\n\n## 09:00\nfirst\nmy own line\n\n## 10:00 Deploy\nagent wrote this\n", 0)
+    # a new section of the user's own still comes after the agent's, as any two additions
+    both = files.merge3(base, base + "\n## 11:00\nmine\n", disk)
+    assert both.text == disk + "\n## 11:00\nmine\n"
+
+
 def test_merge_real_conflict_keeps_both_marked():
     merged = files.merge3("a\nb\nc\n", "a\nmine\nc\n", "a\nagent\nc\n")
     assert merged.conflicts == 1

@@ -156,3 +156,21 @@ def test_a_search_request_travels_whole_and_means_what_its_keywords_mean(make_en
         eng.search("herons", SearchRequest(min_score=2))
     with pytest.raises(ValueError, match="max-results"):
         eng.options(SearchRequest(max_results=0))
+
+
+def test_the_eta_leaves_out_the_start_up_before_the_first_items():
+    """A model that takes 0.4 s to load, then 10 items per 0.1 s: the ETA after 20 of 100 is
+    about 0.8 s (it read ~1.6 s, the load counted as if it were the pace)."""
+    import time
+
+    from clawmem.engine.events import RateMeter
+
+    meter = RateMeter(100)
+    assert meter.progress("embed", 0).eta is None
+    time.sleep(0.4)  # loading
+    time.sleep(0.1)
+    first = meter.progress("embed", 10)
+    assert first.eta is None  # one report cannot tell the pace from the start-up
+    time.sleep(0.1)
+    second = meter.progress("embed", 20)
+    assert 0.5 < second.eta < 1.2 and 60 < second.rate < 130, (second.eta, second.rate)

@@ -282,3 +282,20 @@ def test_session_hits_decay_by_their_message_time(workspace, sessions_dir, sessi
     decay = top["explain"]["decay"]
     assert decay["basis"] == "message time" and decay["date"] == "2026-02-10"
     assert 0.45 < decay["factor"] < 0.55  # one half-life (30 days) after the last message
+
+
+def test_a_config_that_indexes_no_sessions_is_not_stale_over_an_index_that_has_them(workspace, sessions_dir, make_engine):
+    # one index, two configs: the transcripts the first indexed are not files the second is behind on
+    write(sessions_dir / "a.jsonl", jsonl([msg("user", "we talked about the heron census")]))
+    write(workspace / "memory" / "2026-01-01.md", "# 2026-01-01\n\nheron census notes\n")
+    both = make_engine({"sources": ["memory", "sessions"]})
+    both.run_index()
+    memory_only = make_engine()
+    assert memory_only.index_path == both.index_path
+    res = memory_only.search("heron census")
+    assert res["stale"] is False and [r["path"] for r in res["results"]] == ["memory/2026-01-01.md"]
+    fresh = memory_only.status()["freshness"]
+    assert fresh["dirty"] is False and fresh["behind"] == [] and fresh["filesIndexed"] == 1
+    # a transcript that is new to a config that indexes sessions is still behind
+    write(sessions_dir / "b.jsonl", jsonl([msg("user", "a new heron talk")]))
+    assert both.search("heron census")["stale"] is True

@@ -193,11 +193,13 @@ def test_append_creates_todays_log_and_is_found_at_once(workspace, make_engine):
     eng = make_engine()
     now = dt.datetime(2026, 3, 4, 9, 30)
     got = tools.memory_append(eng, "Shipped the zebrafish importer.", heading="release", now=now)
-    assert got == {"path": "memory/2026-03-04.md", "startLine": 3, "endLine": 4,
-                   "citation": "Source: memory/2026-03-04.md#L3-L4", "indexed": True}
-    assert (workspace / "memory" / "2026-03-04.md").read_text() == "# 2026-03-04\n\n## 09:30 release\nShipped the zebrafish importer.\n"
+    assert got == {"path": "memory/2026-03-04.md", "startLine": 3, "endLine": 5,
+                   "citation": "Source: memory/2026-03-04.md#L3-L5", "indexed": True}
+    # a blank line under the heading, as the app's own entries and Markdown written by hand
+    assert (workspace / "memory" / "2026-03-04.md").read_text() == "# 2026-03-04\n\n## 09:30 release\n\nShipped the zebrafish importer.\n"
     got = tools.memory_append(eng, "One more line\nand another", now=now.replace(minute=45))
-    assert got["startLine"] == 6 and got["endLine"] == 8
+    assert got["startLine"] == 7 and got["endLine"] == 10
+    assert (workspace / "memory" / "2026-03-04.md").read_text().endswith("\n\n## 09:45\n\nOne more line\nand another\n")
     hit = tools.memory_search(eng, "zebrafish")["results"][0]
     assert hit["path"] == "memory/2026-03-04.md" and hit["startLine"] <= 4
 
@@ -215,6 +217,21 @@ def test_remember_adds_a_bullet_under_its_section(notes, make_engine):
     )
     hit = tools.memory_search(eng, "quokka")["results"][0]
     assert hit["path"] == "MEMORY.md" and hit["startLine"] <= 11 <= hit["endLine"]
+
+
+def test_remember_the_same_fact_twice_writes_one_bullet(notes, make_engine):
+    eng = make_engine()
+    first = tools.memory_remember(eng, "Prefers oat milk.", section="Preferences")
+    before = (notes / "MEMORY.md").read_bytes()
+    again = tools.memory_remember(eng, "  Prefers oat milk.\n", section="preferences")  # a retry, as an agent sends it
+    assert (notes / "MEMORY.md").read_bytes() == before
+    assert again["citation"] == first["citation"] and again["unchanged"] is True
+    # the same words in another section, or a longer bullet that starts with them, are other facts
+    tools.memory_remember(eng, "Prefers oat milk.")
+    tools.memory_remember(eng, "Dislikes cilantro.\nSince 2019.", section="Preferences")
+    assert tools.memory_remember(eng, "Dislikes cilantro.", section="Preferences").get("unchanged") is None
+    text = (notes / "MEMORY.md").read_text()
+    assert text.count("- Prefers oat milk.") == 2 and text.count("- Dislikes cilantro.") == 2
 
 
 def test_remember_uses_an_existing_lowercase_memory_md(workspace, make_engine):
@@ -380,3 +397,16 @@ def test_interleaved_writes_lose_no_byte(tmp_path_factory, make_engine, monkeypa
     finally:
         stop.set()
         t.join()
+
+
+def test_fleet_search_without_a_fleet_says_so_not_a_provider_error(notes, make_engine):
+    # no [fleet] url, and one where nothing listens: the embedding provider is fine either way
+    for eng in (make_engine(), make_engine({"fleet.url": "postgresql://clawmem_x:pw@127.0.0.1:1/clawmem"})):
+        eng.run_index()
+        got = tools.memory_search(eng, "Postgres billing", corpus="fleet")
+        assert got["results"] == [] and got["unavailable"] is True and got["corpus"] == "fleet"
+        assert "fleet" in got["error"] and "pw@" not in got["error"]
+        said = got["warning"] + got["action"] + str(got["debug"])
+        assert "embedding" not in said and "provider" not in said
+        assert got["warning"] == tools.FLEET_WARNING and 'without corpus "fleet"' in got["action"]
+        assert tools.memory_search(eng, "Postgres billing")["results"]  # its own memory still answers

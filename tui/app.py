@@ -584,13 +584,14 @@ class ClawmemApp(App):
 def help_text(keymap: dict[str, str]) -> str:
     return (
         "# clawmem\n\n"
+        "Esc, F1 or q closes this help; arrows and PgUp/PgDn scroll it.\n\n"
         "Long-term memory kept as plain Markdown. "
         + "; ".join(f"**{tab.TAB.capitalize()}** ({tab.TAB_KEY.keys.upper()}) {tab.ABOUT}" for tab in TABS)
         + ". **Promote** (F10) reviews the daily-log passages the agent keeps recalling before they go to MEMORY.md.\n\n"
         "Every action is also in the command palette (**ctrl+p**). Keys can be changed in the "
         "`[ui.keymap]` table of the config file with the ids below.\n\n"
         + help_table(keymap)
-        + "\nEsc closes this help."
+        + "\nEsc, F1 or q closes this help."
     )
 
 

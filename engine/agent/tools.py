@@ -22,7 +22,7 @@ import time
 from typing import Any
 
 from ..files import conflicts as files, memfile
-from ..files.conflicts import add_bullet, memory_file
+from ..files.conflicts import add_bullet, find_bullet, memory_file
 from ..config import ConfigError
 from ..errors import AccessDenied, IndexUnavailable, SearchDisabled
 from ..index.lock import LockBusy
@@ -38,6 +38,8 @@ ERROR_ACTION = "Check embedding provider configuration and retry memory_search."
 DEGRADED_WARNING = "Vector search is unavailable, so these are keyword-only results"
 INDEX_WARNING = "Memory search is unavailable because the memory index is missing or unreadable."
 INDEX_ACTION = "Run `clawmem index` (or keep `clawmem watch` or `clawmem mcp` running), then retry memory_search."
+FLEET_WARNING = "Fleet search is unavailable: the fleet is not set up or cannot be reached; this agent's own memory is not affected."
+FLEET_ACTION = "Retry memory_search without corpus \"fleet\" to search this agent's own memory; tell the user if the fleet was expected."
 DISABLED_WARNING = "Memory search is disabled."
 DISABLED_ACTION = "Tell the user memory search is turned off; they can set enabled = true (memorySearch.enabled in openclaw.json) to turn it on."
 DEFAULT_SECTION = "Notes"
@@ -74,6 +76,11 @@ def _unavailable(error: str) -> dict:
     action = QUOTA_ACTION if quota else INDEX_ACTION if index else ERROR_ACTION
     return {"results": [], "disabled": True, "unavailable": True, "error": error, "warning": warning, "action": action,
             "debug": {"warning": warning, "action": action, "error": error}}
+
+
+def _fleet_unavailable(error: str) -> dict:
+    return {"results": [], "unavailable": True, "corpus": "fleet", "error": error, "warning": FLEET_WARNING,
+            "action": FLEET_ACTION, "debug": {"warning": FLEET_WARNING, "action": FLEET_ACTION, "error": error}}
 
 
 def disabled_payload(error: str) -> dict:
@@ -187,10 +194,10 @@ def _fleet_search(engine, text: str, request: SearchRequest, started: float) -> 
 
     try:
         res = fleet.search(engine, text, request)
-    except fleet.FleetError as exc:
-        return _unavailable(str(exc))
+    except (fleet.FleetError, ConfigError) as exc:  # no fleet, or it is down: not the embedding provider's fault
+        return _fleet_unavailable(str(exc))
     except Exception as exc:  # an agent gets data, never a traceback
-        return _unavailable(f"{type(exc).__name__}: {exc}")
+        return _fleet_unavailable(f"{type(exc).__name__}: {exc}")
     decorate = engine.cfg["citations"] != "off"
     results = []
     for r in res["results"]:
@@ -277,7 +284,7 @@ def memory_append(engine, text: Any, heading: Any = None, *, now: dt.datetime | 
     head = heading.strip().replace("\n", " ") if isinstance(heading, str) else None
     try:
         path, start, end = files.add_log_entry(engine.workspace, text.strip(), now or dt.datetime.now(), head,
-                                               writer=AGENT, cap=engine.cfg["mcp.maxWriteBytes"])
+                                               writer=AGENT, cap=engine.cfg["mcp.maxWriteBytes"], blank_line=True)
     except memfile.Refused as exc:
         return {"error": str(exc)}
     except OSError as exc:
@@ -310,12 +317,18 @@ def memory_remember(engine, text: Any, section: Any = None, scope: Any = None, r
     rel = target.name
     lines: dict[str, int] = {}
 
-    def insert(current: str) -> str:
+    def insert(current: str) -> str | None:
+        lines.pop("written", None)  # memfile.rewrite calls this again when the file changed meanwhile
         try:
             current.encode("utf-8")
         except UnicodeEncodeError:
             raise memfile.Refused(f"{rel}: not valid UTF-8; fix the file by hand first (clawmem never rewrites bytes it cannot read)") from None
+        there = find_bullet(current, name, text)
+        if there:  # an agent that says a fact again (a retry, a second session) gets the bullet it wrote, not a copy
+            lines["start"], lines["end"] = there
+            return None
         new, lines["start"], lines["end"] = add_bullet(current, name, text)
+        lines["written"] = 1
         return new
 
     try:
@@ -327,6 +340,9 @@ def memory_remember(engine, text: Any, section: Any = None, scope: Any = None, r
     except OSError as exc:
         return {"error": f"{rel}: cannot write ({exc.strerror or exc})"}
     start, end = lines["start"], lines["end"]
+    if "written" not in lines:
+        return {"path": rel, "startLine": start, "endLine": end, "citation": citation(rel, start, end), "unchanged": True,
+                "note": f"already in {rel} under ## {name}: nothing written"}
     return {"path": rel, "startLine": start, "endLine": end, "citation": citation(rel, start, end), **index_now(engine, [target])}
 
 

@@ -83,6 +83,12 @@ def _apply(base: list[str], start: int, end: int, changes) -> list[str]:
     return out + base[pos:end]
 
 
+def _opens_section(lines: list[str]) -> bool:
+    """Whether added lines start (after blank lines) with a Markdown heading."""
+    first = next((ln for ln in lines if ln.strip()), "")
+    return re.match(r"#{1,6}\s", first) is not None
+
+
 def merge3(base: str, mine: str, disk: str) -> Merged:
     """A three-way merge by lines of the user's text and the disk's, both derived from `base`.
 
@@ -113,7 +119,9 @@ def merge3(base: str, mine: str, disk: str) -> Merged:
         elif not ours:
             out += disk_part
         elif start == end:  # both only added lines here
-            out += disk_part + mine_part
+            # the disk's first, unless it opens a new section (a heading) and the user's lines do
+            # not: those continue the section above, where the user wrote them
+            out += mine_part + disk_part if _opens_section(disk_part) and not _opens_section(mine_part) else disk_part + mine_part
         else:
             conflicts += 1
             out += [YOURS_MARK, *mine_part, BETWEEN_MARK, *disk_part, DISK_MARK]
@@ -195,24 +203,52 @@ def memory_file(workspace: Path) -> Path:
     return lower if lower.is_file() and not upper.is_file() else upper
 
 
-def add_bullet(text: str, section: str, fact: str) -> tuple[str, int, int]:
-    """`text` with `- fact` added at the end of the `## section` section (created at the end of
-    the file if missing). Returns the new text and the 1-based lines of the bullet."""
+def _bullet(fact: str) -> list[str]:
     first, *rest = fact.strip().splitlines()
-    bullet = ["- " + first] + [("  " + ln) if ln.strip() else "" for ln in rest]
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()  # the final newline; put back below
+    return ["- " + first] + [("  " + ln) if ln.strip() else "" for ln in rest]
+
+
+def _section_span(lines: list[str], section: str) -> tuple[int, int] | None:
+    """The `## section` heading's index and the index where its section ends (case-insensitive)."""
     want = section.strip().lower()
     head = next((i for i, ln in enumerate(lines) if ln.startswith("## ") and ln[3:].strip().lower() == want), None)
     if head is None:
+        return None
+    return head, next((i for i in range(head + 1, len(lines)) if re.match(r"#{1,2} ", lines[i])), len(lines))
+
+
+def find_bullet(text: str, section: str, fact: str) -> tuple[int, int] | None:
+    """The 1-based lines of `- fact` where it already stands, exactly as add_bullet would write it,
+    in the `## section` section; None when it is not there."""
+    bullet = _bullet(fact)
+    lines = text.split("\n")
+    span = _section_span(lines, section)
+    if span is None:
+        return None
+    head, end = span
+    for i in range(head + 1, end - len(bullet) + 1):
+        if [ln.rstrip() for ln in lines[i:i + len(bullet)]] == bullet and \
+                (i + len(bullet) >= end or not lines[i + len(bullet)].startswith("  ")):  # not the start of a longer bullet
+            return i + 1, i + len(bullet)
+    return None
+
+
+def add_bullet(text: str, section: str, fact: str) -> tuple[str, int, int]:
+    """`text` with `- fact` added at the end of the `## section` section (created at the end of
+    the file if missing). Returns the new text and the 1-based lines of the bullet."""
+    bullet = _bullet(fact)
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the final newline; put back below
+    span = _section_span(lines, section)
+    if span is None:
         while lines and lines[-1] == "":
             lines.pop()
         block = ([""] if lines else []) + [f"## {section.strip()}"] + bullet
         at = len(lines) + len(block) - len(bullet)
         lines += block
     else:
-        end = next((i for i in range(head + 1, len(lines)) if re.match(r"#{1,2} ", lines[i])), len(lines))
+        head, end = span
         at = end
         while at > head + 1 and not lines[at - 1].strip():
             at -= 1  # after the section's last non-blank line

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from ..config import Config
-from ..errors import AccessDenied
+from ..errors import AccessDenied, FileUnreadable
 from ..results import FileText
 from .sources import list_sources
 from .workspace import normalize_extra_paths
@@ -78,7 +78,7 @@ class MemoryFiles:
             except memfile.Refused as exc:
                 raise AccessDenied(str(exc)) from None
             except OSError as exc:
-                raise AccessDenied(f"{raw}: cannot read it ({exc.strerror or exc}); check its permissions") from None
+                raise FileUnreadable(f"{raw}: cannot read it ({exc.strerror or exc}); check its permissions") from None
             if data is None:
                 return FileText(path=raw, text="")
             from .sessions import parse_transcript, render_range
@@ -92,7 +92,7 @@ class MemoryFiles:
         except memfile.Refused as exc:
             raise AccessDenied(str(exc)) from None
         except OSError as exc:  # unreadable (permissions), an I/O error: one line naming the file
-            raise AccessDenied(f"{rel}: cannot read it ({exc.strerror or exc}); check its permissions") from None
+            raise FileUnreadable(f"{rel}: cannot read it ({exc.strerror or exc}); check its permissions") from None
         if start is None and count is None:
             return FileText(path=rel, text=text)
         all_lines = text.split("\n")

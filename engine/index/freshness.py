@@ -48,6 +48,10 @@ class Freshness:
             known = st.file_rows() if st is not None else {}
         except (IndexUnavailable, DatabaseError):  # an unusable index is behind on every file
             st, known = None, {}
+        # rows of a source this config does not index (another config's transcripts in the same
+        # index) are not this config's to compare: they are neither behind nor removed
+        wanted = set(self.cfg["sources"])
+        known = {path: row for path, row in known.items() if row[0] in wanted}
         behind = []
         for f in files:
             row = known.get(f.path)

@@ -67,7 +67,7 @@ def test_one_write_over_the_cap_is_refused_and_the_cap_is_configurable(workspace
     assert "over the 65536-byte limit" in res["error"] and "mcp.maxWriteBytes" in res["error"]
     assert not (workspace / LOG).exists() and not (workspace / "MEMORY.md").exists()
     roomy = make_engine({"mcp.maxWriteBytes": 200000})
-    assert tools.memory_append(roomy, big, now=NOW)["endLine"] == 4
+    assert tools.memory_append(roomy, big, now=NOW)["endLine"] == 5
     assert tools.memory_remember(roomy, big)["startLine"] == 2
 
 
@@ -138,8 +138,8 @@ def test_the_next_append_after_a_kill_repairs_first(workspace, make_engine):
     before = log.read_bytes()
     stopped_writer(workspace, "append", len(before) + 100_000)
     res = tools.memory_append(make_engine(), "after the crash", now=NOW)
-    assert log.read_text() == before.decode() + "\n## 09:30\nafter the crash\n"
-    assert (res["startLine"], res["endLine"]) == (6, 7)
+    assert log.read_text() == before.decode() + "\n## 09:30\n\nafter the crash\n"
+    assert (res["startLine"], res["endLine"]) == (6, 8)
 
 
 def test_a_remember_killed_halfway_leaves_memory_md_whole_and_its_temporary_is_cleaned(workspace):

@@ -10,7 +10,7 @@ from textual.widgets import TextArea
 
 from clawmem.engine.files import editing
 from clawmem.tui.widgets.dialogs import ConflictScreen, DeletedScreen, RecoveryScreen
-from tuikit import settle
+from tuikit import screen_segments, settle
 
 LOG = "memory/2026-02-11.md"
 
@@ -198,3 +198,57 @@ async def test_discard_on_quit_deletes_the_kept_text(ws, make_app):
         await pilot.press("d")
         await pilot.pause()
     assert not kept.exists() and "thrown away" not in log.read_text()
+
+
+async def test_at_80x24_the_conflict_dialog_shows_its_buttons_and_names_their_keys(ws, make_app):
+    """A person at 80×24 whose save meets an agent's long append sees the whole dialog: the diff
+    scrolls in what room is left, and the Reload [r], Merge [m], Overwrite [o] and Cancel buttons
+    stand inside the screen (they were cut off below it)."""
+    app = make_app(ws)
+    log = ws / LOG
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await open_and_type(pilot, app, LOG, "my own line")
+        with log.open("a") as fh:
+            fh.write("".join(f"agent line {i}\n" for i in range(30)))
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, ConflictScreen)
+        await settle(pilot)
+        screen = app.screen.region
+        for name in ("reload", "merge", "overwrite", "cancel"):
+            button = app.screen.query_one(f"#{name}")
+            assert screen.contains_region(button.region) and button.region.height >= 1, (name, button.region)
+        shown = "".join(seg.text for seg in screen_segments(app))
+        for label in ("Reload [r]", "Merge [m]", "Overwrite [o]", "Cancel [esc]"):
+            assert label in shown, label
+        await pilot.press("m")
+        await settle(pilot)
+        assert log.read_text().endswith("agent line 29\nmy own line\n")
+
+
+async def test_restored_text_puts_the_cursor_on_it_and_saving_keeps_it_there(ws, make_app):
+    """A person who restores the unsaved text sees the cursor on the first restored line, and
+    after ctrl+s the cursor is still where they left it (it jumped to line 1)."""
+    log = ws / LOG
+    first = make_app(ws)
+    async with first.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        editor = await open_and_type(pilot, first, LOG, "typed before the connection dropped")
+        await wait_until(pilot, lambda: (rec := editing.find_recovery("main", log)) and rec.text == editor.text)
+    app = make_app(ws)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        app.open_file(LOG)
+        await settle(pilot)
+        assert isinstance(app.screen, RecoveryScreen)
+        await pilot.press("r")
+        await settle(pilot)
+        editor = app.query_one("#editor", TextArea)
+        row = editor.text.splitlines().index("typed before the connection dropped")
+        assert editor.cursor_location == (row, 0)
+        editor.move_cursor((row, 5))
+        await pilot.press("ctrl+s")
+        await settle(pilot, rounds=4)
+        assert "typed before the connection dropped" in log.read_text() and not app.file_pane.dirty
+        assert editor.cursor_location == (row, 5)

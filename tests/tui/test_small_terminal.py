@@ -3,6 +3,7 @@ goes, on the real engine over a temporary workspace."""
 
 from __future__ import annotations
 
+from rich.style import Style
 from textual.widgets import DataTable, Input
 
 from tuikit import build_app, screen_segments, settle
@@ -148,3 +149,38 @@ def test_long_names_keep_the_part_that_tells_them_apart():
     assert short[2] == "2026-02-10.md"
     assert short[0] != short[1] and all(len(s) <= 24 for s in short)
     assert short[0].endswith("cache-warmup.md") and short[1].endswith("ack-from-ops.md") and "…" in short[0]
+
+
+async def test_the_help_says_how_to_close_it_without_scrolling(ws, make_app):
+    """F1 at 80×24: the first screen of the help (and its frame) says that esc, F1 or q closes
+    it, and esc does."""
+    from clawmem.tui.widgets.dialogs import HelpScreen
+
+    app = make_app(ws)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await pilot.press("f1")
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen)
+        shown = "".join(seg.text for seg in screen_segments(app))
+        assert "esc, F1 or q closes" in shown and "Esc, F1 or q closes this help" in shown
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_at_60_columns_the_daily_logs_keep_their_day(ws, make_app):
+    """At 60 columns the File tab's tree is narrow: a daily log's name is cut at its start
+    ("…02-11.md"), so each day still shows, not "2026-02…" for every one."""
+    app = make_app(ws)
+    async with app.run_test(size=(60, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("f3")
+        await settle(pilot)
+        tree = app.query_one("#file-tree")
+        leaves = [n for n in (tree.get_node_at_line(i) for i in range(tree.last_line + 1)) if n is not None and n.data
+                  and n.data.startswith("memory/20")]
+        assert len(leaves) == 2  # the newest month's logs (the other month is folded)
+        shown = [tree.render_label(n, Style(), Style()).plain for n in leaves]
+        assert all(s.startswith("…") for s in shown), shown  # cut: the tree is that narrow
+        assert [s[-5:] for s in shown] == ["11.md", "10.md"], shown

@@ -120,7 +120,7 @@ async def _conflict(pilot) -> None:
 def test_conflict_prompt(ws, snap_compare):
     """Saving after the agent appended to MEMORY.md: a dialog "MEMORY.md changed on disk since
     you opened it" with the difference (the agent's line in red, the user's line in green), what
-    each choice does, and the buttons Reload [r], Merge [m] (focused), Overwrite [o], Cancel [esc].
+    each choice does with its key ("r Reload: … · m Merge: … · o Overwrite: …"), and the buttons Reload [r], Merge [m] (focused), Overwrite [o], Cancel [esc].
     Behind it, under the header, the yellow banner "⚠ Changed on disk since you opened it" with
     Reload, Merge and Keep mine."""
     assert snap_compare(build_app(ws), run_before=run(then=_conflict), terminal_size=SIZE)
@@ -257,8 +257,9 @@ def test_light_theme_file_tab(ws, snap_compare):
 
 
 def test_help_screen(ws, snap_compare):
-    """F1: the help over the app, listing what each tab and the Promote screen (F10) do, and the
-    key table with ids."""
+    """F1: the help in a frame titled "Help" whose bottom edge says "esc, F1 or q closes"; its
+    first line says so too, then what each tab and the Promote screen (F10) do, and the key
+    table with ids."""
     assert snap_compare(build_app(ws), run_before=run("f1"), terminal_size=SIZE)
 
 
@@ -449,8 +450,9 @@ def test_80x24_promote_edit_dialog(ws, snap_compare):
 
 
 def test_80x24_help_screen(ws, snap_compare):
-    """F1 at 80×24: the help over the app, its text wrapped to the width, the key table's
-    start in view and scrollable."""
+    """F1 at 80×24: the help over the app, its frame saying "esc, F1 or q closes", its text
+    (first "Esc, F1 or q closes this help") wrapped to the width, the key table's start in
+    view and scrollable."""
     assert snap_compare(build_app(ws), run_before=run("f1"), terminal_size=SMALL)
 
 
@@ -462,7 +464,8 @@ def test_80x24_append_dialog(ws, snap_compare):
 
 def test_80x24_conflict_prompt(ws, snap_compare):
     """The save conflict at 80×24: "MEMORY.md changed on disk since you opened it", the
-    difference, what each choice does, and the four buttons, all inside the screen."""
+    difference (scrolling in the rows left), what each choice does with its key (r, m, o),
+    and the four buttons Reload [r], Merge [m], Overwrite [o], Cancel [esc], all inside the screen."""
     assert snap_compare(build_app(ws), run_before=run(then=_conflict), terminal_size=SMALL)
 
 

@@ -36,15 +36,19 @@ def cmd_model(args) -> int:
         return model_pull(models, configured if from_config else default, args.json,
                           named="local.modelPath" if from_config and cfg["local.modelPath"] else "the default model")
     cached = models.cached()
-    if args.json:
-        print(dump_json({"cacheDir": str(cache), "configured": configured, "models": cached}, indent=2))
-        return EXIT_OK
     local = cfg["local.modelPath"]
+    mine = None
     if local and not local.lower().startswith("hf:"):  # a local file is no cache entry, but it is the model in use
         from pathlib import Path
 
         where = Path(local).expanduser()
-        state = f"{where.stat().st_size / 1e6:.1f} MB" if where.is_file() else "missing: set local.modelPath to a .gguf file"
+        mine = {"uri": local, "path": str(where), "bytes": where.stat().st_size if where.is_file() else None,
+                "complete": where.is_file(), "localFile": True}
+    if args.json:  # the same models the text lists
+        print(dump_json({"cacheDir": str(cache), "configured": configured, "models": ([mine] if mine else []) + cached}, indent=2))
+        return EXIT_OK
+    if mine:
+        state = f"{mine['bytes'] / 1e6:.1f} MB" if mine["complete"] else "missing: set local.modelPath to a .gguf file"
         print(f"{local}  {state}  (configured: local.modelPath, a local file)")
     if not cached:
         if not (local and not local.lower().startswith("hf:")):

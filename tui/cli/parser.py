@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import importlib
 
 from .base import Command, Parser, add_command, global_options
@@ -64,6 +65,27 @@ def named_command(argv: list[str], with_value: set[str]) -> str | None:
     return None
 
 
+def installed_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("clawmem")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
+
+
+class VersionAction(argparse.Action):
+    """`clawmem --version`: the installed version, looked up only when asked (every command's
+    start pays for what its parser computes)."""
+
+    def __init__(self, option_strings, dest, **kw):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help="print clawmem's version and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"clawmem {installed_version()}")
+        parser.exit(0)
+
+
 def build_parser(argv: list[str] | None = None, lean: bool = False) -> Parser:
     """The parser for argv: every subcommand with its help line, and the arguments of the one argv
     names (of all of them when argv is None). `lean`: when argv names a subcommand, only its parser
@@ -71,6 +93,7 @@ def build_parser(argv: list[str] | None = None, lean: bool = False) -> Parser:
     parser when that one cannot parse argv."""
     p = Parser(prog="clawmem", description="Long-term memory for AI agents, kept as plain Markdown.",
                parents=[global_options(suppress=False)])
+    p.add_argument("--version", action=VersionAction)
     p.add_argument("--color-system", choices=["auto", "truecolor", "256", "standard", "none"], help="terminal colours for the app")
     sub = p.add_subparsers(dest="command", parser_class=Parser)
     with_value = {flag for action in p._actions if action.nargs != 0 for flag in action.option_strings}

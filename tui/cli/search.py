@@ -103,7 +103,7 @@ def cmd_search(args) -> int:
 
 
 def cmd_get(args) -> int:
-    from clawmem.engine import AccessDenied
+    from clawmem.engine import AccessDenied, FileUnreadable
 
     eng = open_engine(args, need_workspace=not args.path.startswith("fleet:"))
     try:
@@ -121,6 +121,8 @@ def cmd_get(args) -> int:
             if not args.json and not res["text"] and not _exists(eng, args.path):
                 raise CommandError(f"{args.path}: no such memory file in {eng.workspace} (paths are relative to it, "
                                    "e.g. MEMORY.md or memory/2026-02-10.md)")
+    except FileUnreadable as exc:  # the path was right, the read failed
+        raise CommandError(str(exc), EXIT_FAILED) from None
     except (AccessDenied, ValueError) as exc:
         raise CommandError(str(exc), EXIT_USAGE) from None
     if res.get("fleet") and not res["text"]:  # nothing stored under that name: said, not an empty success

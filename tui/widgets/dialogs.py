@@ -119,8 +119,8 @@ class ConflictScreen(Dialog):
             with VerticalScroll(id="diff"):
                 yield Static(diff_content(self.diff), id="diff-text")
             yield Static(
-                "Reload: take the disk version (ctrl+z brings yours back) · Merge: both, line by line (where both "
-                "changed the same lines, both versions are kept, marked) · Overwrite: save yours, dropping the red lines",
+                "r Reload: take the disk version (ctrl+z brings yours back) · m Merge: both, line by line (where both "
+                "changed the same lines, both versions are kept, marked) · o Overwrite: save yours, dropping the red lines",
                 markup=False,
             )
             with Horizontal(id="buttons"):
@@ -131,6 +131,20 @@ class ConflictScreen(Dialog):
 
     def on_mount(self) -> None:
         self.query_one("#merge", Button).focus()
+        self.call_after_refresh(self._fit)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._fit)
+
+    def _fit(self) -> None:
+        """The diff gets the rows the rest of the box leaves (at most 14, at least 3), so the
+        buttons stay on screen at 80×24: the box is at most 90% of the screen high."""
+        box, diff = self.query_one("#box"), self.query_one("#diff")
+        room = int(self.size.height * 0.9) - box.styles.border.spacing.height
+        others = sum(w.outer_size.height + w.styles.margin.top + w.styles.margin.bottom for w in box.children if w is not diff)
+        rows = max(3, min(14, room - others))
+        if diff.styles.max_height is None or diff.styles.max_height.value != rows:
+            diff.styles.max_height = rows
 
     def action_choose(self, choice: str) -> None:
         self.dismiss(choice)
@@ -306,7 +320,9 @@ class HelpScreen(ModalScreen):
     def compose(self) -> ComposeResult:
         from textual.widgets import Markdown  # markdown-it loads with the first help screen, not at start
 
-        with VerticalScroll():
+        with VerticalScroll() as box:
+            box.border_title = "Help"
+            box.border_subtitle = "esc, F1 or q closes"  # on the frame: seen before any scrolling
             yield Markdown(self.text)
 
     def on_mount(self) -> None:

@@ -280,8 +280,15 @@ class FilePane(Pane, Horizontal):
             if self.opened is not opened:
                 return
             if choice == "restore":
+                before = session.text.splitlines()
                 session.restore(rec)
                 self._replace_text(rec.text)
+                # the cursor to the first line the restore brought back, where the user was writing
+                restored = rec.text.splitlines()
+                row = next((i for i, (a, b) in enumerate(zip(before, restored)) if a != b), min(len(before), len(restored)))
+                editor = self.query_one("#editor", TextArea)
+                editor.move_cursor((min(row, editor.document.line_count - 1), 0))
+                editor.call_after_refresh(editor.scroll_cursor_visible, center=True, animate=False)
                 self._update_header()
                 self.app.notify(f"Restored your unsaved text of {opened.path} (ctrl+s saves it)")
             elif choice == "discard":

@@ -48,9 +48,12 @@ class FileTree(Tree):
         depth, parent = 0, node.parent
         while parent is not None and parent is not self.root:
             depth, parent = depth + 1, parent.parent
-        room = width - depth * self.guide_depth
+        room = max(width - depth * self.guide_depth, 2)
         if width > 0 and label.cell_len > room:
-            label.truncate(max(room, 2), overflow="ellipsis")
+            if node.allow_expand or label.cell_len != len(label.plain):  # a folder's start names it
+                label.truncate(room, overflow="ellipsis")  # (and wide characters are cut by cells)
+            else:  # a file: its end tells it from its neighbours (the day of a log: "…02-11.md")
+                label = Text("…", style=label.style) + label[len(label.plain) - room + 1:]
         return label
 
     def on_resize(self) -> None:
