@@ -1,0 +1,424 @@
+"""Fault suite, handles (issue 43): every write is resolved from one directory handle of the
+workspace, held for the process's life. A name swapped between a check and an open (a hard link
+to an outside file, a parent folder turned into a symlink, the workspace moved away, a symlink
+put where MEMORY.md was) never redirects a write, never lends the file its mode, and never makes
+clawmem re-create a folder. Each race has a deterministic version (a hook swaps the name at the
+moment between check and open), a time-bounded version with a real swapping process, and a
+hypothesis model walk: after every step, every acknowledged write is present."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from helpers import write
+
+SECRET = "root:x:0:0:the outside file:/root:/bin/sh\n"
+DAY = dt.datetime(2026, 3, 4, 9, 0)
+LOG = "memory/2026-03-04.md"
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(os.lstat(path).st_mode)
+
+
+# ----------------------------------------------------------------------------- hard link at the name
+
+
+def test_a_hard_link_put_at_the_name_for_an_instant_is_never_written(workspace, tmp_path, monkeypatch):
+    """Today's log renamed away, a hard link to an outside file put at its name, then the log
+    renamed back over it: an append that opened the name in that instant wrote into the outside
+    file (its link count was 1 again when checked). Here the swap happens inside the open."""
+    from clawmem.engine.files import memfile
+
+    outside = write(tmp_path / "outside" / "passwd", SECRET)
+    log = write(workspace / LOG, "# 2026-03-04\n")
+    aside = workspace / "memory" / "aside"
+    real_open = os.open
+    armed = [True]
+
+    def open_during_swap(path, flags, mode=0o777, *, dir_fd=None):
+        if armed[0] and path == log.name and dir_fd is not None:
+            armed[0] = False
+            os.rename(log, aside)
+            os.link(outside, log)
+            try:
+                return real_open(path, flags, mode, dir_fd=dir_fd)
+            finally:
+                os.rename(aside, log)  # the outside file is back to one link
+        return real_open(path, flags, mode, dir_fd=dir_fd)
+
+    monkeypatch.setattr(os, "open", open_during_swap)
+    got = memfile.append(workspace, LOG, lambda tail: "- entry one\n")
+    monkeypatch.setattr(os, "open", real_open)
+    assert not armed[0], "the hook never ran"
+    assert outside.read_text() == SECRET
+    assert "- entry one\n" in log.read_text() and got.rel == LOG
+
+
+SWAP_LINK = r"""
+import os, sys, time
+log, outside, until = sys.argv[1], sys.argv[2], time.monotonic() + float(sys.argv[3])
+aside, n = log + ".aside", 0
+while time.monotonic() < until:
+    try:
+        os.rename(log, aside)
+        os.link(outside, log)
+        time.sleep(0.002)
+        os.rename(aside, log)
+        n += 1
+    except OSError:
+        pass
+if os.path.exists(aside):
+    os.rename(aside, log)
+print(n)
+"""
+
+
+def test_hard_link_swaps_during_appends_land_no_acknowledged_write_outside(workspace, tmp_path):
+    """The same swap in a loop from another process for a bounded time while this one appends:
+    no byte reaches the outside file, every acknowledged append is in today's log."""
+    from clawmem.engine.files import memfile
+
+    outside = write(tmp_path / "outside" / "passwd", SECRET)
+    log = write(workspace / LOG, "# 2026-03-04\n")
+    seconds = float(os.environ.get("CLAWMEM_FAULT_SECONDS", "3"))
+    swapper = subprocess.Popen([sys.executable, "-c", SWAP_LINK, str(log), str(outside), str(seconds)],
+                               stdout=subprocess.PIPE, text=True)
+    acked, refused, i = [], 0, 0
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        entry = f"- entry {i:05d}\n"
+        i += 1
+        try:
+            memfile.append(workspace, LOG, lambda tail, e=entry: e)
+            acked.append(entry)
+        except memfile.Refused as exc:
+            assert "\n" not in str(exc) and "ValueError" not in str(exc)
+            refused += 1
+    out, _ = swapper.communicate(timeout=30)
+    assert int(out.split()[-1]) > 10, "the swapper never ran"
+    assert outside.read_text() == SECRET
+    text = log.read_text()
+    missing = [e for e in acked if e not in text]
+    assert acked and not missing, f"{len(missing)} of {len(acked)} acknowledged appends missing ({refused} refused)"
+
+
+# ----------------------------------------------------------------------------- a parent turned symlink
+
+
+@pytest.fixture
+def nested(tmp_path):
+    """A workspace below a folder (`base/ws`) and a decoy tree of the same shape elsewhere."""
+    base = tmp_path / "base"
+    ws = base / "ws"
+    (ws / "memory").mkdir(parents=True)
+    write(ws / "MEMORY.md", "# Memory\n")
+    decoy = tmp_path / "decoy"
+    (decoy / "ws" / "memory").mkdir(parents=True)
+    write(decoy / "ws" / "MEMORY.md", "# Decoy\n")
+    return base, ws, decoy
+
+
+def swap_parent(base: Path, decoy: Path) -> None:
+    os.rename(base, str(base) + ".real")
+    os.symlink(decoy, base)
+
+
+def unswap_parent(base: Path) -> None:
+    os.unlink(base)
+    os.rename(str(base) + ".real", base)
+
+
+def decoy_untouched(decoy: Path) -> bool:
+    names = sorted(str(p.relative_to(decoy)) for p in decoy.rglob("*"))
+    return names == ["ws", "ws/MEMORY.md", "ws/memory"] and (decoy / "ws" / "MEMORY.md").read_text() == "# Decoy\n"
+
+
+def test_a_parent_swapped_for_a_symlink_after_the_checks_redirects_no_write(nested, monkeypatch):
+    """The workspace was resolved by path on every write: a parent folder swapped for a symlink
+    to a decoy tree between the checks and the open sent acknowledged writes to the decoy."""
+    from clawmem.engine.files import memfile
+
+    base, ws, decoy = nested
+    memfile.append(ws, LOG, lambda tail: "- before\n")
+    real_open = os.open
+    swapped = [False]
+
+    def open_after_swap(path, flags, mode=0o777, *, dir_fd=None):
+        if not swapped[0] and dir_fd is None and os.fspath(path) == str(ws):
+            swapped[0] = True
+            swap_parent(base, decoy)
+        return real_open(path, flags, mode, dir_fd=dir_fd)
+
+    real_stat = os.stat
+
+    def stat_then_swap(path, *a, **kw):  # the moment after a check of the workspace's path
+        got = real_stat(path, *a, **kw)
+        if not swapped[0] and kw.get("dir_fd") is None and os.fspath(path) == str(ws):
+            swapped[0] = True
+            swap_parent(base, decoy)
+        return got
+
+    monkeypatch.setattr(os, "open", open_after_swap)
+    monkeypatch.setattr(os, "stat", stat_then_swap)
+    try:
+        got = memfile.append(ws, LOG, lambda tail: "- during\n")
+    except memfile.Refused:
+        got = None
+    finally:
+        monkeypatch.setattr(os, "open", real_open)
+        monkeypatch.setattr(os, "stat", real_stat)
+        if swapped[0]:
+            unswap_parent(base)
+    assert swapped[0], "the hook never ran"
+    assert decoy_untouched(decoy)
+    if got is not None:  # acknowledged: then it is in the real workspace
+        assert "- during\n" in (ws / LOG).read_text()
+
+
+def test_a_workspace_whose_parent_now_is_a_symlink_is_refused(nested):
+    """Once a workspace is open, a path that now leads elsewhere is refused in one line, and
+    nothing is created in the decoy."""
+    from clawmem.engine.files import memfile
+
+    base, ws, decoy = nested
+    memfile.append(ws, LOG, lambda tail: "- before\n")
+    swap_parent(base, decoy)
+    try:
+        with pytest.raises(memfile.Refused, match="no longer the folder") as err:
+            memfile.append(ws, LOG, lambda tail: "- redirected?\n")
+        assert "\n" not in str(err.value)
+        with pytest.raises(memfile.Refused, match="no longer the folder"):
+            memfile.rewrite(ws, "MEMORY.md", lambda text: text + "- redirected?\n")
+    finally:
+        unswap_parent(base)
+    assert decoy_untouched(decoy)
+    memfile.append(ws, LOG, lambda tail: "- after\n")
+    assert (ws / LOG).read_text() == "- before\n- after\n"
+
+
+SWAP_PARENT = r"""
+import os, sys, time
+base, decoy, until = sys.argv[1], sys.argv[2], time.monotonic() + float(sys.argv[3])
+n = 0
+while time.monotonic() < until:
+    try:
+        os.rename(base, base + ".real"); os.symlink(decoy, base)
+        time.sleep(0.001)
+        os.unlink(base); os.rename(base + ".real", base)
+        n += 1
+    except OSError:
+        pass
+if os.path.islink(base):
+    os.unlink(base)
+if not os.path.exists(base):
+    os.rename(base + ".real", base)
+print(n)
+"""
+
+
+def test_parent_symlink_swaps_during_writes_land_nothing_in_the_decoy(nested):
+    """Rotating swaps of the workspace's parent while appends and remembers run, bounded in time:
+    the decoy stays as it was, every acknowledged write is in the real workspace, MEMORY.md
+    stays 0600, and every refusal is one line of clawmem's, never raw ValueError text."""
+    from clawmem.engine.files import memfile
+
+    base, ws, decoy = nested
+    os.chmod(ws / "MEMORY.md", 0o600)
+    memfile.append(ws, LOG, lambda tail: "")  # the workspace is opened before the race
+    seconds = float(os.environ.get("CLAWMEM_FAULT_SECONDS", "3"))
+    swapper = subprocess.Popen([sys.executable, "-c", SWAP_PARENT, str(base), str(decoy), str(seconds)],
+                               stdout=subprocess.PIPE, text=True)
+    acked, refusals, i = [], set(), 0
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        entry = f"- entry {i:05d}\n"
+        i += 1
+        try:
+            if i % 3:
+                memfile.append(ws, LOG, lambda tail, e=entry: e)
+            else:
+                memfile.rewrite(ws, "MEMORY.md", lambda text, e=entry: text + e)
+            acked.append(entry)
+        except memfile.Refused as exc:
+            refusals.add(str(exc).split(":")[0])
+            assert "\n" not in str(exc)
+    out, _ = swapper.communicate(timeout=30)
+    assert int(out.split()[-1]) > 10, "the swapper never ran"
+    assert decoy_untouched(decoy)
+    text = (ws / LOG).read_text() + (ws / "MEMORY.md").read_text()
+    missing = [e for e in acked if e not in text]
+    assert acked and not missing, f"{len(missing)} of {len(acked)} acknowledged writes missing; refusals {refusals}"
+    assert mode(ws / "MEMORY.md") == 0o600
+
+
+# ----------------------------------------------------------------------------- modes from fstat
+
+
+def test_a_symlink_at_the_name_for_an_instant_never_lends_its_mode(workspace, tmp_path, monkeypatch):
+    """MEMORY.md came out 0777: a rewrite copied the mode from a stat of the name while a
+    symlink (0777) stood there for an instant. The mode now comes from the file read."""
+    from clawmem.engine.files import memfile
+
+    top = write(workspace / "MEMORY.md", "# Memory\n")
+    os.chmod(top, 0o600)
+    elsewhere = write(tmp_path / "elsewhere.md", "x\n")
+    real_stat = os.stat
+    calls = [0]
+
+    def stat_with_symlink(path, *a, **kw):
+        if path == "MEMORY.md" and kw.get("dir_fd") is not None and not kw.get("follow_symlinks", True):
+            calls[0] += 1
+            if calls[0] == 2:  # the second look at the name during the rewrite
+                os.rename(top, str(top) + ".aside")
+                os.symlink(elsewhere, top)
+                try:
+                    return real_stat(path, *a, **kw)
+                finally:
+                    os.unlink(top)
+                    os.rename(str(top) + ".aside", top)
+        return real_stat(path, *a, **kw)
+
+    monkeypatch.setattr(os, "stat", stat_with_symlink)
+    memfile.rewrite(workspace, "MEMORY.md", lambda text: text + "- fact\n")
+    monkeypatch.setattr(os, "stat", real_stat)
+    assert calls[0] >= 2, "the hook never ran"
+    assert top.read_text() == "# Memory\n- fact\n"
+    assert mode(top) == 0o600
+
+
+def test_the_journal_never_records_a_symlinks_mode_as_a_versions(workspace, tmp_path, make_engine):
+    """The journal took a version's mode from lstat of the name: a symlink's 0777, which a
+    restore of that version would then give the file."""
+    from clawmem.engine.files.journal import Journal
+
+    target = write(tmp_path / "elsewhere.md", "x\n")
+    os.chmod(target, 0o600)
+    (workspace / "MEMORY.md").symlink_to(target)
+    eng = make_engine()
+    with Journal(eng.cfg) as j:
+        v = j.observe("MEMORY.md", workspace / "MEMORY.md", b"x\n")
+        assert j.mode(v.id) != 0o777
+        (workspace / "MEMORY.md").unlink()
+        write(workspace / "MEMORY.md", "y\n")
+        os.chmod(workspace / "MEMORY.md", 0o640)
+        v = j.observe("MEMORY.md", workspace / "MEMORY.md", b"y\n")
+        assert j.mode(v.id) == 0o640
+
+
+# ----------------------------------------------------------------------------- moved, never re-created
+
+
+def test_a_moved_workspace_is_refused_and_never_re_created(workspace, tmp_path):
+    """Renamed while writers ran, the workspace came back as a stub (0700, memory/, a new
+    MEMORY.md) that took acknowledged writes."""
+    from clawmem.engine.files import memfile
+
+    memfile.append(workspace, LOG, lambda tail: "- before\n")
+    moved = tmp_path / "moved"
+    os.rename(workspace, moved)
+    for call in (lambda: memfile.append(workspace, LOG, lambda tail: "- lost?\n"),
+                 lambda: memfile.rewrite(workspace, "MEMORY.md", lambda text: text + "- lost?\n"),
+                 lambda: memfile.create_new(workspace, "memory", "note", "- lost?\n")):
+        with pytest.raises(memfile.Refused) as err:
+            call()
+        assert "\n" not in str(err.value)
+    assert not workspace.exists()
+    assert (moved / LOG).read_text() == "- before\n"
+
+
+def test_a_missing_workspace_and_its_parent_are_never_created(tmp_path):
+    """A write to a workspace that does not exist made it and every missing parent."""
+    from clawmem.engine.files import memfile
+
+    ws = tmp_path / "never" / "made" / "ws"
+    with pytest.raises(memfile.Refused, match="no folder"):
+        memfile.append(ws, LOG, lambda tail: "- entry\n")
+    assert not (tmp_path / "never").exists()
+
+
+# ----------------------------------------------------------------------------- the model walk
+
+
+def test_every_acknowledged_write_is_present_after_each_step(tmp_path):
+    """Hypothesis model walk: appends and remembers, each under one of the attacks above set up
+    around it (a hard link at the name, the parent a symlink, a symlink at MEMORY.md, the
+    workspace moved away) or none. After every step (the attack undone), every acknowledged
+    write is in the workspace, the outside files are as they were and MEMORY.md is 0600."""
+    from hypothesis import HealthCheck, settings, strategies as st
+    from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+
+    from clawmem.engine.files import memfile
+
+    counter = [0]
+
+    class Walk(RuleBasedStateMachine):
+        def __init__(self):
+            super().__init__()
+            counter[0] += 1
+            root = tmp_path / f"walk{counter[0]}"
+            self.base, self.ws, self.decoy = root / "base", root / "base" / "ws", root / "decoy"
+            (self.ws / "memory").mkdir(parents=True)
+            write(self.ws / "MEMORY.md", "# Memory\n")
+            os.chmod(self.ws / "MEMORY.md", 0o600)
+            (self.decoy / "ws" / "memory").mkdir(parents=True)
+            write(self.decoy / "ws" / "MEMORY.md", "# Decoy\n")
+            self.outside = write(root / "outside", SECRET)
+            self.acked: list[str] = []
+            self.n = 0
+
+        def attack(self, kind: str, rel: str):
+            target = self.ws / rel
+            if kind == "hardlink" and target.exists():
+                os.rename(target, str(target) + ".aside")
+                os.link(self.outside, target)
+                return lambda: os.rename(str(target) + ".aside", target)
+            if kind == "symlink" and target.exists():
+                os.rename(target, str(target) + ".aside")
+                os.symlink(self.outside, target)
+                return lambda: (os.unlink(target), os.rename(str(target) + ".aside", target))
+            if kind == "parent":
+                swap_parent(self.base, self.decoy)
+                return lambda: unswap_parent(self.base)
+            if kind == "moved":
+                os.rename(self.ws, str(self.ws) + ".moved")
+                return lambda: os.rename(str(self.ws) + ".moved", self.ws)
+            return lambda: None
+
+        @rule(kind=st.sampled_from(["none", "hardlink", "symlink", "parent", "moved"]), remember=st.booleans())
+        def write(self, kind, remember):
+            self.n += 1
+            entry = f"- entry {self.n:04d}\n"
+            rel = "MEMORY.md" if remember else LOG
+            undo = self.attack(kind, rel)
+            try:
+                if remember:
+                    memfile.rewrite(self.ws, rel, lambda text: text + entry)
+                else:
+                    memfile.append(self.ws, rel, lambda tail: entry)
+                self.acked.append(entry)
+            except memfile.Refused as exc:
+                assert "\n" not in str(exc)
+            finally:
+                undo()
+
+        @invariant()
+        def every_acknowledged_write_is_present(self):
+            log = self.ws / LOG
+            text = (self.ws / "MEMORY.md").read_text() + (log.read_text() if log.exists() else "")
+            assert [e for e in self.acked if e not in text] == []
+            assert self.outside.read_text() == SECRET
+            assert decoy_untouched(self.decoy)
+            assert mode(self.ws / "MEMORY.md") == 0o600
+
+    Walk.TestCase.settings = settings(max_examples=int(os.environ.get("CLAWMEM_FAULT_EXAMPLES", "25")), stateful_step_count=12,
+                                      deadline=None, suppress_health_check=list(HealthCheck))
+    Walk.TestCase().runTest()
