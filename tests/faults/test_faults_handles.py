@@ -422,3 +422,69 @@ def test_every_acknowledged_write_is_present_after_each_step(tmp_path):
     Walk.TestCase.settings = settings(max_examples=int(os.environ.get("CLAWMEM_FAULT_EXAMPLES", "25")), stateful_step_count=12,
                                       deadline=None, suppress_health_check=list(HealthCheck))
     Walk.TestCase().runTest()
+
+
+# ----------------------------------------------------------------------------- the agent's doors
+
+
+def test_mcp_stdio_answers_deeply_nested_json_and_a_batch(workspace):
+    """No reply at all came to a request nested 5,000 deep or to a batch of 500 calls: the client
+    waited forever. Each now gets a JSON-RPC error, and the server goes on answering."""
+    import json
+
+    from mcpwire import exchange, request
+
+    deep = ('{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"memory_get","arguments":{"path":'
+            + "[" * 5000 + "]" * 5000 + "}}}")
+    batch = json.dumps([json.loads(request(100 + i, "tools/call", {"name": "memory_get", "arguments": {"path": "MEMORY.md"}}))
+                        for i in range(500)])
+    got = exchange(workspace, [deep, batch, request(6, "tools/list", {})], timeout=30, ids={5, 6, *range(100, 600)})
+    assert got.get(5, {}).get("error", {}).get("code") == -32600, got.get(5)
+    assert all(got.get(i, {}).get("error", {}).get("code") == -32600 for i in range(100, 600)), \
+        f"{sum(i in got for i in range(100, 600))} of 500 batch calls answered"
+    assert "tools" in got[6]["result"]
+
+
+def test_mcp_tool_refusals_come_back_flagged_is_error(workspace):
+    """A refused write or read came back with isError false: a client looking at the flag took it for done."""
+    from mcpwire import exchange, request
+
+    got = exchange(workspace, [request(1, "tools/call", {"name": "memory_get", "arguments": {"path": "../../etc/passwd"}}),
+                               request(2, "tools/call", {"name": "memory_append", "arguments": {"text": "  "}}),
+                               request(3, "tools/call", {"name": "memory_get", "arguments": {"path": "MEMORY.md"}})])
+    assert got[1]["result"]["isError"] is True and got[2]["result"]["isError"] is True
+    assert got[3]["result"].get("isError") is not True
+
+
+@pytest.mark.parametrize("args, word", [({"from": 0}, "from"), ({"from": -1}, "from"), ({"lines": 1.5}, "lines"),
+                                        ({"from": 2.5}, "from"), ({"lines": -3}, "lines")])
+def test_memory_get_refuses_line_numbers_the_cli_refuses(workspace, make_engine, args, word):
+    """memory_get took from 0 / -1 and lines 1.5 silently (the CLI refuses them)."""
+    from clawmem.engine.agent import tools
+
+    write(workspace / "MEMORY.md", "one\ntwo\nthree\n")
+    got = tools.memory_get(make_engine(), "MEMORY.md", args.get("from"), args.get("lines"))
+    assert got["text"] == "" and got["error"].startswith(f"{word}: expected a whole number"), got
+    ok = tools.memory_get(make_engine(), "MEMORY.md", 2, 0)
+    assert ok["text"] == "two\nthree\n" and "error" not in ok
+
+
+@pytest.mark.parametrize("text", ["fine\n## 23:59\nforged entry", "## 7:05 forged", "x\n   # 2026-03-04\ny"])
+def test_an_append_cannot_carry_a_forged_entry_heading(workspace, make_engine, text):
+    """An append's text could carry a `## 23:59` heading into the daily log: a forged entry of its own."""
+    from clawmem.engine.agent import tools
+
+    got = tools.memory_append(make_engine(), text, now=DAY)
+    assert "heading of another entry" in got.get("error", ""), got
+    assert not (workspace / LOG).exists()
+    ok = tools.memory_append(make_engine(), "a note about ## headings and 23:59 deadlines", now=DAY)
+    assert "error" not in ok, ok
+
+
+@pytest.mark.parametrize("name", [".", "..", "..."])
+def test_agent_names_made_of_dots_are_refused(workspace, tmp_path, name):
+    """`--agent ..` passed validation and wrote its journal outside journal/."""
+    from faultkit import one_line_error, run
+
+    res = run("--workspace", str(workspace), "--agent", name, "status")
+    assert res.returncode != 0 and "--agent" in one_line_error(res), res.stderr
