@@ -488,3 +488,35 @@ def test_agent_names_made_of_dots_are_refused(workspace, tmp_path, name):
 
     res = run("--workspace", str(workspace), "--agent", name, "status")
     assert res.returncode != 0 and "--agent" in one_line_error(res), res.stderr
+
+
+# ----------------------------------------------------------------------------- index and data folder
+
+
+def test_one_unreadable_transcript_never_fails_the_index(workspace, tmp_path):
+    """One unreadable session transcript failed every `clawmem index` (exit 3, "last sync
+    never"); an unreadable memory file was skipped properly. Now it is skipped too, with a line."""
+    import json
+    import shutil
+
+    from faultkit import cli
+
+    state = tmp_path / "openclaw"
+    sessions = state / "agents" / "main" / "sessions"
+    line = json.dumps({"type": "message", "message": {"role": "user", "content": "the zeppelin hangar opens at nine"}})
+    write(sessions / "a.jsonl", line + "\n")
+    locked = write(sessions / "b.jsonl", line.replace("zeppelin", "blimp") + "\n")
+    os.chmod(locked, 0)
+    config = write(tmp_path / "c.toml", 'provider = "none"\nsources = ["memory", "sessions"]\n[sync]\nonSearch = false\n')
+    prefix = []
+    if os.geteuid() == 0:  # root reads any file: drop the capabilities that let it (a real EACCES)
+        assert shutil.which("setpriv"), "setpriv (util-linux) is needed to test unreadable files as root"
+        prefix = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--inh-caps=-dac_override,-dac_read_search", "--"]
+    env = {**os.environ, "OPENCLAW_STATE_DIR": str(state)}
+    ws = ["--workspace", str(workspace), "--config", str(config)]
+    res = subprocess.run([*prefix, *cli(*ws, "index")], capture_output=True, text=True, timeout=120, env=env)
+    assert res.returncode == 0, res.stderr
+    assert "sessions/b.jsonl: transcript is not readable (permission denied)" in res.stderr and "Traceback" not in res.stderr
+    out = subprocess.run([*prefix, *cli(*ws, "search", "zeppelin hangar", "--json")], capture_output=True, text=True,
+                         timeout=120, env=env)
+    assert [r["path"] for r in json.loads(out.stdout)["results"]][:1] == ["sessions/a.jsonl"], out.stdout + out.stderr
