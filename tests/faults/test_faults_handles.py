@@ -520,3 +520,50 @@ def test_one_unreadable_transcript_never_fails_the_index(workspace, tmp_path):
     out = subprocess.run([*prefix, *cli(*ws, "search", "zeppelin hangar", "--json")], capture_output=True, text=True,
                          timeout=120, env=env)
     assert [r["path"] for r in json.loads(out.stdout)["results"]][:1] == ["sessions/a.jsonl"], out.stdout + out.stderr
+
+
+@pytest.fixture
+def full_data(workspace, tmp_path, make_engine):
+    """clawmem's data folder on a real 1 MB tmpfs, indexed once, then filled up."""
+    data = tmp_path / "data"
+    data.mkdir(exist_ok=True)
+    write(workspace / "MEMORY.md", "# Memory\n- tea with lemon\n")
+    if os.geteuid() != 0:
+        pytest.skip("needs root to mount a small tmpfs as the data folder")
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(data)], capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        eng = make_engine()
+        list(eng.index())
+        eng.close()
+        fd = os.open(data / "filler", os.O_WRONLY | os.O_CREAT, 0o600)
+        try:
+            while True:
+                os.write(fd, b"\0" * 4096)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+        yield data
+    finally:
+        subprocess.run(["umount", "-l", str(data)], capture_output=True)
+
+
+def test_a_full_data_folder_never_says_another_process_writes_nor_that_the_index_is_damaged(full_data, make_engine):
+    """With the data folder full, every memory_remember from the second on waited 10 s with a
+    false "the index is being written by another process"; search and status called the intact
+    index damaged and suggested a repair."""
+    from clawmem.engine.agent import tools
+
+    eng = make_engine()
+    for i in range(3):
+        started = time.monotonic()
+        res = tools.memory_remember(eng, f"fact number {i} about kilns")
+        took = time.monotonic() - started
+        assert res.get("path") == "MEMORY.md", res
+        assert res.get("indexed") is False and "another process" not in res.get("warning", ""), res
+        assert took < 5, f"remember {i} took {took:.1f} s"
+    found = eng.search("tea lemon")
+    assert [r["path"] for r in found["results"]] == ["MEMORY.md"], found
+    text = repr(eng.status())
+    assert "damaged" not in text and "corrupt" not in text and "repair" not in text, text
