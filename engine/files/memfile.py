@@ -369,7 +369,15 @@ def _key(path: Path) -> str:
 def _locked(path: Path, anchor: Path | None = None):
     if anchor is not None:
         _held(anchor, path.name)  # first: the lock is named under the held workspace
-    with open(_state_dir() / f"memory-{_key(path)}.lock", "a") as lock:
+    try:
+        lock = open(_state_dir() / f"memory-{_key(path)}.lock", "a")
+    except OSError as exc:  # the memory file may be fine: name the folder that is not
+        from ..paths import data_dir
+
+        raise Refused(f"refused {path.name!r}: clawmem's data folder cannot hold the file's lock ({exc.strerror}: "
+                      f"{data_dir()}); nothing was written: make that folder writable (or point XDG_DATA_HOME "
+                      "elsewhere)") from None
+    with lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         _repair(path)
         yield

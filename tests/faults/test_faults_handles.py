@@ -567,3 +567,30 @@ def test_a_full_data_folder_never_says_another_process_writes_nor_that_the_index
     assert [r["path"] for r in found["results"]] == ["MEMORY.md"], found
     text = repr(eng.status())
     assert "damaged" not in text and "corrupt" not in text and "repair" not in text, text
+
+
+def test_a_read_only_data_folder_is_named_not_memory_md(workspace, tmp_path, make_engine):
+    """With clawmem's data folder read-only, memory_remember said "MEMORY.md: cannot write
+    (Read-only file system)": the file was fine, the data folder (its lock) was not."""
+    from clawmem.engine.agent import tools
+
+    write(workspace / "MEMORY.md", "# Memory\n- tea\n")
+    data = tmp_path / "data"
+    eng = make_engine()
+    list(eng.index())
+    eng.close()
+    if os.geteuid() != 0:
+        pytest.skip("needs root to remount the data folder read-only")
+    if subprocess.run(["mount", "--bind", str(data), str(data)], capture_output=True).returncode != 0:
+        pytest.skip("cannot bind-mount here")
+    try:
+        subprocess.run(["rm", "-rf", str(data / "clawmem" / "locks")], check=True)
+        assert subprocess.run(["mount", "-o", "remount,bind,ro", str(data)], capture_output=True).returncode == 0
+        eng = make_engine()
+        for res in (tools.memory_remember(eng, "a fact"), tools.memory_append(eng, "a note", now=DAY)):
+            assert str(data) in res.get("error", "") and "data folder" in res["error"], res
+            assert "nothing was written" in res["error"]
+        assert (workspace / "MEMORY.md").read_text() == "# Memory\n- tea\n"
+        eng.close()
+    finally:
+        subprocess.run(["umount", "-l", str(data)], capture_output=True)
