@@ -594,3 +594,44 @@ def test_a_read_only_data_folder_is_named_not_memory_md(workspace, tmp_path, mak
         eng.close()
     finally:
         subprocess.run(["umount", "-l", str(data)], capture_output=True)
+
+
+# ----------------------------------------------------------------------------- the model worker
+
+
+def test_a_stopped_worker_clawmem_killed_is_not_blamed_on_memory(tiny_model, monkeypatch):
+    """A resident model paused (SIGSTOP) is killed by the client whose request stalled first; a
+    client waiting on it at the same time said "killed (SIGKILL; out of memory?)" and recorded
+    that as the reason every next search gave. It now says clawmem stopped it."""
+    import signal
+
+    from clawmem.engine.embeddings import ProviderError, worker
+    from clawmem.engine.embeddings.local import LocalProvider
+
+    monkeypatch.setattr(worker, "STALL_TIMEOUT", 2.0)
+    a = LocalProvider(tiny_model, resident_minutes=5)
+    a.embed_query("cat")
+    pid = a._model_host.pid
+    code = ("from clawmem.engine.embeddings.local import LocalProvider\n"
+            f"p = LocalProvider({str(tiny_model)!r}, resident_minutes=5)\n"
+            "p.embed_query('cat')\n"
+            "import sys; print(p._model_host.pid, flush=True); sys.stdin.readline()\n"
+            "try:\n    p.embed_query('fish')\n    print('answered', flush=True)\nexcept Exception as exc:\n    print(exc, flush=True)\n")
+    other = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert int(other.stdout.readline()) == pid
+        os.kill(pid, signal.SIGSTOP)
+        other.stdin.write("\n")  # the other client's request waits on the paused worker too
+        other.stdin.flush()
+        time.sleep(0.5)
+        with pytest.raises(ProviderError, match="stopped working"):
+            a.embed_query("fish")
+        out, _ = other.communicate(timeout=60)
+    finally:
+        if other.poll() is None:
+            other.kill()
+        a.close()
+    assert "out of memory" not in out and "SIGKILL" not in out, out
+    assert "stopped" in out or out == "answered\n", out  # or it reached a new worker
+    (rec,) = worker.Failures().all().values()
+    assert "out of memory" not in rec["reason"], rec
