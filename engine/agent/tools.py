@@ -222,7 +222,7 @@ def _fleet_search(engine, text: str, request: SearchRequest, started: float) -> 
 
 
 def memory_get(engine, path: Any, from_: Any = None, lines: Any = None) -> dict:
-    """memory_get: `{path, text}`; `from` 1-based, `lines` a count (0 = absent);
+    """memory_get: `{path, text}`; `from` a whole number from 1, `lines` a whole count (0: to the end);
     a missing allowed file is `{path, text: ""}`; refusals and failures come back as
     `{path, text: "", disabled: true, error}`."""
     raw = path if isinstance(path, str) else ""
