@@ -46,6 +46,7 @@ import os
 import re
 import stat
 import sys
+import _thread
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -180,11 +181,18 @@ def _locate_once(workspace: Path, rel: str | Path, extra_paths: Iterable) -> tup
 # moved away, can then never redirect a write to another folder, nor make clawmem re-create it.
 _HELD: dict[str, tuple[int, int, int]] = {}
 _HELD_MAX = 64  # a test run or a fleet host opens many workspaces; a real process uses one or two
+_HELD_LOCK = _thread.allocate_lock()  # _thread: an index job never imports threading
 
 
 def _held(anchor: Path, shown: str) -> int | None:
-    """The held fd of `anchor` (opened now on its first use), or None when it does not exist and
-    was never opened. Refused when the path no longer names the folder first opened."""
+    """A new fd on `anchor` opened from the one held for the process's life (opened now on its
+    first use; the caller closes the new one), or None when it does not exist and was never
+    opened. Refused when the path no longer names the folder first opened."""
+    with _HELD_LOCK:  # no thread opens from a held fd while another evicts (closes) it
+        return _held_locked(anchor, shown)
+
+
+def _held_locked(anchor: Path, shown: str) -> int | None:
     key = str(anchor)
     held = _HELD.get(key)
     try:
@@ -218,7 +226,7 @@ def _held(anchor: Path, shown: str) -> int | None:
         raise Refused(f"refused {shown!r}: {anchor} is no longer the folder clawmem opened (it was moved, removed or "
                       "replaced, or a folder above it is now a symlink); nothing was read or written, and nothing is "
                       "created in its place: put the folder back, or restart clawmem to use the one there now")
-    return held[0]
+    return os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=held[0])
 
 
 def _folder(anchor: Path, target: Path, shown: str, *, create: bool) -> int | None:
@@ -226,13 +234,12 @@ def _folder(anchor: Path, target: Path, shown: str, *, create: bool) -> int | No
     at a time (openat with O_NOFOLLOW | O_DIRECTORY): a folder swapped for a symlink between a
     check and the open cannot redirect the read or write; None when a folder is missing
     (create=False). The anchor itself (the workspace) is never created here."""
-    base = _held(anchor, shown)
-    if base is None:
+    fd = _held(anchor, shown)
+    if fd is None:
         if create:
             raise Refused(f"refused {shown!r}: there is no folder {anchor}; create the workspace first (the app offers to), "
                           "nothing was written")
         return None
-    fd = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=base)
     try:
         for name in target.parent.relative_to(anchor).parts:
             try:
@@ -368,7 +375,9 @@ def _key(path: Path) -> str:
 @contextmanager
 def _locked(path: Path, anchor: Path | None = None):
     if anchor is not None:
-        _held(anchor, path.name)  # first: the lock is named under the held workspace
+        fd = _held(anchor, path.name)  # first: the lock is named under the held workspace
+        if fd is not None:
+            os.close(fd)
     try:
         lock = open(_state_dir() / f"memory-{_key(path)}.lock", "a")
     except OSError as exc:  # the memory file may be fine: name the folder that is not
