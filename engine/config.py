@@ -275,7 +275,14 @@ class Config:
 
     @property
     def workspace(self) -> Path:
-        return Path(os.path.expanduser(self.values["workspace"])).resolve()
+        """The workspace's real path, resolved once per configured value: resolved again on every
+        use, a parent swapped for a symlink for an instant would make it another folder (a
+        decoy would take the writes; memfile holds the folder resolved here)."""
+        raw = self.values["workspace"]
+        held = getattr(self, "_workspace", None)
+        if held is None or held[0] != raw:
+            held = self._workspace = (raw, Path(os.path.expanduser(raw)).resolve())
+        return held[1]
 
     @property
     def agent_id(self) -> str:

@@ -205,6 +205,28 @@ def test_a_workspace_whose_parent_now_is_a_symlink_is_refused(nested):
     assert (ws / LOG).read_text() == "- before\n- after\n"
 
 
+def test_the_agent_tools_under_a_parent_symlink_write_nowhere_and_say_so_in_one_line(nested, tmp_path, monkeypatch):
+    """Through the agent tools the workspace's path was resolved again on every call, so with a
+    parent swapped for a symlink the engine itself named the decoy: writes landed there, and
+    others came back as raw "ValueError: ... is not in the subpath of ..." text."""
+    from clawmem.engine import Engine, load_config
+    from clawmem.engine.agent import tools
+
+    base, ws, decoy = nested
+    eng = Engine(load_config(None, workspace=str(ws), overrides={"provider": "none"}))
+    assert "error" not in tools.memory_append(eng, "before", now=DAY)
+    swap_parent(base, decoy)
+    try:
+        got = [tools.memory_append(eng, "during", now=DAY), tools.memory_remember(eng, "a fact during")]
+    finally:
+        unswap_parent(base)
+        eng.close()
+    for res in got:
+        assert "no longer the folder" in res.get("error", ""), res
+        assert "\n" not in res["error"] and "ValueError" not in res["error"] and "subpath" not in res["error"]
+    assert decoy_untouched(decoy)
+
+
 SWAP_PARENT = r"""
 import os, sys, time
 base, decoy, until = sys.argv[1], sys.argv[2], time.monotonic() + float(sys.argv[3])
