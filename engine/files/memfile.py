@@ -17,12 +17,16 @@ allowed extra path. Every call enforces the same rules:
 
 - the real path stays inside the workspace (or the extra path): no symlink on the way, so a
   `memory/` linked to a folder elsewhere is refused, for reading as for writing. The check is
-  not trusted alone: the workspace is opened, then each folder under it with O_NOFOLLOW |
-  O_DIRECTORY relative to the one before (dir_fd), and the file, its temporary, the rename and
-  the unlink all happen in that last folder, so a folder swapped for a symlink between the
-  check and the write cannot redirect it; an extra path below a symlinked folder is refused;
+  not trusted alone: the workspace is opened once and that handle held for the process's life
+  (its device and inode recorded; a path that no longer names that folder is refused, never
+  re-created), each operation opens each folder under it with O_NOFOLLOW | O_DIRECTORY relative
+  to the one before (dir_fd), and the file, its temporary, the rename and the unlink all happen
+  in that last folder, so a folder (or a parent of the workspace) swapped for a symlink between
+  the check and the write cannot redirect it; an extra path below a symlinked folder is refused;
 - regular files only (a FIFO, device or folder is refused without blocking on it), and never
-  one with a second hard link (it may be a file outside the workspace);
+  one with a second hard link (it may be a file outside the workspace): checked with fstat on the
+  descriptor written, whose name is checked to still hold it; a replaced file keeps the mode
+  fstat gave of the file read, never one a stat of the name answers;
 - size caps: READ_CAP for a file read or rewritten, `cap` bytes for one appended block;
 - one lock per file (an flock on a lock file in clawmem's data folder, never in the workspace),
   held across read, compare, write and rename, so two clawmem writers never overwrite each other.
@@ -363,7 +367,7 @@ def _key(path: Path) -> str:
     """The lock's name for `path`: its path under the held workspace (a parent swapped for a
     symlink meanwhile changes no lock), else its real path."""
     text = str(path)
-    if not any(text.startswith(anchor + os.sep) for anchor in _HELD):
+    if not any(text.startswith(anchor + os.sep) for anchor in tuple(_HELD)):  # tuple: one step, whatever other threads add
         try:
             text = os.path.realpath(path.parent) + os.sep + path.name
         except OSError as exc:  # its folder is being swapped right now: no lock can name it
