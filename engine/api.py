@@ -368,10 +368,13 @@ class Engine:
         memory/2026-02-10.md) or by its absolute path: open, save with a conflict check, merge.
         AccessDenied for a path the tools may not write. Each save is journalled at once; the
         index is then asked for that file only (`index(paths=[session.path])`)."""
+        from pathlib import Path
+
         from .files.editing import EditSession
 
         rel, abspath = self.resolve_allowed(str(path))
-        return EditSession(abspath, rel=rel, on_saved=lambda s, snap: self.history_log.record(s.rel, s.path, snap.text))
+        root = self.workspace if Path(abspath).is_relative_to(self.workspace) else None  # an extra path: its own folder
+        return EditSession(abspath, rel=rel, on_saved=lambda s, snap: self.history_log.record(s.rel, s.path, snap.text), root=root)
 
     def keep_recovery(self, session):
         from .files import editing

@@ -62,7 +62,8 @@ def _at_least(lo: float) -> Callable[[Any], bool]:
 
 KEYS: dict[str, Key] = {
     "workspace": Key("~/.openclaw/workspace", "str", doc="the agent workspace holding MEMORY.md and memory/"),
-    "agentId": Key("main", "str", lambda v: bool(re.fullmatch(r"[A-Za-z0-9._-]+", v)), "letters, digits, . _ -"),
+    "agentId": Key("main", "str", lambda v: bool(re.fullmatch(r"[A-Za-z0-9._-]+", v)) and v.strip(".") != "",
+                   "letters, digits, . _ - (not only dots: . and .. name folders)"),
     "enabled": Key(True, "bool", doc="memory search on; false makes search and the agent tools answer that it is disabled"),
     "provider": Key("auto", "enum", choices=_ProviderNames(), doc="embedding provider"),
     "model": Key("", "str", doc="embedding model (empty: the provider's default)"),
@@ -274,7 +275,14 @@ class Config:
 
     @property
     def workspace(self) -> Path:
-        return Path(os.path.expanduser(self.values["workspace"])).resolve()
+        """The workspace's real path, resolved once per configured value: resolved again on every
+        use, a parent swapped for a symlink for an instant would make it another folder (a
+        decoy would take the writes; memfile holds the folder resolved here)."""
+        raw = self.values["workspace"]
+        held = getattr(self, "_workspace", None)
+        if held is None or held[0] != raw:
+            held = self._workspace = (raw, Path(os.path.expanduser(raw)).resolve())
+        return held[1]
 
     @property
     def agent_id(self) -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import hmac
 import json
+import re
 import logging
 import os
 import threading
@@ -197,10 +198,12 @@ def tools_markdown() -> str:
 
 
 def as_result(payload: dict) -> CallToolResult:
-    """The payload pretty-printed (2 spaces) as text, as OpenClaw does, and as structured content."""
+    """The payload pretty-printed (2 spaces) as text, as OpenClaw does, and as structured content;
+    a refusal or failure (a payload with `error`) is flagged isError, so a client that only looks
+    at the flag never takes it for a write done or a read answered."""
     # bidi and zero-width characters as \\u escapes: the same JSON, nothing hidden where it is shown
     return CallToolResult(content=[TextContent(type="text", text=human.json_visible(json.dumps(payload, indent=2, ensure_ascii=False)))],
-                          structured_content=payload)
+                          structured_content=payload, is_error=bool(payload.get("error")))
 
 
 def _tool(spec: ToolSpec, call: Callable[[dict], dict]) -> Tool:
@@ -360,6 +363,59 @@ def lone_surrogate_error(line: str) -> dict | None:
                                             "nothing was done: send valid Unicode"}
 
 
+MAX_DEPTH = 100  # nesting of one request's JSON: the tools take flat arguments; deeper is refused, not parsed
+
+
+def _depth_over(line: str, limit: int) -> bool:
+    """Whether the JSON text nests arrays and objects deeper than `limit` (outside strings)."""
+    if line.count("[") + line.count("{") <= limit:
+        return False
+    depth, in_string, escaped = 0, False, False
+    for ch in line:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif ch in "]}":
+            depth -= 1
+    return False
+
+
+_ID = re.compile(r'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
+
+
+def shape_errors(line: str) -> list[tuple[Any, str]] | None:
+    """(id, message) of the JSON-RPC errors for a line the SDK would drop without any reply: a
+    batch (an array of calls; MCP has none since 2025-06-18), which gets one error per call, or
+    JSON nested deeper than MAX_DEPTH. None for any other line."""
+    text = line.lstrip()
+    if _depth_over(text, MAX_DEPTH):
+        found = _ID.search(text)
+        rid = json.loads(found.group(1)) if found and text.startswith("{") else None
+        return [(rid, f"invalid request: JSON nested deeper than {MAX_DEPTH} levels; nothing was done")]
+    if not text.startswith("["):
+        return None
+    try:
+        calls = json.loads(text)
+    except (ValueError, RecursionError):
+        return [(None, "parse error: not valid JSON; nothing was done")]
+    if not isinstance(calls, list):
+        return None
+    ids = [c.get("id") for c in calls if isinstance(c, dict) and isinstance(c.get("id"), (int, str))]
+    why = ("invalid request: batches (a JSON array of calls) are not supported; nothing in it was done: send each "
+           "request on its own line")
+    return [(rid, why) for rid in ids] or [(None, why)]
+
+
 async def serve_stdio(server) -> None:
     """The SDK's stdio transport, with stdin lines checked by lone_surrogate_error first."""
     import io
@@ -382,6 +438,12 @@ async def serve_stdio(server) -> None:
                 line = await stdin.readline()
                 if not line:
                     raise StopAsyncIteration
+                shape = shape_errors(line)
+                if shape is not None:
+                    for rid, message in shape:
+                        error = JSONRPCError(jsonrpc="2.0", id=rid, error=ErrorData(code=-32600, message=message))
+                        await replies[0].send(SessionMessage(error))
+                    continue
                 bad = lone_surrogate_error(line)
                 if bad is None:
                     return line

@@ -46,8 +46,8 @@ def stdio(workspace, *extra: str) -> Client:
 
 async def call(client: Client, name: str, args: dict) -> dict:
     res = await client.call_tool(name, args)
-    assert not res.is_error, res
     payload = json.loads(res.content[0].text)
+    assert res.is_error == bool(payload.get("error")), res  # a refusal or failure is flagged, an answer is not
     assert res.content[0].text == json.dumps(payload, indent=2, ensure_ascii=False)  # pretty-printed, 2 spaces
     assert res.structured_content == payload
     return payload

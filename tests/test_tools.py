@@ -176,7 +176,9 @@ def test_get_payloads(notes, make_engine):
     got = tools.memory_get(eng, "memory/2026-02-10.md", from_="4", lines=2)
     assert set(got) == set(STUDY_GET)
     assert got == {"path": "memory/2026-02-10.md", "text": "- Decided Postgres for billing.\n- Owner: Dana."}
-    assert tools.memory_get(eng, "memory/2026-02-10.md", from_=0, lines=0)["text"] == LOG  # 0 means absent
+    assert tools.memory_get(eng, "memory/2026-02-10.md", lines=0)["text"] == LOG  # lines 0: to the end
+    # from 0 is refused as the CLI's --from 0 is (it once read as absent, silently; issue 43)
+    assert tools.memory_get(eng, "memory/2026-02-10.md", from_=0)["error"].startswith("from: expected a whole number from 1")
     assert tools.memory_get(eng, "memory/2099-01-01.md") == {"path": "memory/2099-01-01.md", "text": ""}
     for bad in ("../outside.md", "/etc/passwd", "notes.txt", ""):
         got = tools.memory_get(eng, bad)

@@ -67,6 +67,18 @@ def _number(name: str, value: Any, integer: bool = False) -> float | int | None:
     return int(num) if integer else num
 
 
+def _line_number(name: str, value: Any, least: int) -> int | None:
+    """A line number or count: a whole number from `least` (as the CLI's --from/--lines), never
+    a fraction silently cut nor a 0 or -1 read as something else."""
+    num = _number(name, value)
+    if num is None:
+        return None
+    if num != int(num) or num < least:
+        want = "a whole number from 1 (the first line is 1)" if least else "a whole number of lines (0: to the end)"
+        raise ValueError(f"{name}: expected {want}, got {value!r}; nothing was read")
+    return int(num)
+
+
 def _unavailable(error: str) -> dict:
     # OpenClaw knows two causes (quota, provider); a missing or unreadable index is a third, said as such
     # a message that says to run `clawmem index` is about the index, whatever its path holds
@@ -217,13 +229,13 @@ def _fleet_search(engine, text: str, request: SearchRequest, started: float) -> 
 
 
 def memory_get(engine, path: Any, from_: Any = None, lines: Any = None) -> dict:
-    """memory_get: `{path, text}`; `from` 1-based, `lines` a count (0 = absent);
+    """memory_get: `{path, text}`; `from` a whole number from 1, `lines` a whole count (0: to the end);
     a missing allowed file is `{path, text: ""}`; refusals and failures come back as
     `{path, text: "", disabled: true, error}`."""
     raw = path if isinstance(path, str) else ""
     try:
-        start = _number("from", from_, integer=True)
-        count = _number("lines", lines, integer=True)
+        start = _line_number("from", from_, least=1)
+        count = _line_number("lines", lines, least=0)  # 0: to the end, as OpenClaw reads it
         if raw.startswith("fleet:"):  # a fleet hit: its stored text (the file is on another host)
             from ..fleet import client as fleet
             from ..files.reading import check_window
@@ -272,7 +284,10 @@ def index_now(engine, paths: list | None = None) -> dict:
         return {"indexed": False, "warning": f"written, not yet indexed: {type(exc).__name__}: {exc}"}
 
 
-AGENT = "agent (MCP)"  # the journal's name for writes made through these tools
+AGENT = "agent (MCP)"
+# a line an append's text would carry as an entry heading of its own (`## 23:59`, `# 2026-03-04`):
+# only clawmem writes those, one per append, with the time it was written
+ENTRY_HEADING = re.compile(r"(?m)^ {0,3}#{1,6}[ \t]+(?:\d{1,2}:\d{2}|\d{4}-\d{2}-\d{2})\b[^\n]*")  # the journal's name for writes made through these tools
 
 
 def memory_append(engine, text: Any, heading: Any = None, *, now: dt.datetime | None = None) -> dict:
@@ -282,6 +297,12 @@ def memory_append(engine, text: Any, heading: Any = None, *, now: dt.datetime | 
     if refused:
         return refused
     head = heading.strip().replace("\n", " ") if isinstance(heading, str) else None
+    forged = ENTRY_HEADING.search(text)
+    if forged:
+        line = text[:forged.start()].count("\n") + 1
+        return {"error": f"text: line {line} ({forged.group().strip()!r}) would read as the heading of another entry of the "
+                         "daily log, which clawmem writes itself with the time of each append; nothing was written: put "
+                         "a title in `heading`, or start that line with something other than #"}
     try:
         path, start, end = files.add_log_entry(engine.workspace, text.strip(), now or dt.datetime.now(), head,
                                                writer=AGENT, cap=engine.cfg["mcp.maxWriteBytes"], blank_line=True)

@@ -51,6 +51,7 @@ _FATAL = {  # faulthandler's words for the signal that ended the worker
     "Aborted": "SIGABRT", "Floating-point exception": "SIGFPE",
 }
 _EXITING = "clawmem model worker exiting"
+_KILLED = "clawmem stopped this worker:"  # what a client that kills it writes last in its log, for the others
 
 
 class Refused(ProviderError):
@@ -542,6 +543,8 @@ class ResidentHost(w.ModelHost):
         crash = self._crash_in_log(tail)
         if crash:
             return crash
+        if lines and lines[-1].startswith(_KILLED):  # another client's watchdog, not the kernel
+            return f"local model stopped answering and was stopped ({lines[-1][len(_KILLED):].strip()}); {w.TROUBLESHOOT}"
         if _alive(pid):
             return f"local model stopped answering and was stopped; {w.TROUBLESHOOT}"
         import signal
@@ -553,12 +556,31 @@ class ResidentHost(w.ModelHost):
         if _alive(pid):
             import signal
 
+            self._note_kill()
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
             _wait_gone([pid], 5)
         self._close()
+
+    def _note_kill(self) -> None:
+        """Say in the worker's log that clawmem kills it: a client waiting on it meanwhile then
+        names that, not a SIGKILL from the kernel ("out of memory?")."""
+        try:
+            dfd = open_folder(self.folder, create=False)
+        except Refused:
+            return
+        try:
+            fd = os.open(self.log, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
+            try:
+                os.write(fd, f"\n{_KILLED} it stopped answering, and clawmem pid {os.getpid()} stopped it\n".encode())
+            finally:
+                os.close(fd)
+        except OSError:
+            pass
+        finally:
+            os.close(dfd)
 
     def _close(self) -> None:
         self._hello_owed = False

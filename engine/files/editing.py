@@ -45,8 +45,10 @@ def _stamp(path: Path) -> tuple[int, int, int] | None:
 
 
 class EditSession:
-    def __init__(self, path: Path, *, rel: str | None = None, on_saved: Callable[["EditSession", FileSnapshot], None] | None = None) -> None:
+    def __init__(self, path: Path, *, rel: str | None = None, on_saved: Callable[["EditSession", FileSnapshot], None] | None = None,
+                 root: Path | None = None) -> None:
         self.path = Path(path)
+        self.root = root  # the folder a save stays inside and never creates (the workspace); default its own folder
         self.rel = rel if rel is not None else self.path.name  # the path as the fronts show it
         self._on_saved = on_saved  # told of every write the session made (Engine.edit journals it)
         self.open()
@@ -93,12 +95,12 @@ class EditSession:
 
     def save(self) -> FileSnapshot:
         """Write the text if the disk still holds its base; ChangedOnDisk(disk) otherwise."""
-        return self._written(save_if_unchanged(self.path, self.text, self.base.hash))
+        return self._written(save_if_unchanged(self.path, self.text, self.base.hash, self.root))
 
     def save_over(self, shown: FileSnapshot) -> FileSnapshot:
         """Overwrite the disk version the user was shown (or create the file if `shown` was
         "deleted"); ChangedOnDisk again if the disk changed since it was shown."""
-        return self._written(save_if_unchanged(self.path, self.text, shown.hash))
+        return self._written(save_if_unchanged(self.path, self.text, shown.hash, self.root))
 
     def reload(self, disk: FileSnapshot | None = None) -> FileSnapshot:
         """Take the disk version; the older text stays reachable (by undo) with its own base."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import stat
 import sqlite3
 import time
 from pathlib import Path
@@ -175,10 +176,7 @@ class Journal:
             import zlib  # here: a no-op index records no version
 
             blob = zlib.compress(data, 6) if data is not None else None
-            try:
-                mode = os.lstat(abspath).st_mode & 0o7777 if data is not None else None
-            except OSError:
-                mode = None
+            mode = _file_mode(abspath) if data is not None else None
             cur = self.conn.execute(
                 "insert into versions(path, abspath, ts, writer, hash, size, data, mode) values (?,?,?,?,?,?,?,?)",
                 (path, path_text(abspath), time.time(), who, digest, len(data) if data is not None else 0, blob, mode),
@@ -290,6 +288,20 @@ class Journal:
             if before is not None:
                 out.append(Change(self, before, v))
         return out
+
+
+def _file_mode(abspath) -> int | None:
+    """The permission bits of the regular file at `abspath`, from fstat of an open descriptor
+    (O_NOFOLLOW): never a symlink's 0777 read off the name, which a restore would then give the file."""
+    try:
+        fd = os.open(abspath, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+    finally:
+        os.close(fd)
+    return stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else None
 
 
 def _text(data: bytes | None) -> str:

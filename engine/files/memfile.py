@@ -17,12 +17,16 @@ allowed extra path. Every call enforces the same rules:
 
 - the real path stays inside the workspace (or the extra path): no symlink on the way, so a
   `memory/` linked to a folder elsewhere is refused, for reading as for writing. The check is
-  not trusted alone: the workspace is opened, then each folder under it with O_NOFOLLOW |
-  O_DIRECTORY relative to the one before (dir_fd), and the file, its temporary, the rename and
-  the unlink all happen in that last folder, so a folder swapped for a symlink between the
-  check and the write cannot redirect it; an extra path below a symlinked folder is refused;
+  not trusted alone: the workspace is opened once and that handle held for the process's life
+  (its device and inode recorded; a path that no longer names that folder is refused, never
+  re-created), each operation opens each folder under it with O_NOFOLLOW | O_DIRECTORY relative
+  to the one before (dir_fd), and the file, its temporary, the rename and the unlink all happen
+  in that last folder, so a folder (or a parent of the workspace) swapped for a symlink between
+  the check and the write cannot redirect it; an extra path below a symlinked folder is refused;
 - regular files only (a FIFO, device or folder is refused without blocking on it), and never
-  one with a second hard link (it may be a file outside the workspace);
+  one with a second hard link (it may be a file outside the workspace): checked with fstat on the
+  descriptor written, whose name is checked to still hold it; a replaced file keeps the mode
+  fstat gave of the file read, never one a stat of the name answers;
 - size caps: READ_CAP for a file read or rewritten, `cap` bytes for one appended block;
 - one lock per file (an flock on a lock file in clawmem's data folder, never in the workspace),
   held across read, compare, write and rename, so two clawmem writers never overwrite each other.
@@ -46,6 +50,7 @@ import os
 import re
 import stat
 import sys
+import _thread
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -174,15 +179,70 @@ def _locate_once(workspace: Path, rel: str | Path, extra_paths: Iterable) -> tup
     return shown, target, anchor
 
 
-def _folder(anchor: Path, target: Path, shown: str, *, create: bool) -> int | None:
-    """An fd on the folder that holds `target`, reached from `anchor` one component at a time
-    (openat with O_NOFOLLOW | O_DIRECTORY): a folder swapped for a symlink between a check and
-    the open cannot redirect the read or write; None when a folder is missing (create=False)."""
-    if create and not os.path.lexists(anchor):
-        os.makedirs(anchor, 0o700, exist_ok=True)  # a new workspace: its own folder
+# anchor (the workspace, or an extra path's folder) -> (fd, st_dev, st_ino): opened once, on its first
+# use, and held for the process's life. Every later operation opens its folders from that fd, after
+# checking that the path still names the same folder: a parent swapped for a symlink, or the workspace
+# moved away, can then never redirect a write to another folder, nor make clawmem re-create it.
+_HELD: dict[str, tuple[int, int, int]] = {}
+_HELD_MAX = 64  # a test run or a fleet host opens many workspaces; a real process uses one or two
+_HELD_LOCK = _thread.allocate_lock()  # _thread: an index job never imports threading
+
+
+def _held(anchor: Path, shown: str) -> int | None:
+    """A new fd on `anchor` opened from the one held for the process's life (opened now on its
+    first use; the caller closes the new one), or None when it does not exist and was never
+    opened. Refused when the path no longer names the folder first opened."""
+    with _HELD_LOCK:  # no thread opens from a held fd while another evicts (closes) it
+        return _held_locked(anchor, shown)
+
+
+def _held_locked(anchor: Path, shown: str) -> int | None:
+    key = str(anchor)
+    held = _HELD.get(key)
     try:
-        fd = os.open(anchor, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        now = os.stat(anchor)
     except FileNotFoundError:
+        now = None
+    except OSError as exc:
+        raise Refused(f"refused {shown!r}: the folder {anchor} cannot be opened ({exc.strerror}); nothing was read "
+                      "or written") from None
+    if held is None:
+        if now is None:
+            return None
+        fd = os.open(anchor, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        st = os.fstat(fd)
+        real = os.path.realpath(anchor)
+        try:
+            again = os.stat(anchor)
+        except OSError:
+            again = now
+        if not (st.st_dev, st.st_ino) == (now.st_dev, now.st_ino) == (again.st_dev, again.st_ino) or real != key:
+            # swapped between the stat and the open, or a folder on its path is a symlink now (the
+            # workspace's path is resolved once, when the config is read): refuse rather than guess
+            os.close(fd)
+            raise Refused(f"refused {shown!r}: the folder {anchor} changed while it was opened; nothing was read or "
+                          "written, try again")
+        if len(_HELD) >= _HELD_MAX:
+            old = next(iter(_HELD))
+            os.close(_HELD.pop(old)[0])
+        _HELD[key] = held = (fd, st.st_dev, st.st_ino)
+    if now is None or (now.st_dev, now.st_ino) != held[1:]:
+        raise Refused(f"refused {shown!r}: {anchor} is no longer the folder clawmem opened (it was moved, removed or "
+                      "replaced, or a folder above it is now a symlink); nothing was read or written, and nothing is "
+                      "created in its place: put the folder back, or restart clawmem to use the one there now")
+    return os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=held[0])
+
+
+def _folder(anchor: Path, target: Path, shown: str, *, create: bool) -> int | None:
+    """An fd on the folder that holds `target`, reached from the held fd of `anchor` one component
+    at a time (openat with O_NOFOLLOW | O_DIRECTORY): a folder swapped for a symlink between a
+    check and the open cannot redirect the read or write; None when a folder is missing
+    (create=False). The anchor itself (the workspace) is never created here."""
+    fd = _held(anchor, shown)
+    if fd is None:
+        if create:
+            raise Refused(f"refused {shown!r}: there is no folder {anchor}; create the workspace first (the app offers to), "
+                          "nothing was written")
         return None
     try:
         for name in target.parent.relative_to(anchor).parts:
@@ -231,9 +291,30 @@ def _folder_refusal(exc: OSError, name: str, shown: str) -> Exception:
 def _open(path: Path, flags: int, shown: str | None = None, dir_fd: int | None = None) -> int | None:
     """An fd on a regular file (never a FIFO or device: opened non-blocking, then checked; never
     one with another hard link, which could be a file outside the workspace), or None when it
-    does not exist. With `dir_fd`, `path`'s name is opened in that folder. `shown`: the path as
-    the refusal names it."""
+    does not exist. With `dir_fd`, `path`'s name is opened in that folder, and the name is checked
+    to still hold the file opened once its link count is read: a hard link put at the name for
+    an instant (then renamed over) is never the file written. `shown`: the path as the refusal
+    names it."""
     shown = shown or path.name
+    for _ in range(ATTEMPTS):
+        fd = _open_once(path, flags, shown, dir_fd)
+        if fd is None or dir_fd is None:
+            return fd
+        st = os.fstat(fd)
+        try:
+            now = os.stat(path.name, dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            now = None
+        if now is not None and (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino) and os.fstat(fd).st_nlink == 1:
+            return fd
+        os.close(fd)  # the name moved on between the open and the check: open what is there now
+        if flags & os.O_CREAT == 0 and now is None:
+            return None
+    raise Refused(f"refused {shown!r}: it kept being replaced while it was opened (another process is swapping it); "
+                  "nothing was read or written, try again")
+
+
+def _open_once(path: Path, flags: int, shown: str, dir_fd: int | None) -> int | None:
     try:
         fd = os.open(path.name if dir_fd is not None else path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o600,
                      dir_fd=dir_fd)
@@ -283,17 +364,33 @@ def _state_dir(create: bool = True) -> Path:
 
 
 def _key(path: Path) -> str:
-    try:
-        real = os.path.realpath(path.parent) + os.sep + path.name
-    except OSError as exc:  # its folder is being swapped right now: no lock can name it
-        raise Refused(f"refused {path.name!r}: its folder changed while it was opened ({exc.strerror}); "
-                      "nothing was read or written, try again") from None
-    return sha256_hex(os.fsencode(real))[:24]
+    """The lock's name for `path`: its path under the held workspace (a parent swapped for a
+    symlink meanwhile changes no lock), else its real path."""
+    text = str(path)
+    if not any(text.startswith(anchor + os.sep) for anchor in tuple(_HELD)):  # tuple: one step, whatever other threads add
+        try:
+            text = os.path.realpath(path.parent) + os.sep + path.name
+        except OSError as exc:  # its folder is being swapped right now: no lock can name it
+            raise Refused(f"refused {path.name!r}: its folder changed while it was opened ({exc.strerror}); "
+                          "nothing was read or written, try again") from None
+    return sha256_hex(os.fsencode(text))[:24]
 
 
 @contextmanager
-def _locked(path: Path):
-    with open(_state_dir() / f"memory-{_key(path)}.lock", "a") as lock:
+def _locked(path: Path, anchor: Path | None = None):
+    if anchor is not None:
+        fd = _held(anchor, path.name)  # first: the lock is named under the held workspace
+        if fd is not None:
+            os.close(fd)
+    try:
+        lock = open(_state_dir() / f"memory-{_key(path)}.lock", "a")
+    except OSError as exc:  # the memory file may be fine: name the folder that is not
+        from ..paths import data_dir
+
+        raise Refused(f"refused {path.name!r}: clawmem's data folder cannot hold the file's lock ({exc.strerror}: "
+                      f"{data_dir()}); nothing was written: make that folder writable (or point XDG_DATA_HOME "
+                      "elsewhere)") from None
+    with lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         _repair(path)
         yield
@@ -312,9 +409,14 @@ def _repair(path: Path) -> str | None:
     except (OSError, ValueError):
         return None
     done = None
-    try:
-        fd = _open(path, os.O_RDWR)
-    except Refused:
+    try:  # through the folder the append was anchored in, never a path a symlink could redirect
+        dfd = _folder(Path(rec.get("anchor") or path.parent), path, path.name, create=False)
+        try:
+            fd = _open(path, os.O_RDWR, dir_fd=dfd) if dfd is not None else None
+        finally:
+            if dfd is not None:
+                os.close(dfd)
+    except (Refused, OSError):
         fd = None
     if fd is not None:
         try:
@@ -397,7 +499,7 @@ def read(workspace: Path, rel: str | Path, *, extra_paths: Iterable = (), cap: i
     """The file's bytes (None when it does not exist). A killed append is repaired first."""
     shown, path, anchor = _locate(workspace, rel, extra_paths)
     if _pending(path, create=False).exists():  # a reader only looks: no folder made, no lock taken
-        with _locked(path):
+        with _locked(path, anchor):
             pass
     dfd = _folder(anchor, path, shown, create=False)
     if dfd is None:
@@ -449,7 +551,7 @@ def append(workspace: Path, rel: str | Path, compose: Callable[[bytes], str], *,
            cap: int | None = None) -> Receipt:
     """Append the block `compose(tail)` returns; `start`/`end` are its 1-based lines as written."""
     shown, path, anchor = _locate(workspace, rel)
-    with _locked(path), _at_folder(anchor, path, shown) as dfd:
+    with _locked(path, anchor), _at_folder(anchor, path, shown) as dfd:
         fd = _open(path, os.O_RDWR | os.O_APPEND, shown, dir_fd=dfd)
         try:
             size = os.fstat(fd).st_size if fd is not None else 0
@@ -474,7 +576,7 @@ def append(workspace: Path, rel: str | Path, compose: Callable[[bytes], str], *,
             rec = _pending(path)
             ino = os.fstat(fd).st_ino
             try:
-                rec.write_text(json.dumps({"path": str(path), "ino": ino, "offset": size, "length": len(data),
+                rec.write_text(json.dumps({"path": str(path), "anchor": str(anchor), "ino": ino, "offset": size, "length": len(data),
                                            "hash": content_hash(data)}))
             except OSError as exc:  # clawmem's data folder is full: no append without its record
                 rec.unlink(missing_ok=True)  # no 0-byte record left behind
@@ -503,10 +605,12 @@ def append(workspace: Path, rel: str | Path, compose: Callable[[bytes], str], *,
     return Receipt(path, shown, total, content_hash(data), before + 1, lines, lines)
 
 
-def _replace(path: Path, data: bytes, seen: tuple | None, dfd: int, new_mode: int | None = None) -> bool:
+def _replace(path: Path, data: bytes, seen: tuple | None, dfd: int, mode: int | None) -> bool:
     """Write `data` to a temporary beside `path` (in the folder `dfd`) and rename it over `path`,
-    unless the file's identity is no longer `seen` (someone outside clawmem wrote meanwhile):
-    then False. The file keeps its mode; a new one is owner-only."""
+    unless the name no longer holds the file `seen` (the identity fstat gave of the file read;
+    someone outside clawmem wrote meanwhile): then False. The temporary gets `mode`: the read
+    file's own (from fstat of its descriptor, never a stat of the name, which a symlink's 0777
+    could answer), or the mode for a new file."""
     tmp = _temp_name(path.name)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dfd)
     try:
@@ -515,11 +619,8 @@ def _replace(path: Path, data: bytes, seen: tuple | None, dfd: int, new_mode: in
             while written < len(data):
                 written += os.write(fd, data[written:])
             os.fsync(fd)
-            try:
-                os.fchmod(fd, os.stat(path.name, dir_fd=dfd, follow_symlinks=False).st_mode & 0o7777)
-            except FileNotFoundError:
-                if new_mode is not None:
-                    os.fchmod(fd, new_mode & 0o777)
+            if mode is not None:
+                os.fchmod(fd, mode & 0o7777)
         finally:
             os.close(fd)
         if _identity_at(path.name, dfd) != seen:
@@ -557,7 +658,11 @@ def _identity_at(name: str, dfd: int) -> tuple | None:
         st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
     except FileNotFoundError:
         return None
-    return st.st_ino, st.st_size, st.st_mtime_ns
+    return _identity(st)
+
+
+def _identity(st: os.stat_result) -> tuple:
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
 
 @contextmanager
@@ -578,11 +683,14 @@ def rewrite(workspace: Path, rel: str | Path, transform: Callable[[str], "str | 
     """Read, transform, write back, all under the file's lock (see the module docstring). An
     existing file keeps its mode; a new one gets `new_mode` (a restored file's own), else 0600."""
     shown, path, anchor = _locate(workspace, rel, extra_paths)
-    with _locked(path), _at_folder(anchor, path, shown) as dfd:
+    with _locked(path, anchor), _at_folder(anchor, path, shown) as dfd:
         for _ in range(ATTEMPTS):
-            seen = _identity_at(path.name, dfd)
             fd = _open(path, os.O_RDONLY, shown, dir_fd=dfd)
+            seen, mode = None, (0o600 if new_mode is None else new_mode & 0o777)
             try:
+                if fd is not None:
+                    st = os.fstat(fd)  # the file read is the one whose identity and mode the write keeps
+                    seen, mode = _identity(st), stat.S_IMODE(st.st_mode)
                 old = _read_fd(fd, path, READ_CAP) if fd is not None else None
             finally:
                 if fd is not None:
@@ -595,7 +703,7 @@ def rewrite(workspace: Path, rel: str | Path, transform: Callable[[str], "str | 
             data = new if isinstance(new, bytes) else new.encode("utf-8", "surrogateescape")
             if len(data) > READ_CAP:
                 raise TooLarge(f"{shown}: the new version is {len(data)} bytes, over the {READ_CAP}-byte limit for a memory file")
-            if _replace(path, data, seen, dfd, new_mode):
+            if _replace(path, data, seen, dfd, mode):
                 break
             if expected_hash is not None:
                 raise ChangedOnDisk(read(workspace, rel, extra_paths=extra_paths))
@@ -607,7 +715,7 @@ def rewrite(workspace: Path, rel: str | Path, transform: Callable[[str], "str | 
 
 def remove(workspace: Path, rel: str | Path, *, writer: str | None = None) -> Receipt:
     shown, path, anchor = _locate(workspace, rel)
-    with _locked(path):
+    with _locked(path, anchor):
         dfd = _folder(anchor, path, shown, create=False)
         if dfd is not None:
             try:

@@ -339,7 +339,10 @@ def _index_one(cfg: Config, store: Store, f: SourceFile, st: os.stat_result, row
     note = None
     try:
         if f.source == "sessions":
-            data = Path(f.abspath).read_bytes()
+            try:
+                data = Path(f.abspath).read_bytes()
+            except PermissionError:  # one transcript clawmem cannot read never fails the whole index
+                raise Skip("transcript is not readable (permission denied); fix its permissions") from None
             digest = sha256(data.decode("utf-8", "replace"))
             text = None
             if b"\x00" in data:

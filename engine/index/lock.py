@@ -107,9 +107,12 @@ class WriterLock:
         except BlockingIOError:
             os.close(fd)
             return False
-        os.ftruncate(fd, 0)
-        os.write(fd, json.dumps({"pid": os.getpid(), "command": self.command, "since": time.time()}).encode())
-        self.fd = fd
+        self.fd = fd  # held from here: a failure below must not leak an fd that keeps the lock
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, json.dumps({"pid": os.getpid(), "command": self.command, "since": time.time()}).encode())
+        except OSError:
+            pass  # a full data folder: the lock holds without its holder's name (who it is only informs)
         return True
 
     def acquire(self, timeout: float, on_wait=None) -> None:

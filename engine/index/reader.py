@@ -27,7 +27,8 @@ class IndexReader:
         """This thread's read connection; None when there is no index yet."""
         st: Store | None = getattr(self._tls, "store", None)
         # reopen after a rebuild swapped the file
-        if st is not None and (st.path != self.index_path or not st.is_current_file()):
+        if st is not None and (st.path != self.index_path or not st.is_current_file()
+                               or getattr(st, "until_space", False) and not folder_full(self.index_path.parent)):
             # not closed here: a caller may still hold it (status reads it across several calls,
             # and closing it under them was "Cannot operate on a closed database"); the
             # connection closes when the last holder lets go of it
@@ -62,15 +63,36 @@ class IndexReader:
         except (ForeignIndex, DatabaseError, OSError) as exc:
             if st is not None:
                 st.close()
-            if isinstance(exc, ForeignIndex) and not may_move_aside(path, exc):
-                raise IndexUnavailable(not_ours_line(path, f"is not a usable clawmem index ({exc})")) from None
-            raise IndexUnavailable(f"{path}: not a usable clawmem index ({exc}); {repair}") from None
+            st = self._open_in_full_folder(path) if folder_full(path.parent) else None
+            if st is None:
+                if isinstance(exc, ForeignIndex) and not may_move_aside(path, exc):
+                    raise IndexUnavailable(not_ours_line(path, f"is not a usable clawmem index ({exc})")) from None
+                raise IndexUnavailable(f"{path}: not a usable clawmem index ({exc}); {repair}") from None
+            built_for = st.get_meta("workspace")
         workspace = self.cfg.workspace
         if built_for is not None and built_for != str(workspace):
             st.close()
             raise IndexUnavailable(f"{path}: this index was built for workspace {built_for}, not {workspace}; "
                                    "`clawmem index` rebuilds it for this one (or give each workspace its own store.path)")
         return st
+
+    def _open_in_full_folder(self, path: Path) -> Store:
+        """The index read as it is (immutable: SQLite needs no -shm beside it) when its folder is
+        full and a reader could not make one; IndexUnavailable naming the full folder otherwise.
+        An intact index is never called damaged, nor a rebuild suggested where nothing fits."""
+        try:
+            st = Store(path, load_vec=self.cfg["store.vector.enabled"], immutable=True)
+        except (DatabaseError, OSError):
+            st = None
+        try:
+            if st is not None:
+                st.check(quick=False)
+                st.until_space = True  # read as it is only while the folder stays full: writers may resume
+                return st
+        except (ForeignIndex, DatabaseError, OSError):
+            st.close()
+        raise IndexUnavailable(f"{path}: cannot be opened, its folder {path.parent} is full (no space left); "
+                               "free space there and search again") from None
 
     def per_store(self, kind: str, store: Store, compute: Callable[[Store], Any]) -> Any:
         """What `compute` derives from this open index, computed once per connection (a rebuild
@@ -102,3 +124,12 @@ class IndexReader:
         if st is not None:
             st.close()
             self._tls.store = None
+
+
+def folder_full(folder: Path) -> bool:
+    """Whether the filesystem of `folder` has no space left for this user."""
+    try:
+        vfs = os.statvfs(folder)
+    except OSError:
+        return False
+    return vfs.f_bavail * vfs.f_frsize < 64 * 1024  # under a page or two: SQLite cannot make its -shm

@@ -176,7 +176,7 @@ def may_move_aside(path: Path, exc: ForeignIndex) -> bool:
 class Store:
     """A connection to one index file. Not shared between threads."""
 
-    def __init__(self, path: Path, *, write: bool = False, load_vec: bool = True):
+    def __init__(self, path: Path, *, write: bool = False, load_vec: bool = True, immutable: bool = False):
         self.path = Path(path)
         self.write = write
         if write:
@@ -184,9 +184,9 @@ class Store:
         elif not self.path.exists():
             raise FileNotFoundError(self.path)
         target, uri = str(self.path), False
-        if not write and not os.access(self.path.parent, os.W_OK) and not Path(target + "-shm").exists():
-            # a WAL index in a folder we cannot write (read-only mount): SQLite cannot create the
-            # -shm it needs to read it, and nobody can write the index there either: read it as is
+        if not write and (immutable or not os.access(self.path.parent, os.W_OK) and not Path(target + "-shm").exists()):
+            # a WAL index in a folder we cannot write (read-only mount) or that is full: SQLite cannot
+            # create the -shm it needs to read it, and nobody can write the index there either: read it as is
             from urllib.parse import quote
 
             target, uri = f"file:{quote(target)}?immutable=1", True

@@ -16,12 +16,13 @@ INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "faults", "version": "1"}}}
 
 
-def exchange(ws: Path, lines: list[str], *, timeout: float = 30) -> dict[int, dict]:
+def exchange(ws: Path, lines: list[str], *, timeout: float = 30, ids: set | None = None) -> dict[int, dict]:
     """Send `lines` (raw JSON text) after the handshake; {id: reply} for every id answered
-    within `timeout` seconds."""
+    within `timeout` seconds (`ids`: the ids to wait for, when the lines cannot be parsed;
+    a reply with no id is kept under None)."""
     proc = subprocess.Popen(cli("--workspace", str(ws), "mcp"), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL)
-    wanted = {json.loads(line)["id"] for line in lines if '"id"' in line} | {0}
+    wanted = (ids if ids is not None else {json.loads(line)["id"] for line in lines if '"id"' in line}) | {0}
     replies: dict[int, dict] = {}
     try:
         proc.stdin.write((json.dumps(INIT) + "\n").encode())
@@ -42,8 +43,9 @@ def exchange(ws: Path, lines: list[str], *, timeout: float = 30) -> dict[int, di
             while b"\n" in buf:
                 raw, buf = buf.split(b"\n", 1)
                 msg = json.loads(raw)
-                if "id" in msg:
-                    replies[msg["id"]] = msg
+                for one in msg if isinstance(msg, list) else [msg]:
+                    if "id" in one:
+                        replies[one["id"]] = one
     finally:
         proc.kill()
         proc.wait()

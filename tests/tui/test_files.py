@@ -35,7 +35,8 @@ def test_save_if_unchanged_writes_atomically_and_keeps_mode(tmp_path):
 
 def test_save_new_file_is_private(tmp_path):
     p = tmp_path / "memory" / "new.md"
-    files.save_if_unchanged(p, "x\n", files.MISSING)
+    # root: the workspace, which a save never creates; its missing memory/ is made owner-only
+    files.save_if_unchanged(p, "x\n", files.MISSING, root=tmp_path)
     assert p.read_text() == "x\n"
     assert os.stat(p).st_mode & 0o777 == 0o600
 
