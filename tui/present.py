@@ -245,7 +245,7 @@ def format_results(res: dict, explain: bool = False, query: str = "", color: boo
     for r in res["results"]:
         band = f" {r['band']}" if r.get("band") else ""
         where = f"{r['agent']}@{r['host']} " if "agent" in r else ""
-        lines.append(human.printable(f"{r['score']:.3f}{band} {where}{r['path']}:{r['startLine']}-{r['endLine']}" + (f"  [{r['source']}]" if r["source"] != "memory" else "")))
+        lines.append(human.printable_line(f"{r['score']:.3f}{band} {where}{r['path']}:{r['startLine']}-{r['endLine']}" + (f"  [{r['source']}]" if r["source"] != "memory" else "")))
         match = human.snippet_match(r, terms)
         for i, sl in enumerate(r["snippet"].splitlines() or [""]):
             sl = human.printable(sl)  # escaped before our own bold codes go in
