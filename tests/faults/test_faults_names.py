@@ -110,3 +110,14 @@ async def test_the_app_search_tab_and_file_tree_show_the_name_on_one_line(worksp
     assert not forged_lines(shown), shown
     assert "x^J^J0.990 high MEMORY.md:1-1^J" in shown
     assert not forged_lines(in_tree) and "z.md" not in in_tree, in_tree
+
+
+def test_status_shows_a_name_behind_the_index_on_one_line(workspace):
+    """`status` lists files behind the index by name; it printed them raw."""
+    ws = lying_ws(workspace)
+    assert run("--workspace", str(ws), "index").returncode == 0
+    write(ws / "memory" / f"new\n{FORGED}\x1b]0;pwned\x07.md", "later\n")
+    res = run("--workspace", str(ws), "status")
+    assert res.returncode == 0, res.stderr
+    assert "memory/new^J0.990 high" in res.stdout and "^[]0;pwned^G" in res.stdout, res.stdout
+    assert not forged_lines(res.stdout) and "\x1b" not in res.stdout
