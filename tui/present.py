@@ -61,8 +61,9 @@ def files_done(rebuild: dict) -> str:
 def format_status(st: dict, verbose: bool = False) -> str:
     """`clawmem status` as text: one labelled line per part of the status. File names are shown
     as one line each, their controls visible (a name may hold a newline or an escape)."""
-    from clawmem.engine.text import printable_line as name
+    from clawmem.engine import human
 
+    name = human.printable_line
     fr = st["freshness"]
     pv = st["provider"]
     vec = st["vector"]
