@@ -96,3 +96,29 @@ def test_a_write_without_a_secret_is_written_exactly_and_says_nothing_of_masking
     eng.close()
     assert text in (workspace / got["path"]).read_text()
     assert "redacted" not in got and "notice" not in got
+
+
+@pytest.mark.slow
+def test_a_key_an_agent_wrote_is_not_pushed_to_the_fleet(db, make_engine, workspace, uid):
+    """Issue 47: an AWS key written through memory_append was found by another agent's
+    `search --fleet` after a push; so was a team note. Neither holds it now."""
+    import psycopg
+
+    from clawmem.engine.fleet import client as fleet
+    from secret_samples import AWS_SECRET
+
+    key = "AKIAQ3EGUTOEXAMPLE77"
+    name = f"w{uid}"
+    granted = fleet.grant(db, name, [])
+    eng = make_engine({"agentId": name, "fleet.url": granted["url"], "fleet.host": "host-w", "provider": "none"})
+    got = eng.append(f"harbour deploy user: aws id {key}, the AWS secret key is {AWS_SECRET}")
+    team = eng.remember(f"harbour deploy: aws id {key}", "Ops", scope="team")
+    assert "error" not in got and "error" not in team, (got, team)
+    fleet.push(eng)
+    with psycopg.connect(db) as conn:
+        stored = json.dumps(conn.execute("select text from clawmem_chunks").fetchall()
+                            + conn.execute("select text from clawmem_notes").fetchall())
+    eng.close()
+    assert "harbour deploy" in stored
+    assert key not in stored and AWS_SECRET not in stored
+    assert got["redacted"] and team["redacted"]  # and each reply says so
