@@ -41,6 +41,7 @@ class _Face:
 # not `text`: that name is the engine's own tokenizer module (engine/text.py), which would shadow it
 human = _Face("Text for people, shared by every front: escaping, highlighting, diffs, names of files, dates typed.", {
     "printable": "text:printable",  # memory text with its hidden characters shown, never interpreted
+    "printable_line": "text:printable_line",  # one line (a file name, a log line): newlines and tabs shown too
     "json_visible": "text:json_visible",  # dumped JSON with DEL and C1 codes escaped too
     "HIDDEN": "text:HIDDEN",  # the characters that are instructions, not text (a regex class)
     "query_terms": "text:query_terms",

@@ -7,7 +7,8 @@ command whose only log lines are its job's events (`clawmem index`, a CLI write)
 `open_for_events()` instead: `log_event` then writes the same lines to the same file, rotated
 by the same rule, without importing logging (~5 ms of every `clawmem index`).
 Every line goes through the redactor first (engine/redaction.py), so an API key that
-slipped into an error message never reaches the file.
+slipped into an error message never reaches the file, and a message is one line
+(text.printable_line): a file name holding a newline cannot write a line of its own.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 
 from . import events as ev
 from .redaction import redact
+from .text import printable_line
 
 LOGGER = "clawmem"
 MAX_BYTES = 1_000_000
@@ -91,7 +93,7 @@ def format_line(level: int, message: str, name: str = LOGGER, created: float | N
     "%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s", asctime as logging makes it."""
     ct = time.time() if created is None else created
     stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ct))
-    return redact(f"{stamp},{int((ct - int(ct)) * 1000):03d} {os.getpid()} {_LEVEL_NAMES[level]} {name}: {message}")
+    return redact(f"{stamp},{int((ct - int(ct)) * 1000):03d} {os.getpid()} {_LEVEL_NAMES[level]} {name}: {printable_line(message)}")
 
 
 _handler_class = None
@@ -126,6 +128,12 @@ def _rotating_log_class():
                 # every line; detect_secrets (~0.1 s to import) loads only for a line that might hold
                 # one of its secrets (redaction.may_hold_token), not for a job's line of counts
                 return redact(super().format(record))
+
+            def formatMessage(self, record) -> str:
+                # the message is one line: a file name holding a newline cannot add a forged line
+                # (a traceback, appended after this, keeps its own lines)
+                record.message = printable_line(record.message)
+                return super().formatMessage(record)
 
         RotatingLog.Redacting = Redacting
         _handler_class = RotatingLog

@@ -51,6 +51,29 @@ _ASSIGNMENTS = [  # the secret is the last group
     re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@]+:([^\s/?#]+)@[^\s@/?#]+"),
     # the credentials-file and .env form, any case (`aws_secret_access_key = …`, `db.password: …`)
     re.compile(r"(?<![\w.-])[\w.-]*(?:secret|token|passw(?:or)?d|_key|apikey)[\w.-]*[ \t]*[=:][ \t]*[\"']?([^\s\"']{4,})", re.I),
+    # Azure connection strings (storage AccountKey=, Service Bus / Event Hubs SharedAccessKey=)
+    # whatever the key's length, and a SAS URL's signature (sig=, URL-encoded base64)
+    re.compile(r"\b(?:AccountKey|SharedAccessKey)=([A-Za-z0-9+/]{16,}={0,2})"),
+    re.compile(r"[?&;]sig=([A-Za-z0-9%+/]{16,}(?:=|%3D){0,2})", re.I),
+    # .netrc, on one line or several: machine HOST [login USER] [account A] password SECRET
+    re.compile(r"\b(?:machine\s+\S+|default(?=\s+(?:login|account)\s))(?:\s+(?:login|account)\s+\S+)*\s+password\s+(\S+)"),
+    # user:password given to curl (-u / --user) and Authorization: Basic base64(user:password)
+    re.compile(r"\bcurl\b[^\n]*?\s(?:-u\s*|--user[ =])[\"']?[^\s:\"']*:([^\s\"']+)"),
+    re.compile(r"\bAuthorization[\"']?\s*[:=]\s*[\"']?Basic\s+([A-Za-z0-9+/]{8,}={0,2})", re.I),
+    # a password glued to -p (mysql, mysqldump, mysqladmin; -P is the port), and docker login -p
+    re.compile(r"\bmysql(?:dump|admin|import|show|check)?\b[^\n]*?\s-p[\"']?([^\s\"']+)"),
+    re.compile(r"\b(?:docker|podman|nerdctl)\s+login\b[^\n]*?\s-p[ =]?[\"']?([^\s\"']{4,})"),
+    # a Twilio auth token (32 hex) after its account SID or named as one
+    re.compile(r"\bAC[0-9a-f]{32}\b[\"']?[\s,:;]+[^\n]{0,20}?(?<![0-9a-f])([0-9a-f]{32})(?![0-9a-f])"),
+    re.compile(r"\bauth[\s_-]?token\b[^\n]{0,20}?(?<![0-9A-Fa-f])([0-9a-f]{32})(?![0-9a-f])", re.I),
+    # an AWS secret access key (40 base64 characters, mixed case and a digit) on a line that
+    # names AWS or a secret key: in prose it has no KEY= before it
+    re.compile(r"(?:\baws\b|\bsecret\b)[^\n]{0,80}?(?<![A-Za-z0-9/+=])"
+               r"((?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}[0-9])[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])", re.I),
+    # "the pg password is Tr0ub4dor&3": a password said in a sentence, when what follows looks
+    # like one (a digit or a symbol in it: "the password is required" stays as written)
+    re.compile(r"\b(?:password|passwd|passphrase|pwd)\b[^\n.;,]{0,30}?\s(?:is|was|=|:)\s+[\"'`]?"
+               r"((?=[^\s\"'`]*[0-9!@#$%^&*+=~?-])[^\s\"'`]{5,}?)[\"'`]?(?=[\s.,;:!?)]*(?:\s|$))", re.I),
 ]
 # a private key block (PEM, OpenSSH, PGP's "PRIVATE KEY BLOCK"): all of it
 _PEM = re.compile(r"(-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----)[\s\S]*?(-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----)")
@@ -131,11 +154,23 @@ def _secret_spans(text: str) -> list[tuple[int, int, str]]:
 
 def redact(text: str) -> str:
     """`text` with every secret found masked (see the module's docstring)."""
-    text = _PEM.sub(lambda m: f"{m.group(1)} …redacted… {m.group(2)}", text)
-    text = _PEM_CUT.sub(lambda m: f"{m.group(1)} …redacted (its END line is missing)…", text)
+    return redact_counted(text)[0]
+
+
+def redact_counted(text: str) -> tuple[str, list[str]]:
+    """redact(), and the kinds of the secrets it masked (one per secret), for a reply that
+    says what a write did to the text it was given."""
+    kinds: list[str] = []
+
+    def pem(m: re.Match, note: str) -> str:
+        kinds.append("Private Key")
+        return f"{m.group(1)} {note}" + (f" {m.group(2)}" if m.re is _PEM else "")
+
+    text = _PEM.sub(lambda m: pem(m, "…redacted…"), text)
+    text = _PEM_CUT.sub(lambda m: pem(m, "…redacted (its END line is missing)…"), text)
     spans = _secret_spans(text)
     if not spans:
-        return text
+        return text, kinds
     # overlapping finds: the widest wins, so a key inside a KEY=value is masked once
     spans.sort(key=lambda s: (s[0], -(s[1] - s[0])))
     out, pos = [], 0
@@ -143,9 +178,10 @@ def redact(text: str) -> str:
         if start < pos:
             continue
         out += [text[pos:start], mask(text[start:end], kind)]
+        kinds.append(kind)
         pos = end
     out.append(text[pos:])
-    return "".join(out)
+    return "".join(out), kinds
 
 
 def mask_password(url: str) -> str:

@@ -261,6 +261,7 @@ def mmr_tokens(text: str) -> frozenset[str]:
 # the editor shows the same characters, CR included (its lines hold no line ends).
 HIDDEN = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff"
 _CONTROL = f"\r(?!\n)|[{HIDDEN}]"
+_LINE_CONTROL = f"[\t\n\r{HIDDEN}]"  # printable_line(): in a name or a log line, every control
 # what the write tools refuse: the same, a bare CR (it moves line numbers: a search's matchLine
 # and `get --from` would disagree), and lone surrogates (not text)
 _REFUSED = f"\r(?!\n)|[{HIDDEN}\ud800-\udfff]"
@@ -281,6 +282,13 @@ def printable(text: str) -> str:
     makes a line read backwards, a zero-width joiner hides inside a word. Each is shown visibly
     instead (^[, ^M, <U+009B>, <U+202E>); tabs, newlines and CRLF line ends stay."""
     return _regex(_CONTROL).sub(_visible, text.replace("\r\n", "\n"))
+
+
+def printable_line(text: str) -> str:
+    """One line made safe to show: printable(), and tabs, newlines and CRs shown visibly too
+    (^I, ^J, ^M). Every file name and log line goes through it: a name is one line, so a file
+    named "x\n0.990 high MEMORY.md:1-1\n  › …" cannot print a line that looks like a hit."""
+    return _regex(_LINE_CONTROL).sub(_visible, text)
 
 
 def _visible(m: re.Match) -> str:

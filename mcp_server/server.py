@@ -31,7 +31,7 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from clawmem.engine import FileRefused, human
-from clawmem.tui.net import allowed_names, cannot_listen, needs_token, refuse_request, token_weakness
+from clawmem.tui.net import allowed_names, can_check_peers, cannot_listen, needs_token, peer_uid, refuse_request, token_weakness
 
 log = logging.getLogger("clawmem.mcp")
 
@@ -463,6 +463,7 @@ HEADER_SECONDS = 10.0  # a request's headers must arrive within this; slow-heade
 BODY_SECONDS = 30.0  # and its body within this after them, on every bind: a trickled body is dropped
 MAX_CONNECTIONS = 128  # admitted connections (a request that passed the token check), well under the open-file limit
 MAX_PENDING = 256  # connections not admitted yet; when full, the oldest silent one is dropped for the newcomer
+MAX_BODY = 8 << 20  # bytes of one request body (a tool call is a few KB; mcp.maxWriteBytes is 64 KB)
 
 
 def guard(app, token: str | None, names: set[str]):
@@ -476,6 +477,14 @@ def guard(app, token: str | None, names: set[str]):
         await send({"type": "http.response.body", "body": body})
 
     async def guarded(scope, receive, send):
+        if scope["type"] == "http":
+            # the whole body before the app sees the request: a client that goes away mid-body
+            # is one log line here, not a traceback from the MCP SDK's reader
+            receive = await _whole_body(scope, receive)
+            if receive is None:
+                return None
+            if receive == "too large":
+                return await refuse(send, 413, json.dumps({"error": f"request body over {MAX_BODY} bytes"}).encode())
         if scope["type"] in ("http", "websocket"):
             headers = dict(scope.get("headers") or [])
             origin = headers.get(b"origin")
@@ -492,14 +501,49 @@ def guard(app, token: str | None, names: set[str]):
     return guarded
 
 
+async def _whole_body(scope, receive):
+    """A receive() that hands the app the request's whole body at once; None when the client
+    went away first (logged, one line), "too large" past MAX_BODY. The protocol's body
+    deadline (BODY_SECONDS) bounds the wait."""
+    chunks, size, more = [], 0, True
+    while more:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            client = scope.get("client") or ("?", 0)
+            log.info("a client (%s:%s) went away before its request was complete", *client[:2])
+            return None
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY:
+            return "too large"
+        chunks.append(chunk)
+        more = message.get("more_body", False)
+    first = {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+
+    async def replay():
+        nonlocal first
+        if first is not None:
+            message, first = first, None
+            return message
+        return await receive()  # after the body: only the disconnect is left to hear
+
+    return replay
+
+
+FOREIGN_USER = (b"HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                b"Content-Length: %d\r\n\r\n%s")
+
+
 def _guarded_protocol(token: str | None = None):
     """uvicorn's h11 protocol with deadlines and caps. uvicorn waits for a first request's headers
     and for a request's body forever, so slow clients could hold every socket: headers must come
     within HEADER_SECONDS and a body within BODY_SECONDS after them. A connection counts against
-    MAX_CONNECTIONS only once a request on it carried the token (any request on a token-free
-    loopback bind); until then it is pending, and pending ones beyond MAX_PENDING make way for
-    newcomers, silent ones oldest first, so silent clients that reconnect when dropped cannot
-    keep every normal request out."""
+    MAX_CONNECTIONS only once a whole request on it (headers and body) carried the token (any
+    request on a token-free loopback bind); until then it is pending, and pending ones beyond
+    MAX_PENDING make way for newcomers, silent ones oldest first, so clients that reconnect when
+    dropped, silent or trickling a body, cannot keep every normal request out. Without a token
+    (127.0.0.1 / ::1 only), a connection from another user's process is refused at once: the
+    uid owning its other end (net.peer_uid) must be ours."""
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
     expected = f"Bearer {token}".encode() if token else None
@@ -507,6 +551,9 @@ def _guarded_protocol(token: str | None = None):
 
     class Guarded(H11Protocol):
         def connection_made(self, transport) -> None:
+            if expected is None and not self._same_user(transport):
+                self.transport = transport  # connection_lost cleans up
+                return
             admitted = len(self.connections) - len(pending)
             if admitted >= MAX_CONNECTIONS:
                 self.transport = transport  # connection_lost closes it
@@ -521,6 +568,19 @@ def _guarded_protocol(token: str | None = None):
             super().connection_made(transport)
             pending[self] = None
             self._arm_header_deadline()
+
+        @staticmethod
+        def _same_user(transport) -> bool:
+            uid = peer_uid(transport.get_extra_info("sockname"), transport.get_extra_info("peername"))
+            if uid == os.getuid():
+                return True
+            why = f"this server (no token) serves only user {os.getuid()}'s processes; this connection is " + (
+                f"user {uid}'s" if uid is not None else "of an unknown user")
+            log.warning("refused a connection: %s", why)
+            body = json.dumps({"error": f"forbidden: {why}; the owner can set mcp.token to share it"}).encode()
+            transport.write(FOREIGN_USER % (len(body), body))
+            transport.close()
+            return False
 
         def data_received(self, data: bytes) -> None:
             self._spoke = True
@@ -537,12 +597,13 @@ def _guarded_protocol(token: str | None = None):
         def handle_events(self) -> None:
             super().handle_events()
             cycle = self.cycle
-            if cycle is None or cycle is self._waiting_for or getattr(self, "_body_for", None) is cycle:
+            if cycle is None or cycle is self._waiting_for:
                 return
-            self._body_for = cycle  # this request's headers came: its body has its own deadline
-            self._body_timer = self.loop.call_later(BODY_SECONDS, self._body_late, cycle)
-            if self in pending and (expected is None or dict(self.headers).get(b"authorization") == expected):
-                pending.pop(self, None)  # admitted: a request that passed the token check
+            if getattr(self, "_body_for", None) is not cycle:
+                self._body_for = cycle  # this request's headers came: its body has its own deadline
+                self._body_timer = self.loop.call_later(BODY_SECONDS, self._body_late, cycle)
+            if self in pending and not cycle.more_body and (expected is None or dict(self.headers).get(b"authorization") == expected):
+                pending.pop(self, None)  # admitted: a whole request that passed the token check
 
         def _body_late(self, cycle) -> None:
             if self.cycle is cycle and cycle.more_body and not self.transport.is_closing():
@@ -622,6 +683,9 @@ def bearer_token(cfg, bind: str) -> str | None:
         if needs_token(bind):
             raise ServeError(f"--http on {bind} needs a bearer token (only 127.0.0.1 and ::1 run without one): "
                              "set mcp.token in the clawmem config or CLAWMEM_MCP_TOKEN, or bind 127.0.0.1")
+        if not can_check_peers():
+            raise ServeError(f"--http on {bind} without a token serves only your own processes, and this system does not "
+                             "say which user a connection comes from (/proc/net/tcp): set mcp.token or CLAWMEM_MCP_TOKEN")
         return None
     weak = token_weakness(token)
     if weak:

@@ -5,6 +5,9 @@ make the user's browser send requests to a server on this machine (and, by DNS r
 make them look same-origin), so every request's Host and Origin are checked, on every bind.
 Anything but the literal loopback addresses 127.0.0.1 and ::1 also needs a token: other
 loopback addresses and names can be reached or re-pointed in ways the literal ones cannot.
+Without a token, loopback still reaches every local user, so the token-free bind serves only
+connections whose other end is a socket of this same user (`peer_uid`, from the kernel's
+table of TCP sockets), as the resident model's Unix socket checks SO_PEERCRED.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import socket
+import struct
 from urllib.parse import urlsplit
 
 TOKEN_FREE_BINDS = ("127.0.0.1", "::1")
@@ -28,6 +32,41 @@ def cannot_listen(host: str, port: int) -> str | None:
             return None
     except OSError as exc:
         return os.strerror(exc.errno) if exc.errno else str(exc)
+
+
+_TCP_TABLES = {socket.AF_INET: "/proc/net/tcp", socket.AF_INET6: "/proc/net/tcp6"}
+
+
+def can_check_peers() -> bool:
+    """Whether this system shows which user owns a local TCP connection (Linux's /proc/net/tcp)."""
+    return all(os.path.exists(p) for p in _TCP_TABLES.values())
+
+
+def _proc_address(host: str, port: int) -> str:
+    """An address as /proc/net/tcp{,6} writes it: the address's 32-bit words in host byte order, hex."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    raw = socket.inet_pton(family, host.split("%")[0])
+    words = "".join(f"{w:08X}" for w in struct.unpack(f"={len(raw) // 4}I", raw))
+    return f"{words}:{port:04X}"
+
+
+def peer_uid(sockname: tuple, peername: tuple) -> int | None:
+    """The uid owning the other end of a loopback TCP connection: the socket whose local
+    address is our peer and whose remote address is us (both ends of a loopback connection are
+    on this machine, each in the kernel's table with its owner). None when it is not found
+    (gone already, or no such table): the caller refuses."""
+    us, them = _proc_address(*sockname[:2]), _proc_address(*peername[:2])
+    family = socket.AF_INET6 if ":" in sockname[0] else socket.AF_INET
+    try:
+        with open(_TCP_TABLES[family], encoding="ascii") as table:
+            next(table, None)  # the column names
+            for row in table:
+                fields = row.split()
+                if len(fields) > 7 and fields[1] == them and fields[2] == us:
+                    return int(fields[7])
+    except OSError:
+        return None
+    return None
 
 
 def needs_token(bind: str) -> bool:

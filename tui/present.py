@@ -59,13 +59,17 @@ def files_done(rebuild: dict) -> str:
 
 
 def format_status(st: dict, verbose: bool = False) -> str:
-    """`clawmem status` as text: one labelled line per part of the status."""
+    """`clawmem status` as text: one labelled line per part of the status. File names are shown
+    as one line each, their controls visible (a name may hold a newline or an escape)."""
+    from clawmem.engine import human
+
+    name = human.printable_line
     fr = st["freshness"]
     pv = st["provider"]
     vec = st["vector"]
     lines = [f"Repaired:  {line}" for line in st.get("repair") or []]
     lines += [
-        f"Workspace: {st['workspace']}  (agent {st['agentId']})"
+        f"Workspace: {name(str(st['workspace']))}  (agent {st['agentId']})"
         + ("\n           empty: no MEMORY.md and no memory/*.md yet (fine: the first write creates them)" if st.get("workspaceEmpty") else ""),
         f"Index:     {st['index']['path']}",
         f"           {st['index']['files']} files, {st['index']['chunks']} chunks, schema {st['index']['schemaVersion']}",
@@ -80,13 +84,13 @@ def format_status(st: dict, verbose: bool = False) -> str:
         lines.append(f"           {st['index']['settings']}")
     lines.append(f"Fresh:     {fresh} ({fr['filesIndexed']} indexed / {fr['filesOnDisk']} on disk), last sync {fr['lastSync'] or 'never'}")
     if fr.get("behind"):
-        lines.append("           behind: " + ", ".join(fr["behind"][:5]) + (" …" if len(fr["behind"]) > 5 else ""))
+        lines.append("           behind: " + ", ".join(map(name, fr["behind"][:5])) + (" …" if len(fr["behind"]) > 5 else ""))
     for item in st.get("fileNotes") or []:
-        lines.append(f"{'Skipped:' if item['skipped'] else 'Note:':11}{item['path']}: {item['reason']}")
+        lines.append(f"{'Skipped:' if item['skipped'] else 'Note:':11}{name(item['path'])}: {name(item['reason'])}")
     for line in st.get("refusedExtraPaths") or []:
-        lines.append(f"Refused:   {line}")
+        lines.append(f"Refused:   {name(line)}")
     for item in st.get("leftovers") or []:
-        lines.append(f"Leftover:  {item['path']}: {item['what']} (`clawmem status --fix` cleans it)")
+        lines.append(f"Leftover:  {name(item['path'])}: {item['what']} (`clawmem status --fix` cleans it)")
     lines.append(f"Watcher:   {fr['watcher']}" + (f"; {fr['job']}" if fr.get("job") else ""))
     if st.get("enabled") is False:
         lines.append("Search:    disabled (enabled = false): search and the agent tools answer that memory search is off")
@@ -245,7 +249,7 @@ def format_results(res: dict, explain: bool = False, query: str = "", color: boo
     for r in res["results"]:
         band = f" {r['band']}" if r.get("band") else ""
         where = f"{r['agent']}@{r['host']} " if "agent" in r else ""
-        lines.append(human.printable(f"{r['score']:.3f}{band} {where}{r['path']}:{r['startLine']}-{r['endLine']}" + (f"  [{r['source']}]" if r["source"] != "memory" else "")))
+        lines.append(human.printable_line(f"{r['score']:.3f}{band} {where}{r['path']}:{r['startLine']}-{r['endLine']}" + (f"  [{r['source']}]" if r["source"] != "memory" else "")))
         match = human.snippet_match(r, terms)
         for i, sl in enumerate(r["snippet"].splitlines() or [""]):
             sl = human.printable(sl)  # escaped before our own bold codes go in

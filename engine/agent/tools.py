@@ -29,6 +29,7 @@ from ..index.lock import LockBusy
 from ..search.options import SearchRequest
 from ..search.searcher import citation, disabled_reason
 from ..index.store import DatabaseError
+from ..redaction import redact_counted
 from ..text import character_name, refused_character
 
 QUOTA_WARNING = "Memory search is unavailable because the embedding provider quota is exhausted."
@@ -284,10 +285,30 @@ def index_now(engine, paths: list | None = None) -> dict:
         return {"indexed": False, "warning": f"written, not yet indexed: {type(exc).__name__}: {exc}"}
 
 
-AGENT = "agent (MCP)"
+AGENT = "agent (MCP)"  # the journal's name for writes made through these tools
 # a line an append's text would carry as an entry heading of its own (`## 23:59`, `# 2026-03-04`):
 # only clawmem writes those, one per append, with the time it was written
-ENTRY_HEADING = re.compile(r"(?m)^ {0,3}#{1,6}[ \t]+(?:\d{1,2}:\d{2}|\d{4}-\d{2}-\d{2})\b[^\n]*")  # the journal's name for writes made through these tools
+ENTRY_HEADING = re.compile(r"(?m)^ {0,3}#{1,6}[ \t]+(?:\d{1,2}:\d{2}|\d{4}-\d{2}-\d{2})\b[^\n]*")
+
+
+def _mask_secrets(*texts: Any) -> tuple[list[Any], dict]:
+    """The texts of a write with their secrets masked, as transcripts are before they are
+    indexed (one policy, engine/redaction.py): what an agent writes is indexed, searched and
+    pushed to the fleet, so a key in it would be too. The reply says what was masked, so the
+    change is never silent; the rest is written as given."""
+    kinds: list[str] = []
+    out = []
+    for text in texts:
+        if isinstance(text, str):
+            text, found = redact_counted(text)
+            kinds += found
+        out.append(text)
+    if not kinds:
+        return out, {}
+    names = ", ".join(dict.fromkeys(kinds))
+    n = len(kinds)
+    return out, {"redacted": kinds, "notice": f"masked {n} secret{'s' * (n != 1)} ({names}) before writing: memory is "
+                                              "indexed and can be shared with the fleet; keep secrets in a secret store"}
 
 
 def memory_append(engine, text: Any, heading: Any = None, *, now: dt.datetime | None = None) -> dict:
@@ -296,6 +317,7 @@ def memory_append(engine, text: Any, heading: Any = None, *, now: dt.datetime | 
     refused = _write_refused(engine, text, heading)
     if refused:
         return refused
+    (text, heading), masked = _mask_secrets(text, heading)
     head = heading.strip().replace("\n", " ") if isinstance(heading, str) else None
     forged = ENTRY_HEADING.search(text)
     if forged:
@@ -311,7 +333,7 @@ def memory_append(engine, text: Any, heading: Any = None, *, now: dt.datetime | 
     except OSError as exc:
         return {"error": f"{getattr(exc, 'filename', '') or 'memory/'}: cannot append ({exc.strerror or exc})"}
     rel = path.relative_to(engine.workspace).as_posix()
-    return {"path": rel, "startLine": start, "endLine": end, "citation": citation(rel, start, end), **index_now(engine, [path])}
+    return {"path": rel, "startLine": start, "endLine": end, "citation": citation(rel, start, end), **masked, **index_now(engine, [path])}
 
 
 def memory_remember(engine, text: Any, section: Any = None, scope: Any = None, replaces: Any = None) -> dict:
@@ -327,8 +349,10 @@ def memory_remember(engine, text: Any, section: Any = None, scope: Any = None, r
         return refused
     if scope not in (None, "memory", "team"):
         return {"error": f"scope: expected \"memory\" (MEMORY.md) or \"team\" (the fleet's team notebook), got {scope!r}"}
+    (text, section), masked = _mask_secrets(text, section)
     if scope == "team":
-        return _team_remember(engine, text, section, replaces)
+        res = _team_remember(engine, text, section, replaces)
+        return res if "error" in res else {**res, **masked}
     name = section.strip().replace("\n", " ") if isinstance(section, str) and section.strip() else DEFAULT_SECTION
     cap = engine.cfg["mcp.maxWriteBytes"]
     if len(text.encode("utf-8")) > cap:
@@ -363,8 +387,8 @@ def memory_remember(engine, text: Any, section: Any = None, scope: Any = None, r
     start, end = lines["start"], lines["end"]
     if "written" not in lines:
         return {"path": rel, "startLine": start, "endLine": end, "citation": citation(rel, start, end), "unchanged": True,
-                "note": f"already in {rel} under ## {name}: nothing written"}
-    return {"path": rel, "startLine": start, "endLine": end, "citation": citation(rel, start, end), **index_now(engine, [target])}
+                "note": f"already in {rel} under ## {name}: nothing written", **masked}
+    return {"path": rel, "startLine": start, "endLine": end, "citation": citation(rel, start, end), **masked, **index_now(engine, [target])}
 
 
 # ---------------------------------------------------------------------------- promotion

@@ -118,6 +118,13 @@ def printable(raw: str) -> str:
     return human.printable(raw)
 
 
+def printable_line(raw: str) -> str:
+    """One line (a file name, a log line) with newlines and tabs shown too (engine.text)."""
+    from clawmem.engine import human
+
+    return human.printable_line(raw)
+
+
 def err(msg: str) -> None:
     print(printable(f"clawmem: {msg}"), file=sys.stderr)
 

@@ -6,7 +6,7 @@ import json
 import os
 import sys
 
-from .base import EXIT_OK, EXIT_USAGE, Command, CommandError, dump_json, open_engine, printable
+from .base import EXIT_OK, EXIT_USAGE, Command, CommandError, dump_json, open_engine, printable, printable_line
 from .indexing import index_written
 
 
@@ -63,7 +63,7 @@ def format_change(ch, with_diff: bool, color: bool) -> list[str]:
     v = ch.after
     when = dt.datetime.fromtimestamp(v.ts).strftime("%Y-%m-%d %H:%M")
     what = "deleted" if v.deleted else f"+{plus} -{minus} lines, {v.size} bytes"
-    out = [printable(f"v{v.id}  {when}  {v.path}  {what}  by {v.writer}  (was v{ch.before.id})")]
+    out = [printable_line(f"v{v.id}  {when}  {v.path}  {what}  by {v.writer}  (was v{ch.before.id})")]
     if with_diff:
         for ln in map(printable, ch.diff()[2:]):  # escaped before our own colour codes go in
             if color and ln.startswith("+"):

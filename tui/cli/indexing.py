@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from .base import EXIT_FAILED, EXIT_OK, Command, CommandError, add_all_agents, engines, err, open_engine, printable
+from .base import EXIT_FAILED, EXIT_OK, Command, CommandError, add_all_agents, engines, err, open_engine, printable_line
 from .progress import ProgressLine, render_event
 
 
@@ -130,7 +130,7 @@ def cmd_index(args) -> int:
 def cmd_watch(args) -> int:
     # a running watcher waits for its workspace to appear; one sync of a missing one is a usage error
     eng = open_engine(args, persistent=True, need_workspace=args.once)
-    return eng.run_watcher(once=args.once, printer=lambda line: print(printable(line), flush=True))
+    return eng.run_watcher(once=args.once, printer=lambda line: print(printable_line(line), flush=True))
 
 
 INDEX = Command("index", index_arguments, cmd_index)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import EXIT_OK, EXIT_USAGE, Command, CommandError, dump_json, err, open_engine, printable
+from .base import EXIT_OK, EXIT_USAGE, Command, CommandError, dump_json, err, open_engine, printable, printable_line
 
 
 def promote_arguments(s) -> None:
@@ -71,7 +71,7 @@ def cmd_promote(args) -> int:
         print()
         done = [o for o in outcomes if o.promoted]
         for o in outcomes:
-            print(printable(f"{'promoted' if o.promoted else 'skipped'} {o.citation}" + ("" if o.promoted else f": {o.reason}")))
+            print(printable_line(f"{'promoted' if o.promoted else 'skipped'} {o.citation}" + ("" if o.promoted else f": {o.reason}")))
         if done:
             print(f"{len(done)} promoted to MEMORY.md; a summary is in DREAMS.md; clawmem history MEMORY.md shows each, "
                   f"clawmem restore MEMORY.md --to VERSION undoes them")

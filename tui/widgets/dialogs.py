@@ -68,7 +68,7 @@ class UnsavedScreen(Dialog):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="box"):
-            yield Static(human.printable(f"Unsaved changes in {self.path}"), id="title", markup=False)
+            yield Static(human.printable_line(f"Unsaved changes in {self.path}"), id="title", markup=False)
             yield Static(f"Save them before you {self.doing}?", markup=False)
             with Horizontal(id="buttons"):
                 yield Button(Content("Save [s]"), name="save", variant="primary", id="save")
@@ -114,7 +114,7 @@ class ConflictScreen(Dialog):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="box"):
-            yield Static(human.printable(f"{self.path} changed on disk since you opened it"), id="title", markup=False)
+            yield Static(human.printable_line(f"{self.path} changed on disk since you opened it"), id="title", markup=False)
             yield Static("Red lines are on disk only (the agent wrote them), green ones are yours only.", markup=False)
             with VerticalScroll(id="diff"):
                 yield Static(diff_content(self.diff), id="diff-text")
@@ -161,7 +161,7 @@ class DeletedScreen(Dialog):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="box"):
-            yield Static(human.printable(f"{self.path} was deleted on disk"), id="title", markup=False)
+            yield Static(human.printable_line(f"{self.path} was deleted on disk"), id="title", markup=False)
             yield Static("Something else removed the file while you were editing it. Your text is still here.",
                          markup=False)
             with Horizontal(id="buttons"):
@@ -189,7 +189,7 @@ class RecoveryScreen(Dialog):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="box"):
-            yield Static(human.printable(f"Unsaved text of {self.path} from {self.when}"), id="title", markup=False)
+            yield Static(human.printable_line(f"Unsaved text of {self.path} from {self.when}"), id="title", markup=False)
             yield Static(f"The app ended before it was saved. {self.sizes}. Green lines are only in the unsaved "
                          "text, red ones only on disk.", markup=False)
             with VerticalScroll(id="diff"):
@@ -217,7 +217,7 @@ class AppendScreen(Dialog):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="box"):
-            yield Static(human.printable(f"New entry in {self.target} at {self.time_label}"), id="title", markup=False)
+            yield Static(human.printable_line(f"New entry in {self.target} at {self.time_label}"), id="title", markup=False)
             yield Input(placeholder="What should be remembered? (Enter adds it, Esc cancels)", id="entry")
 
     def on_mount(self) -> None:

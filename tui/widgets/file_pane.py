@@ -206,7 +206,7 @@ class FilePane(Pane, Horizontal):
             parts.append("new file")
         if self.dirty:
             parts.append("● unsaved (ctrl+s)")
-        header.update(human.printable(" · ".join(parts)))
+        header.update(human.printable_line(" · ".join(parts)))
         header.set_class(self.dirty, "-dirty")
         self.refresh_bindings()
 

@@ -40,7 +40,7 @@ class FileTree(Tree):
     or a bidi override in a file name is shown visibly (engine.printable)."""
 
     def process_label(self, label):
-        return super().process_label(Text(human.printable(label)) if isinstance(label, str) else label)
+        return super().process_label(Text(human.printable_line(label)) if isinstance(label, str) else label)
 
     def render_label(self, node, base_style, style):
         label = super().render_label(node, base_style, style)

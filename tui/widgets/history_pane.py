@@ -68,7 +68,7 @@ def hanging(marker: str, body: str, width: int | None) -> list[str]:
 def diff_content(entry: Entry, selected: int, width: int | None = None) -> Content:
     """The change as a unified diff: additions green, removals red, the selected hunk marked;
     lines longer than `width` wrap under their marker (hanging)."""
-    lines: list[Content] = [Content.styled(human.printable(f"{entry.path}  v{entry.previous} → v{entry.version}  by {entry.writer}"), "bold")]
+    lines: list[Content] = [Content.styled(human.printable_line(f"{entry.path}  v{entry.previous} → v{entry.version}  by {entry.writer}"), "bold")]
     if entry.deleted:
         lines.append(Content.styled("the file was deleted (r brings it back)", "$text-warning"))
     for n, hunk in enumerate(entry.hunks):
@@ -185,7 +185,7 @@ class HistoryPane(Pane, Vertical):
         for e in self.entries:
             when = dt.datetime.fromtimestamp(e.when).strftime("%m-%d %H:%M")
             what = "deleted" if e.deleted else f"+{e.added} -{e.removed}"
-            head = Content.assemble((when, "$text-muted"), " ", (human.printable(e.path), "bold"))
+            head = Content.assemble((when, "$text-muted"), " ", (human.printable_line(e.path), "bold"))
             tail = Content.assemble(f"  v{e.version} {what} ", (e.writer, "$text-warning" if e.writer == "outside" else "$text-secondary"))
             olist.add_option(Option(Content("\n").join([head, tail]), id=str(e.version)))
         n = len(self.entries)

@@ -74,7 +74,7 @@ def detail(c, width: int | None = None) -> Content:
     that would go to MEMORY.md and the live source lines (memory text with its control
     characters shown visibly, never passed to the terminal)."""
     parts = [
-        Content.styled(human.printable(f"{c.path}:{c.start}-{c.end}") + f"   score {c.score:.3f}", "bold"),
+        Content.styled(human.printable_line(f"{c.path}:{c.start}-{c.end}") + f"   score {c.score:.3f}", "bold"),
         Content(f"{c.recalls} recalls · {c.unique_queries} distinct queries · {len(c.days)} day{'s' * (len(c.days) != 1)}"
                 f" · last {c.last_recalled[:16].replace('T', ' ')}" + (f" · from {c.origin}" if c.origin != "clawmem" else "")),
         Content(""),
@@ -174,7 +174,7 @@ class PromoteScreen(Screen):
         olist = self.query_one("#promote-list", OptionList)
         olist.clear_options()
         inner = (olist.size.width or round(self.app.size.width * 0.4)) - 2 - 2  # border, scrollbar
-        names = [human.printable(c.path.removeprefix("memory/")) for c in self.candidates]
+        names = [human.printable_line(c.path.removeprefix("memory/")) for c in self.candidates]
         widths = [inner - 1 - len(f"{c.score:.2f} ") - len(f":{c.start}-{c.end}") for c in self.candidates]
         shown = [short_names(names, w)[i] for i, w in enumerate(widths)]
         for c, name in zip(self.candidates, shown):
@@ -224,7 +224,7 @@ class PromoteScreen(Screen):
             if text is not None and text.strip():
                 self._decide(c, "accept", text)
 
-        self.app.push_screen(EditScreen(human.printable(c.citation), c.text()), done)
+        self.app.push_screen(EditScreen(human.printable_line(c.citation), c.text()), done)
 
     def action_reject(self) -> None:
         c = self.selected

@@ -240,7 +240,7 @@ class SearchPane(Pane, Vertical):
         for i, r in enumerate(res["results"]):
             where = f"{r['agent']}@{r['host']} " if "agent" in r else ""
             head = Content.assemble(
-                (human.printable(f"{where}{r['path']}:{r['startLine']}-{r['endLine']}"), "bold"),
+                (human.printable_line(f"{where}{r['path']}:{r['startLine']}-{r['endLine']}"), "bold"),
                 "  ",
                 (r["source"], "$text-muted"),
                 "  ",

@@ -174,7 +174,7 @@ class SyncPane(Pane, Vertical):
 
     def log_line(self, text: str) -> None:
         stamp = self.host.clock().strftime("%H:%M:%S")
-        self.query_one("#sync-log", TailLog).add(human.printable(f"{stamp} {text}"))  # file names too can hold escapes
+        self.query_one("#sync-log", TailLog).add(human.printable_line(f"{stamp} {text}"))  # file names too can hold escapes
 
     def on_engine_event(self, e: ev.Event) -> None:
         bar = self.query_one("#job-progress", ProgressBar)
