@@ -183,7 +183,7 @@ def test_apply_writes_memory_md_journal_and_dreams_then_restore_undoes_it(notes,
     assert "## Promoted From Short-Term Memory (2026-03-10)\n- Decided: the database migration runs on Fridays" in text
     assert f"<!-- openclaw-memory-promotion:{found[0].key} -->" in text and f"({found[0].entry_citation})" in text
     dreams = (workspace / "DREAMS.md").read_text()
-    assert "1 of 1 promoted to MEMORY.md" in dreams and found[0].citation in dreams
+    assert "1 of 1 promoted to MEMORY.md" in dreams and found[0].fact_citation in dreams
     # offered no more, except with include_promoted
     assert promote.preview(eng, now=NOW)[0] == []
     assert [c.promoted for c in promote.preview(eng, include_promoted=True, now=NOW)[0]] == [True]
@@ -436,11 +436,11 @@ def test_contradiction_is_a_shared_opening_with_different_endings():
 
 def test_only_hits_shown_above_the_threshold_are_recalls(notes, make_engine):
     eng = make_engine()
-    hit = {"path": "memory/2026-03-01.md", "startLine": 1, "endLine": 4, "snippet": "x", "matchLine": 2}
-    assert recall.record(eng.cfg, "q", [{**hit, "score": 0.0}]) == 0  # never a score of 0
-    assert recall.record(eng.cfg, "q", [{**hit, "score": 0.2}]) == 0  # below query.minScore (0.35)
-    assert recall.record(eng.cfg, "q", [{**hit, "score": 0.2}], min_score=0.1) == 1  # the threshold the search used
-    assert recall.record(eng.cfg, "q", [{**hit, "score": 0.5}]) == 1
+    hit = {"path": "memory/2026-03-01.md", "startLine": 1, "endLine": 4, "snippet": "the migration runs", "matchLine": 2}
+    assert recall.record(eng.cfg, "migration", [{**hit, "score": 0.0}]) == 0  # never a score of 0
+    assert recall.record(eng.cfg, "migration", [{**hit, "score": 0.2}]) == 0  # below query.minScore (0.35)
+    assert recall.record(eng.cfg, "migration", [{**hit, "score": 0.2}], min_score=0.1) == 1  # the threshold the search used
+    assert recall.record(eng.cfg, "migration", [{**hit, "score": 0.5}]) == 1
     # a real search: an incidental hit listed below the threshold is not recorded
     eng = indexed(make_engine)
     res = eng.search("garden migration heron", private=True, max_results=10)
@@ -596,3 +596,100 @@ def test_lines_removed_above_the_fact_move_it_up(notes, make_engine, workspace):
     assert again.lines and again.lines[0] == daily.read_text().splitlines()[again.start - 1]
     [o] = promote.apply(eng, [again])
     assert o.promoted and f"(memory/2026-03-01.md#L{c.fact_start - 2})" in (workspace / "MEMORY.md").read_text()
+
+
+# ----------------------------------------------------------------------------- keys that name facts
+
+ELENA_LOG = """# 2026-03-04
+
+## Notes
+- Elena's cat is named Pixel.
+- Elena moved to Berlin in 2024.
+- Bought a new kettle, the old one leaked.
+- Elena moved to Lisbon in 2026.
+- Call the plumber about the sink.
+- Tried the ramen place on Hill Street.
+"""
+
+
+def recall_window(eng, path, text, start, end, match, queries, score, days=(8, 6, 3, 1)):
+    """Hits as a search shows them: the same cited window (start..end), the matched line of one fact."""
+    lines = text.splitlines()
+    hit = {"path": path, "startLine": start, "endLine": end, "matchLine": match, "score": score,
+           "snippet": "\n".join(lines[start - 1 : end])}
+    for q, ago in zip(queries, days):
+        assert recall.record(eng.cfg, q, [hit], now=NOW - ago * DAY) == 1
+
+
+def test_two_facts_of_one_window_have_two_keys_and_a_contradiction_always_waits_for_confirm(notes, make_engine, workspace):
+    write(workspace / "memory" / "2026-03-04.md", ELENA_LOG)
+    eng = indexed(make_engine)
+    path = "memory/2026-03-04.md"
+    recall_window(eng, path, ELENA_LOG, 1, 9, 4, ["Elena cat name", "Elena's cat", "cat called Pixel", "Elena cat"], 0.95)
+    recall_window(eng, path, ELENA_LOG, 1, 9, 5, ["where did Elena move", "Elena Berlin", "Elena moved"], 0.7, days=(5, 3, 2))
+    recall_window(eng, path, ELENA_LOG, 1, 9, 7, ["Elena Lisbon", "Elena moved 2026", "where does Elena live"], 0.85, days=(4, 2, 1))
+    gates = promote.Gates(0.5, 3, 2)
+    found, _ = promote.preview(eng, gates, now=NOW)
+    pixel, berlin, lisbon = (next(c for c in found if w in c.fact) for w in ("Pixel", "Berlin", "Lisbon"))
+    assert len({pixel.key, berlin.key, lisbon.key}) == 3  # one window, three facts, three keys
+    outcomes = promote.apply(eng, found, today=dt.date(2026, 3, 10))
+    assert {o.text or o.reason[:11] for o in outcomes} == {"Elena's cat is named Pixel.", "contradicts"}
+    # the second fact of the window is still offered, and its partner still shows the contradiction
+    again, _ = promote.preview(eng, gates, now=NOW)
+    assert sorted(c.fact for c in again) == ["Elena moved to Berlin in 2024.", "Elena moved to Lisbon in 2026."]
+    lisbon = next(c for c in again if "Lisbon" in c.fact)
+    assert lisbon.conflicts == ["Elena moved to Berlin in 2024. (memory/2026-03-04.md#L5)"]
+    memory = (workspace / "MEMORY.md").read_bytes()
+    assert not any(o.promoted for o in promote.apply(eng, again))  # a plain apply writes neither
+    assert (workspace / "MEMORY.md").read_bytes() == memory
+    # --confirm with the key the preview printed writes Berlin, and only Berlin
+    shown = json.loads(run_cli("--workspace", str(workspace), "promote", "--min-score", "0.5", "--json").stdout)
+    key = next(c["key"] for c in shown["candidates"] if "Berlin" in c["fact"])
+    assert key == berlin.key
+    got = json.loads(run_cli("--workspace", str(workspace), "promote", "--min-score", "0.5", "--apply", "--confirm", key, "--json").stdout)
+    assert [a["text"] for a in got["applied"] if a["promoted"]] == ["Elena moved to Berlin in 2024."]
+    text = (workspace / "MEMORY.md").read_text()
+    assert "Elena moved to Berlin in 2024." in text and "Lisbon" not in text
+    # DREAMS.md credits each outcome with its own candidate's score
+    dreams = (workspace / "DREAMS.md").read_text()
+    assert f"promoted: Elena's cat is named Pixel. (memory/2026-03-04.md#L4) (score {pixel.score:.3f}" in dreams
+    berlin_now = next(c for c in shown["candidates"] if "Berlin" in c["fact"])
+    assert f"promoted: Elena moved to Berlin in 2024. (memory/2026-03-04.md#L5) (score {berlin_now['score']:.3f}" in dreams
+    # now MEMORY.md says Berlin: Lisbon stays held, whatever was applied before
+    [lisbon] = promote.preview(eng, gates, now=NOW)[0]
+    assert lisbon.conflicts == ["Elena moved to Berlin in 2024. (MEMORY.md)"]
+    assert not promote.apply(eng, [lisbon])[0].promoted
+
+
+# ----------------------------------------------------------------------------- a recall is evidence
+
+STAGING_LOG = """# 2026-03-03
+
+## 11:00
+- The staging database password rotates every ninety days.
+- The Postgres connection pool is capped at 40 connections per service.
+"""
+
+
+def test_a_vector_only_hit_holding_no_query_word_is_not_a_recall(notes, make_engine, workspace):
+    write(workspace / "memory" / "2026-03-03.md", STAGING_LOG)
+    write(workspace / "memory" / "2026-03-04.md", CAT_LOG)
+    eng = indexed(make_engine)
+    staging = {"path": "memory/2026-03-03.md", "startLine": 4, "endLine": 4, "matchLine": 4, "score": 0.6,
+               "snippet": "- The staging database password rotates every ninety days."}
+    pool = {"path": "memory/2026-03-03.md", "startLine": 5, "endLine": 5, "matchLine": 5, "score": 0.82,
+            "snippet": "- The Postgres connection pool is capped at 40 connections per service."}
+    bike = {"path": "memory/2026-03-04.md", "startLine": 7, "endLine": 7, "matchLine": 7, "score": 0.6,
+            "snippet": "- The bike needs a new chain before the trip to Porto."}
+    for ago in (9, 7, 5, 3, 1):  # five days of the same two questions; the vector side lists its neighbours
+        recall.record(eng.cfg, "Postgres connection pool", [pool, staging], now=NOW - ago * DAY)
+        recall.record(eng.cfg, "when do CI secrets need updating", [bike], now=NOW - ago * DAY)
+    assert {r.snippet for r in rows(eng)} == {pool["snippet"]}
+    found, _ = promote.preview(eng, now=NOW)
+    assert [c.fact for c in found] == ["The Postgres connection pool is capped at 40 connections per service."]
+    promote.apply(eng, found)
+    text = (workspace / "MEMORY.md").read_text()
+    assert "bike" not in text and "staging" not in text
+    # the hit's own evidence may say it holds a query word the snippet spells otherwise
+    assert recall.record(eng.cfg, "bike chain", [{**bike, "explain": {"confidence": {"terms": ["chain"]}}}]) == 1
+    assert recall.record(eng.cfg, "bike chain", [{**staging, "explain": {"confidence": {"terms": []}}}]) == 0

@@ -32,6 +32,7 @@ oldest promoted bullets are offered for the archive file, never dropped.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import math
 import re
@@ -107,7 +108,10 @@ class Candidate:
 
     @property
     def key(self) -> str:
-        return f"memory:{self.path}:{self.start}:{self.end}"  # OpenClaw's entry key
+        """The promotion key names the fact, not the window it was cited through: its path,
+        its lines and a hash of its normalised text (two facts of one window have two keys)."""
+        s, e = (self.fact_start, self.fact_end) if self.fact else (self.start, self.end)
+        return f"memory:{self.path}:{s}:{e}:{fact_hash(self.fact or self.snippet)}"
 
     @property
     def citation(self) -> str:
@@ -269,6 +273,28 @@ def contradicts(a: str, b: str) -> bool:
 
 def _fact_key(text: str) -> str:
     return " ".join(_words(text))
+
+
+def fact_hash(text: str) -> str:
+    """12 hex digits of sha1 over the fact's words, lower-cased: the same fact however it is
+    spaced, punctuated or cited."""
+    return hashlib.sha1(_fact_key(text).encode("utf-8")).hexdigest()[:12]
+
+
+KEY_RE = re.compile(r"^memory:(.+):(\d+):(\d+)(?::([0-9a-f]{12}))?$")
+
+
+def key_fact(key: str) -> tuple[str, str] | None:
+    """(path, fact hash) of a promotion key; None for a key without a hash (OpenClaw's window
+    key, or an older clawmem's), which does not name a fact."""
+    m = KEY_RE.match(key.strip())
+    return (m.group(1), m.group(4)) if m and m.group(4) else None
+
+
+def same_fact(a: str, b: str) -> bool:
+    """Two keys name one fact: the same path and fact hash (the lines may have moved since)."""
+    fa = key_fact(a)
+    return a.strip() == b.strip() if fa is None else fa == key_fact(b)
 
 
 def _memory_facts(text: str) -> list[str]:
@@ -562,6 +588,7 @@ def preview(engine, gates: Gates = COMMAND, *, limit: int | None = None, include
     rejected_facts = {_fact_key(t) for _, _, _, d, t in decided if d == "rejected" and t}
     kept_text = _kept_text(ws)
     marked = promoted_keys(kept_text)
+    marked_facts = {f[1] for f in map(key_fact, marked) if f}
     kept_facts = {_fact_key(f) for f in _memory_facts(kept_text)}
     cache: dict[str, list[str] | None] = {}
 
@@ -594,8 +621,10 @@ def preview(engine, gates: Gates = COMMAND, *, limit: int | None = None, include
             continue
         if status == "ok" and fact is None:
             continue  # the matched lines hold no words: a heading alone
-        keys = {f"memory:{m.path}:{s}:{e}" for m, _ in members for s, e in m.spans}
-        done = b.promoted or bool(keys & marked) or (fact is not None and _fact_key(fact[2]) in kept_facts)
+        if fact is not None:  # by the fact: its hash in a marker, or its text in MEMORY.md or the archive
+            done = b.promoted or fact_hash(fact[2]) in marked_facts or _fact_key(fact[2]) in kept_facts
+        else:  # no fact to name (edited or deleted since): the windows its recalls cited
+            done = b.promoted or bool({f"memory:{m.path}:{s}:{e}" for m, _ in members for s, e in m.spans} & marked)
         if done and not include_promoted:
             continue
         queries = [q for q, _ in sorted(b.queries.items(), key=lambda kv: -kv[1])]
@@ -694,30 +723,34 @@ def apply(engine, candidates: list[Candidate], *, edits: dict[str, str] | None =
     today = today or dt.date.today()
     target = memory_path(ws)
     rel = target.name
-    edits = edits or {}
+    edits = {k.strip(): v for k, v in (edits or {}).items()}
     confirmed = set(confirmed or ()) | set(edits)
     outcomes: list[Outcome] = []
     jr = _open_journal(cfg)
     error = None
     try:
         for c in candidates:
-            key, citation = c.key, c.citation
+            key, citation = c.key, c.fact_citation
             live_check(ws, c)  # again: the file may have changed since the preview
             if c.status != "ok":
                 why = "deleted since it was recalled" if c.status == "deleted" else "edited since it was recalled"
                 outcomes.append(Outcome(key, citation, False, why))
                 continue
             current = _kept_text(ws)
-            kept_keys = promoted_keys(current)
-            if c.key in kept_keys or key in kept_keys or _fact_key(c.fact) in {
+            kept_hashes = {f[1] for f in map(key_fact, promoted_keys(current)) if f}
+            if fact_hash(c.fact or c.snippet) in kept_hashes or _fact_key(c.fact) in {
                     _fact_key(f) for f in _memory_facts(current)}:
                 outcomes.append(Outcome(key, citation, False, f"already in {rel}"))
                 continue
-            if c.conflicts and key not in confirmed:
-                outcomes.append(Outcome(key, citation, False, "contradicts " + "; ".join(c.conflicts)
+            # what it contradicts now: the candidates it was shown with, and MEMORY.md as it is
+            # now (a fact written earlier in this run or since the preview counts too)
+            now_conflicts = list(c.conflicts) + [f"{ln} ({rel})" for ln in _memory_facts(files.read_file(target).text)
+                                                 if c.fact and contradicts(c.fact, ln) and f"{ln} ({rel})" not in c.conflicts]
+            if now_conflicts and not any(same_fact(key, k) for k in confirmed):
+                outcomes.append(Outcome(key, citation, False, "contradicts " + "; ".join(now_conflicts)
                                         + f": review both (the Promote screen, or clawmem promote --apply --confirm {key})"))
                 continue
-            body = _normal(edits.get(key) or c.text())
+            body = _normal(next((v for k, v in edits.items() if same_fact(key, k)), None) or c.text())
             if not body:
                 outcomes.append(Outcome(key, citation, False, "empty text"))
                 continue
@@ -728,7 +761,7 @@ def apply(engine, candidates: list[Candidate], *, edits: dict[str, str] | None =
                 error = exc
                 break
             recall.decide(cfg, c.path, c.start, c.end, "promoted", body)
-            outcomes.append(Outcome(c.key, c.citation, True, text=body, version=version))
+            outcomes.append(Outcome(c.key, c.fact_citation, True, text=body, version=version))
         if outcomes:
             budget = budget_state(engine)
             _journaled(engine, jr, ws / "DREAMS.md", lambda cur: _dreams_summary(cur, outcomes, candidates, rel, budget))
@@ -746,14 +779,14 @@ def _dreams_head(current: str) -> str:
 
 
 def _dreams_summary(current: str, outcomes: list[Outcome], candidates: list[Candidate], rel: str, budget: dict) -> str:
-    by_key = {c.key: c for c in candidates}
     stamp = dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M")
     done = sum(o.promoted for o in outcomes)
     lines = [f"## Promotion {stamp}", "", f"{done} of {len(outcomes)} promoted to {rel} by clawmem promote."]
     for o in outcomes:
-        c = by_key.get(o.key)
+        c = next((c for c in candidates if same_fact(o.key, c.key)), None)  # its own candidate: keys name facts
         how = f" (score {c.score:.3f}, {c.recalls} recalls, {c.unique_queries} queries)" if c else ""
-        lines.append(f"- {'promoted' if o.promoted else 'skipped, ' + o.reason}: {o.citation}{how}")
+        what = f"{c.fact} ({c.fact_citation})" if c and c.fact else o.citation
+        lines.append(f"- {'promoted' if o.promoted else 'skipped, ' + o.reason}: {what}{how}")
     if budget["over"] > 0:
         lines.append(f"- {rel} is {budget['chars']} characters, over its budget of {budget['limit']}: "
                      f"clawmem promote --archive moves the {len(budget['archive'])} oldest promoted bullets to {ARCHIVE}")
