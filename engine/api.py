@@ -440,6 +440,12 @@ class Engine:
 
         return promote.budget_state(self)
 
+    def promotion_forecast(self, candidates) -> dict:
+        """MEMORY.md's size after `promote` would write these, and what it would archive first."""
+        from .consolidate import promote
+
+        return promote.forecast(self, candidates)
+
     def archive_promoted(self) -> dict:
         from .consolidate import promote
 

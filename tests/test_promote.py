@@ -693,3 +693,80 @@ def test_a_vector_only_hit_holding_no_query_word_is_not_a_recall(notes, make_eng
     # the hit's own evidence may say it holds a query word the snippet spells otherwise
     assert recall.record(eng.cfg, "bike chain", [{**bike, "explain": {"confidence": {"terms": ["chain"]}}}]) == 1
     assert recall.record(eng.cfg, "bike chain", [{**staging, "explain": {"confidence": {"terms": []}}}]) == 0
+
+
+# ----------------------------------------------------------------------------- the budget, kept before writing
+
+FIVE_FACTS = """# 2026-03-05
+
+## Notes
+- The ledger service deploys from the release branch every Tuesday at noon after the smoke tests pass.
+- Marta keeps the vendor contracts in the shared drive under finance slash contracts twenty twenty six.
+- The staging cluster runs three nodes in the Frankfurt region and scales to six during load tests.
+- Priya owns the on-call rotation spreadsheet and updates it on the first Monday of each month.
+- The office wifi password changes every quarter and is posted on the kitchen noticeboard.
+"""
+FIVE_QUERIES = [["ledger deploys", "ledger release branch", "ledger Tuesday"],
+                ["vendor contracts", "Marta contracts", "contracts shared drive"],
+                ["staging cluster nodes", "Frankfurt staging", "staging cluster"],
+                ["on-call rotation", "Priya rotation", "rotation spreadsheet"],
+                ["wifi password", "office wifi", "wifi noticeboard"]]
+
+
+def five_candidates(eng):
+    for i, qs in enumerate(FIVE_QUERIES):
+        recall_window(eng, "memory/2026-03-05.md", FIVE_FACTS, 4 + i, 4 + i, 4 + i, qs, 0.9, days=(5, 3, 1))
+    found, _ = promote.preview(eng, promote.Gates(0.5, 3, 2), now=NOW)
+    assert len(found) == 5
+    return found
+
+
+def memory_at(size: int, promoted: int) -> str:
+    """MEMORY.md of exactly `size` characters: `promoted` old promoted bullets, the rest a person's lines."""
+    old = "".join(f"- Old promoted fact number {i} about the garden shed. (memory/2026-01-{i + 1:02d}.md#L3)\n"
+                  f"  <!-- openclaw-memory-promotion:memory:memory/2026-01-{i + 1:02d}.md:3:3 -->\n" for i in range(promoted))
+    tail = "\n## Promoted From Short-Term Memory (2026-02-01)\n" + old if promoted else ""
+    head = "# Memory\n\n## Notes\n"
+    mine = ""
+    while len(head + mine + tail) < size:
+        mine += "- " + "a person's own note, kept as written. "[: max(1, min(40, size - len(head + mine + tail) - 3))].rstrip() + "\n"
+    text = head + mine + tail
+    return text[:size - 1] + "\n" if len(text) > size else text
+
+
+def test_apply_archives_the_oldest_promoted_bullets_first_and_never_passes_the_budget(notes, make_engine, workspace):
+    text = memory_at(9500, promoted=12)
+    assert len(text) == 9500
+    write(workspace / "MEMORY.md", text)
+    write(workspace / "memory" / "2026-03-05.md", FIVE_FACTS)
+    eng = indexed(make_engine)
+    found = five_candidates(eng)
+    ahead = promote.forecast(eng, found)
+    assert ahead["chars"] == 9500 and ahead["after"] <= 10000 and ahead["archive"] > 0 and ahead["unfit"] == []
+    shown = run_cli("--workspace", str(workspace), "promote", "--min-score", "0.3")
+    assert "--apply would take MEMORY.md from 9500 to" in shown.stdout and "oldest promoted bullet" in shown.stdout
+    outcomes = promote.apply(eng, found)
+    after = (workspace / "MEMORY.md").read_text()
+    assert all(o.promoted for o in outcomes) and len(after) <= 10000
+    assert sum(o.archived for o in outcomes) == ahead["archive"]
+    archive = (workspace / promote.ARCHIVE).read_text()
+    for line in text.splitlines():  # nothing lost: every old line is in MEMORY.md or the archive
+        assert line in after.splitlines() or line in archive.splitlines() or line.startswith("## Promoted")
+    assert all(o.text in after for o in outcomes)  # this run's bullets are never the ones archived
+    assert "moved to memory/promoted-archive.md first" in (workspace / "DREAMS.md").read_text()
+
+
+def test_apply_stops_and_says_what_to_do_when_nothing_can_be_archived(notes, make_engine, workspace):
+    text = memory_at(9500, promoted=0)
+    write(workspace / "MEMORY.md", text)
+    write(workspace / "memory" / "2026-03-05.md", FIVE_FACTS)
+    eng = indexed(make_engine)
+    found = five_candidates(eng)
+    ahead = promote.forecast(eng, found)
+    assert ahead["after"] <= 10000 and ahead["unfit"]
+    outcomes = promote.apply(eng, found)
+    after = (workspace / "MEMORY.md").read_text()
+    assert len(after) <= 10000 and after.startswith(text)
+    waiting = [o for o in outcomes if not o.promoted]
+    assert len(waiting) == len(ahead["unfit"]) >= 1
+    assert all("over its budget of 10000" in o.reason and "promote.memoryFileMaxChars" in o.reason for o in waiting)

@@ -702,6 +702,7 @@ class Outcome:
     reason: str = ""  # why not
     text: str = ""
     version: int | None = None  # MEMORY.md's journal version after this promotion
+    archived: int = 0  # older promoted bullets moved to the archive first, to keep MEMORY.md within its budget
 
     def as_json(self) -> dict:
         return asdict(self)
@@ -728,6 +729,8 @@ def apply(engine, candidates: list[Candidate], *, edits: dict[str, str] | None =
     outcomes: list[Outcome] = []
     jr = _open_journal(cfg)
     error = None
+    limit = int(cfg[BUDGET_KEY])
+    written: set[str] = set()  # fact hashes promoted by this run: never archived to make room for the next
     try:
         for c in candidates:
             key, citation = c.key, c.fact_citation
@@ -754,14 +757,35 @@ def apply(engine, candidates: list[Candidate], *, edits: dict[str, str] | None =
             if not body:
                 outcomes.append(Outcome(key, citation, False, "empty text"))
                 continue
-            fact = f"{body} ({c.entry_citation})\n<!-- openclaw-memory-promotion:{c.key} -->"
+            fact = _bullet(c, body)
+            archived = 0
             try:
-                version = _journaled(engine, jr, target, lambda cur, fact=fact: files.add_bullet(cur, _section(today), fact)[0])
+                # the budget is kept before writing: the oldest promoted bullets (never one of
+                # this run's) go to the archive first, as OpenClaw compacts; what still does not fit waits
+                need = _overflow(files.read_file(target).text, fact, today, limit)
+                if need > 0:
+                    archived = _archive_blocks(engine, jr, _oldest_promoted(files.read_file(target).text, need, written), today)
+                    need = _overflow(files.read_file(target).text, fact, today, limit)
+                if need > 0:
+                    outcomes.append(Outcome(key, citation, False, _no_room(rel, need, limit), archived=archived))
+                    continue
+
+                def add(cur: str, fact=fact) -> str:
+                    new = files.add_bullet(cur, _section(today), fact)[0]
+                    if limit > 0 and len(new) > limit:  # someone wrote meanwhile: never past the budget
+                        raise _OverBudget(len(new) - limit)
+                    return new
+
+                version = _journaled(engine, jr, target, add)
+            except _OverBudget as over:
+                outcomes.append(Outcome(key, citation, False, _no_room(rel, over.args[0], limit), archived=archived))
+                continue
             except PromoteError as exc:
                 error = exc
                 break
+            written.add(fact_hash(c.fact or c.snippet))
             recall.decide(cfg, c.path, c.start, c.end, "promoted", body)
-            outcomes.append(Outcome(c.key, c.fact_citation, True, text=body, version=version))
+            outcomes.append(Outcome(c.key, c.fact_citation, True, text=body, version=version, archived=archived))
         if outcomes:
             budget = budget_state(engine)
             _journaled(engine, jr, ws / "DREAMS.md", lambda cur: _dreams_summary(cur, outcomes, candidates, rel, budget))
@@ -787,6 +811,10 @@ def _dreams_summary(current: str, outcomes: list[Outcome], candidates: list[Cand
         how = f" (score {c.score:.3f}, {c.recalls} recalls, {c.unique_queries} queries)" if c else ""
         what = f"{c.fact} ({c.fact_citation})" if c and c.fact else o.citation
         lines.append(f"- {'promoted' if o.promoted else 'skipped, ' + o.reason}: {what}{how}")
+    moved = sum(o.archived for o in outcomes)
+    if moved:
+        lines.append(f"- {moved} oldest promoted bullet{'s' * (moved != 1)} moved to {ARCHIVE} first, to keep {rel} "
+                     f"within its budget of {budget['limit']} characters")
     if budget["over"] > 0:
         lines.append(f"- {rel} is {budget['chars']} characters, over its budget of {budget['limit']}: "
                      f"clawmem promote --archive moves the {len(budget['archive'])} oldest promoted bullets to {ARCHIVE}")
@@ -858,6 +886,94 @@ def budget_state(engine, adding: int = 0) -> dict:
     return {"limit": limit, "chars": chars, "over": over, "archive": archive}
 
 
+class _OverBudget(Exception):
+    """MEMORY.md would pass its budget (args[0]: by how many characters)."""
+
+
+def _bullet(c: Candidate, body: str) -> str:
+    """What add_bullet writes for a promotion: the text, its citations, OpenClaw's marker."""
+    return f"{body} ({c.entry_citation})\n<!-- openclaw-memory-promotion:{c.key} -->"
+
+
+def _overflow(text: str, fact: str, today: dt.date, limit: int) -> int:
+    """How many characters past the budget MEMORY.md would be with this bullet (0: it fits)."""
+    return max(0, len(files.add_bullet(text, _section(today), fact)[0]) - limit) if limit > 0 else 0
+
+
+def _no_room(rel: str, need: int, limit: int) -> str:
+    return (f"{rel} would be {need} characters over its budget of {limit} (promote.memoryFileMaxChars) and no older "
+            f"promoted bullet is left to archive: shorten {rel}, or raise promote.memoryFileMaxChars")
+
+
+def _oldest_promoted(text: str, need: int, spare: set[str] = frozenset()) -> list[str]:
+    """The oldest promoted bullets whose removal frees at least `need` characters (all there
+    are, when they free less), skipping those whose fact hash is in `spare`."""
+    lines = text.split("\n")
+    out, freed = [], 0
+    for _, a, b in _promoted_bullets(text):
+        if freed >= need:
+            break
+        block = "\n".join(lines[a : b + 1])
+        if any(f and f[1] in spare for f in map(key_fact, promoted_keys(block))):
+            continue
+        out.append(block)
+        freed += len(block) + 1
+    return out
+
+
+def _archive_blocks(engine, jr, blocks: list[str], today: dt.date) -> int:
+    """Move these promoted bullets from MEMORY.md to the archive: appended there first, then
+    removed from MEMORY.md, each a journaled write (restore undoes either). Returns how many."""
+    if not blocks:
+        return 0
+    ws = engine.workspace
+
+    def to_archive(cur: str) -> str:
+        head = cur.rstrip("\n")
+        head = head + "\n\n" if head else "# Promoted memories archived from MEMORY.md\n\n"
+        return head + f"## Archived {today.isoformat()}\n" + "\n".join(blocks) + "\n"
+
+    _journaled(engine, jr, ws / ARCHIVE, to_archive)
+
+    def from_memory(cur: str) -> str:
+        for block in blocks:
+            at = cur.find(block + "\n")
+            if at >= 0:
+                cur = cur[:at] + cur[at + len(block) + 1 :]
+        # a promoted section left without bullets loses its heading too
+        return re.sub(r"(?m)^## " + re.escape(SECTION) + r" \(\d{4}-\d{2}-\d{2}\)\n(?=\n*(?:## |\Z))\n*", "", cur)
+
+    _journaled(engine, jr, memory_path(ws), from_memory)
+    return len(blocks)
+
+
+def forecast(engine, candidates: list[Candidate], today: dt.date | None = None) -> dict:
+    """What `apply` would do to MEMORY.md's size, without writing: the candidates it would
+    write (not promoted, found, no contradiction), in order, each after archiving the oldest
+    promoted bullets it needs room for. {chars, after, limit, archive (bullets it would move),
+    unfit (keys that would not fit)}."""
+    today = today or dt.date.today()
+    limit = int(engine.cfg[BUDGET_KEY])
+    text = files.read_file(memory_path(engine.workspace)).text
+    chars, archive, unfit, spare = len(text), 0, [], set()
+    for c in candidates:
+        if c.promoted or c.status != "ok" or c.conflicts or not c.fact:
+            continue
+        fact = _bullet(c, _normal(c.text()))
+        need = _overflow(text, fact, today, limit)
+        if need > 0:
+            for block in _oldest_promoted(text, need, spare):
+                text = text.replace(block + "\n", "", 1)
+                archive += 1
+            need = _overflow(text, fact, today, limit)
+        if need > 0:
+            unfit.append(c.key)
+            continue
+        text = files.add_bullet(text, _section(today), fact)[0]
+        spare.add(fact_hash(c.fact))
+    return {"chars": chars, "after": len(text), "limit": limit, "archive": archive, "unfit": unfit}
+
+
 def archive_oldest(engine, today: dt.date | None = None) -> dict:
     """Move the oldest promoted bullets out of MEMORY.md until it is within its budget: first
     appended to memory/promoted-archive.md, then removed from MEMORY.md, each a journaled write
@@ -865,27 +981,11 @@ def archive_oldest(engine, today: dt.date | None = None) -> dict:
     state = budget_state(engine)
     if not state["archive"]:
         return {"moved": 0, **state}
-    ws = engine.workspace
     today = today or dt.date.today()
     blocks = [b["text"] for b in state["archive"]]
     jr = _open_journal(engine.cfg)
     try:
-        def to_archive(cur: str) -> str:
-            head = cur.rstrip("\n")
-            head = head + "\n\n" if head else "# Promoted memories archived from MEMORY.md\n\n"
-            return head + f"## Archived {today.isoformat()}\n" + "\n".join(blocks) + "\n"
-
-        _journaled(engine, jr, ws / ARCHIVE, to_archive)
-
-        def from_memory(cur: str) -> str:
-            for block in blocks:
-                at = cur.find(block + "\n")
-                if at >= 0:
-                    cur = cur[:at] + cur[at + len(block) + 1 :]
-            # a promoted section left without bullets loses its heading too
-            return re.sub(r"(?m)^## " + re.escape(SECTION) + r" \(\d{4}-\d{2}-\d{2}\)\n(?=\n*(?:## |\Z))\n*", "", cur)
-
-        _journaled(engine, jr, memory_path(ws), from_memory)
+        _archive_blocks(engine, jr, blocks, today)
     finally:
         if jr is not None:
             jr.close()

@@ -43,6 +43,7 @@ def cmd_promote(args) -> int:
         found, notes = eng.promotion_candidates(gates, limit=args.limit, include_promoted=args.include_promoted)
         for note in notes:
             err(note)
+        ahead = eng.promotion_forecast(found) if not args.apply else None
         outcomes = eng.promote([c for c in found if not c.promoted], confirmed=set(args.confirm)) if args.apply else None
         budget = eng.memory_budget()
     except (PromoteError, RecallUnreadable) as exc:
@@ -53,6 +54,8 @@ def cmd_promote(args) -> int:
     if args.json:
         out = {"candidates": [c.as_json() for c in found], "gates": {"minScore": gates.min_score, "minRecallCount": gates.min_recall_count,
                "minUniqueQueries": gates.min_unique_queries, "maxAgeDays": gates.max_age_days}, "budget": budget}
+        if ahead is not None:
+            out["forecast"] = ahead
         if outcomes is not None:
             out["applied"] = [o.as_json() for o in outcomes]
         if archived is not None:
@@ -63,6 +66,8 @@ def cmd_promote(args) -> int:
         print(f"moved {archived['moved']} promoted bullet{'s' * (archived['moved'] != 1)} to memory/promoted-archive.md; "
               f"MEMORY.md is {archived['chars']} of {archived['limit']} characters\n")
     print(printable("\n".join(format_candidates(found, gates, hint=not args.apply))))
+    if ahead and (ahead["after"] != ahead["chars"] or ahead["unfit"]):
+        print("\n" + printable(forecast_line(ahead)))
     if budget["over"]:
         print(f"\nMEMORY.md is {budget['chars']} characters, over its budget of {budget['limit']} (promote.memoryFileMaxChars): "
               f"clawmem promote --archive moves the {len(budget['archive'])} oldest promoted bullet"
@@ -72,10 +77,29 @@ def cmd_promote(args) -> int:
         done = [o for o in outcomes if o.promoted]
         for o in outcomes:
             print(printable(f"{'promoted' if o.promoted else 'skipped'} {o.citation}" + ("" if o.promoted else f": {o.reason}")))
+        moved = sum(o.archived for o in outcomes)
+        if moved:
+            print(f"{moved} oldest promoted bullet{'s' * (moved != 1)} moved to memory/promoted-archive.md first, "
+                  f"to keep MEMORY.md within promote.memoryFileMaxChars ({budget['limit']}): MEMORY.md is {budget['chars']} characters")
         if done:
             print(f"{len(done)} promoted to MEMORY.md; a summary is in DREAMS.md; clawmem history MEMORY.md shows each, "
                   f"clawmem restore MEMORY.md --to VERSION undoes them")
     return EXIT_OK
+
+
+def forecast_line(ahead: dict) -> str:
+    """What --apply would do to MEMORY.md's size, said before it does it."""
+    line = f"--apply would take MEMORY.md from {ahead['chars']} to {ahead['after']} characters"
+    if ahead["limit"] > 0:
+        line += f" (budget {ahead['limit']}, promote.memoryFileMaxChars)"
+    if ahead["archive"]:
+        line += (f", moving the {ahead['archive']} oldest promoted bullet{'s' * (ahead['archive'] != 1)} to "
+                 "memory/promoted-archive.md first")
+    if ahead["unfit"]:
+        n = len(ahead["unfit"])
+        line += (f"; {n} candidate{'s' * (n != 1)} would not fit and would wait: shorten MEMORY.md or raise "
+                 "promote.memoryFileMaxChars")
+    return line
 
 
 def format_candidates(found: list, gates, hint: bool = True) -> list[str]:
