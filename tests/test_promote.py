@@ -770,3 +770,39 @@ def test_apply_stops_and_says_what_to_do_when_nothing_can_be_archived(notes, mak
     waiting = [o for o in outcomes if not o.promoted]
     assert len(waiting) == len(ahead["unfit"]) >= 1
     assert all("over its budget of 10000" in o.reason and "promote.memoryFileMaxChars" in o.reason for o in waiting)
+
+
+# ----------------------------------------------------------------------------- code blocks kept whole
+
+LEDGER_LOG = """# 2026-03-06
+
+## 14:00
+To dump the ledger database we use:
+
+```sh
+pg_dump --format=custom ledger > ledger.dump
+```
+
+Lunch was late, the ramen place was full.
+"""
+
+
+def test_a_code_block_is_one_fact_with_the_sentence_that_introduces_it(notes, make_engine, workspace):
+    write(workspace / "memory" / "2026-03-06.md", LEDGER_LOG)
+    eng = indexed(make_engine)
+    path = "memory/2026-03-06.md"
+    recall_window(eng, path, LEDGER_LOG, 3, 8, 4, ["dump the ledger database", "ledger database dump", "how to dump ledger"], 0.9)
+    recall_window(eng, path, LEDGER_LOG, 5, 8, 7, ["pg_dump ledger", "pg_dump format custom", "ledger.dump file"], 0.9)
+    found, _ = promote.preview(eng, promote.Gates(0.5, 3, 2), now=NOW)
+    [c] = found  # one candidate, whichever line the queries matched
+    assert c.fact == "To dump the ledger database we use:\n```sh\npg_dump --format=custom ledger > ledger.dump\n```"
+    assert (c.fact_start, c.fact_end) == (4, 8) and c.recalls == 6
+    [o] = promote.apply(eng, [c])
+    assert o.promoted
+    text = (workspace / "MEMORY.md").read_text()
+    assert ("- To dump the ledger database we use: (memory/2026-03-06.md#L4-L8)\n  ```sh\n"
+            "  pg_dump --format=custom ledger > ledger.dump\n  ```\n  <!-- openclaw-memory-promotion:") in text
+    assert promote.preview(eng, promote.Gates(0.5, 3, 2), now=NOW)[0] == []  # promoted: not offered again
+    # a block inside a long paragraph's log, matched on the fence itself, still comes whole
+    a, b, fact = promote.fact_span(LEDGER_LOG.splitlines(), 5, ["pg_dump"])
+    assert (a, b) == (3, 7) and fact.startswith("To dump the ledger database we use:\n```sh")

@@ -50,6 +50,7 @@ WEIGHTS = {"relevance": 0.30, "frequency": 0.24, "diversity": 0.15, "recency": 0
 HALF_LIFE_DAYS = 14.0
 SIMILAR = 0.9  # Jaccard of two facts' words at or above which they are one candidate
 FACT_CHARS = 160  # a promoted fact, at most (with its citation the bullet stays near 200)
+CODE_CHARS = 1200  # a code block with its introducing sentence, at most: kept whole, or not offered
 FACT_LINES = 3  # a bullet or sentence over more lines than this is narrowed to its best sentence
 SECTION = "Promoted From Short-Term Memory"  # OpenClaw's heading, so both tools share one section
 MARKER_RE = re.compile(r"<!--\s*openclaw-memory-promotion:([^\n]*?)\s*-->")
@@ -178,8 +179,8 @@ def fact_span(lines: list[str], m: int, terms: list[str]) -> tuple[int, int, str
                   or HEADING_RE.match(lines[i])), -1)
         if m < 0 or HEADING_RE.match(lines[m]):
             return None
-    if _in_fence(lines, m):
-        return m, m, lines[m].strip()[:FACT_CHARS]
+    if FENCE_RE.match(lines[m]) or _in_fence(lines, m):
+        return _code_fact(lines, *_fence_around(lines, m))
     a = m
     while not LIST_RE.match(lines[a]) and a > 0 and plain(a - 1):
         a -= 1
@@ -190,6 +191,9 @@ def fact_span(lines: list[str], m: int, terms: list[str]) -> tuple[int, int, str
         b += 1
     parts = [_strip_marker(lines[i]) if i == a else lines[i].strip() for i in range(a, b + 1)]
     text = " ".join(p for p in parts if p)
+    fence = _fence_after(lines, b, text)
+    if fence is not None:  # the sentence introducing a code block: the block goes with it, whole
+        return _code_fact(lines, *fence, intro=(a, b))
     if len(text) <= FACT_CHARS and b - a + 1 <= FACT_LINES:
         return a, b, text
     # narrow to one sentence: the one holding most of the queries' words, then the one on the matched line
@@ -215,6 +219,54 @@ def fact_span(lines: list[str], m: int, terms: list[str]) -> tuple[int, int, str
         cut = sentence[:FACT_CHARS]
         sentence = (cut[: cut.rfind(" ")].rstrip() if " " in cut else cut) + "…"
     return first, last, sentence
+
+
+def _fence_around(lines: list[str], m: int) -> tuple[int, int]:
+    """The opening and closing fence lines (0-based) of the code block holding line m (the
+    last line of the file when it is never closed)."""
+    a = m if FENCE_RE.match(lines[m]) and not _in_fence(lines, m) else max(
+        i for i in range(m) if FENCE_RE.match(lines[i]) and not _in_fence(lines, i))
+    b = next((i for i in range(a + 1, len(lines)) if FENCE_RE.match(lines[i])), len(lines) - 1)
+    return a, b
+
+
+def _fence_after(lines: list[str], b: int, text: str) -> tuple[int, int] | None:
+    """The code block a paragraph ending on line b introduces: one opening on the next line, or
+    after one blank line when the paragraph ends with a colon ("… we use:")."""
+    nxt = b + 1
+    if nxt < len(lines) and not lines[nxt].strip() and text.rstrip().endswith(":"):
+        nxt += 1
+    if nxt < len(lines) and FENCE_RE.match(lines[nxt]) and not _in_fence(lines, nxt):
+        return _fence_around(lines, nxt)
+    return None
+
+
+def _code_fact(lines: list[str], a: int, b: int, intro: tuple[int, int] | None = None) -> tuple[int, int, str] | None:
+    """A code block as one fact, whole, with the sentence introducing it (the paragraph just
+    above it, when there is one): never a dangling "we use:" and a bare command apart. A block
+    over CODE_CHARS is no bullet for MEMORY.md (None: not offered)."""
+    if intro is None:
+        i = a - 1
+        if i >= 0 and not lines[i].strip() and i - 1 >= 0 and lines[i - 1].rstrip().endswith(":"):
+            i -= 1
+        if i >= 0 and lines[i].strip() and not HEADING_RE.match(lines[i]) and not FENCE_RE.match(lines[i]) \
+                and not _in_fence(lines, i) and has_words(lines[i]):
+            first = i
+            while first > 0 and lines[first - 1].strip() and not HEADING_RE.match(lines[first - 1]) \
+                    and not LIST_RE.match(lines[first]) and not FENCE_RE.match(lines[first - 1]):
+                first -= 1
+            intro = (first, i)
+    indent = len(lines[a]) - len(lines[a].lstrip())
+    code = [ln[indent:] if ln[:indent].strip() == "" else ln.lstrip() for ln in lines[a : b + 1]]
+    if not FENCE_RE.match(code[-1]) or b == a:
+        code.append(code[0].strip()[:3])  # never closed in the log: closed in the bullet
+    head = ""
+    if intro is not None:
+        head = " ".join(p for p in ([_strip_marker(lines[intro[0]])] + [ln.strip() for ln in lines[intro[0] + 1 : intro[1] + 1]]) if p)
+    text = "\n".join(([head] if head else []) + [ln.rstrip() for ln in code])
+    if len(text) > CODE_CHARS or not has_words("\n".join(code[1:-1]) + head):
+        return None
+    return (intro[0] if intro else a), b, text
 
 
 def _match_text(snippet: str, start: int, end: int, match: int | None, terms: list[str]) -> str | None:
@@ -300,8 +352,12 @@ def same_fact(a: str, b: str) -> bool:
 def _memory_facts(text: str) -> list[str]:
     """MEMORY.md's bullets and lines of text, without list markers, citations and markers."""
     out = []
+    fenced = False
     for ln in text.split("\n"):
-        if not ln.strip() or HEADING_RE.match(ln) or MARKER_RE.search(ln):
+        if FENCE_RE.match(ln.lstrip("-*+ ")):
+            fenced = not fenced
+            continue
+        if fenced or not ln.strip() or HEADING_RE.match(ln) or MARKER_RE.search(ln):
             continue
         body = re.sub(r"\s*\((?:memory/[^()]*#L\d+[^()]*)\)\s*$", "", _strip_marker(ln))
         if has_words(body):
@@ -640,13 +696,14 @@ def preview(engine, gates: Gates = COMMAND, *, limit: int | None = None, include
                          grounded=b.grounded)
         if fact is not None:
             cand.fact_start, cand.fact_end, cand.fact = fact
+        cand.also = [a for a in cand.also if a != cand.fact_citation]  # one fact reached through two of its lines
         out.append(cand)
     out.sort(key=lambda c: (-c.score, -c.recalls, c.path, c.start))
     kept: list[Candidate] = []
     for c in out:
         twin = next((k for k in kept if similarity(c.fact or c.snippet, k.fact or k.snippet) >= SIMILAR), None)
         if twin is not None:
-            twin.also = sorted(set(twin.also) | {c.fact_citation} | set(c.also))
+            twin.also = sorted((set(twin.also) | {c.fact_citation} | set(c.also)) - {twin.fact_citation})
             continue
         kept.append(c)
     # contradictions: with each other and with what MEMORY.md says now
@@ -753,7 +810,7 @@ def apply(engine, candidates: list[Candidate], *, edits: dict[str, str] | None =
                 outcomes.append(Outcome(key, citation, False, "contradicts " + "; ".join(now_conflicts)
                                         + f": review both (the Promote screen, or clawmem promote --apply --confirm {key})"))
                 continue
-            body = _normal(next((v for k, v in edits.items() if same_fact(key, k)), None) or c.text())
+            body = _body(next((v for k, v in edits.items() if same_fact(key, k)), None) or c.text())
             if not body:
                 outcomes.append(Outcome(key, citation, False, "empty text"))
                 continue
@@ -809,7 +866,7 @@ def _dreams_summary(current: str, outcomes: list[Outcome], candidates: list[Cand
     for o in outcomes:
         c = next((c for c in candidates if same_fact(o.key, c.key)), None)  # its own candidate: keys name facts
         how = f" (score {c.score:.3f}, {c.recalls} recalls, {c.unique_queries} queries)" if c else ""
-        what = f"{c.fact} ({c.fact_citation})" if c and c.fact else o.citation
+        what = f"{_normal(c.fact)} ({c.fact_citation})" if c and c.fact else o.citation
         lines.append(f"- {'promoted' if o.promoted else 'skipped, ' + o.reason}: {what}{how}")
     moved = sum(o.archived for o in outcomes)
     if moved:
@@ -826,7 +883,7 @@ def reject(engine, c: Candidate) -> None:
     DREAMS.md (journaled) says so."""
     recall.decide(engine.cfg, c.path, c.start, c.end, "rejected", c.fact or None)
     stamp = dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M")
-    entry = f"## Rejected {stamp}\n\n- {c.fact or _normal(c.snippet)[:FACT_CHARS]} ({c.fact_citation})\n"
+    entry = f"## Rejected {stamp}\n\n- {_normal(c.fact) or _normal(c.snippet)[:FACT_CHARS]} ({c.fact_citation})\n"
     jr = _open_journal(engine.cfg)
     try:
         _journaled(engine, jr, engine.workspace / "DREAMS.md", lambda cur: _dreams_head(cur) + entry)
@@ -890,9 +947,19 @@ class _OverBudget(Exception):
     """MEMORY.md would pass its budget (args[0]: by how many characters)."""
 
 
+def _body(text: str) -> str:
+    """A bullet's text: one line of normalised spaces, or, for a fact holding a code block, its
+    lines as written (a fence's lines are not prose)."""
+    if any(FENCE_RE.match(ln) for ln in text.split("\n")):
+        return "\n".join(ln.rstrip() for ln in text.strip("\n").split("\n"))
+    return _normal(text)
+
+
 def _bullet(c: Candidate, body: str) -> str:
-    """What add_bullet writes for a promotion: the text, its citations, OpenClaw's marker."""
-    return f"{body} ({c.entry_citation})\n<!-- openclaw-memory-promotion:{c.key} -->"
+    """What add_bullet writes for a promotion: the text, its citations (on its first line, so a
+    code block's closing fence stays a fence), OpenClaw's marker."""
+    first, _, rest = body.partition("\n")
+    return f"{first} ({c.entry_citation})" + (f"\n{rest}" if rest else "") + f"\n<!-- openclaw-memory-promotion:{c.key} -->"
 
 
 def _overflow(text: str, fact: str, today: dt.date, limit: int) -> int:
@@ -959,7 +1026,7 @@ def forecast(engine, candidates: list[Candidate], today: dt.date | None = None) 
     for c in candidates:
         if c.promoted or c.status != "ok" or c.conflicts or not c.fact:
             continue
-        fact = _bullet(c, _normal(c.text()))
+        fact = _bullet(c, _body(c.text()))
         need = _overflow(text, fact, today, limit)
         if need > 0:
             for block in _oldest_promoted(text, need, spare):
