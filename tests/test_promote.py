@@ -806,3 +806,51 @@ def test_a_code_block_is_one_fact_with_the_sentence_that_introduces_it(notes, ma
     # a block inside a long paragraph's log, matched on the fence itself, still comes whole
     a, b, fact = promote.fact_span(LEDGER_LOG.splitlines(), 5, ["pg_dump"])
     assert (a, b) == (3, 7) and fact.startswith("To dump the ledger database we use:\n```sh")
+
+
+# ----------------------------------------------------------------------------- supersede, retire, never lose
+
+
+def test_supersede_keeps_the_old_fact_struck_and_dated_undoable_alone_and_retire(notes, make_engine, workspace):
+    write(workspace / "memory" / "2026-03-04.md", ELENA_LOG)
+    eng = indexed(make_engine)
+    path = "memory/2026-03-04.md"
+    recall_window(eng, path, ELENA_LOG, 1, 9, 5, ["where did Elena move", "Elena Berlin", "Elena moved"], 0.9, days=(5, 3, 2))
+    recall_window(eng, path, ELENA_LOG, 1, 9, 7, ["Elena Lisbon", "Elena moved 2026", "where does Elena live"], 0.9, days=(4, 2, 1))
+    gates = promote.Gates(0.3, 3, 2)
+    berlin = next(c for c in promote.preview(eng, gates, now=NOW)[0] if "Berlin" in c.fact)
+    assert promote.apply(eng, [berlin], confirmed={berlin.key})[0].promoted
+    with_berlin = (workspace / "MEMORY.md").read_text()
+    [lisbon] = promote.preview(eng, gates, now=NOW)[0]
+    assert lisbon.replaces == [berlin.key] and lisbon.conflicts == ["Elena moved to Berlin in 2024. (MEMORY.md)"]
+    cli = ("--workspace", str(workspace), "promote", "--min-score", "0.3")
+    shown = run_cli(*cli)
+    assert f"supersede: --apply --supersede {lisbon.key}" in shown.stdout
+    got = run_cli(*cli, "--apply", "--supersede", lisbon.key)
+    assert got.returncode == 0 and f"superseded {berlin.key}" in got.stdout, got.stderr
+    text = (workspace / "MEMORY.md").read_text()
+    today = dt.date.today().isoformat()
+    assert "- ~~Elena moved to Berlin in 2024. (memory/2026-03-04.md#L5)~~" in text  # kept, struck
+    assert f"  _superseded {today} by: Elena moved to Lisbon in 2026._ <!-- clawmem:superseded -->" in text
+    assert "- Elena moved to Lisbon in 2026. (memory/2026-03-04.md#L7)" in text
+    assert f"superseding {berlin.key}" in (workspace / "DREAMS.md").read_text()
+    with journal.Journal(eng.cfg) as jr:  # the new fact, then the mark: each its own version
+        assert [v.writer for v in jr.versions("MEMORY.md")][-3:] == ["clawmem promote"] * 3
+    # clawmem context leaves the superseded fact out, and says so
+    ctx = json.loads(run_cli("--workspace", str(workspace), "context", "--json").stdout)
+    assert "Berlin" not in ctx["text"] and "Lisbon" in ctx["text"] and "1 superseded or retired fact" in ctx["text"]
+    assert promote.preview(eng, gates, now=NOW)[0] == []  # neither is offered again
+    # undone alone: Berlin is back as it was, Lisbon stays
+    assert run_cli(*cli, "--reinstate", berlin.key).returncode == 0
+    text = (workspace / "MEMORY.md").read_text()
+    assert text.startswith(with_berlin.rstrip("\n")) and "- Elena moved to Lisbon in 2026." in text and "clawmem:superseded" not in text
+    # a fact no longer true: retired, kept, struck, out of context
+    got = run_cli(*cli, "--retire", lisbon.key)
+    assert got.returncode == 0 and got.stdout.startswith(f"retired {lisbon.key}: Elena moved to Lisbon in 2026.")
+    text = (workspace / "MEMORY.md").read_text()
+    assert f"- ~~Elena moved to Lisbon in 2026. (memory/2026-03-04.md#L7)~~\n" in text and f"_retired {today}, no longer true_" in text
+    assert "Lisbon" not in json.loads(run_cli("--workspace", str(workspace), "context", "--json").stdout)["text"]
+    again = run_cli(*cli, "--retire", lisbon.key)
+    assert again.returncode != 0 and "already superseded or retired" in again.stderr and "Traceback" not in again.stderr
+    bad = run_cli(*cli, "--retire", "memory:memory/2026-03-04.md:1:1:0123456789ab")
+    assert bad.returncode != 0 and bad.stderr.count("\n") == 1 and "no promoted fact with the key" in bad.stderr

@@ -105,6 +105,7 @@ class Candidate:
     fact_end: int = 0
     also: list[str] = field(default_factory=list)  # citations of the same fact in other logs
     conflicts: list[str] = field(default_factory=list)  # facts it contradicts (other candidates, MEMORY.md lines)
+    replaces: list[str] = field(default_factory=list)  # keys of promoted bullets it contradicts: what "supersede" marks
     grounded: int = 0  # OpenClaw's grounded recalls (clawmem records none of its own)
 
     @property
@@ -349,17 +350,23 @@ def same_fact(a: str, b: str) -> bool:
     return a.strip() == b.strip() if fa is None else fa == key_fact(b)
 
 
-def _memory_facts(text: str) -> list[str]:
-    """MEMORY.md's bullets and lines of text, without list markers, citations and markers."""
+def _memory_facts(text: str, standing: bool = False) -> list[str]:
+    """MEMORY.md's bullets and lines of text, without list markers, citations and markers;
+    `standing`: without the superseded and retired ones."""
     out = []
     fenced = False
     for ln in text.split("\n"):
         if FENCE_RE.match(ln.lstrip("-*+ ")):
             fenced = not fenced
             continue
-        if fenced or not ln.strip() or HEADING_RE.match(ln) or MARKER_RE.search(ln):
+        if fenced or not ln.strip() or HEADING_RE.match(ln) or MARKER_RE.search(ln) or STATUS_RE.search(ln):
             continue
-        body = re.sub(r"\s*\((?:memory/[^()]*#L\d+[^()]*)\)\s*$", "", _strip_marker(ln))
+        body = _strip_marker(ln)
+        if STRUCK_RE.match(body):  # superseded or retired: no longer stands
+            if standing:
+                continue
+            body = body[2:-2]
+        body = re.sub(r"\s*\((?:memory/[^()]*#L\d+[^()]*)\)\s*$", "", body)
         if has_words(body):
             out.append(body)
     return out
@@ -707,12 +714,15 @@ def preview(engine, gates: Gates = COMMAND, *, limit: int | None = None, include
             continue
         kept.append(c)
     # contradictions: with each other and with what MEMORY.md says now
-    memory_lines = _memory_facts(files.read_file(memory_path(ws)).text)
+    memory_text = files.read_file(memory_path(ws)).text
+    memory_lines = _memory_facts(memory_text, standing=True)
+    standing = [(k, f) for k, f, struck in promoted_facts(memory_text) if not struck]
     for c in kept:
         if not c.fact:
             continue
         c.conflicts = [f"{k.fact} ({k.fact_citation})" for k in kept if k is not c and k.fact and contradicts(c.fact, k.fact)]
         c.conflicts += [f"{ln} (MEMORY.md)" for ln in memory_lines if contradicts(c.fact, ln)]
+        c.replaces = [k for k, f in standing if contradicts(c.fact, f)]
     return (kept if limit is None else kept[:limit]), notes
 
 
@@ -760,6 +770,7 @@ class Outcome:
     text: str = ""
     version: int | None = None  # MEMORY.md's journal version after this promotion
     archived: int = 0  # older promoted bullets moved to the archive first, to keep MEMORY.md within its budget
+    superseded: list[str] = field(default_factory=list)  # keys of the promoted bullets this one superseded
 
     def as_json(self) -> dict:
         return asdict(self)
@@ -770,19 +781,23 @@ def _open_journal(cfg):
 
 
 def apply(engine, candidates: list[Candidate], *, edits: dict[str, str] | None = None,
-          confirmed: set[str] | None = None, today: dt.date | None = None) -> list[Outcome]:
+          confirmed: set[str] | None = None, supersede: set[str] | None = None,
+          today: dt.date | None = None) -> list[Outcome]:
     """Promote each candidate's fact into MEMORY.md, one write and one journal version each,
     after finding it again in the live file; then a dated summary in DREAMS.md (journaled).
     `edits` maps a candidate's key to the text a person wrote for it; a candidate that
     contradicts another fact is written only when its key is in `confirmed` or `edits` (a
-    person looked at both). Raises PromoteError when a file cannot be written (the outcomes so
+    person looked at both). A candidate whose key is in `supersede` is written and the promoted
+    bullets it contradicts are marked superseded by it (kept, struck, dated; `reinstate` undoes
+    the mark alone), one more journaled write. Raises PromoteError when a file cannot be written (the outcomes so
     far are kept in DREAMS.md first)."""
     cfg, ws = engine.cfg, engine.workspace
     today = today or dt.date.today()
     target = memory_path(ws)
     rel = target.name
     edits = {k.strip(): v for k, v in (edits or {}).items()}
-    confirmed = set(confirmed or ()) | set(edits)
+    supersede = set(supersede or ())
+    confirmed = set(confirmed or ()) | set(edits) | supersede
     outcomes: list[Outcome] = []
     jr = _open_journal(cfg)
     error = None
@@ -804,7 +819,7 @@ def apply(engine, candidates: list[Candidate], *, edits: dict[str, str] | None =
                 continue
             # what it contradicts now: the candidates it was shown with, and MEMORY.md as it is
             # now (a fact written earlier in this run or since the preview counts too)
-            now_conflicts = list(c.conflicts) + [f"{ln} ({rel})" for ln in _memory_facts(files.read_file(target).text)
+            now_conflicts = list(c.conflicts) + [f"{ln} ({rel})" for ln in _memory_facts(files.read_file(target).text, standing=True)
                                                  if c.fact and contradicts(c.fact, ln) and f"{ln} ({rel})" not in c.conflicts]
             if now_conflicts and not any(same_fact(key, k) for k in confirmed):
                 outcomes.append(Outcome(key, citation, False, "contradicts " + "; ".join(now_conflicts)
@@ -841,8 +856,21 @@ def apply(engine, candidates: list[Candidate], *, edits: dict[str, str] | None =
                 error = exc
                 break
             written.add(fact_hash(c.fact or c.snippet))
+            replaced: list[str] = []
+            if any(same_fact(key, k) for k in supersede):
+                old = [k for k, f, struck in promoted_facts(files.read_file(target).text)
+                       if not struck and not same_fact(k, c.key) and contradicts(c.fact, f)]
+                if old:
+                    try:
+                        _journaled(engine, jr, target, lambda cur, old=old, body=body: _mark_all(cur, old, "superseded", today, body))
+                    except PromoteError as exc:
+                        error = exc
+                    replaced = old
             recall.decide(cfg, c.path, c.start, c.end, "promoted", body)
-            outcomes.append(Outcome(c.key, c.fact_citation, True, text=body, version=version, archived=archived))
+            outcomes.append(Outcome(c.key, c.fact_citation, True, text=body, version=version, archived=archived,
+                                    superseded=replaced))
+            if error is not None:
+                break
         if outcomes:
             budget = budget_state(engine)
             _journaled(engine, jr, ws / "DREAMS.md", lambda cur: _dreams_summary(cur, outcomes, candidates, rel, budget))
@@ -868,6 +896,8 @@ def _dreams_summary(current: str, outcomes: list[Outcome], candidates: list[Cand
         how = f" (score {c.score:.3f}, {c.recalls} recalls, {c.unique_queries} queries)" if c else ""
         what = f"{_normal(c.fact)} ({c.fact_citation})" if c and c.fact else o.citation
         lines.append(f"- {'promoted' if o.promoted else 'skipped, ' + o.reason}: {what}{how}")
+        for k in o.superseded:
+            lines.append(f"  - superseding {k} (kept, struck; clawmem promote --reinstate {k} undoes it)")
     moved = sum(o.archived for o in outcomes)
     if moved:
         lines.append(f"- {moved} oldest promoted bullet{'s' * (moved != 1)} moved to {ARCHIVE} first, to keep {rel} "
@@ -890,6 +920,123 @@ def reject(engine, c: Candidate) -> None:
     finally:
         if jr is not None:
             jr.close()
+
+
+# ---------------------------------------------------------------------------- superseded and retired facts
+
+# A promoted bullet that no longer holds stays in MEMORY.md, struck, with one status line under
+# it saying when and why; `clawmem context` leaves it out. Reinstating removes exactly what
+# marking added, so either is undone alone, whatever was promoted since.
+STRUCK_RE = re.compile(r"^~~.*~~$")
+STATUS_RE = re.compile(r"<!--\s*clawmem:(superseded|retired)\s*-->")
+
+
+def promoted_facts(text: str) -> list[tuple[str, str, bool]]:
+    """(key, fact text, struck) of every promoted bullet of MEMORY.md carrying a marker."""
+    lines = text.split("\n")
+    out = []
+    for _, a, b in _promoted_bullets(text):
+        block = lines[a : b + 1]
+        keys = [m.strip() for ln in block for m in MARKER_RE.findall(ln)]
+        first = _strip_marker(block[0])
+        struck = bool(STRUCK_RE.match(first)) and any(STATUS_RE.search(ln) for ln in block)
+        body = first[2:-2] if struck else first
+        body = re.sub(r"\s*\((?:memory/[^()]*#L\d+[^()]*)\)\s*$", "", body)
+        out.append((keys[0], body, struck))
+    return out
+
+
+def _block_of(text: str, key: str) -> tuple[int, int] | None:
+    lines = text.split("\n")
+    for _, a, b in _promoted_bullets(text):
+        if any(same_fact(key, m.strip()) for ln in lines[a : b + 1] for m in MARKER_RE.findall(ln)):
+            return a, b
+    return None
+
+
+def _mark(text: str, key: str, how: str, day: dt.date, by: str = "") -> str:
+    """`text` with the promoted bullet of `key` struck and a status line under it."""
+    at = _block_of(text, key)
+    if at is None:
+        raise PromoteError(f"MEMORY.md: no promoted fact with the key {key}; clawmem promote --json --include-promoted lists them")
+    a, b = at
+    lines = text.split("\n")
+    first = lines[a]
+    if STRUCK_RE.match(first[2:]) and any(STATUS_RE.search(ln) for ln in lines[a : b + 1]):
+        raise PromoteError(f"MEMORY.md: the fact {key} is already superseded or retired; clawmem promote --reinstate {key} restores it")
+    why = f"superseded {day.isoformat()} by: {_normal(by)}" if how == "superseded" else f"retired {day.isoformat()}, no longer true"
+    lines[a] = f"- ~~{first[2:]}~~"
+    lines.insert(b + 1, f"  _{why}_ <!-- clawmem:{how} -->")
+    return "\n".join(lines)
+
+
+def _mark_all(text: str, keys: list[str], how: str, day: dt.date, by: str = "") -> str:
+    for k in keys:
+        text = _mark(text, k, how, day, by)
+    return text
+
+
+def _unmark(text: str, key: str) -> str:
+    at = _block_of(text, key)
+    if at is None:
+        raise PromoteError(f"MEMORY.md: no promoted fact with the key {key}; clawmem promote --json --include-promoted lists them")
+    a, b = at
+    lines = text.split("\n")
+    status = [i for i in range(a, b + 1) if STATUS_RE.search(lines[i])]
+    if not status or not STRUCK_RE.match(lines[a][2:]):
+        raise PromoteError(f"MEMORY.md: the fact {key} is neither superseded nor retired; nothing to reinstate")
+    for i in reversed(status):
+        del lines[i]
+    lines[a] = "- " + lines[a][4:-2]
+    return "\n".join(lines)
+
+
+def _note_dreams(engine, jr, entry: str) -> None:
+    _journaled(engine, jr, engine.workspace / "DREAMS.md", lambda cur: _dreams_head(cur) + entry)
+
+
+def retire(engine, key: str, today: dt.date | None = None) -> str:
+    """Mark the promoted fact of `key` retired (no longer true): kept in MEMORY.md, struck and
+    dated, left out of `clawmem context`; a journaled write, and DREAMS.md says so. Returns the fact."""
+    return _set_mark(engine, key, "retired", today)
+
+
+def reinstate(engine, key: str) -> str:
+    """Undo a supersede or retire of one promoted fact, and only that: the bullet is as it was."""
+    return _set_mark(engine, key, None, None)
+
+
+def _set_mark(engine, key: str, how: str | None, today: dt.date | None) -> str:
+    target = memory_path(engine.workspace)
+    text = files.read_file(target).text
+    fact = next((f for k, f, _ in promoted_facts(text) if same_fact(key, k)), None)
+    if fact is None:
+        raise PromoteError(f"MEMORY.md: no promoted fact with the key {key}; clawmem promote --json --include-promoted lists them")
+    day = today or dt.date.today()
+    transform = (lambda cur: _mark(cur, key, how, day)) if how else (lambda cur: _unmark(cur, key))
+    transform(text)  # refused before anything is written (not promoted, already marked, not marked)
+    stamp = dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M")
+    jr = _open_journal(engine.cfg)
+    try:
+        _journaled(engine, jr, target, transform)
+        _note_dreams(engine, jr, f"## {'Retired' if how else 'Reinstated'} {stamp}\n\n- {fact} ({key})\n")
+    finally:
+        if jr is not None:
+            jr.close()
+    return fact
+
+
+def standing_text(text: str) -> tuple[str, int]:
+    """MEMORY.md without its superseded and retired bullets (what an agent should still
+    believe), and how many were left out."""
+    lines = text.split("\n")
+    drop: set[int] = set()
+    n = 0
+    for _, a, b in _promoted_bullets(text):
+        if STRUCK_RE.match(lines[a][2:]) and any(STATUS_RE.search(lines[i]) for i in range(a, b + 1)):
+            drop.update(range(a, b + 1))
+            n += 1
+    return "\n".join(ln for i, ln in enumerate(lines) if i not in drop), n
 
 
 # ---------------------------------------------------------------------------- the budget
