@@ -854,3 +854,73 @@ def test_supersede_keeps_the_old_fact_struck_and_dated_undoable_alone_and_retire
     assert again.returncode != 0 and "already superseded or retired" in again.stderr and "Traceback" not in again.stderr
     bad = run_cli(*cli, "--retire", "memory:memory/2026-03-04.md:1:1:0123456789ab")
     assert bad.returncode != 0 and bad.stderr.count("\n") == 1 and "no promoted fact with the key" in bad.stderr
+
+
+# ----------------------------------------------------------------------------- model: nothing acknowledged is lost
+
+OPS = st.one_of(
+    st.tuples(st.just("apply"), st.lists(st.booleans(), min_size=8, max_size=8), st.lists(st.sampled_from(["", "confirm", "supersede"]), min_size=8, max_size=8)),
+    st.tuples(st.just("retire"), st.integers(0, 7)),
+    st.tuples(st.just("reinstate"), st.integers(0, 7)),
+    st.tuples(st.just("archive")),
+    st.tuples(st.just("person"), st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=30)),
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(limit=st.sampled_from([0, 700, 1200, 2500]), ops=st.lists(OPS, min_size=1, max_size=7))
+def test_model_every_acknowledged_promotion_is_in_memory_or_archive_and_journaled(make_engine, workspace, limit, ops):
+    """Any sequence of applies (with confirm or supersede), retires, reinstates, archives and a
+    person's own lines: every promotion reported as written is in MEMORY.md (standing or struck)
+    or in the archive, and is a journal version holding it; a person's lines are never lost; an
+    apply never takes MEMORY.md past its budget (or, when a person already did, any further)."""
+    (workspace / promote.ARCHIVE).unlink(missing_ok=True)
+    (workspace / "DREAMS.md").unlink(missing_ok=True)
+    write(workspace / "MEMORY.md", "# Memory\n\n## People\n- Sam runs the garden club.\n")
+    write(workspace / "memory" / "2026-03-04.md", ELENA_LOG)
+    write(workspace / "memory" / "2026-03-05.md", FIVE_FACTS)
+    eng = make_engine({"promote.memoryFileMaxChars": limit})
+    if not rows(eng):  # the recalls, once: the store outlives an example
+        for match, qs in ((4, ["Elena cat name", "Elena's cat", "cat called Pixel"]), (5, ["Elena Berlin", "Elena moved", "Berlin move"]),
+                          (7, ["Elena Lisbon", "Elena moved 2026", "Lisbon move"])):
+            recall_window(eng, "memory/2026-03-04.md", ELENA_LOG, 1, 9, match, qs, 0.9, days=(5, 3, 1))
+        for i, qs in enumerate(FIVE_QUERIES):
+            recall_window(eng, "memory/2026-03-05.md", FIVE_FACTS, 4 + i, 4 + i, 4 + i, qs, 0.9, days=(5, 3, 1))
+    gates = promote.Gates(0.3, 3, 2)
+    every = {c.fact: c.key for c in promote.preview(eng, gates, now=NOW, include_promoted=True)[0]}
+    assert len(every) == 8
+    keys = sorted(every.values())
+    acknowledged: list[promote.Outcome] = []
+    mine: list[str] = ["- Sam runs the garden club."]
+    memory = workspace / "MEMORY.md"
+    for op in ops:
+        before = len(memory.read_text())
+        if op[0] == "apply":
+            found = promote.preview(eng, gates, now=NOW)[0]
+            chosen = [c for c, take in zip(found, op[1]) if take]
+            how = dict(zip((c.key for c in found), op[2]))
+            got = promote.apply(eng, chosen, confirmed={k for k, h in how.items() if h == "confirm"},
+                                supersede={k for k, h in how.items() if h == "supersede"})
+            acknowledged += [o for o in got if o.promoted]
+            if limit:
+                assert len(memory.read_text()) <= max(limit, before)
+        elif op[0] in ("retire", "reinstate"):
+            try:
+                (promote.retire if op[0] == "retire" else promote.reinstate)(eng, keys[op[1]])
+            except promote.PromoteError as exc:
+                assert "\n" not in str(exc) and "MEMORY.md" in str(exc)
+        elif op[0] == "archive":
+            promote.archive_oldest(eng)
+        else:
+            line = "- " + " ".join(op[1].split())
+            if line.strip() != "-":
+                with open(memory, "a", encoding="utf-8") as f:
+                    f.write(line + "\n")
+                mine.append(line)
+        text = memory.read_text()
+        archive = (workspace / promote.ARCHIVE).read_text() if (workspace / promote.ARCHIVE).exists() else ""
+        assert all(ln in text.split("\n") for ln in mine)  # a person's lines, never lost
+        with journal.Journal(eng.cfg) as jr:
+            for o in acknowledged:
+                assert o.text in text or o.text in archive, o
+                assert o.version is not None and o.text in jr.data(o.version).decode()
