@@ -186,11 +186,10 @@ def answered(query: str, hit: dict) -> bool:
     conf = (hit.get("explain") or {}).get("confidence") or {}
     if conf.get("terms") or conf.get("exact"):
         return True
-    from ..text import normalize, query_terms, relaxed_terms
-    from ..search.evidence import QueryWords  # loaded already by the search being recorded
+    from ..text import mmr_tokens, normalize, query_terms, relaxed_terms
 
     terms = relaxed_terms(query) or query_terms(query)
-    return bool(terms) and bool(QueryWords(dict.fromkeys(terms, 1.0)).find(normalize(hit.get("snippet") or "")))
+    return not mmr_tokens(normalize(hit.get("snippet") or "")).isdisjoint(terms)  # the index's own tokens
 
 
 class RecallUnreadable(ClawmemError):
