@@ -831,22 +831,31 @@ def apply(engine, candidates: list[Candidate], *, edits: dict[str, str] | None =
                 continue
             fact = _bullet(c, body)
             archived = 0
+            superseding = any(same_fact(key, k) for k in supersede)
+
+            def grown(cur: str, fact=fact, superseding=superseding, c=c, body=body) -> str:
+                """MEMORY.md with this bullet and, superseding, the marks it adds: what the budget must hold."""
+                new = files.add_bullet(cur, _section(today), fact)[0]
+                return _mark_all(new, _contradicted(new, c), "superseded", today, body) if superseding else new
+
+            def over(cur: str) -> int:
+                return max(0, len(grown(cur)) - limit) if limit > 0 else 0
+
             try:
                 # the budget is kept before writing: the oldest promoted bullets (never one of
                 # this run's) go to the archive first, as OpenClaw compacts; what still does not fit waits
-                need = _overflow(files.read_file(target).text, fact, today, limit)
+                need = over(files.read_file(target).text)
                 if need > 0:
                     archived = _archive_blocks(engine, jr, _oldest_promoted(files.read_file(target).text, need, written), today)
-                    need = _overflow(files.read_file(target).text, fact, today, limit)
+                    need = over(files.read_file(target).text)
                 if need > 0:
                     outcomes.append(Outcome(key, citation, False, _no_room(rel, need, limit), archived=archived))
                     continue
 
                 def add(cur: str, fact=fact) -> str:
-                    new = files.add_bullet(cur, _section(today), fact)[0]
-                    if limit > 0 and len(new) > limit:  # someone wrote meanwhile: never past the budget
-                        raise _OverBudget(len(new) - limit)
-                    return new
+                    if over(cur):  # someone wrote meanwhile: never past the budget
+                        raise _OverBudget(over(cur))
+                    return files.add_bullet(cur, _section(today), fact)[0]
 
                 version = _journaled(engine, jr, target, add)
             except _OverBudget as over:
@@ -857,15 +866,13 @@ def apply(engine, candidates: list[Candidate], *, edits: dict[str, str] | None =
                 break
             written.add(fact_hash(c.fact or c.snippet))
             replaced: list[str] = []
-            if any(same_fact(key, k) for k in supersede):
-                old = [k for k, f, struck in promoted_facts(files.read_file(target).text)
-                       if not struck and not same_fact(k, c.key) and contradicts(c.fact, f)]
-                if old:
-                    try:
-                        _journaled(engine, jr, target, lambda cur, old=old, body=body: _mark_all(cur, old, "superseded", today, body))
-                    except PromoteError as exc:
-                        error = exc
+            old = _contradicted(files.read_file(target).text, c) if superseding else []
+            if old:
+                try:  # its own journal version: reinstate, or restore of that version, undoes the mark alone
+                    _journaled(engine, jr, target, lambda cur, old=old, body=body: _mark_all(cur, old, "superseded", today, body))
                     replaced = old
+                except PromoteError as exc:
+                    error = exc
             recall.decide(cfg, c.path, c.start, c.end, "promoted", body)
             outcomes.append(Outcome(c.key, c.fact_citation, True, text=body, version=version, archived=archived,
                                     superseded=replaced))
@@ -968,6 +975,11 @@ def _mark(text: str, key: str, how: str, day: dt.date, by: str = "") -> str:
     lines[a] = f"- ~~{first[2:]}~~"
     lines.insert(b + 1, f"  _{why}_ <!-- clawmem:{how} -->")
     return "\n".join(lines)
+
+
+def _contradicted(text: str, c: Candidate) -> list[str]:
+    """Keys of the standing promoted bullets of `text` that candidate `c`'s fact contradicts."""
+    return [k for k, f, struck in promoted_facts(text) if not struck and not same_fact(k, c.key) and contradicts(c.fact, f)]
 
 
 def _mark_all(text: str, keys: list[str], how: str, day: dt.date, by: str = "") -> str:
