@@ -120,11 +120,149 @@ def run_workspace(set_name: str, ws: str, queries: list[dict], tmp: Path) -> dic
             "chars": [len(b) for b in bullets], "before": before, "after": after, "questions": len(queries)}
 
 
+
+
+# ---------------------------------------------------------------------------- the seeded run
+
+# Facts a person would promote: durable, and what the agent keeps asking about (each with the
+# wordings it asks in, on different days).
+KEEPERS = [
+    ("The production database backup runs every night at two and keeps thirty days.",
+     ["database backup schedule", "when does the backup run", "production backup night", "how long are backups kept"]),
+    ("Priya owns the deploy pipeline for the payments server.",
+     ["who owns the deploy pipeline", "payments server deploy", "Priya deploy", "deploy pipeline owner"]),
+    ("The team meeting moved to Monday morning in room four.",
+     ["when is the team meeting", "team meeting room", "Monday meeting", "meeting moved"]),
+    ("Tom's password manager is the shared vault called Keystone.",
+     ["Tom password manager", "where are passwords kept", "Keystone vault", "shared password vault"]),
+    ("The staging server config lives in the infra repo under deploy/staging.",
+     ["staging server config", "where is the staging config", "infra repo staging", "staging config location"]),
+    ("Elena's cat is named Pixel and eats only fish.",
+     ["Elena cat name", "what is Elena's cat called", "Pixel cat food", "Elena pet"]),
+    ("The London trip is booked for the week of the release deadline.",
+     ["London trip dates", "when is the London trip", "trip booked London", "release deadline trip"]),
+    ("The search index is rebuilt after every version update.",
+     ["search index rebuild", "when is the index rebuilt", "index after update", "rebuild search index"]),
+    ("Mother's doctor appointment is on Friday afternoon each month.",
+     ["mother doctor appointment", "when is the doctor appointment", "doctor Friday", "appointment each month"]),
+    ("The budget for the garden project is capped at two thousand.",
+     ["garden project budget", "how much for the garden", "garden budget cap", "budget garden project"]),
+]
+# A day's other lines: events of one day, nobody asks about them again
+CHATTER = [
+    "Lunch was pasta with garlic and tomato.", "Rain all evening, stayed in with a movie.",
+    "Bought bread and cheese at the market.", "Walked the dog after work, the park was full.",
+    "Coffee with a friend from school, talked about books.", "Slept badly, the neighbours had a party.",
+    "Watched the football game, a draw.", "Cooked dinner for the family, the oven is slow.",
+    "The train was late again this morning.", "Went to the gym before breakfast.",
+    "Snow on the trees, the city was quiet.", "Paid the bank fee, it went up again.",
+    "Tried a new tea, too sweet.", "The flower shop on the corner closed.",
+    "Music too loud in the office today.", "A bird got into the kitchen.",
+]
+# What the agent keeps asking that the memory does not hold: whatever it lists is chance
+TRAPS = [
+    ["when do CI secrets need rotating", "CI secrets expiry", "rotate CI secrets", "CI secret update"],
+    ["what is the wifi router model", "wifi router", "router model number", "which router do we have"],
+    ["Kubernetes ingress timeout", "ingress timeout setting", "ingress controller timeout", "timeout for ingress"],
+    ["which dentist does Sam use", "Sam dentist", "dentist name", "Sam's dentist appointment"],
+    # traps sharing an everyday word with a day's chatter ("bank", "train", "coffee")
+    ["bank account number for payroll", "payroll bank account", "which bank account pays salaries", "bank details payroll"],
+    ["train pass renewal date", "when does the train pass expire", "renew train pass", "train pass"],
+]
+
+
+def seeded_run(seed: int, tmp: Path, model: Path | None, count_every_hit: bool) -> dict:
+    """One seeded multi-day run: fourteen daily logs (the keepers among chatter), an agent asking
+    about the keepers on several days, asking the traps as often and one-off questions about
+    the chatter; then `clawmem promote --apply` with the command's gates. Every bullet written
+    is judged against the keepers: precision = keeper bullets / bullets written."""
+    import random
+
+    from clawmem.engine import Engine, load_config
+    from clawmem.engine.consolidate import promote, recall
+
+    rng = random.Random(seed)
+    root = tmp / f"seeded-{seed}-{'every' if count_every_hit else 'answered'}"
+    (root / "memory").mkdir(parents=True)
+    os.environ["XDG_DATA_HOME"] = str(root / "data")  # its own recall store and journal
+    (root / "MEMORY.md").write_text("# Memory\n\n## People\n- Sam runs the garden club.\n", encoding="utf-8")
+    start = dt.date(2026, 5, 1)
+    days = [start + dt.timedelta(days=i) for i in range(14)]
+    placed = {i: rng.randrange(0, 7) for i in range(len(KEEPERS))}  # each keeper written in the first week
+    for d, day in enumerate(days):
+        lines = rng.sample(CHATTER, 5) + [KEEPERS[i][0] for i, at in placed.items() if at == d]
+        rng.shuffle(lines)
+        body = "".join(f"\n## {9 + k}:00\n- {ln}\n" for k, ln in enumerate(lines))
+        (root / "memory" / f"{day.isoformat()}.md").write_text(f"# {day.isoformat()}\n{body}", encoding="utf-8")
+    over = {"sync.onSearch": False, "store.path": str(root / "index.sqlite")}
+    over.update({"provider": "local", "local.modelPath": str(model)} if model else {"provider": "none"})
+    cfg = load_config(None, workspace=str(root), overrides=over)
+    eng = Engine(cfg, persistent=True)
+    eng.run_index(reason="bench")
+    asks: list[tuple[dt.date, str]] = []
+    for i, (_, wordings) in enumerate(KEEPERS):
+        for w, d in zip(wordings, rng.sample(range(placed[i] + 1, 14), 4)):
+            asks.append((days[d], w))
+    for wordings in TRAPS:  # asked on five days, as an agent re-asks what it cannot find (some wordings again)
+        for w, d in zip(wordings + wordings[:1], rng.sample(range(1, 14), 5)):
+            asks.append((days[d], w))
+    for line in rng.sample(CHATTER, 8):  # one-off questions about a day's events
+        asks.append((days[rng.randrange(1, 14)], " ".join(line.split()[:4])))
+    answered = recall.answered
+    if count_every_hit:  # the rule before this change: every hit shown above the threshold is a recall
+        recall.answered = lambda query, hit: True
+    try:
+        for day, q in sorted(asks):
+            at = dt.datetime.combine(day, dt.time(10, rng.randrange(60)))
+            res = eng.search(q, now=at, private=True, stale_check=False)
+            recall.record(cfg, q, res["results"], now=at.timestamp())
+    finally:
+        recall.answered = answered
+    latest = dt.datetime.combine(days[-1] + dt.timedelta(days=1), dt.time(9))
+    found, _ = promote.preview(eng, promote.COMMAND, now=latest.timestamp())
+    outcomes = promote.apply(eng, found, today=latest.date())
+    eng.close()
+    recall.close_all()
+    keepers = {k for k, _ in KEEPERS}
+    written = [o.text for o in outcomes if o.promoted]
+    return {"bullets": len(written), "keepers": sum(t in keepers for t in written), "asked": len(KEEPERS),
+            "held": sum(o.reason.startswith("contradicts") for o in outcomes), "wrong": [t for t in written if t not in keepers]}
+
+
+def seeded(seeds: list[int], use_model: bool) -> None:
+    model = None
+    with tempfile.TemporaryDirectory(prefix="clawmem-promote-seeded-") as tmp_name:
+        tmp = Path(tmp_name)
+        if use_model:
+            sys.path.insert(0, str(ROOT.parent / "tests"))
+            from tinymodel import make
+
+            model = make(tmp / "tiny-bert.gguf")
+        print(f"seeds {seeds[0]}..{seeds[-1]}, {'tiny GGUF model (tests/tinymodel.py), hybrid' if model else 'keyword-only'}; "
+              "command gates 0.75 / 3 / 2")
+        print("| a recall is | bullets written | on facts a person would promote | precision | keepers promoted / asked about | held (contradiction) |")
+        print("|---|---|---|---|---|---|")
+        for every in (True, False):
+            runs = [seeded_run(s, tmp, model, every) for s in seeds]
+            bullets, good = sum(r["bullets"] for r in runs), sum(r["keepers"] for r in runs)
+            prec = f"{good / bullets:.2f}" if bullets else "-"
+            label = "every hit shown above the threshold (before)" if every else "a hit holding a query word (now)"
+            print(f"| {label} | {bullets} | {good} | {prec} | {good} / {sum(r['asked'] for r in runs)} | {sum(r['held'] for r in runs)} |")
+            for r in runs:
+                for t in r["wrong"][:3]:
+                    print(f"  not a keeper: {t}", file=sys.stderr)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sets", default=",".join(E.SETS))
     ap.add_argument("--limit", type=int, help="at most N questions per set")
+    ap.add_argument("--seeded", type=int, metavar="N", help="instead: the seeded multi-day run with distractors, N seeds")
+    ap.add_argument("--keyword-only", action="store_true", help="with --seeded: no embedding model")
     args = ap.parse_args()
+    if args.seeded:
+        seeded(list(range(1, args.seeded + 1)), not args.keyword_only)
+        return
     rows = []
     with tempfile.TemporaryDirectory(prefix="clawmem-promote-bench-") as tmp_name:
         tmp = Path(tmp_name)

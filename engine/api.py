@@ -471,6 +471,24 @@ class Engine:
 
         return promote.budget_state(self)
 
+    def promotion_forecast(self, candidates) -> dict:
+        """MEMORY.md's size after `promote` would write these, and what it would archive first."""
+        from .consolidate import promote
+
+        return promote.forecast(self, candidates)
+
+    def retire_promoted(self, key: str) -> str:
+        """Mark a promoted fact no longer true (kept, struck, left out of context); its text."""
+        from .consolidate import promote
+
+        return promote.retire(self, key)
+
+    def reinstate_promoted(self, key: str) -> str:
+        """Undo a supersede or retire of one promoted fact; its text."""
+        from .consolidate import promote
+
+        return promote.reinstate(self, key)
+
     def archive_promoted(self) -> dict:
         from .consolidate import promote
 

@@ -183,7 +183,7 @@ def test_apply_writes_memory_md_journal_and_dreams_then_restore_undoes_it(notes,
     assert "## Promoted From Short-Term Memory (2026-03-10)\n- Decided: the database migration runs on Fridays" in text
     assert f"<!-- openclaw-memory-promotion:{found[0].key} -->" in text and f"({found[0].entry_citation})" in text
     dreams = (workspace / "DREAMS.md").read_text()
-    assert "1 of 1 promoted to MEMORY.md" in dreams and found[0].citation in dreams
+    assert "1 of 1 promoted to MEMORY.md" in dreams and found[0].fact_citation in dreams
     # offered no more, except with include_promoted
     assert promote.preview(eng, now=NOW)[0] == []
     assert [c.promoted for c in promote.preview(eng, include_promoted=True, now=NOW)[0]] == [True]
@@ -436,11 +436,11 @@ def test_contradiction_is_a_shared_opening_with_different_endings():
 
 def test_only_hits_shown_above_the_threshold_are_recalls(notes, make_engine):
     eng = make_engine()
-    hit = {"path": "memory/2026-03-01.md", "startLine": 1, "endLine": 4, "snippet": "x", "matchLine": 2}
-    assert recall.record(eng.cfg, "q", [{**hit, "score": 0.0}]) == 0  # never a score of 0
-    assert recall.record(eng.cfg, "q", [{**hit, "score": 0.2}]) == 0  # below query.minScore (0.35)
-    assert recall.record(eng.cfg, "q", [{**hit, "score": 0.2}], min_score=0.1) == 1  # the threshold the search used
-    assert recall.record(eng.cfg, "q", [{**hit, "score": 0.5}]) == 1
+    hit = {"path": "memory/2026-03-01.md", "startLine": 1, "endLine": 4, "snippet": "the migration runs", "matchLine": 2}
+    assert recall.record(eng.cfg, "migration", [{**hit, "score": 0.0}]) == 0  # never a score of 0
+    assert recall.record(eng.cfg, "migration", [{**hit, "score": 0.2}]) == 0  # below query.minScore (0.35)
+    assert recall.record(eng.cfg, "migration", [{**hit, "score": 0.2}], min_score=0.1) == 1  # the threshold the search used
+    assert recall.record(eng.cfg, "migration", [{**hit, "score": 0.5}]) == 1
     # a real search: an incidental hit listed below the threshold is not recorded
     eng = indexed(make_engine)
     res = eng.search("garden migration heron", private=True, max_results=10)
@@ -596,3 +596,331 @@ def test_lines_removed_above_the_fact_move_it_up(notes, make_engine, workspace):
     assert again.lines and again.lines[0] == daily.read_text().splitlines()[again.start - 1]
     [o] = promote.apply(eng, [again])
     assert o.promoted and f"(memory/2026-03-01.md#L{c.fact_start - 2})" in (workspace / "MEMORY.md").read_text()
+
+
+# ----------------------------------------------------------------------------- keys that name facts
+
+ELENA_LOG = """# 2026-03-04
+
+## Notes
+- Elena's cat is named Pixel.
+- Elena moved to Berlin in 2024.
+- Bought a new kettle, the old one leaked.
+- Elena moved to Lisbon in 2026.
+- Call the plumber about the sink.
+- Tried the ramen place on Hill Street.
+"""
+
+
+def recall_window(eng, path, text, start, end, match, queries, score, days=(8, 6, 3, 1)):
+    """Hits as a search shows them: the same cited window (start..end), the matched line of one fact."""
+    lines = text.splitlines()
+    hit = {"path": path, "startLine": start, "endLine": end, "matchLine": match, "score": score,
+           "snippet": "\n".join(lines[start - 1 : end])}
+    for q, ago in zip(queries, days):
+        assert recall.record(eng.cfg, q, [hit], now=NOW - ago * DAY) == 1
+
+
+def test_two_facts_of_one_window_have_two_keys_and_a_contradiction_always_waits_for_confirm(notes, make_engine, workspace):
+    write(workspace / "memory" / "2026-03-04.md", ELENA_LOG)
+    eng = indexed(make_engine)
+    path = "memory/2026-03-04.md"
+    recall_window(eng, path, ELENA_LOG, 1, 9, 4, ["Elena cat name", "Elena's cat", "cat called Pixel", "Elena cat"], 0.95)
+    recall_window(eng, path, ELENA_LOG, 1, 9, 5, ["where did Elena move", "Elena Berlin", "Elena moved"], 0.7, days=(5, 3, 2))
+    recall_window(eng, path, ELENA_LOG, 1, 9, 7, ["Elena Lisbon", "Elena moved 2026", "where does Elena live"], 0.85, days=(4, 2, 1))
+    gates = promote.Gates(0.5, 3, 2)
+    found, _ = promote.preview(eng, gates, now=NOW)
+    pixel, berlin, lisbon = (next(c for c in found if w in c.fact) for w in ("Pixel", "Berlin", "Lisbon"))
+    assert len({pixel.key, berlin.key, lisbon.key}) == 3  # one window, three facts, three keys
+    outcomes = promote.apply(eng, found, today=dt.date(2026, 3, 10))
+    assert {o.text or o.reason[:11] for o in outcomes} == {"Elena's cat is named Pixel.", "contradicts"}
+    # the second fact of the window is still offered, and its partner still shows the contradiction
+    again, _ = promote.preview(eng, gates, now=NOW)
+    assert sorted(c.fact for c in again) == ["Elena moved to Berlin in 2024.", "Elena moved to Lisbon in 2026."]
+    lisbon = next(c for c in again if "Lisbon" in c.fact)
+    assert lisbon.conflicts == ["Elena moved to Berlin in 2024. (memory/2026-03-04.md#L5)"]
+    memory = (workspace / "MEMORY.md").read_bytes()
+    assert not any(o.promoted for o in promote.apply(eng, again))  # a plain apply writes neither
+    assert (workspace / "MEMORY.md").read_bytes() == memory
+    # --confirm with the key the preview printed writes Berlin, and only Berlin
+    shown = json.loads(run_cli("--workspace", str(workspace), "promote", "--min-score", "0.5", "--json").stdout)
+    key = next(c["key"] for c in shown["candidates"] if "Berlin" in c["fact"])
+    assert key == berlin.key
+    got = json.loads(run_cli("--workspace", str(workspace), "promote", "--min-score", "0.5", "--apply", "--confirm", key, "--json").stdout)
+    assert [a["text"] for a in got["applied"] if a["promoted"]] == ["Elena moved to Berlin in 2024."]
+    text = (workspace / "MEMORY.md").read_text()
+    assert "Elena moved to Berlin in 2024." in text and "Lisbon" not in text
+    # DREAMS.md credits each outcome with its own candidate's score
+    dreams = (workspace / "DREAMS.md").read_text()
+    assert f"promoted: Elena's cat is named Pixel. (memory/2026-03-04.md#L4) (score {pixel.score:.3f}" in dreams
+    berlin_now = next(c for c in shown["candidates"] if "Berlin" in c["fact"])
+    assert f"promoted: Elena moved to Berlin in 2024. (memory/2026-03-04.md#L5) (score {berlin_now['score']:.3f}" in dreams
+    # now MEMORY.md says Berlin: Lisbon stays held, whatever was applied before
+    [lisbon] = promote.preview(eng, gates, now=NOW)[0]
+    assert lisbon.conflicts == ["Elena moved to Berlin in 2024. (MEMORY.md)"]
+    assert not promote.apply(eng, [lisbon])[0].promoted
+
+
+# ----------------------------------------------------------------------------- a recall is evidence
+
+STAGING_LOG = """# 2026-03-03
+
+## 11:00
+- The staging database password rotates every ninety days.
+- The Postgres connection pool is capped at 40 connections per service.
+"""
+
+
+def test_a_vector_only_hit_holding_no_query_word_is_not_a_recall(notes, make_engine, workspace):
+    write(workspace / "memory" / "2026-03-03.md", STAGING_LOG)
+    write(workspace / "memory" / "2026-03-04.md", CAT_LOG)
+    eng = indexed(make_engine)
+    staging = {"path": "memory/2026-03-03.md", "startLine": 4, "endLine": 4, "matchLine": 4, "score": 0.6,
+               "snippet": "- The staging database password rotates every ninety days."}
+    pool = {"path": "memory/2026-03-03.md", "startLine": 5, "endLine": 5, "matchLine": 5, "score": 0.82,
+            "snippet": "- The Postgres connection pool is capped at 40 connections per service."}
+    bike = {"path": "memory/2026-03-04.md", "startLine": 7, "endLine": 7, "matchLine": 7, "score": 0.6,
+            "snippet": "- The bike needs a new chain before the trip to Porto."}
+    for ago in (9, 7, 5, 3, 1):  # five days of the same two questions; the vector side lists its neighbours
+        recall.record(eng.cfg, "Postgres connection pool", [pool, staging], now=NOW - ago * DAY)
+        recall.record(eng.cfg, "when do CI secrets need updating", [bike], now=NOW - ago * DAY)
+    assert {r.snippet for r in rows(eng)} == {pool["snippet"]}
+    found, _ = promote.preview(eng, now=NOW)
+    assert [c.fact for c in found] == ["The Postgres connection pool is capped at 40 connections per service."]
+    promote.apply(eng, found)
+    text = (workspace / "MEMORY.md").read_text()
+    assert "bike" not in text and "staging" not in text
+    # the hit's own evidence may say it holds a query word the snippet spells otherwise
+    assert recall.record(eng.cfg, "bike chain", [{**bike, "explain": {"confidence": {"terms": ["chain"]}}}]) == 1
+    assert recall.record(eng.cfg, "bike chain", [{**staging, "explain": {"confidence": {"terms": []}}}]) == 0
+
+
+# ----------------------------------------------------------------------------- the budget, kept before writing
+
+FIVE_FACTS = """# 2026-03-05
+
+## Notes
+- The ledger service deploys from the release branch every Tuesday at noon after the smoke tests pass.
+- Marta keeps the vendor contracts in the shared drive under finance slash contracts twenty twenty six.
+- The staging cluster runs three nodes in the Frankfurt region and scales to six during load tests.
+- Priya owns the on-call rotation spreadsheet and updates it on the first Monday of each month.
+- The office wifi password changes every quarter and is posted on the kitchen noticeboard.
+"""
+FIVE_QUERIES = [["ledger deploys", "ledger release branch", "ledger Tuesday"],
+                ["vendor contracts", "Marta contracts", "contracts shared drive"],
+                ["staging cluster nodes", "Frankfurt staging", "staging cluster"],
+                ["on-call rotation", "Priya rotation", "rotation spreadsheet"],
+                ["wifi password", "office wifi", "wifi noticeboard"]]
+
+
+def five_candidates(eng):
+    for i, qs in enumerate(FIVE_QUERIES):
+        recall_window(eng, "memory/2026-03-05.md", FIVE_FACTS, 4 + i, 4 + i, 4 + i, qs, 0.9, days=(5, 3, 1))
+    found, _ = promote.preview(eng, promote.Gates(0.5, 3, 2), now=NOW)
+    assert len(found) == 5
+    return found
+
+
+def memory_at(size: int, promoted: int) -> str:
+    """MEMORY.md of exactly `size` characters: `promoted` old promoted bullets, the rest a person's lines."""
+    old = "".join(f"- Old promoted fact number {i} about the garden shed. (memory/2026-01-{i + 1:02d}.md#L3)\n"
+                  f"  <!-- openclaw-memory-promotion:memory:memory/2026-01-{i + 1:02d}.md:3:3 -->\n" for i in range(promoted))
+    tail = "\n## Promoted From Short-Term Memory (2026-02-01)\n" + old if promoted else ""
+    head = "# Memory\n\n## Notes\n"
+    mine = ""
+    while len(head + mine + tail) < size:
+        mine += "- " + "a person's own note, kept as written. "[: max(1, min(40, size - len(head + mine + tail) - 3))].rstrip() + "\n"
+    text = head + mine + tail
+    return text[:size - 1] + "\n" if len(text) > size else text
+
+
+def test_apply_archives_the_oldest_promoted_bullets_first_and_never_passes_the_budget(notes, make_engine, workspace):
+    text = memory_at(9500, promoted=12)
+    assert len(text) == 9500
+    write(workspace / "MEMORY.md", text)
+    write(workspace / "memory" / "2026-03-05.md", FIVE_FACTS)
+    eng = indexed(make_engine)
+    found = five_candidates(eng)
+    ahead = promote.forecast(eng, found)
+    assert ahead["chars"] == 9500 and ahead["after"] <= 10000 and ahead["archive"] > 0 and ahead["unfit"] == []
+    shown = run_cli("--workspace", str(workspace), "promote", "--min-score", "0.3")
+    assert "--apply would take MEMORY.md from 9500 to" in shown.stdout and "oldest promoted bullet" in shown.stdout
+    outcomes = promote.apply(eng, found)
+    after = (workspace / "MEMORY.md").read_text()
+    assert all(o.promoted for o in outcomes) and len(after) <= 10000
+    assert sum(o.archived for o in outcomes) == ahead["archive"]
+    archive = (workspace / promote.ARCHIVE).read_text()
+    for line in text.splitlines():  # nothing lost: every old line is in MEMORY.md or the archive
+        assert line in after.splitlines() or line in archive.splitlines() or line.startswith("## Promoted")
+    assert all(o.text in after for o in outcomes)  # this run's bullets are never the ones archived
+    assert "moved to memory/promoted-archive.md first" in (workspace / "DREAMS.md").read_text()
+
+
+def test_apply_stops_and_says_what_to_do_when_nothing_can_be_archived(notes, make_engine, workspace):
+    text = memory_at(9500, promoted=0)
+    write(workspace / "MEMORY.md", text)
+    write(workspace / "memory" / "2026-03-05.md", FIVE_FACTS)
+    eng = indexed(make_engine)
+    found = five_candidates(eng)
+    ahead = promote.forecast(eng, found)
+    assert ahead["after"] <= 10000 and ahead["unfit"]
+    outcomes = promote.apply(eng, found)
+    after = (workspace / "MEMORY.md").read_text()
+    assert len(after) <= 10000 and after.startswith(text)
+    waiting = [o for o in outcomes if not o.promoted]
+    assert len(waiting) == len(ahead["unfit"]) >= 1
+    assert all("over its budget of 10000" in o.reason and "promote.memoryFileMaxChars" in o.reason for o in waiting)
+
+
+# ----------------------------------------------------------------------------- code blocks kept whole
+
+LEDGER_LOG = """# 2026-03-06
+
+## 14:00
+To dump the ledger database we use:
+
+```sh
+pg_dump --format=custom ledger > ledger.dump
+```
+
+Lunch was late, the ramen place was full.
+"""
+
+
+def test_a_code_block_is_one_fact_with_the_sentence_that_introduces_it(notes, make_engine, workspace):
+    write(workspace / "memory" / "2026-03-06.md", LEDGER_LOG)
+    eng = indexed(make_engine)
+    path = "memory/2026-03-06.md"
+    recall_window(eng, path, LEDGER_LOG, 3, 8, 4, ["dump the ledger database", "ledger database dump", "how to dump ledger"], 0.9)
+    recall_window(eng, path, LEDGER_LOG, 5, 8, 7, ["pg_dump ledger", "pg_dump format custom", "ledger.dump file"], 0.9)
+    found, _ = promote.preview(eng, promote.Gates(0.5, 3, 2), now=NOW)
+    [c] = found  # one candidate, whichever line the queries matched
+    assert c.fact == "To dump the ledger database we use:\n```sh\npg_dump --format=custom ledger > ledger.dump\n```"
+    assert (c.fact_start, c.fact_end) == (4, 8) and c.recalls == 6
+    [o] = promote.apply(eng, [c])
+    assert o.promoted
+    text = (workspace / "MEMORY.md").read_text()
+    assert ("- To dump the ledger database we use: (memory/2026-03-06.md#L4-L8)\n  ```sh\n"
+            "  pg_dump --format=custom ledger > ledger.dump\n  ```\n  <!-- openclaw-memory-promotion:") in text
+    assert promote.preview(eng, promote.Gates(0.5, 3, 2), now=NOW)[0] == []  # promoted: not offered again
+    # a block inside a long paragraph's log, matched on the fence itself, still comes whole
+    a, b, fact = promote.fact_span(LEDGER_LOG.splitlines(), 5, ["pg_dump"])
+    assert (a, b) == (3, 7) and fact.startswith("To dump the ledger database we use:\n```sh")
+
+
+# ----------------------------------------------------------------------------- supersede, retire, never lose
+
+
+def test_supersede_keeps_the_old_fact_struck_and_dated_undoable_alone_and_retire(notes, make_engine, workspace):
+    write(workspace / "memory" / "2026-03-04.md", ELENA_LOG)
+    eng = indexed(make_engine)
+    path = "memory/2026-03-04.md"
+    recall_window(eng, path, ELENA_LOG, 1, 9, 5, ["where did Elena move", "Elena Berlin", "Elena moved"], 0.9, days=(5, 3, 2))
+    recall_window(eng, path, ELENA_LOG, 1, 9, 7, ["Elena Lisbon", "Elena moved 2026", "where does Elena live"], 0.9, days=(4, 2, 1))
+    gates = promote.Gates(0.3, 3, 2)
+    berlin = next(c for c in promote.preview(eng, gates, now=NOW)[0] if "Berlin" in c.fact)
+    assert promote.apply(eng, [berlin], confirmed={berlin.key})[0].promoted
+    with_berlin = (workspace / "MEMORY.md").read_text()
+    [lisbon] = promote.preview(eng, gates, now=NOW)[0]
+    assert lisbon.replaces == [berlin.key] and lisbon.conflicts == ["Elena moved to Berlin in 2024. (MEMORY.md)"]
+    cli = ("--workspace", str(workspace), "promote", "--min-score", "0.3")
+    shown = run_cli(*cli)
+    assert f"supersede: --apply --supersede {lisbon.key}" in shown.stdout
+    got = run_cli(*cli, "--apply", "--supersede", lisbon.key)
+    assert got.returncode == 0 and f"superseded {berlin.key}" in got.stdout, got.stderr
+    text = (workspace / "MEMORY.md").read_text()
+    today = dt.date.today().isoformat()
+    assert "- ~~Elena moved to Berlin in 2024. (memory/2026-03-04.md#L5)~~" in text  # kept, struck
+    assert f"  _superseded {today} by: Elena moved to Lisbon in 2026._ <!-- clawmem:superseded -->" in text
+    assert "- Elena moved to Lisbon in 2026. (memory/2026-03-04.md#L7)" in text
+    assert f"superseding {berlin.key}" in (workspace / "DREAMS.md").read_text()
+    with journal.Journal(eng.cfg) as jr:  # the new fact, then the mark: each its own version
+        assert [v.writer for v in jr.versions("MEMORY.md")][-3:] == ["clawmem promote"] * 3
+    # clawmem context leaves the superseded fact out, and says so
+    ctx = json.loads(run_cli("--workspace", str(workspace), "context", "--json").stdout)
+    assert "Berlin" not in ctx["text"] and "Lisbon" in ctx["text"] and "1 superseded or retired fact" in ctx["text"]
+    assert promote.preview(eng, gates, now=NOW)[0] == []  # neither is offered again
+    # undone alone: Berlin is back as it was, Lisbon stays
+    assert run_cli(*cli, "--reinstate", berlin.key).returncode == 0
+    text = (workspace / "MEMORY.md").read_text()
+    assert text.startswith(with_berlin.rstrip("\n")) and "- Elena moved to Lisbon in 2026." in text and "clawmem:superseded" not in text
+    # a fact no longer true: retired, kept, struck, out of context
+    got = run_cli(*cli, "--retire", lisbon.key)
+    assert got.returncode == 0 and got.stdout.startswith(f"retired {lisbon.key}: Elena moved to Lisbon in 2026.")
+    text = (workspace / "MEMORY.md").read_text()
+    assert f"- ~~Elena moved to Lisbon in 2026. (memory/2026-03-04.md#L7)~~\n" in text and f"_retired {today}, no longer true_" in text
+    assert "Lisbon" not in json.loads(run_cli("--workspace", str(workspace), "context", "--json").stdout)["text"]
+    again = run_cli(*cli, "--retire", lisbon.key)
+    assert again.returncode != 0 and "already superseded or retired" in again.stderr and "Traceback" not in again.stderr
+    bad = run_cli(*cli, "--retire", "memory:memory/2026-03-04.md:1:1:0123456789ab")
+    assert bad.returncode != 0 and bad.stderr.count("\n") == 1 and "no promoted fact with the key" in bad.stderr
+
+
+# ----------------------------------------------------------------------------- model: nothing acknowledged is lost
+
+OPS = st.one_of(
+    st.tuples(st.just("apply"), st.lists(st.booleans(), min_size=8, max_size=8), st.lists(st.sampled_from(["", "confirm", "supersede"]), min_size=8, max_size=8)),
+    st.tuples(st.just("retire"), st.integers(0, 7)),
+    st.tuples(st.just("reinstate"), st.integers(0, 7)),
+    st.tuples(st.just("archive")),
+    st.tuples(st.just("person"), st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=30)),
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(limit=st.sampled_from([0, 700, 1200, 2500]), ops=st.lists(OPS, min_size=1, max_size=7))
+def test_model_every_acknowledged_promotion_is_in_memory_or_archive_and_journaled(make_engine, workspace, limit, ops):
+    """Any sequence of applies (with confirm or supersede), retires, reinstates, archives and a
+    person's own lines: every promotion reported as written is in MEMORY.md (standing or struck)
+    or in the archive, and is a journal version holding it; a person's lines are never lost; an
+    apply never takes MEMORY.md past its budget (or, when a person already did, any further)."""
+    (workspace / promote.ARCHIVE).unlink(missing_ok=True)
+    (workspace / "DREAMS.md").unlink(missing_ok=True)
+    write(workspace / "MEMORY.md", "# Memory\n\n## People\n- Sam runs the garden club.\n")
+    write(workspace / "memory" / "2026-03-04.md", ELENA_LOG)
+    write(workspace / "memory" / "2026-03-05.md", FIVE_FACTS)
+    eng = make_engine({"promote.memoryFileMaxChars": limit})
+    if not rows(eng):  # the recalls, once: the store outlives an example
+        for match, qs in ((4, ["Elena cat name", "Elena's cat", "cat called Pixel"]), (5, ["Elena Berlin", "Elena moved", "Berlin move"]),
+                          (7, ["Elena Lisbon", "Elena moved 2026", "Lisbon move"])):
+            recall_window(eng, "memory/2026-03-04.md", ELENA_LOG, 1, 9, match, qs, 0.9, days=(5, 3, 1))
+        for i, qs in enumerate(FIVE_QUERIES):
+            recall_window(eng, "memory/2026-03-05.md", FIVE_FACTS, 4 + i, 4 + i, 4 + i, qs, 0.9, days=(5, 3, 1))
+    gates = promote.Gates(0.3, 3, 2)
+    every = {c.fact: c.key for c in promote.preview(eng, gates, now=NOW, include_promoted=True)[0]}
+    assert len(every) == 8
+    keys = sorted(every.values())
+    acknowledged: list[promote.Outcome] = []
+    mine: list[str] = ["- Sam runs the garden club."]
+    memory = workspace / "MEMORY.md"
+    for op in ops:
+        before = len(memory.read_text())
+        if op[0] == "apply":
+            found = promote.preview(eng, gates, now=NOW)[0]
+            chosen = [c for c, take in zip(found, op[1]) if take]
+            how = dict(zip((c.key for c in found), op[2]))
+            got = promote.apply(eng, chosen, confirmed={k for k, h in how.items() if h == "confirm"},
+                                supersede={k for k, h in how.items() if h == "supersede"})
+            acknowledged += [o for o in got if o.promoted]
+            if limit:
+                assert len(memory.read_text()) <= max(limit, before)
+        elif op[0] in ("retire", "reinstate"):
+            try:
+                (promote.retire if op[0] == "retire" else promote.reinstate)(eng, keys[op[1]])
+            except promote.PromoteError as exc:
+                assert "\n" not in str(exc) and "MEMORY.md" in str(exc)
+        elif op[0] == "archive":
+            promote.archive_oldest(eng)
+        else:
+            line = "- " + " ".join(op[1].split())
+            if line.strip() != "-":
+                with open(memory, "a", encoding="utf-8") as f:
+                    f.write(line + "\n")
+                mine.append(line)
+        text = memory.read_text()
+        archive = (workspace / promote.ARCHIVE).read_text() if (workspace / promote.ARCHIVE).exists() else ""
+        assert all(ln in text.split("\n") for ln in mine)  # a person's lines, never lost
+        with journal.Journal(eng.cfg) as jr:
+            for o in acknowledged:
+                assert o.text in text or o.text in archive, o
+                assert o.version is not None and o.text in jr.data(o.version).decode()

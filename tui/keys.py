@@ -42,6 +42,8 @@ PROMOTE_KEYS = [
     Key("promote.accept", "a", "accept", "Accept", "Promote: write the selected passage to MEMORY.md now (undoable in History)"),
     Key("promote.edit", "e", "edit", "Edit", "Promote: edit the text, then ctrl+s accepts it"),
     Key("promote.reject", "x", "reject", "Reject", "Promote: never offer the selected passage again"),
+    Key("promote.supersede", "s", "supersede", "Supersede",
+        "Promote: write the selected fact and mark the promoted fact it contradicts superseded (kept, struck, dated)"),
     Key("promote.close", "escape", "close", "Back", "Promote: back to the tabs"),
 ]
 

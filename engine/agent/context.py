@@ -94,9 +94,16 @@ def session_context(engine, *, max_chars: int | None = None, session: str = "mai
             entries.append({"path": rel, "role": role, "exists": False, "chars": 0, "lines": 0, "includedChars": 0, "truncated": False})
             continue
         text = snap.text.replace("\r\n", "\n").replace("\r", "\n")  # as a text file reads it
+        struck = 0
+        if role == "long-term memory":  # a fact superseded or retired is no longer one to act on
+            from ..consolidate.promote import standing_text
+
+            text, struck = standing_text(text)
         lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
         cap = min(per_file, budget)
         entry: dict[str, Any] = {"path": rel, "role": role, "exists": True, "chars": len(text), "lines": lines}
+        if struck:
+            entry["supersededLeftOut"] = struck
         if len(text) <= cap:
             body = text
             entry.update(includedChars=len(text), truncated=False)
@@ -125,6 +132,10 @@ def session_context(engine, *, max_chars: int | None = None, session: str = "mai
     cut_files = [e for e in entries if e.get("truncated")]
     if cut_files:
         head += "\n" + "\n".join(f"> Truncated: {e['path']}: {e['cutChars']} chars ({e['cutLines']} lines) left out." for e in cut_files) + "\n"
+    struck = [e for e in entries if e.get("supersededLeftOut")]
+    if struck:  # said, so nobody takes the missing lines for lost ones
+        head += "\n" + "\n".join(f"> Left out: {e['path']}: {e['supersededLeftOut']} superseded or retired fact(s), "
+                                  "kept struck in the file (clawmem promote --reinstate KEY restores one)." for e in struck) + "\n"
     refused = [e for e in entries if e.get("error")]
     if refused:  # said in the text too, not only in --json: "no memory files yet" would be false
         head += "\n" + "\n".join(f"> Not read: {e['path']}: {e['error']}" for e in refused) + "\n"

@@ -426,10 +426,11 @@ def memory_promote(engine, keys: Any = None, limit: Any = None) -> dict:
         return {"error": str(exc)}
     found, _ = promote.preview(engine, promote.COMMAND)
     if keys is not None:
-        unknown = sorted(set(keys) - {c.key for c in found})
+        # a key names a fact (path and hash of its words): lines moved since the read still match
+        unknown = sorted(k for k in set(keys) if not any(promote.same_fact(k, c.key) for c in found))
         if unknown:
             return {"error": f"not a current candidate: {', '.join(unknown)} (read memory://promote for the keys)"}
-        found = [c for c in found if c.key in keys]
+        found = [c for c in found if any(promote.same_fact(k, c.key) for k in keys)]
     found = found[:n] if n is not None else found
     try:
         outcomes = promote.apply(engine, found)

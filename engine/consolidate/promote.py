@@ -32,6 +32,7 @@ oldest promoted bullets are offered for the archive file, never dropped.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import math
 import re
@@ -49,6 +50,7 @@ WEIGHTS = {"relevance": 0.30, "frequency": 0.24, "diversity": 0.15, "recency": 0
 HALF_LIFE_DAYS = 14.0
 SIMILAR = 0.9  # Jaccard of two facts' words at or above which they are one candidate
 FACT_CHARS = 160  # a promoted fact, at most (with its citation the bullet stays near 200)
+CODE_CHARS = 1200  # a code block with its introducing sentence, at most: kept whole, or not offered
 FACT_LINES = 3  # a bullet or sentence over more lines than this is narrowed to its best sentence
 SECTION = "Promoted From Short-Term Memory"  # OpenClaw's heading, so both tools share one section
 MARKER_RE = re.compile(r"<!--\s*openclaw-memory-promotion:([^\n]*?)\s*-->")
@@ -103,11 +105,15 @@ class Candidate:
     fact_end: int = 0
     also: list[str] = field(default_factory=list)  # citations of the same fact in other logs
     conflicts: list[str] = field(default_factory=list)  # facts it contradicts (other candidates, MEMORY.md lines)
+    replaces: list[str] = field(default_factory=list)  # keys of promoted bullets it contradicts: what "supersede" marks
     grounded: int = 0  # OpenClaw's grounded recalls (clawmem records none of its own)
 
     @property
     def key(self) -> str:
-        return f"memory:{self.path}:{self.start}:{self.end}"  # OpenClaw's entry key
+        """The promotion key names the fact, not the window it was cited through: its path,
+        its lines and a hash of its normalised text (two facts of one window have two keys)."""
+        s, e = (self.fact_start, self.fact_end) if self.fact else (self.start, self.end)
+        return f"memory:{self.path}:{s}:{e}:{fact_hash(self.fact or self.snippet)}"
 
     @property
     def citation(self) -> str:
@@ -174,8 +180,8 @@ def fact_span(lines: list[str], m: int, terms: list[str]) -> tuple[int, int, str
                   or HEADING_RE.match(lines[i])), -1)
         if m < 0 or HEADING_RE.match(lines[m]):
             return None
-    if _in_fence(lines, m):
-        return m, m, lines[m].strip()[:FACT_CHARS]
+    if FENCE_RE.match(lines[m]) or _in_fence(lines, m):
+        return _code_fact(lines, *_fence_around(lines, m))
     a = m
     while not LIST_RE.match(lines[a]) and a > 0 and plain(a - 1):
         a -= 1
@@ -186,6 +192,9 @@ def fact_span(lines: list[str], m: int, terms: list[str]) -> tuple[int, int, str
         b += 1
     parts = [_strip_marker(lines[i]) if i == a else lines[i].strip() for i in range(a, b + 1)]
     text = " ".join(p for p in parts if p)
+    fence = _fence_after(lines, b, text)
+    if fence is not None:  # the sentence introducing a code block: the block goes with it, whole
+        return _code_fact(lines, *fence, intro=(a, b))
     if len(text) <= FACT_CHARS and b - a + 1 <= FACT_LINES:
         return a, b, text
     # narrow to one sentence: the one holding most of the queries' words, then the one on the matched line
@@ -211,6 +220,54 @@ def fact_span(lines: list[str], m: int, terms: list[str]) -> tuple[int, int, str
         cut = sentence[:FACT_CHARS]
         sentence = (cut[: cut.rfind(" ")].rstrip() if " " in cut else cut) + "…"
     return first, last, sentence
+
+
+def _fence_around(lines: list[str], m: int) -> tuple[int, int]:
+    """The opening and closing fence lines (0-based) of the code block holding line m (the
+    last line of the file when it is never closed)."""
+    a = m if FENCE_RE.match(lines[m]) and not _in_fence(lines, m) else max(
+        i for i in range(m) if FENCE_RE.match(lines[i]) and not _in_fence(lines, i))
+    b = next((i for i in range(a + 1, len(lines)) if FENCE_RE.match(lines[i])), len(lines) - 1)
+    return a, b
+
+
+def _fence_after(lines: list[str], b: int, text: str) -> tuple[int, int] | None:
+    """The code block a paragraph ending on line b introduces: one opening on the next line, or
+    after one blank line when the paragraph ends with a colon ("… we use:")."""
+    nxt = b + 1
+    if nxt < len(lines) and not lines[nxt].strip() and text.rstrip().endswith(":"):
+        nxt += 1
+    if nxt < len(lines) and FENCE_RE.match(lines[nxt]) and not _in_fence(lines, nxt):
+        return _fence_around(lines, nxt)
+    return None
+
+
+def _code_fact(lines: list[str], a: int, b: int, intro: tuple[int, int] | None = None) -> tuple[int, int, str] | None:
+    """A code block as one fact, whole, with the sentence introducing it (the paragraph just
+    above it, when there is one): never a dangling "we use:" and a bare command apart. A block
+    over CODE_CHARS is no bullet for MEMORY.md (None: not offered)."""
+    if intro is None:
+        i = a - 1
+        if i >= 0 and not lines[i].strip() and i - 1 >= 0 and lines[i - 1].rstrip().endswith(":"):
+            i -= 1
+        if i >= 0 and lines[i].strip() and not HEADING_RE.match(lines[i]) and not FENCE_RE.match(lines[i]) \
+                and not _in_fence(lines, i) and has_words(lines[i]):
+            first = i
+            while first > 0 and lines[first - 1].strip() and not HEADING_RE.match(lines[first - 1]) \
+                    and not LIST_RE.match(lines[first]) and not FENCE_RE.match(lines[first - 1]):
+                first -= 1
+            intro = (first, i)
+    indent = len(lines[a]) - len(lines[a].lstrip())
+    code = [ln[indent:] if ln[:indent].strip() == "" else ln.lstrip() for ln in lines[a : b + 1]]
+    if not FENCE_RE.match(code[-1]) or b == a:
+        code.append(code[0].strip()[:3])  # never closed in the log: closed in the bullet
+    head = ""
+    if intro is not None:
+        head = " ".join(p for p in ([_strip_marker(lines[intro[0]])] + [ln.strip() for ln in lines[intro[0] + 1 : intro[1] + 1]]) if p)
+    text = "\n".join(([head] if head else []) + [ln.rstrip() for ln in code])
+    if len(text) > CODE_CHARS or not has_words("\n".join(code[1:-1]) + head):
+        return None
+    return (intro[0] if intro else a), b, text
 
 
 def _match_text(snippet: str, start: int, end: int, match: int | None, terms: list[str]) -> str | None:
@@ -271,13 +328,45 @@ def _fact_key(text: str) -> str:
     return " ".join(_words(text))
 
 
-def _memory_facts(text: str) -> list[str]:
-    """MEMORY.md's bullets and lines of text, without list markers, citations and markers."""
+def fact_hash(text: str) -> str:
+    """12 hex digits of sha1 over the fact's words, lower-cased: the same fact however it is
+    spaced, punctuated or cited."""
+    return hashlib.sha1(_fact_key(text).encode("utf-8")).hexdigest()[:12]
+
+
+KEY_RE = re.compile(r"^memory:(.+):(\d+):(\d+)(?::([0-9a-f]{12}))?$")
+
+
+def key_fact(key: str) -> tuple[str, str] | None:
+    """(path, fact hash) of a promotion key; None for a key without a hash (OpenClaw's window
+    key, or an older clawmem's), which does not name a fact."""
+    m = KEY_RE.match(key.strip())
+    return (m.group(1), m.group(4)) if m and m.group(4) else None
+
+
+def same_fact(a: str, b: str) -> bool:
+    """Two keys name one fact: the same path and fact hash (the lines may have moved since)."""
+    fa = key_fact(a)
+    return a.strip() == b.strip() if fa is None else fa == key_fact(b)
+
+
+def _memory_facts(text: str, standing: bool = False) -> list[str]:
+    """MEMORY.md's bullets and lines of text, without list markers, citations and markers;
+    `standing`: without the superseded and retired ones."""
     out = []
+    fenced = False
     for ln in text.split("\n"):
-        if not ln.strip() or HEADING_RE.match(ln) or MARKER_RE.search(ln):
+        if FENCE_RE.match(ln.lstrip("-*+ ")):
+            fenced = not fenced
             continue
-        body = re.sub(r"\s*\((?:memory/[^()]*#L\d+[^()]*)\)\s*$", "", _strip_marker(ln))
+        if fenced or not ln.strip() or HEADING_RE.match(ln) or MARKER_RE.search(ln) or STATUS_RE.search(ln):
+            continue
+        body = _strip_marker(ln)
+        if STRUCK_RE.match(body):  # superseded or retired: no longer stands
+            if standing:
+                continue
+            body = body[2:-2]
+        body = re.sub(r"\s*\((?:memory/[^()]*#L\d+[^()]*)\)\s*$", "", body)
         if has_words(body):
             out.append(body)
     return out
@@ -562,6 +651,7 @@ def preview(engine, gates: Gates = COMMAND, *, limit: int | None = None, include
     rejected_facts = {_fact_key(t) for _, _, _, d, t in decided if d == "rejected" and t}
     kept_text = _kept_text(ws)
     marked = promoted_keys(kept_text)
+    marked_facts = {f[1] for f in map(key_fact, marked) if f}
     kept_facts = {_fact_key(f) for f in _memory_facts(kept_text)}
     cache: dict[str, list[str] | None] = {}
 
@@ -594,8 +684,10 @@ def preview(engine, gates: Gates = COMMAND, *, limit: int | None = None, include
             continue
         if status == "ok" and fact is None:
             continue  # the matched lines hold no words: a heading alone
-        keys = {f"memory:{m.path}:{s}:{e}" for m, _ in members for s, e in m.spans}
-        done = b.promoted or bool(keys & marked) or (fact is not None and _fact_key(fact[2]) in kept_facts)
+        if fact is not None:  # by the fact: its hash in a marker, or its text in MEMORY.md or the archive
+            done = b.promoted or fact_hash(fact[2]) in marked_facts or _fact_key(fact[2]) in kept_facts
+        else:  # no fact to name (edited or deleted since): the windows its recalls cited
+            done = b.promoted or bool({f"memory:{m.path}:{s}:{e}" for m, _ in members for s, e in m.spans} & marked)
         if done and not include_promoted:
             continue
         queries = [q for q, _ in sorted(b.queries.items(), key=lambda kv: -kv[1])]
@@ -611,22 +703,26 @@ def preview(engine, gates: Gates = COMMAND, *, limit: int | None = None, include
                          grounded=b.grounded)
         if fact is not None:
             cand.fact_start, cand.fact_end, cand.fact = fact
+        cand.also = [a for a in cand.also if a != cand.fact_citation]  # one fact reached through two of its lines
         out.append(cand)
     out.sort(key=lambda c: (-c.score, -c.recalls, c.path, c.start))
     kept: list[Candidate] = []
     for c in out:
         twin = next((k for k in kept if similarity(c.fact or c.snippet, k.fact or k.snippet) >= SIMILAR), None)
         if twin is not None:
-            twin.also = sorted(set(twin.also) | {c.fact_citation} | set(c.also))
+            twin.also = sorted((set(twin.also) | {c.fact_citation} | set(c.also)) - {twin.fact_citation})
             continue
         kept.append(c)
     # contradictions: with each other and with what MEMORY.md says now
-    memory_lines = _memory_facts(files.read_file(memory_path(ws)).text)
+    memory_text = files.read_file(memory_path(ws)).text
+    memory_lines = _memory_facts(memory_text, standing=True)
+    standing = [(k, f) for k, f, struck in promoted_facts(memory_text) if not struck]
     for c in kept:
         if not c.fact:
             continue
         c.conflicts = [f"{k.fact} ({k.fact_citation})" for k in kept if k is not c and k.fact and contradicts(c.fact, k.fact)]
         c.conflicts += [f"{ln} (MEMORY.md)" for ln in memory_lines if contradicts(c.fact, ln)]
+        c.replaces = [k for k, f in standing if contradicts(c.fact, f)]
     return (kept if limit is None else kept[:limit]), notes
 
 
@@ -673,6 +769,8 @@ class Outcome:
     reason: str = ""  # why not
     text: str = ""
     version: int | None = None  # MEMORY.md's journal version after this promotion
+    archived: int = 0  # older promoted bullets moved to the archive first, to keep MEMORY.md within its budget
+    superseded: list[str] = field(default_factory=list)  # keys of the promoted bullets this one superseded
 
     def as_json(self) -> dict:
         return asdict(self)
@@ -683,52 +781,103 @@ def _open_journal(cfg):
 
 
 def apply(engine, candidates: list[Candidate], *, edits: dict[str, str] | None = None,
-          confirmed: set[str] | None = None, today: dt.date | None = None) -> list[Outcome]:
+          confirmed: set[str] | None = None, supersede: set[str] | None = None,
+          today: dt.date | None = None) -> list[Outcome]:
     """Promote each candidate's fact into MEMORY.md, one write and one journal version each,
     after finding it again in the live file; then a dated summary in DREAMS.md (journaled).
     `edits` maps a candidate's key to the text a person wrote for it; a candidate that
     contradicts another fact is written only when its key is in `confirmed` or `edits` (a
-    person looked at both). Raises PromoteError when a file cannot be written (the outcomes so
+    person looked at both). A candidate whose key is in `supersede` is written and the promoted
+    bullets it contradicts are marked superseded by it (kept, struck, dated; `reinstate` undoes
+    the mark alone), one more journaled write. Raises PromoteError when a file cannot be written (the outcomes so
     far are kept in DREAMS.md first)."""
     cfg, ws = engine.cfg, engine.workspace
     today = today or dt.date.today()
     target = memory_path(ws)
     rel = target.name
-    edits = edits or {}
-    confirmed = set(confirmed or ()) | set(edits)
+    edits = {k.strip(): v for k, v in (edits or {}).items()}
+    supersede = set(supersede or ())
+    confirmed = set(confirmed or ()) | set(edits) | supersede
     outcomes: list[Outcome] = []
     jr = _open_journal(cfg)
     error = None
+    limit = int(cfg[BUDGET_KEY])
+    written: set[str] = set()  # fact hashes promoted by this run: never archived to make room for the next
     try:
         for c in candidates:
-            key, citation = c.key, c.citation
+            key, citation = c.key, c.fact_citation
             live_check(ws, c)  # again: the file may have changed since the preview
             if c.status != "ok":
                 why = "deleted since it was recalled" if c.status == "deleted" else "edited since it was recalled"
                 outcomes.append(Outcome(key, citation, False, why))
                 continue
             current = _kept_text(ws)
-            kept_keys = promoted_keys(current)
-            if c.key in kept_keys or key in kept_keys or _fact_key(c.fact) in {
+            kept_hashes = {f[1] for f in map(key_fact, promoted_keys(current)) if f}
+            if fact_hash(c.fact or c.snippet) in kept_hashes or _fact_key(c.fact) in {
                     _fact_key(f) for f in _memory_facts(current)}:
                 outcomes.append(Outcome(key, citation, False, f"already in {rel}"))
                 continue
-            if c.conflicts and key not in confirmed:
-                outcomes.append(Outcome(key, citation, False, "contradicts " + "; ".join(c.conflicts)
+            # what it contradicts now: the candidates it was shown with, and MEMORY.md as it is
+            # now (a fact written earlier in this run or since the preview counts too)
+            now_conflicts = list(c.conflicts) + [f"{ln} ({rel})" for ln in _memory_facts(files.read_file(target).text, standing=True)
+                                                 if c.fact and contradicts(c.fact, ln) and f"{ln} ({rel})" not in c.conflicts]
+            if now_conflicts and not any(same_fact(key, k) for k in confirmed):
+                outcomes.append(Outcome(key, citation, False, "contradicts " + "; ".join(now_conflicts)
                                         + f": review both (the Promote screen, or clawmem promote --apply --confirm {key})"))
                 continue
-            body = _normal(edits.get(key) or c.text())
+            body = _body(next((v for k, v in edits.items() if same_fact(key, k)), None) or c.text())
             if not body:
                 outcomes.append(Outcome(key, citation, False, "empty text"))
                 continue
-            fact = f"{body} ({c.entry_citation})\n<!-- openclaw-memory-promotion:{c.key} -->"
+            fact = _bullet(c, body)
+            archived = 0
+            superseding = any(same_fact(key, k) for k in supersede)
+
+            def grown(cur: str, fact=fact, superseding=superseding, c=c, body=body) -> str:
+                """MEMORY.md with this bullet and, superseding, the marks it adds: what the budget must hold."""
+                new = files.add_bullet(cur, _section(today), fact)[0]
+                return _mark_all(new, _contradicted(new, c), "superseded", today, body) if superseding else new
+
+            def over(cur: str) -> int:
+                return max(0, len(grown(cur)) - limit) if limit > 0 else 0
+
             try:
-                version = _journaled(engine, jr, target, lambda cur, fact=fact: files.add_bullet(cur, _section(today), fact)[0])
+                # the budget is kept before writing: the oldest promoted bullets (never one of
+                # this run's) go to the archive first, as OpenClaw compacts; what still does not fit waits
+                need = over(files.read_file(target).text)
+                if need > 0:
+                    archived = _archive_blocks(engine, jr, _oldest_promoted(files.read_file(target).text, need, written), today)
+                    need = over(files.read_file(target).text)
+                if need > 0:
+                    outcomes.append(Outcome(key, citation, False, _no_room(rel, need, limit), archived=archived))
+                    continue
+
+                def add(cur: str, fact=fact) -> str:
+                    if over(cur):  # someone wrote meanwhile: never past the budget
+                        raise _OverBudget(over(cur))
+                    return files.add_bullet(cur, _section(today), fact)[0]
+
+                version = _journaled(engine, jr, target, add)
+            except _OverBudget as over:
+                outcomes.append(Outcome(key, citation, False, _no_room(rel, over.args[0], limit), archived=archived))
+                continue
             except PromoteError as exc:
                 error = exc
                 break
+            written.add(fact_hash(c.fact or c.snippet))
+            replaced: list[str] = []
+            old = _contradicted(files.read_file(target).text, c) if superseding else []
+            if old:
+                try:  # its own journal version: reinstate, or restore of that version, undoes the mark alone
+                    _journaled(engine, jr, target, lambda cur, old=old, body=body: _mark_all(cur, old, "superseded", today, body))
+                    replaced = old
+                except PromoteError as exc:
+                    error = exc
             recall.decide(cfg, c.path, c.start, c.end, "promoted", body)
-            outcomes.append(Outcome(c.key, c.citation, True, text=body, version=version))
+            outcomes.append(Outcome(c.key, c.fact_citation, True, text=body, version=version, archived=archived,
+                                    superseded=replaced))
+            if error is not None:
+                break
         if outcomes:
             budget = budget_state(engine)
             _journaled(engine, jr, ws / "DREAMS.md", lambda cur: _dreams_summary(cur, outcomes, candidates, rel, budget))
@@ -746,14 +895,20 @@ def _dreams_head(current: str) -> str:
 
 
 def _dreams_summary(current: str, outcomes: list[Outcome], candidates: list[Candidate], rel: str, budget: dict) -> str:
-    by_key = {c.key: c for c in candidates}
     stamp = dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M")
     done = sum(o.promoted for o in outcomes)
     lines = [f"## Promotion {stamp}", "", f"{done} of {len(outcomes)} promoted to {rel} by clawmem promote."]
     for o in outcomes:
-        c = by_key.get(o.key)
+        c = next((c for c in candidates if same_fact(o.key, c.key)), None)  # its own candidate: keys name facts
         how = f" (score {c.score:.3f}, {c.recalls} recalls, {c.unique_queries} queries)" if c else ""
-        lines.append(f"- {'promoted' if o.promoted else 'skipped, ' + o.reason}: {o.citation}{how}")
+        what = f"{_normal(c.fact)} ({c.fact_citation})" if c and c.fact else o.citation
+        lines.append(f"- {'promoted' if o.promoted else 'skipped, ' + o.reason}: {what}{how}")
+        for k in o.superseded:
+            lines.append(f"  - superseding {k} (kept, struck; clawmem promote --reinstate {k} undoes it)")
+    moved = sum(o.archived for o in outcomes)
+    if moved:
+        lines.append(f"- {moved} oldest promoted bullet{'s' * (moved != 1)} moved to {ARCHIVE} first, to keep {rel} "
+                     f"within its budget of {budget['limit']} characters")
     if budget["over"] > 0:
         lines.append(f"- {rel} is {budget['chars']} characters, over its budget of {budget['limit']}: "
                      f"clawmem promote --archive moves the {len(budget['archive'])} oldest promoted bullets to {ARCHIVE}")
@@ -765,13 +920,135 @@ def reject(engine, c: Candidate) -> None:
     DREAMS.md (journaled) says so."""
     recall.decide(engine.cfg, c.path, c.start, c.end, "rejected", c.fact or None)
     stamp = dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M")
-    entry = f"## Rejected {stamp}\n\n- {c.fact or _normal(c.snippet)[:FACT_CHARS]} ({c.fact_citation})\n"
+    entry = f"## Rejected {stamp}\n\n- {_normal(c.fact) or _normal(c.snippet)[:FACT_CHARS]} ({c.fact_citation})\n"
     jr = _open_journal(engine.cfg)
     try:
         _journaled(engine, jr, engine.workspace / "DREAMS.md", lambda cur: _dreams_head(cur) + entry)
     finally:
         if jr is not None:
             jr.close()
+
+
+# ---------------------------------------------------------------------------- superseded and retired facts
+
+# A promoted bullet that no longer holds stays in MEMORY.md, struck, with one status line under
+# it saying when and why; `clawmem context` leaves it out. Reinstating removes exactly what
+# marking added, so either is undone alone, whatever was promoted since.
+STRUCK_RE = re.compile(r"^~~.*~~$")
+STATUS_RE = re.compile(r"<!--\s*clawmem:(superseded|retired)\s*-->")
+
+
+def promoted_facts(text: str) -> list[tuple[str, str, bool]]:
+    """(key, fact text, struck) of every promoted bullet of MEMORY.md carrying a marker."""
+    lines = text.split("\n")
+    out = []
+    for _, a, b in _promoted_bullets(text):
+        block = lines[a : b + 1]
+        keys = [m.strip() for ln in block for m in MARKER_RE.findall(ln)]
+        first = _strip_marker(block[0])
+        struck = bool(STRUCK_RE.match(first)) and any(STATUS_RE.search(ln) for ln in block)
+        body = first[2:-2] if struck else first
+        body = re.sub(r"\s*\((?:memory/[^()]*#L\d+[^()]*)\)\s*$", "", body)
+        out.append((keys[0], body, struck))
+    return out
+
+
+def _block_of(text: str, key: str) -> tuple[int, int] | None:
+    lines = text.split("\n")
+    for _, a, b in _promoted_bullets(text):
+        if any(same_fact(key, m.strip()) for ln in lines[a : b + 1] for m in MARKER_RE.findall(ln)):
+            return a, b
+    return None
+
+
+def _mark(text: str, key: str, how: str, day: dt.date, by: str = "") -> str:
+    """`text` with the promoted bullet of `key` struck and a status line under it."""
+    at = _block_of(text, key)
+    if at is None:
+        raise PromoteError(f"MEMORY.md: no promoted fact with the key {key}; clawmem promote --json --include-promoted lists them")
+    a, b = at
+    lines = text.split("\n")
+    first = lines[a]
+    if STRUCK_RE.match(first[2:]) and any(STATUS_RE.search(ln) for ln in lines[a : b + 1]):
+        raise PromoteError(f"MEMORY.md: the fact {key} is already superseded or retired; clawmem promote --reinstate {key} restores it")
+    why = f"superseded {day.isoformat()} by: {_normal(by)}" if how == "superseded" else f"retired {day.isoformat()}, no longer true"
+    lines[a] = f"- ~~{first[2:]}~~"
+    lines.insert(b + 1, f"  _{why}_ <!-- clawmem:{how} -->")
+    return "\n".join(lines)
+
+
+def _contradicted(text: str, c: Candidate) -> list[str]:
+    """Keys of the standing promoted bullets of `text` that candidate `c`'s fact contradicts."""
+    return [k for k, f, struck in promoted_facts(text) if not struck and not same_fact(k, c.key) and contradicts(c.fact, f)]
+
+
+def _mark_all(text: str, keys: list[str], how: str, day: dt.date, by: str = "") -> str:
+    for k in keys:
+        text = _mark(text, k, how, day, by)
+    return text
+
+
+def _unmark(text: str, key: str) -> str:
+    at = _block_of(text, key)
+    if at is None:
+        raise PromoteError(f"MEMORY.md: no promoted fact with the key {key}; clawmem promote --json --include-promoted lists them")
+    a, b = at
+    lines = text.split("\n")
+    status = [i for i in range(a, b + 1) if STATUS_RE.search(lines[i])]
+    if not status or not STRUCK_RE.match(lines[a][2:]):
+        raise PromoteError(f"MEMORY.md: the fact {key} is neither superseded nor retired; nothing to reinstate")
+    for i in reversed(status):
+        del lines[i]
+    lines[a] = "- " + lines[a][4:-2]
+    return "\n".join(lines)
+
+
+def _note_dreams(engine, jr, entry: str) -> None:
+    _journaled(engine, jr, engine.workspace / "DREAMS.md", lambda cur: _dreams_head(cur) + entry)
+
+
+def retire(engine, key: str, today: dt.date | None = None) -> str:
+    """Mark the promoted fact of `key` retired (no longer true): kept in MEMORY.md, struck and
+    dated, left out of `clawmem context`; a journaled write, and DREAMS.md says so. Returns the fact."""
+    return _set_mark(engine, key, "retired", today)
+
+
+def reinstate(engine, key: str) -> str:
+    """Undo a supersede or retire of one promoted fact, and only that: the bullet is as it was."""
+    return _set_mark(engine, key, None, None)
+
+
+def _set_mark(engine, key: str, how: str | None, today: dt.date | None) -> str:
+    target = memory_path(engine.workspace)
+    text = files.read_file(target).text
+    fact = next((f for k, f, _ in promoted_facts(text) if same_fact(key, k)), None)
+    if fact is None:
+        raise PromoteError(f"MEMORY.md: no promoted fact with the key {key}; clawmem promote --json --include-promoted lists them")
+    day = today or dt.date.today()
+    transform = (lambda cur: _mark(cur, key, how, day)) if how else (lambda cur: _unmark(cur, key))
+    transform(text)  # refused before anything is written (not promoted, already marked, not marked)
+    stamp = dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M")
+    jr = _open_journal(engine.cfg)
+    try:
+        _journaled(engine, jr, target, transform)
+        _note_dreams(engine, jr, f"## {'Retired' if how else 'Reinstated'} {stamp}\n\n- {fact} ({key})\n")
+    finally:
+        if jr is not None:
+            jr.close()
+    return fact
+
+
+def standing_text(text: str) -> tuple[str, int]:
+    """MEMORY.md without its superseded and retired bullets (what an agent should still
+    believe), and how many were left out."""
+    lines = text.split("\n")
+    drop: set[int] = set()
+    n = 0
+    for _, a, b in _promoted_bullets(text):
+        if STRUCK_RE.match(lines[a][2:]) and any(STATUS_RE.search(lines[i]) for i in range(a, b + 1)):
+            drop.update(range(a, b + 1))
+            n += 1
+    return "\n".join(ln for i, ln in enumerate(lines) if i not in drop), n
 
 
 # ---------------------------------------------------------------------------- the budget
@@ -825,6 +1102,104 @@ def budget_state(engine, adding: int = 0) -> dict:
     return {"limit": limit, "chars": chars, "over": over, "archive": archive}
 
 
+class _OverBudget(Exception):
+    """MEMORY.md would pass its budget (args[0]: by how many characters)."""
+
+
+def _body(text: str) -> str:
+    """A bullet's text: one line of normalised spaces, or, for a fact holding a code block, its
+    lines as written (a fence's lines are not prose)."""
+    if any(FENCE_RE.match(ln) for ln in text.split("\n")):
+        return "\n".join(ln.rstrip() for ln in text.strip("\n").split("\n"))
+    return _normal(text)
+
+
+def _bullet(c: Candidate, body: str) -> str:
+    """What add_bullet writes for a promotion: the text, its citations (on its first line, so a
+    code block's closing fence stays a fence), OpenClaw's marker."""
+    first, _, rest = body.partition("\n")
+    return f"{first} ({c.entry_citation})" + (f"\n{rest}" if rest else "") + f"\n<!-- openclaw-memory-promotion:{c.key} -->"
+
+
+def _overflow(text: str, fact: str, today: dt.date, limit: int) -> int:
+    """How many characters past the budget MEMORY.md would be with this bullet (0: it fits)."""
+    return max(0, len(files.add_bullet(text, _section(today), fact)[0]) - limit) if limit > 0 else 0
+
+
+def _no_room(rel: str, need: int, limit: int) -> str:
+    return (f"{rel} would be {need} characters over its budget of {limit} (promote.memoryFileMaxChars) and no older "
+            f"promoted bullet is left to archive: shorten {rel}, or raise promote.memoryFileMaxChars")
+
+
+def _oldest_promoted(text: str, need: int, spare: set[str] = frozenset()) -> list[str]:
+    """The oldest promoted bullets whose removal frees at least `need` characters (all there
+    are, when they free less), skipping those whose fact hash is in `spare`."""
+    lines = text.split("\n")
+    out, freed = [], 0
+    for _, a, b in _promoted_bullets(text):
+        if freed >= need:
+            break
+        block = "\n".join(lines[a : b + 1])
+        if any(f and f[1] in spare for f in map(key_fact, promoted_keys(block))):
+            continue
+        out.append(block)
+        freed += len(block) + 1
+    return out
+
+
+def _archive_blocks(engine, jr, blocks: list[str], today: dt.date) -> int:
+    """Move these promoted bullets from MEMORY.md to the archive: appended there first, then
+    removed from MEMORY.md, each a journaled write (restore undoes either). Returns how many."""
+    if not blocks:
+        return 0
+    ws = engine.workspace
+
+    def to_archive(cur: str) -> str:
+        head = cur.rstrip("\n")
+        head = head + "\n\n" if head else "# Promoted memories archived from MEMORY.md\n\n"
+        return head + f"## Archived {today.isoformat()}\n" + "\n".join(blocks) + "\n"
+
+    _journaled(engine, jr, ws / ARCHIVE, to_archive)
+
+    def from_memory(cur: str) -> str:
+        for block in blocks:
+            at = cur.find(block + "\n")
+            if at >= 0:
+                cur = cur[:at] + cur[at + len(block) + 1 :]
+        # a promoted section left without bullets loses its heading too
+        return re.sub(r"(?m)^## " + re.escape(SECTION) + r" \(\d{4}-\d{2}-\d{2}\)\n(?=\n*(?:## |\Z))\n*", "", cur)
+
+    _journaled(engine, jr, memory_path(ws), from_memory)
+    return len(blocks)
+
+
+def forecast(engine, candidates: list[Candidate], today: dt.date | None = None) -> dict:
+    """What `apply` would do to MEMORY.md's size, without writing: the candidates it would
+    write (not promoted, found, no contradiction), in order, each after archiving the oldest
+    promoted bullets it needs room for. {chars, after, limit, archive (bullets it would move),
+    unfit (keys that would not fit)}."""
+    today = today or dt.date.today()
+    limit = int(engine.cfg[BUDGET_KEY])
+    text = files.read_file(memory_path(engine.workspace)).text
+    chars, archive, unfit, spare = len(text), 0, [], set()
+    for c in candidates:
+        if c.promoted or c.status != "ok" or c.conflicts or not c.fact:
+            continue
+        fact = _bullet(c, _body(c.text()))
+        need = _overflow(text, fact, today, limit)
+        if need > 0:
+            for block in _oldest_promoted(text, need, spare):
+                text = text.replace(block + "\n", "", 1)
+                archive += 1
+            need = _overflow(text, fact, today, limit)
+        if need > 0:
+            unfit.append(c.key)
+            continue
+        text = files.add_bullet(text, _section(today), fact)[0]
+        spare.add(fact_hash(c.fact))
+    return {"chars": chars, "after": len(text), "limit": limit, "archive": archive, "unfit": unfit}
+
+
 def archive_oldest(engine, today: dt.date | None = None) -> dict:
     """Move the oldest promoted bullets out of MEMORY.md until it is within its budget: first
     appended to memory/promoted-archive.md, then removed from MEMORY.md, each a journaled write
@@ -832,27 +1207,11 @@ def archive_oldest(engine, today: dt.date | None = None) -> dict:
     state = budget_state(engine)
     if not state["archive"]:
         return {"moved": 0, **state}
-    ws = engine.workspace
     today = today or dt.date.today()
     blocks = [b["text"] for b in state["archive"]]
     jr = _open_journal(engine.cfg)
     try:
-        def to_archive(cur: str) -> str:
-            head = cur.rstrip("\n")
-            head = head + "\n\n" if head else "# Promoted memories archived from MEMORY.md\n\n"
-            return head + f"## Archived {today.isoformat()}\n" + "\n".join(blocks) + "\n"
-
-        _journaled(engine, jr, ws / ARCHIVE, to_archive)
-
-        def from_memory(cur: str) -> str:
-            for block in blocks:
-                at = cur.find(block + "\n")
-                if at >= 0:
-                    cur = cur[:at] + cur[at + len(block) + 1 :]
-            # a promoted section left without bullets loses its heading too
-            return re.sub(r"(?m)^## " + re.escape(SECTION) + r" \(\d{4}-\d{2}-\d{2}\)\n(?=\n*(?:## |\Z))\n*", "", cur)
-
-        _journaled(engine, jr, memory_path(ws), from_memory)
+        _archive_blocks(engine, jr, blocks, today)
     finally:
         if jr is not None:
             jr.close()

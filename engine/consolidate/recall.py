@@ -8,7 +8,8 @@ owner-only, in WAL mode: many processes (the CLI, the app, the MCP server) may a
 once, each search is one short transaction, and a reader never blocks them.
 
 Only hits shown at or above the search's score threshold count (query.minScore, or the
-request's own min score): a hit listed below it, or scoring 0, was incidental.
+request's own min score): a hit listed below it, or scoring 0, was incidental. And only hits
+holding a word of the query (see `answered`): a vector-only neighbour is not a recall.
 
 The same file remembers the decisions a person or `--apply` made about a fact (promoted,
 rejected, with its text), so a rejected fact is not offered again; whether a fact is promoted
@@ -149,9 +150,9 @@ def record(cfg, query: str, results: list[dict], now: float | None = None, min_s
     if not cfg["recall.enabled"]:
         return 0
     floor = cfg["query.minScore"] if min_score is None else min_score
-    hits = [r for r in results if r.get("source", "memory") == "memory" and is_daily(r.get("path", ""))
-            and float(r.get("score") or 0.0) > 0.0 and float(r.get("score") or 0.0) >= floor]
     text = (query or "").strip()
+    hits = [r for r in results if r.get("source", "memory") == "memory" and is_daily(r.get("path", ""))
+            and float(r.get("score") or 0.0) > 0.0 and float(r.get("score") or 0.0) >= floor and answered(text, r)]
     if not hits or not text:
         return 0
     ts = time.time() if now is None else now
@@ -173,6 +174,22 @@ def record(cfg, query: str, results: list[dict], now: float | None = None, min_s
     except (OSError, sqlite3.Error):
         return 0  # tracking is best effort: the search already has its answer
     return len(rows)
+
+
+def answered(query: str, hit: dict) -> bool:
+    """A shown hit is evidence that it answered the query only when it holds a word of the
+    query, found as the search's tokenizer cuts words (stop words aside), or when its own
+    evidence (`explain`'s confidence) says it holds one. A hit listed by vector nearness alone,
+    holding no word that was asked ("The bike needs a new chain" for "when do CI secrets need
+    updating"), scores what any nearest neighbour scores and is not a recall. The rule reads
+    the query and the hit only, so it means the same in any memory."""
+    conf = (hit.get("explain") or {}).get("confidence") or {}
+    if conf.get("terms") or conf.get("exact"):
+        return True
+    from ..text import mmr_tokens, normalize, query_terms, relaxed_terms
+
+    terms = relaxed_terms(query) or query_terms(query)
+    return not mmr_tokens(normalize(hit.get("snippet") or "")).isdisjoint(terms)  # the index's own tokens
 
 
 class RecallUnreadable(ClawmemError):

@@ -74,3 +74,35 @@ async def test_edit_before_accepting_and_reject_is_remembered(ws, make_app):
         await open_promote(pilot)  # opened again: the rejected passage stays away
         assert second.key not in [c.key for c in app.screen.candidates]
         assert first.key not in [c.key for c in app.screen.candidates]
+
+
+async def test_supersede_marks_the_contradicted_promoted_fact_and_keeps_it(ws, make_app):
+    from tuikit import FIXED_NOW
+    from clawmem.engine import Engine, load_config
+    from clawmem.engine.consolidate import recall
+
+    log = "# 2026-02-11\n\n## Notes\n- The team standup is at 9:30 in room B.\n"
+    (ws / "memory" / "2026-02-09.md").write_text(log)
+    with open(ws / "MEMORY.md", "a") as f:
+        f.write("\n## Promoted From Short-Term Memory (2026-01-05)\n- The team standup is at 10:00 in room A. (memory/2026-01-04.md#L4)\n"
+                "  <!-- openclaw-memory-promotion:memory:memory/2026-01-04.md:4:4:0123456789ab -->\n")
+    eng = Engine(load_config(None, workspace=str(ws), overrides={"provider": "none"}))
+    hit = {"path": "memory/2026-02-09.md", "startLine": 4, "endLine": 4, "matchLine": 4, "score": 0.9,
+           "snippet": "- The team standup is at 9:30 in room B."}
+    for ago, q in enumerate(["team standup", "standup room", "when is standup", "standup time", "team standup room"], 1):
+        recall.record(eng.cfg, q, [hit], now=FIXED_NOW.timestamp() - ago * 86400)
+    eng.close()
+    recall.close_all()
+    app = make_app(ws)
+    async with app.run_test(size=(110, 32)) as pilot:
+        await open_promote(pilot)
+        i = next(i for i, c in enumerate(app.screen.candidates) if "standup" in c.fact)
+        app.screen.query_one("#promote-list", OptionList).highlighted = i
+        await settle(pilot)
+        assert "s supersedes the promoted fact" in str(app.screen.query_one("#promote-detail", Static).render())
+        await pilot.press("s")
+        await settle(pilot)
+        await until(pilot, lambda: "9:30" in (ws / "MEMORY.md").read_text(), what="the new fact written")
+        text = (ws / "MEMORY.md").read_text()
+        assert "- ~~The team standup is at 10:00 in room A. (memory/2026-01-04.md#L4)~~" in text
+        assert "_superseded 2026-02-12 by: The team standup is at 9:30 in room B._" in text

@@ -14,6 +14,10 @@ def promote_arguments(s) -> None:
     s.add_argument("--max-age-days", type=float, help="leave out facts last recalled longer ago than this (OpenClaw's maxAgeDays)")
     s.add_argument("--confirm", action="append", default=[], metavar="KEY",
                    help="with --apply: write this candidate although it contradicts another fact (its key, from --json)")
+    s.add_argument("--supersede", action="append", default=[], metavar="KEY",
+                   help="with --apply: write this candidate and mark the promoted facts it contradicts superseded (kept, struck, dated)")
+    s.add_argument("--retire", metavar="KEY", help="mark a promoted fact no longer true: kept in MEMORY.md, struck, left out of clawmem context")
+    s.add_argument("--reinstate", metavar="KEY", help="undo --retire or a supersede of one promoted fact, and only that")
     s.add_argument("--archive", action="store_true",
                    help="move the oldest promoted bullets from MEMORY.md to memory/promoted-archive.md until it is within promote.memoryFileMaxChars")
     s.add_argument("--include-promoted", action="store_true", help="also list facts already promoted")
@@ -36,6 +40,24 @@ def cmd_promote(args) -> int:
     if not eng.workspace.is_dir():
         raise CommandError(f"no workspace at {eng.workspace}: give --workspace, or set workspace in the clawmem config", EXIT_USAGE)
     gates = PromoteGates(args.min_score, args.min_recall_count, args.min_unique_queries, args.max_age_days)
+    if args.retire and args.reinstate:
+        raise CommandError("--retire and --reinstate: give one of them", EXIT_USAGE)
+    if (args.confirm or args.supersede) and not args.apply:
+        raise CommandError(f"{'--confirm' if args.confirm else '--supersede'}: only with --apply", EXIT_USAGE)
+    if args.retire or args.reinstate:
+        key = args.retire or args.reinstate
+        try:
+            fact = eng.retire_promoted(key) if args.retire else eng.reinstate_promoted(key)
+        except PromoteError as exc:
+            raise CommandError(str(exc)) from None
+        eng.tools.index_now()
+        eng.close()
+        if args.json:
+            print(dump_json({"retired" if args.retire else "reinstated": key, "fact": fact}, indent=2))
+        else:
+            print(printable(f"{'retired' if args.retire else 'reinstated'} {key}: {fact}"
+                            + (f"\n(kept in MEMORY.md, struck; clawmem promote --reinstate {key} undoes it)" if args.retire else "")))
+        return EXIT_OK
     archived = None
     try:
         if args.archive:
@@ -43,7 +65,9 @@ def cmd_promote(args) -> int:
         found, notes = eng.promotion_candidates(gates, limit=args.limit, include_promoted=args.include_promoted)
         for note in notes:
             err(note)
-        outcomes = eng.promote([c for c in found if not c.promoted], confirmed=set(args.confirm)) if args.apply else None
+        ahead = eng.promotion_forecast(found) if not args.apply else None
+        outcomes = eng.promote([c for c in found if not c.promoted], confirmed=set(args.confirm),
+                               supersede=set(args.supersede)) if args.apply else None
         budget = eng.memory_budget()
     except (PromoteError, RecallUnreadable) as exc:
         raise CommandError(str(exc)) from None
@@ -53,6 +77,8 @@ def cmd_promote(args) -> int:
     if args.json:
         out = {"candidates": [c.as_json() for c in found], "gates": {"minScore": gates.min_score, "minRecallCount": gates.min_recall_count,
                "minUniqueQueries": gates.min_unique_queries, "maxAgeDays": gates.max_age_days}, "budget": budget}
+        if ahead is not None:
+            out["forecast"] = ahead
         if outcomes is not None:
             out["applied"] = [o.as_json() for o in outcomes]
         if archived is not None:
@@ -63,6 +89,8 @@ def cmd_promote(args) -> int:
         print(f"moved {archived['moved']} promoted bullet{'s' * (archived['moved'] != 1)} to memory/promoted-archive.md; "
               f"MEMORY.md is {archived['chars']} of {archived['limit']} characters\n")
     print(printable("\n".join(format_candidates(found, gates, hint=not args.apply))))
+    if ahead and (ahead["after"] != ahead["chars"] or ahead["unfit"]):
+        print("\n" + printable(forecast_line(ahead)))
     if budget["over"]:
         print(f"\nMEMORY.md is {budget['chars']} characters, over its budget of {budget['limit']} (promote.memoryFileMaxChars): "
               f"clawmem promote --archive moves the {len(budget['archive'])} oldest promoted bullet"
@@ -72,10 +100,31 @@ def cmd_promote(args) -> int:
         done = [o for o in outcomes if o.promoted]
         for o in outcomes:
             print(printable_line(f"{'promoted' if o.promoted else 'skipped'} {o.citation}" + ("" if o.promoted else f": {o.reason}")))
+            for k in o.superseded:
+                print(printable_line(f"  superseded {k} (kept, struck; clawmem promote --reinstate {k} undoes it)"))
+        moved = sum(o.archived for o in outcomes)
+        if moved:
+            print(f"{moved} oldest promoted bullet{'s' * (moved != 1)} moved to memory/promoted-archive.md first, "
+                  f"to keep MEMORY.md within promote.memoryFileMaxChars ({budget['limit']}): MEMORY.md is {budget['chars']} characters")
         if done:
             print(f"{len(done)} promoted to MEMORY.md; a summary is in DREAMS.md; clawmem history MEMORY.md shows each, "
                   f"clawmem restore MEMORY.md --to VERSION undoes them")
     return EXIT_OK
+
+
+def forecast_line(ahead: dict) -> str:
+    """What --apply would do to MEMORY.md's size, said before it does it."""
+    line = f"--apply would take MEMORY.md from {ahead['chars']} to {ahead['after']} characters"
+    if ahead["limit"] > 0:
+        line += f" (budget {ahead['limit']}, promote.memoryFileMaxChars)"
+    if ahead["archive"]:
+        line += (f", moving the {ahead['archive']} oldest promoted bullet{'s' * (ahead['archive'] != 1)} to "
+                 "memory/promoted-archive.md first")
+    if ahead["unfit"]:
+        n = len(ahead["unfit"])
+        line += (f"; {n} candidate{'s' * (n != 1)} would not fit and would wait: shorten MEMORY.md or raise "
+                 "promote.memoryFileMaxChars")
+    return line
 
 
 def format_candidates(found: list, gates, hint: bool = True) -> list[str]:
@@ -95,6 +144,9 @@ def format_candidates(found: list, gates, hint: bool = True) -> list[str]:
             lines.append(f"   fact: {c.fact} ({c.entry_citation})")
         for other in c.conflicts:
             lines.append(f"   CONTRADICTS: {other}  [applied only with --confirm {c.key}]")
+        if c.replaces:
+            lines.append(f"   supersede: --apply --supersede {c.key} writes it and marks the promoted fact it contradicts "
+                         "superseded (kept, struck, dated)")
         for n, ln in enumerate(c.lines, c.start):
             mark = "▶" if c.fact and c.fact_start <= n <= c.fact_end else " "
             lines.append(f"   {n:>4} {mark}│ {ln}")

@@ -86,6 +86,8 @@ def detail(c, width: int | None = None) -> Content:
         parts.append(Content.styled(STATUS_WORDS[c.status], "$text-warning"))
     parts += [Content(""), Content.styled("Goes to MEMORY.md as", "bold"), Content(human.printable(f"- {c.text()} ({c.entry_citation})"))]
     parts += [Content.styled(human.printable(f"contradicts: {other}"), "$text-warning") for other in c.conflicts]
+    if c.replaces:
+        parts.append(Content.styled("s supersedes the promoted fact it contradicts: kept in MEMORY.md, struck and dated", "$text-warning"))
     parts += [Content(""), Content.styled("Source lines (as the daily log has them now)", "bold")]
     parts += [row for n, ln in enumerate(c.lines, c.start) for row in numbered(n, human.printable(ln), width)]
     return Content("\n").join(parts)
@@ -182,7 +184,7 @@ class PromoteScreen(Screen):
             tail = Content(f"  {c.recalls} recalls · {c.unique_queries} queries" + ("  (skipped)" if c.status != "ok" else ""))
             olist.add_option(Option(Content("\n").join([head, tail])))
         n = len(self.candidates)
-        line = (f"{n} passage{'s' * (n != 1)} the agent keeps recalling · a accept · e edit · x reject · Esc back"
+        line = (f"{n} passage{'s' * (n != 1)} the agent keeps recalling · a accept · e edit · x reject · s supersede · Esc back"
                 if n else "Nothing to promote yet: passages recalled by 3+ searches with 2+ distinct queries show here · Esc back")
         self.query_one("#promote-line", Static).update(f"{note} · {line}" if note else line)
         if n:
@@ -231,6 +233,15 @@ class PromoteScreen(Screen):
         if c is not None:
             self._decide(c, "reject", None)
 
+    def action_supersede(self) -> None:
+        c = self.selected
+        if c is None:
+            return
+        if not c.replaces:
+            self.app.notify("Nothing to supersede: this fact contradicts no promoted fact in MEMORY.md (a accepts it)", timeout=6)
+            return
+        self._decide(c, "supersede", None)
+
     def action_close(self) -> None:
         self.dismiss(None)
 
@@ -243,10 +254,13 @@ class PromoteScreen(Screen):
                 self.post_message(Decided(c.key, f"Rejected {c.citation}: it will not be offered again", False, True))
                 return
             today = self.app.clock().date()  # type: ignore[attr-defined]
-            [outcome] = engine.promote([c], edits={c.key: text} if text else None, confirmed={c.key}, today=today)
+            [outcome] = engine.promote([c], edits={c.key: text} if text else None, confirmed={c.key},
+                                       supersede={c.key} if what == "supersede" else None, today=today)
             if outcome.promoted:
                 version = f" as v{outcome.version}; the History tab shows it and r there undoes it" if outcome.version else ""
-                self.post_message(Decided(c.key, f"Promoted {c.citation} to MEMORY.md{version}", False, True, written=True))
+                old = (f"; superseded {len(outcome.superseded)} promoted fact{'s' * (len(outcome.superseded) != 1)} "
+                       "(kept, struck; clawmem promote --reinstate KEY undoes it)") if outcome.superseded else ""
+                self.post_message(Decided(c.key, f"Promoted {c.citation} to MEMORY.md{version}{old}", False, True, written=True))
             else:
                 self.post_message(Decided(c.key, f"Not promoted: {c.citation} was {outcome.reason}", True, True))
         except Exception as exc:  # a file that cannot be written: said, and the candidate stays
