@@ -310,11 +310,11 @@ class Engine:
 
         return WriteReceipt(tools.memory_remember(self, text, section, scope, replaces))
 
-    def team_notes(self, *, every_version: bool = False) -> list[dict]:
+    def team_notes(self, *, every_version: bool = False, conflicts: bool = False) -> list[dict]:
         """The fleet's team notebook (FleetError when it cannot be read)."""
         from .fleet import client as fleet
 
-        return fleet.team_notes(self, every_version=every_version)
+        return fleet.team_notes(self, every_version=every_version, conflicts=conflicts)
 
     def team_undo(self, note_id: int) -> dict:
         from .fleet import client as fleet

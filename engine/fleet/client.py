@@ -34,6 +34,12 @@ from ..errors import ClawmemError
 
 PUSH_BATCH = 500
 CONNECT_TIMEOUT = 5  # seconds: a fleet that is down must not hold up the watcher
+# Every connection waits at most this long for a lock and runs a statement at most this long:
+# a session that holds a lock (the owner's migration, one left idle in a transaction) delays
+# the others by seconds, never stalls them
+LOCK_TIMEOUT_MS = 3000
+STATEMENT_TIMEOUT_MS = 120_000  # a push batch, the owner's commands
+SEARCH_TIMEOUT_MS = 8000  # a search: then it says so and answers from this agent's own index
 FLEET_PREFIX = "fleet:"  # `clawmem get fleet:AGENT/PATH` reads a fleet hit's stored text
 
 
@@ -95,13 +101,14 @@ AGENT_RE = re.compile(r"[A-Za-z0-9._-]{1,50}")
 # ----------------------------------------------------------------------------- connecting
 
 
-def connect(url: str, *, autocommit: bool = False):
+def connect(url: str, *, autocommit: bool = False, statement_timeout_ms: int = STATEMENT_TIMEOUT_MS):
     try:
         import psycopg
     except ImportError:
         raise FleetError("fleet memory needs psycopg and pgvector: pip install 'clawmem[fleet]'") from None
     try:
-        conn = psycopg.connect(url, autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT)
+        conn = psycopg.connect(url, autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT,
+                               options=f"-c lock_timeout={LOCK_TIMEOUT_MS} -c statement_timeout={statement_timeout_ms}")
     except psycopg.Error as exc:
         raise FleetError(f"cannot reach the fleet database {mask_url(url)}: {_one_line(exc, url)}") from None
     except Exception as exc:  # a malformed URL: psycopg's own message, masked
@@ -334,7 +341,110 @@ alter table clawmem_terms enable row level security;
 drop policy if exists clawmem_read on clawmem_terms;
 create policy clawmem_read on clawmem_terms for select using (agent = any ((select clawmem_readable())::text[]));
 drop policy if exists clawmem_write on clawmem_terms;
-create policy clawmem_write on clawmem_terms for all using (agent = (select clawmem_own_agent())) with check (agent = (select clawmem_own_agent()));
+drop policy if exists clawmem_write on clawmem_terms;
+
+-- Agents write only through the functions below (the owner's, security definer), each checking
+-- that the login role writes as its own agent. An agent's role holds SELECT on the tables and
+-- nothing more: no lock it can take blocks another's read or push (LOCK TABLE above ACCESS
+-- SHARE needs UPDATE, DELETE or TRUNCATE, SELECT ... FOR UPDATE needs UPDATE), and the word
+-- counts a search weighs words by are derived here from the rows added and deleted, never
+-- written by an agent
+create or replace function clawmem_is_owner() returns boolean language sql stable security definer
+    set search_path = pg_catalog, public as $$
+    select pg_has_role(session_user, (select relowner from pg_class where oid = 'public.clawmem_chunks'::regclass), 'USAGE') $$;
+-- `who` itself when the login role may write as that agent: its own role, or the owner (who
+-- pushes for agents that have no role); else an error
+create or replace function clawmem_writer(who text) returns text language plpgsql stable security definer
+    set search_path = pg_catalog, public as $$
+declare
+    own text := clawmem_own_agent();
+begin
+    if who = own or (own is null and clawmem_is_owner()) then
+        return who;
+    end if;
+    raise exception 'role % cannot write as agent %', session_user, who using errcode = '42501';
+end $$;
+create or replace function clawmem_put_agent(who text, p_host text, p_model text, p_dims int) returns void
+    language plpgsql security definer set search_path = pg_catalog, public as $$
+begin
+    insert into clawmem_agents (agent, host, model, dims) values (clawmem_writer(who), p_host, p_model, p_dims)
+        on conflict (agent) do update set host = excluded.host, model = excluded.model, dims = excluded.dims;
+end $$;
+-- one push batch, its columns as arrays: the rows it adds (a resumed push skips those already
+-- there) are the ones the word counts take in
+create or replace function clawmem_add_chunks(who text, p_host text, paths text[], sources text[], starts int[], ends int[],
+        hashes text[], models text[], texts text[], toks tsvector[], vecs vector[], days text[], tss float8[],
+        mtimes int8[], linemaps text[]) returns int
+    language plpgsql security definer set search_path = pg_catalog, public as $$
+declare
+    me text := clawmem_writer(who);
+    n int;
+begin
+    with added as (insert into clawmem_chunks (agent, host, path, source, start_line, end_line, hash, model, text, tokens,
+                       embedding, day, ts, mtime_ns, linemap)
+                   select me, p_host, * from unnest(paths, sources, starts, ends, hashes, models, texts, toks, vecs, days, tss,
+                       mtimes, linemaps) on conflict do nothing returning agent, tokens),
+         counted as (insert into clawmem_terms as t (agent, term, chunks) select a.agent, u.lexeme, count(*) from added a,
+                       unnest(a.tokens) u group by 1, 2 order by 1, 2
+                     on conflict (agent, term) do update set chunks = t.chunks + excluded.chunks)
+    select count(*) into n from added;
+    return n;
+end $$;
+create or replace function clawmem_delete_chunks(who text, ids bigint[]) returns int
+    language plpgsql security definer set search_path = pg_catalog, public as $$
+declare
+    me text := clawmem_writer(who);
+    n int;
+begin
+    with gone as (delete from clawmem_chunks c where c.agent = me and c.id = any(ids) returning c.agent, c.tokens),
+         counted as (select g.agent, u.lexeme, count(*) k from gone g, unnest(g.tokens) u group by 1, 2),
+         changed as (update clawmem_terms t set chunks = t.chunks - counted.k from counted
+                     where t.agent = counted.agent and t.term = counted.lexeme)
+    select count(*) into n from gone;
+    delete from clawmem_terms t where t.agent = me and t.chunks <= 0;
+    return n;
+end $$;
+create or replace function clawmem_pushed(who text) returns int
+    language plpgsql security definer set search_path = pg_catalog, public as $$
+declare
+    me text := clawmem_writer(who);
+    n int;
+begin
+    select count(*) into n from clawmem_chunks c where c.agent = me;
+    update clawmem_agents a set chunks = n, pushed_at = now() where a.agent = me;
+    return n;
+end $$;
+-- the notebook's writes. A note names the standing notes it may contradict (`conflicts`, found
+-- by the writer's search of the notebook), so both show for review. Only a note's writer or
+-- the owner replaces it: another agent's note that names it proposes a replacement
+alter table clawmem_notes add column if not exists proposes bigint;
+alter table clawmem_notes add column if not exists conflicts bigint[] not null default '{}';
+alter table clawmem_notes add column if not exists tokens tsvector;
+create or replace function clawmem_note_add(who text, p_host text, p_section text, p_text text, p_replaces bigint,
+        p_proposes bigint, p_conflicts bigint[], p_tokens tsvector) returns bigint
+    language plpgsql security definer set search_path = pg_catalog, public as $$
+declare
+    me text := clawmem_writer(who);
+    n bigint;
+begin
+    if p_replaces is not null and not exists (select 1 from clawmem_notes o where o.id = p_replaces
+            and (o.agent = me or (clawmem_own_agent() is null and clawmem_is_owner()))) then
+        raise exception 'team note % is not agent %''s: only its writer or the owner replaces it', p_replaces, me
+            using errcode = '42501';
+    end if;
+    insert into clawmem_notes (agent, host, section, text, replaces, proposes, conflicts, tokens)
+        values (me, p_host, p_section, p_text, p_replaces, p_proposes, coalesce(p_conflicts, '{}'), p_tokens) returning id into n;
+    return n;
+end $$;
+create or replace function clawmem_note_undo(who text, note bigint) returns bigint
+    language plpgsql security definer set search_path = pg_catalog, public as $$
+declare
+    me text := clawmem_writer(who);
+    n bigint;
+begin
+    update clawmem_notes o set undone_at = now() where o.id = note and o.agent = me and o.undone_at is null returning o.id into n;
+    return n;
+end $$;
 """
 
 
@@ -350,6 +460,8 @@ def ensure_schema(conn, url: str) -> None:
         for (role,) in conn.execute("select r.role from clawmem_roles r join pg_roles p on p.rolname = r.role").fetchall():
             for stmt in GRANTS:
                 conn.execute(sql.SQL("grant " + stmt + " to {}").format(sql.Identifier(role)))
+            for stmt in OLD_GRANTS:
+                conn.execute(sql.SQL("revoke " + stmt + " from {}").format(sql.Identifier(role)))
         conn.commit()
     except psycopg.Error as exc:
         conn.rollback()
@@ -361,7 +473,8 @@ def _has_schema(conn) -> bool:
     # the newest parts: a database made by an older clawmem gets them at the owner's next push or grant
     return conn.execute("select to_regclass('clawmem_notes') is not null and to_regprocedure('clawmem_vector_index(text)') is not null"
                         " and to_regprocedure('clawmem_keyword(tsquery,text[],int,int,date,date)') is not null"
-                        " and to_regprocedure('clawmem_nearest(text,vector,text[],int,date,date)') is not null").fetchone()[0]
+                        " and to_regprocedure('clawmem_nearest(text,vector,text[],int,date,date)') is not null"
+                        " and to_regprocedure('clawmem_note_undo(text,bigint)') is not null").fetchone()[0]
 
 
 def vector_index_name(model: str) -> str:
@@ -385,6 +498,7 @@ def build_vector_indexes(conn) -> list[str]:
                          " order by model, agent").fetchall()
     exists = {r[0] for r in conn.execute("select relname from pg_class where relname like 'clawmem_vec%'")}
     built = []
+    conn.execute("set local statement_timeout = '30min'")  # an HNSW build over many rows takes its time
     for model in dict.fromkeys(m for m, _ in pairs):
         if vector_index_name(model) not in exists:
             conn.execute("select clawmem_vector_index(%s)", (model,))
@@ -586,9 +700,7 @@ def _push(engine, url: str, state: PushState, progress, batch: int) -> dict:
             # role would replace (and delete) that agent's rows
             raise FleetError(f"agent {agent} has its own role in this fleet: push with the URL `clawmem fleet grant {agent}` "
                              "printed, not the owner's")
-        conn.execute(
-            "insert into clawmem_agents (agent, host, model, dims) values (%s, %s, %s, %s) on conflict (agent) do update"
-            " set host = excluded.host, model = excluded.model, dims = excluded.dims", (agent, host, model, dims))
+        conn.execute("select clawmem_put_agent(%s, %s, %s, %s)", (agent, host, model, dims))
         conn.commit()
         server = {tuple(r[1:]): r[0] for r in conn.execute(
             "select id, path, start_line, end_line, hash, model from clawmem_chunks where agent = %s", (agent,))}
@@ -599,15 +711,10 @@ def _push(engine, url: str, state: PushState, progress, batch: int) -> dict:
         # what is new first, then what is gone: a push that fails on the way (the database
         # refuses a row, the server stops) never leaves the agent with fewer rows than before
         for part in _batches(todo, batch):
-            # one statement per batch, its columns as arrays: the rows it adds (a resumed push
-            # skips those already there) are the ones its word counts take in
+            # one statement per batch, its columns as arrays (the word counts follow in it)
             conn.execute(
-                "with added as (insert into clawmem_chunks (agent, host, path, source, start_line, end_line, hash, model, text,"
-                " tokens, embedding, day, ts, mtime_ns, linemap) select %s, %s, * from unnest(%s::text[], %s::text[], %s::int[],"
-                " %s::int[], %s::text[], %s::text[], %s::text[], %s::tsvector[], %s::vector[], %s::text[], %s::float8[],"
-                " %s::int8[], %s::text[]) on conflict do nothing returning agent, tokens)"
-                " insert into clawmem_terms as t (agent, term, chunks) select a.agent, u.lexeme, count(*) from added a,"
-                " unnest(a.tokens) u group by 1, 2 order by 1, 2 on conflict (agent, term) do update set chunks = t.chunks + excluded.chunks",
+                "select clawmem_add_chunks(%s, %s, %s::text[], %s::text[], %s::int[], %s::int[], %s::text[], %s::text[],"
+                " %s::text[], %s::tsvector[], %s::vector[], %s::text[], %s::float8[], %s::int8[], %s::text[])",
                 (agent, host, *(list(col) for col in zip(*_rows_for(store, mid, part)))))
             conn.commit()
             state.add([key for key, _ in part])
@@ -615,18 +722,13 @@ def _push(engine, url: str, state: PushState, progress, batch: int) -> dict:
             if progress:
                 progress(done, total)
         for part in _batches(gone, 1000):
-            conn.execute("with gone as (delete from clawmem_chunks where agent = %s and id = any(%s) returning agent, tokens),"
-                         " n as (select g.agent, u.lexeme, count(*) c from gone g, unnest(g.tokens) u group by 1, 2)"
-                         " update clawmem_terms t set chunks = t.chunks - n.c from n where t.agent = n.agent and t.term = n.lexeme",
-                         (agent, [rid for _, rid in part]))
-            conn.execute("delete from clawmem_terms where agent = %s and chunks <= 0", (agent,))
+            conn.execute("select clawmem_delete_chunks(%s, %s::bigint[])", (agent, [rid for _, rid in part]))
             conn.commit()
             state.remove([key for key, _ in part])
             done += len(part)
             if progress:
                 progress(done, total)
-        conn.execute("update clawmem_agents set chunks = (select count(*) from clawmem_chunks where agent = %s),"
-                     " pushed_at = now() where agent = %s", (agent, agent))
+        conn.execute("select clawmem_pushed(%s)", (agent,))
         conn.commit()
         notes = []
         if model:
@@ -751,10 +853,12 @@ def grant(url: str, agent: str, reads: list[str] | None = None, *, new_password:
             "config": f'[fleet]\nurl = "{agent_url}"\npublish = true\n'}
 
 
-GRANTS = ("usage on schema public", "select, insert, delete on clawmem_chunks", "usage on sequence clawmem_chunks_id_seq",
-          "select, insert, update on clawmem_agents", "select, insert, update, delete on clawmem_terms",
-          # the notebook: written and read, only its undo stamp ever changes
-          "select, insert, update (undone_at) on clawmem_notes", "usage on sequence clawmem_notes_id_seq")
+# An agent's role reads; it writes through the owner's functions (SCHEMA), which check who it is
+GRANTS = ("usage on schema public", "select on clawmem_chunks, clawmem_agents, clawmem_terms, clawmem_notes")
+# what an older clawmem granted (write rights, which also allow LOCK TABLE): taken back from every
+# role at the owner's next push or grant
+OLD_GRANTS = ("insert, update, delete, truncate on clawmem_chunks, clawmem_agents, clawmem_terms, clawmem_notes",
+              "usage on sequence clawmem_chunks_id_seq, clawmem_notes_id_seq")
 
 
 def revoke(url: str, agent: str, *, delete_rows: bool = False) -> dict:
@@ -772,7 +876,7 @@ def revoke(url: str, agent: str, *, delete_rows: bool = False) -> dict:
         role = row[0]
         conn.execute("delete from clawmem_roles where role = %s", (role,))
         conn.execute("update clawmem_roles set reads = array_remove(reads, %s)", (agent,))
-        for stmt in GRANTS:
+        for stmt in GRANTS + OLD_GRANTS:
             conn.execute(sql.SQL("revoke " + stmt + " from {}").format(sql.Identifier(role)))
         conn.execute(sql.SQL("drop role if exists {}").format(sql.Identifier(role)))
         deleted = 0
@@ -898,7 +1002,7 @@ class Client:
             while True:
                 fresh = self.conn is None or self.conn.closed
                 if fresh:
-                    self.conn = connect(self.url, autocommit=True)
+                    self.conn = connect(self.url, autocommit=True, statement_timeout_ms=SEARCH_TIMEOUT_MS)
                 try:
                     return work(self.conn)
                 except psycopg.Error:
@@ -948,11 +1052,84 @@ def search(engine, query: str, request=None, **fields) -> dict:
     qv = query_vector(engine, query, notes) if query else None
     try:
         out = kept.run(lambda conn: search_with(conn, query, opts, agents, qv))
+    except (psycopg.errors.QueryCanceled, psycopg.errors.LockNotAvailable) as exc:
+        # the server is busy or a lock is held: this agent's own memory answers, saying so
+        return local_instead(engine, query, request, f"the fleet search timed out ({_one_line(exc, kept.url)})", t0)
     except (psycopg.errors.UndefinedTable, psycopg.errors.UndefinedFunction):
         raise FleetError("the fleet database has no clawmem tables yet: push first (`clawmem fleet push`)") from None
     except psycopg.Error as exc:
         raise FleetError(f"fleet search on {mask_url(kept.url)} failed: {_one_line(exc, kept.url)}") from None
     out["notes"][:0] = notes
+    weights = out.pop("weights", None)
+    if weights is None:  # no memory hit to weigh them by: each content word alike
+        from ..text import STOPWORDS, query_terms
+
+        weights = {t: 1.0 for t in query_terms(query) if t not in STOPWORDS}
+    if query and weights and opts.after is None and opts.before is None:  # a note has no day: a dated search leaves them out
+        try:
+            team = kept.run(lambda conn: team_hits(conn, weights, opts, agents))
+        except psycopg.Error:  # a notebook that cannot be read leaves the memory hits standing, said
+            out["notes"].append("team notes not searched: the notebook did not answer")
+        else:
+            if team:
+                out["results"] = sorted(out["results"] + team, key=lambda r: -r["score"])[:opts.max_results]
+    out["ms"] = round((time.perf_counter() - t0) * 1000, 2)
+    return out
+
+
+TEAM_HIT_SHARE = 0.5  # a team note is a hit when it holds this share of the query's weighted words
+
+
+def team_hits(conn, weights: dict[str, float], opts, agents: list[str] | None = None) -> list[dict]:
+    """The standing team notes that hold the query's words, as search hits (`source: "team"`):
+    found by the full-text index of their tokens, scored by the share of the query's weighted
+    words (the fleet's own word weights, as the memory hits) each holds."""
+    total = sum(weights.values())
+    if not total:
+        return []
+    found = conn.execute(f"select {NOTE_COLUMNS}, null from clawmem_notes where tokens @@ %s::tsquery",
+                         (tsquery_literal(sorted(weights), "|"),)).fetchall()
+    if not found:
+        return []
+    standing = {n["id"] for n in _live([_note((*r, None, [])) for r in conn.execute(
+        "select id, agent, host, section, text, written_at, replaces, undone_at from clawmem_notes")])}
+    hits = []
+    for row in found:
+        n = _note(row[:-1])
+        if n["id"] not in standing or (agents is not None and n["agent"] not in agents):
+            continue
+        words = _words(n["text"])
+        score = sum(w for t, w in weights.items() if t in words) / total
+        if score < max(TEAM_HIT_SHARE, opts.min_score):
+            continue
+        hits.append({"path": f"team notes/{n['section']}", "ref": f"team:{n['id']}", "startLine": 1, "endLine": 1,
+                     "score": round(score, 4), "snippet": n["text"], "source": "team", "agent": n["agent"], "host": n["host"],
+                     "noteId": n["id"], "writtenAt": n["writtenAt"], "conflicts": n["conflicts"],
+                     "citation": f"Source: team note {n['id']} by {n['agent']}"})
+    return hits
+
+
+def local_instead(engine, query: str, request, why: str, t0: float) -> dict:
+    """A fleet search's answer from this agent's own index, when the fleet did not answer in
+    time: the results carry this agent's name as fleet hits do, and the warning says why."""
+    import copy
+
+    warning = f"{why}: these are this agent's own results only"
+    out: dict[str, Any] = {"results": [], "mode": "keyword", "provider": None, "model": None, "corpus": "fleet",
+                           "agents": [engine.cfg.agent_id], "notes": [warning], "warning": warning, "fallback": "local",
+                           "hidden": {"count": 0, "bestScore": None}, "absent": None, "dateRange": None}
+    if engine.workspace is not None and engine.reader() is not None:
+        try:
+            mine = copy.copy(request)
+            mine.agents = None
+            local = engine.search(query, mine)
+        except Exception as exc:  # no usable local index either: said, with the fleet's reason
+            out["notes"].append(f"no local results either: {_one_line(exc)}")
+        else:
+            for k in ("mode", "provider", "model", "hidden", "absent", "dateRange"):
+                out[k] = local.get(k, out[k])
+            host = fleet_host(engine.cfg)
+            out["results"] = [{**r, "agent": engine.cfg.agent_id, "host": host, "ref": r["path"]} for r in local["results"]]
     out["ms"] = round((time.perf_counter() - t0) * 1000, 2)
     return out
 
@@ -1046,6 +1223,10 @@ def search_with(conn, query: str, opts, agents: list[str] | None, qv: QueryVecto
         return base
     n_docs = max(1, sum(seen[a][3] or 0 for a in names))
     df = {t: 0 for t in words} | {t: int(c) for t, c in df_cur.fetchall()}
+    content = [t for t in terms if t not in STOPWORDS] or terms
+    top = ranking.idf(0, n_docs)
+    weights = {t: ranking.idf(min(df.get(t, 0), n_docs), n_docs) / top for t in content}
+    base["weights"] = weights  # the team notes' hits are scored with them too (search)
 
     # keyword side: clawmem's tokens against the stored tsvectors, all words first, then the rarest
     kw: dict[int, s.Candidate] = {}
@@ -1114,9 +1295,6 @@ def search_with(conn, query: str, opts, agents: list[str] | None, qv: QueryVecto
                 c.vec_z = (float(cos) - mean) / max(std, 1e-4)
         cands.append(c)
     mode = "hybrid" if vec else "keyword"
-    content = [t for t in terms if t not in STOPWORDS] or terms
-    top = ranking.idf(0, n_docs)
-    weights = {t: ranking.idf(min(df.get(t, 0), n_docs), n_docs) / top for t in content}
 
     def merge_within_agents(ranked: list, max_chars: int) -> list:
         """Overlapping hits fold together within one agent's file only."""
@@ -1190,13 +1368,45 @@ def _team_conn(engine):
 
 
 def _note(row) -> dict:
-    nid, agent, host, section, text, at, replaces, undone = row
+    nid, agent, host, section, text, at, replaces, undone, proposes, conflicts = row
     return {"id": nid, "agent": agent, "host": host, "section": section, "text": text,
             "writtenAt": at.isoformat(timespec="seconds"), "replaces": replaces,
-            "undoneAt": undone.isoformat(timespec="seconds") if undone else None}
+            "undoneAt": undone.isoformat(timespec="seconds") if undone else None,
+            "proposes": proposes, "conflicts": sorted(conflicts or [])}
 
 
-NOTE_COLUMNS = "id, agent, host, section, text, written_at, replaces, undone_at"
+NOTE_COLUMNS = "id, agent, host, section, text, written_at, replaces, undone_at, proposes, conflicts"
+# a note shares this share of its words with a standing note, the smaller's, and is not the same
+# fact: they may say two things of one subject (a contradiction restates its subject and
+# changes a value). Words, not opening words: "the deploy window for production" and "… for
+# staging" share two of five and are two facts. No list of words, no fit to a data set
+CONFLICT_SHARE = 0.6
+
+
+def _words(text: str) -> set[str]:
+    from ..text import STOPWORDS, index_tokens
+
+    return {t for t in index_tokens(text) if t not in STOPWORDS}
+
+
+def _may_conflict(text: str, other: str) -> bool:
+    from ..consolidate.promote import _fact_key
+
+    a, b = _words(text), _words(other)
+    if not a or not b or _fact_key(text) == _fact_key(other):
+        return False
+    return len(a & b) / min(len(a), len(b)) >= CONFLICT_SHARE
+
+
+def _flag_both(notes: list[dict]) -> list[dict]:
+    """Each note's possible conflicts both ways (a note names those it met when written), among
+    the given notes."""
+    ids = {n["id"] for n in notes}
+    met: dict[int, set[int]] = {n["id"]: set(n["conflicts"]) & ids for n in notes}
+    for n in notes:
+        for other in met[n["id"]]:
+            met[other].add(n["id"])
+    return [{**n, "conflicts": sorted(met[n["id"]])} for n in notes]
 
 
 def _live(notes: list[dict]) -> list[dict]:
@@ -1209,29 +1419,39 @@ def _live(notes: list[dict]) -> list[dict]:
     return [by_id[i] for i in sorted(standing)]
 
 
-def team_notes(engine, *, every_version: bool = False) -> list[dict]:
-    """The team's notebook, oldest first: the notes that stand (`every_version`: all of them,
+def _all_notes(conn) -> list[dict]:
+    return [_note(r) for r in conn.execute(f"select {NOTE_COLUMNS} from clawmem_notes order by id")]
+
+
+def team_notes(engine, *, every_version: bool = False, conflicts: bool = False) -> list[dict]:
+    """The team's notebook, oldest first: the notes that stand, each with the standing notes it
+    may contradict (`conflicts`: only those that have one; `every_version`: all of them,
     undone and replaced ones too, each saying so)."""
     conn = _team_conn(engine)
     try:
-        notes = [_note(r) for r in conn.execute(f"select {NOTE_COLUMNS} from clawmem_notes order by id")]
+        notes = _all_notes(conn)
     except Exception as exc:
         raise FleetError(f"team notes: {_one_line(exc, fleet_url(engine.cfg))}") from None
     finally:
         conn.close()
+    live = _flag_both(_live(notes))
+    if conflicts:
+        return [n for n in live if n["conflicts"]]
     if every_version:
-        live = {n["id"] for n in _live(notes)}
-        return [{**n, "standing": n["id"] in live} for n in notes]
-    return _live(notes)
+        flagged = {n["id"]: n["conflicts"] for n in live}
+        return [{**n, "standing": n["id"] in flagged, "conflicts": flagged.get(n["id"], [])} for n in notes]
+    return live
 
 
 def team_remember(engine, text: str, section: str | None = None, replaces: int | None = None) -> dict:
-    """Write a note to the team's notebook, named with this agent and host. Checked first
-    against the notes that stand in its section, under a lock on that section (two writers at
-    once are taken one after the other): the same note again is not written twice; a note that
-    contradicts one (promote's rule: the same opening, a different ending) is refused, naming
-    it, unless `replaces` names that note. Returns {id, ...} or {error, conflicts}."""
-    from ..consolidate.promote import _fact_key, contradicts
+    """Write a note to the team's notebook, named with this agent and host, under a lock on
+    the notebook (two writers at once are taken one after the other). Never refused for what it
+    says: the same note again is not written twice; the standing notes of any section that
+    share most of its words (the notebook searched with its words) are flagged with it as
+    possible conflicts, for review (`fleet notes --conflicts`). `replaces` another note: this
+    agent's own (or any, as the owner) is replaced; another agent's is proposed a replacement,
+    and stands until its writer or the owner replaces it. Returns the note, or {error}."""
+    from ..consolidate.promote import _fact_key
 
     text = " ".join((text or "").split())
     section = " ".join((section or TEAM_SECTION).split()) or TEAM_SECTION
@@ -1241,21 +1461,29 @@ def team_remember(engine, text: str, section: str | None = None, replaces: int |
     url = fleet_url(engine.cfg)
     conn = _team_conn(engine)
     try:
-        conn.execute("select pg_advisory_xact_lock(hashtext('clawmem_notes:' || %s))", (section,))
-        notes = [_note(r) for r in conn.execute(f"select {NOTE_COLUMNS} from clawmem_notes order by id")]
-        if replaces is not None and replaces not in {n["id"] for n in notes}:
+        conn.execute("select pg_advisory_xact_lock(hashtext('clawmem_notes'))")
+        notes = _all_notes(conn)
+        by_id = {n["id"]: n for n in notes}
+        if replaces is not None and replaces not in by_id:
             return {"error": f"replaces: no team note {replaces} (`clawmem fleet notes` lists them)"}
-        standing = [n for n in _live(notes) if n["section"] == section]
-        same = next((n for n in standing if _fact_key(n["text"]) == _fact_key(text)), None)
+        standing = _live(notes)
+        same = next((n for n in standing if n["section"] == section and _fact_key(n["text"]) == _fact_key(text)), None)
         if same is not None:
             return {**same, "note": f"already in the team notebook (note {same['id']} by {same['agent']}): not written again"}
-        against = [n for n in standing if contradicts(text, n["text"]) and n["id"] != replaces]
-        if against:
-            return {"error": "contradicts " + "; ".join(f"note {n['id']} by {n['agent']}: {n['text']}" for n in against)
-                             + ": write it with replaces = that note's id if it is meant to replace it",
-                    "conflicts": against}
-        row = conn.execute(f"insert into clawmem_notes (agent, host, section, text, replaces) values (%s, %s, %s, %s, %s)"
-                           f" returning {NOTE_COLUMNS}", (agent, host, section, text, replaces)).fetchone()
+        is_owner = conn.execute("select clawmem_own_agent() is null and clawmem_is_owner()").fetchone()[0]
+        proposes = None
+        if replaces is not None and by_id[replaces]["agent"] != agent and not is_owner:
+            replaces, proposes = None, replaces
+        # the notebook searched with the note's words (its stored tokens, clawmem's), any section
+        query = tsquery_literal(sorted(_words(text)), "|")
+        found = conn.execute("select id from clawmem_notes where tokens @@ %s::tsquery", (query,)).fetchall() if query else []
+        found_ids = {r[0] for r in found}
+        against = [n for n in standing if n["id"] in found_ids and n["id"] not in (replaces, proposes)
+                   and _may_conflict(text, n["text"])]
+        nid = conn.execute("select clawmem_note_add(%s, %s, %s, %s, %s, %s, %s, %s::tsvector)",
+                           (agent, host, section, text, replaces, proposes, [n["id"] for n in against],
+                            tsvector_literal(text))).fetchone()[0]
+        row = conn.execute(f"select {NOTE_COLUMNS} from clawmem_notes where id = %s", (nid,)).fetchone()
         conn.commit()
     except FleetError:
         raise
@@ -1264,7 +1492,39 @@ def team_remember(engine, text: str, section: str | None = None, replaces: int |
         raise FleetError(f"team note not written: {_one_line(exc, url)}") from None
     finally:
         conn.close()
-    return _note(row)
+    out = _note(row)
+    said = []
+    if proposes is not None:
+        said.append(f"proposed as a replacement of note {proposes} by {by_id[proposes]['agent']}, which stands until "
+                    f"its writer or the fleet's owner replaces it")
+    if against:
+        out["possibleConflicts"] = against
+        said.append("it may contradict " + "; ".join(f"note {n['id']} by {n['agent']} ({n['section']}): {n['text']}" for n in against)
+                    + ": both are flagged for review (`clawmem fleet notes --conflicts`)")
+    if said:
+        out["note"] = f"team note {out['id']} written by {agent}@{host} under {section}; " + "; ".join(said)
+    return out
+
+
+TEAM_CONTEXT_CAP = 4000  # characters of team notes in `clawmem context`: the newest first
+
+
+def team_for_context(engine, cap: int) -> dict:
+    """The standing team notes as Markdown bullets within `cap` characters, newest first (a
+    cut drops the oldest, and says how many)."""
+    notes = sorted(team_notes(engine), key=lambda n: n["id"], reverse=True)
+    lines = []
+    for n in notes:
+        flag = f"; may conflict with note {', '.join(map(str, n['conflicts']))}" if n["conflicts"] else ""
+        lines.append(f"- {n['text']} ({n['section']}, {n['agent']}, note {n['id']}{flag})")
+    kept, used = [], 0
+    for line in lines:
+        if used + len(line) + 1 > cap:
+            break
+        kept.append(line)
+        used += len(line) + 1
+    return {"notes": len(notes), "included": len(kept), "includedChars": used, "chars": sum(len(x) + 1 for x in lines),
+            "truncated": len(kept) < len(lines), "text": "\n".join(kept)}
 
 
 def team_undo(engine, note_id: int) -> dict:
@@ -1273,8 +1533,8 @@ def team_undo(engine, note_id: int) -> dict:
     url = fleet_url(engine.cfg)
     conn = _team_conn(engine)
     try:
-        row = conn.execute(f"update clawmem_notes set undone_at = now() where id = %s and agent = %s and undone_at is null"
-                           f" returning {NOTE_COLUMNS}", (note_id, engine.cfg.agent_id)).fetchone()
+        done = conn.execute("select clawmem_note_undo(%s, %s)", (engine.cfg.agent_id, note_id)).fetchone()[0]
+        row = conn.execute(f"select {NOTE_COLUMNS} from clawmem_notes where id = %s", (done,)).fetchone() if done else None
         conn.commit()
     except Exception as exc:
         conn.rollback()

@@ -35,6 +35,7 @@ def fleet_arguments(s) -> None:
     f = add_command(fsub, "notes", "the team notebook: the notes that stand, each with its writer")
     f.add_argument("--all", action="store_true", help="every version: undone and replaced notes too")
     f.add_argument("--undo", type=int, metavar="ID", help="undo one of this agent's notes (it stays in the history)")
+    f.add_argument("--conflicts", action="store_true", help="only the standing notes flagged as possibly contradicting another")
     f.add_argument("--json", action="store_true")
     for name, what in (("list", "who may read whom (owner's URL)"),
                        ("status", "the server's health, and each agent's rows, model and last push (owner's URL)"),
@@ -74,9 +75,10 @@ def cmd_fleet(args) -> int:
                     out = eng.team_undo(args.undo)
                     text = f"team note {out['id']} undone (it stays in `clawmem fleet notes --all`)"
                 else:
-                    notes = eng.team_notes(every_version=args.all)
+                    notes = eng.team_notes(every_version=args.all, conflicts=args.conflicts)
                     out = {"notes": notes}
-                    text = format_notes(notes) if notes else "the team notebook is empty"
+                    text = (format_notes(notes) if notes else
+                            "no team note is flagged as a possible conflict" if args.conflicts else "the team notebook is empty")
             finally:
                 eng.close()
         elif args.fleet_command == "push":
@@ -130,6 +132,8 @@ def format_notes(notes: list[dict]) -> str:
             lines.append(f"## {section}")
         state = "" if n.get("standing", True) else (" [undone]" if n["undoneAt"] else " [replaced]")
         again = f" (replaces {n['replaces']})" if n["replaces"] else ""
+        again += f" (proposes replacing {n['proposes']})" if n.get("proposes") else ""
+        again += f" [may conflict with {', '.join(map(str, n['conflicts']))}]" if n.get("conflicts") else ""
         lines.append(printable(f"- {n['text']}  — {n['agent']}@{n['host']}, {n['writtenAt'][:16].replace('T', ' ')}, note {n['id']}{again}{state}"))
     return "\n".join(lines)
 
