@@ -569,6 +569,110 @@ def test_a_push_that_fails_on_the_way_deletes_nothing_and_the_owner_cannot_push_
     assert rows(db, "select path, text from clawmem_chunks where agent = %s", (name,)) == before
 
 
+@pytest.mark.slow
+def test_a_peer_cannot_stall_the_fleet_and_a_held_lock_bounds_a_search(pg, db, agent, uid):
+    """Issue 43: an agent's role held DELETE/UPDATE rights, enough for LOCK TABLE … ACCESS
+    EXCLUSIVE, and no timeout was set: a peer's fleet search waited 198 s. Now an agent's role
+    can take no lock that blocks a reader, an agent idle in a transaction delays nobody, and a
+    lock held by one who may take it (the owner) costs a search seconds: it answers from the
+    agent's own index and says why."""
+    import time
+
+    from clawmem.engine.agent import tools
+    from clawmem.engine.fleet import client as fleet
+
+    a, b = f"la{uid}", f"lb{uid}"
+    ga, gb = fleet.grant(db, a, [b]), fleet.grant(db, b, [a])
+    ea = agent(a, NOTES, ga["url"])
+    eb = agent(b, {"memory/b.md": "# B\n\nThe heron survey counted nine nests.\n"}, gb["url"])
+    fleet.push(ea)
+    fleet.push(eb)
+    tables = ("clawmem_chunks", "clawmem_agents", "clawmem_terms", "clawmem_notes", "clawmem_roles")
+    with psycopg.connect(db) as conn:  # the write rights an older clawmem granted go at the owner's next grant or push
+        conn.execute(f'grant delete on clawmem_chunks to "{gb["role"]}"')
+    fleet.grant(db, b)
+    assert not rows(db, "select has_table_privilege(%s, 'clawmem_chunks', 'DELETE')", (gb["role"],))[0][0]
+    for table in tables:
+        for mode in ("access exclusive", "exclusive", "share row exclusive", "share", "share update exclusive", "row exclusive"):
+            with psycopg.connect(gb["url"]) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(f"lock table {table} in {mode} mode")
+    for table in tables[:4]:
+        with psycopg.connect(gb["url"]) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute(f"select 1 from {table} for update")
+    # every clawmem connection carries its timeouts; the server `fleet up` started ends idle transactions
+    conn = fleet.connect(gb["url"])
+    try:
+        assert conn.execute("show lock_timeout").fetchone()[0] == "3s"
+        assert conn.execute("show statement_timeout").fetchone()[0] == "2min"
+    finally:
+        conn.close()
+    with psycopg.connect(pg.url) as conn:
+        assert conn.execute("show idle_in_transaction_session_timeout").fetchone()[0] == "1min"
+
+    # B sits idle in a transaction holding every lock it can take: A's search is not delayed
+    idle = psycopg.connect(gb["url"])
+    try:
+        for table in tables[:4]:
+            idle.execute(f"lock table {table} in access share mode")
+        idle.execute("select pg_advisory_lock(hashtext('clawmem_notes'))")
+        t0 = time.monotonic()
+        res = fleet.search(ea, "heron survey nests")
+        assert time.monotonic() - t0 < 3 and "warning" not in res and {r["agent"] for r in res["results"]} >= {b}
+        t0 = time.monotonic()
+        with pytest.raises(fleet.FleetError, match="lock timeout|canceling statement due to lock timeout"):
+            fleet.team_remember(ea, "The heron survey is on Monday", "Field")  # waits seconds, not forever, and says so
+        assert time.monotonic() - t0 < 10
+    finally:
+        idle.close()
+
+    # the owner holds a lock (a migration, or a session left idle): the search answers in bounded
+    # time, from A's own index, saying so; MCP too
+    owner = psycopg.connect(db)
+    try:
+        owner.execute("lock table clawmem_chunks in access exclusive mode")
+        t0 = time.monotonic()
+        res = fleet.search(ea, "heron rollback")
+        assert time.monotonic() - t0 < fleet.SEARCH_TIMEOUT_MS / 1000 + 5
+        assert "timed out" in res["warning"] and res["fallback"] == "local"
+        assert res["results"] and {r["agent"] for r in res["results"]} == {a}
+        assert res["results"][0]["path"] == "memory/projects/heron.md"
+        t0 = time.monotonic()
+        mcp = tools.memory_search(ea, "heron rollback", corpus="fleet")
+        assert time.monotonic() - t0 < fleet.SEARCH_TIMEOUT_MS / 1000 + 5
+        assert "timed out" in mcp["warning"] and mcp["results"] and mcp["results"][0]["agent"] == a
+    finally:
+        owner.close()
+    assert not fleet.search(ea, "heron survey nests").get("warning")  # the lock gone, the fleet answers again
+
+
+@pytest.mark.slow
+def test_a_peer_cannot_skew_another_agents_scores(db, agent, uid):
+    """Issue 44: C inflated its own count for "ledger" in clawmem_terms and A's scores for A's
+    own files fell (0.9538 -> 0.5999). The counts are now derived by the database from the rows
+    pushed; no agent writes them, its chunk count or its password-free role's rows."""
+    from clawmem.engine.fleet import client as fleet
+
+    a, c = f"sa{uid}", f"sc{uid}"
+    ga, gc = fleet.grant(db, a, [c]), fleet.grant(db, c, [a])
+    ea = agent(a, {"memory/ledger.md": "# Ledger\n\nThe ledger export runs nightly at two.\n",
+                   "memory/other.md": "# Other\n\nThe ledger archive moved to cold storage.\n"}, ga["url"], vectors=False)
+    ec = agent(c, {"memory/c.md": "# C\n\nThe ledger dashboard is slow.\n"}, gc["url"], vectors=False)
+    fleet.push(ea)
+    fleet.push(ec)
+    before = [(r["path"], r["score"]) for r in fleet.search(ea, "ledger export")["results"]]
+    assert before
+    attempts = ("update clawmem_terms set chunks = 100000 where agent = %s and term = 'ledger'",
+                "insert into clawmem_terms values (%s, 'export', 100000) on conflict (agent, term) do update set chunks = 100000",
+                "update clawmem_agents set chunks = 100000 where agent = %s",
+                "select clawmem_put_agent(%s, 'h', null, null)")
+    for sql in attempts:
+        with psycopg.connect(gc["url"]) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute(sql, (c if "clawmem_put_agent" not in sql else a,))
+    after = [(r["path"], r["score"]) for r in fleet.search(ea, "ledger export")["results"]]
+    assert after == before
+    assert_counts_match_rows(db)
+
+
 # ----------------------------------------------------------------------------- a fleet for a team
 
 

@@ -40,6 +40,9 @@ INDEX_WARNING = "Memory search is unavailable because the memory index is missin
 INDEX_ACTION = "Run `clawmem index` (or keep `clawmem watch` or `clawmem mcp` running), then retry memory_search."
 DISABLED_WARNING = "Memory search is disabled."
 DISABLED_ACTION = "Tell the user memory search is turned off; they can set enabled = true (memorySearch.enabled in openclaw.json) to turn it on."
+FLEET_WARNING = "Fleet search is unavailable: the fleet database refused or did not answer."
+FLEET_ACTION = ("Search this agent's own memory (corpus \"memory\") and tell the user the fleet did not answer; "
+                "the error says why (a revoked role needs a new grant from the fleet's owner).")
 DEFAULT_SECTION = "Notes"
 WRITE_OFF = "memory writes are turned off (mcp.write = false in the clawmem config)"
 
@@ -74,6 +77,12 @@ def _unavailable(error: str) -> dict:
     action = QUOTA_ACTION if quota else INDEX_ACTION if index else ERROR_ACTION
     return {"results": [], "disabled": True, "unavailable": True, "error": error, "warning": warning, "action": action,
             "debug": {"warning": warning, "action": action, "error": error}}
+
+
+def _fleet_unavailable(error: str) -> dict:
+    """A fleet search that failed: the fleet named as the cause, never the embedding provider."""
+    return {"results": [], "disabled": True, "unavailable": True, "error": error, "warning": FLEET_WARNING,
+            "action": FLEET_ACTION, "corpus": "fleet", "debug": {"warning": FLEET_WARNING, "action": FLEET_ACTION, "error": error}}
 
 
 def disabled_payload(error: str) -> dict:
@@ -188,16 +197,16 @@ def _fleet_search(engine, text: str, request: SearchRequest, started: float) -> 
     try:
         res = fleet.search(engine, text, request)
     except fleet.FleetError as exc:
-        return _unavailable(str(exc))
+        return _fleet_unavailable(str(exc))
     except Exception as exc:  # an agent gets data, never a traceback
-        return _unavailable(f"{type(exc).__name__}: {exc}")
+        return _fleet_unavailable(f"{type(exc).__name__}: {exc}")
     decorate = engine.cfg["citations"] != "off"
     results = []
     for r in res["results"]:
         item = {"path": r["ref"], "startLine": r["startLine"], "endLine": r["endLine"], "score": r["score"],
                 "snippet": r["snippet"], "source": r["source"], "agent": r["agent"], "host": r["host"], "file": r["path"]}
         if decorate:
-            item["citation"] = citation(r["ref"], r["startLine"], r["endLine"])
+            item["citation"] = r["citation"] if r["source"] == "team" else citation(r["ref"], r["startLine"], r["endLine"])
             item["snippet"] = r["snippet"].strip() + "\n\n" + item["citation"]
         item["corpus"] = "fleet"
         results.append(item)
@@ -205,6 +214,8 @@ def _fleet_search(engine, text: str, request: SearchRequest, started: float) -> 
            "hidden": res["hidden"], "absent": res.get("absent"), "agents": res["agents"], "corpus": "fleet"}
     if res["notes"]:
         out["notes"] = res["notes"]
+    if res.get("warning"):  # the fleet timed out: this agent's own results, said so
+        out["warning"], out["fallback"] = res["warning"], res.get("fallback")
     out["debug"] = {"backend": "clawmem-fleet", "searchMs": round((time.perf_counter() - started) * 1000), "hits": len(results)}
     return out
 
