@@ -571,10 +571,11 @@ class Fleet:
 
         return revoke(self.url, agent, **kw)
 
-    def list(self) -> dict:
+    def list(self, command: str = "list") -> dict:
+        """`command`: the command that asks (`list` or `status`), as a refusal names it."""
         from .fleet.client import fleet_list
 
-        return fleet_list(self.url)
+        return fleet_list(self.url, command)
 
     def build_indexes(self) -> list[str]:
         from .fleet.client import build_indexes

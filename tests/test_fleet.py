@@ -698,7 +698,7 @@ def test_team_commands_revoke_list_status_readers_and_per_fleet_roles(pg, db, ag
     status = run_cli("fleet", "status", *base)
     assert status.returncode == 0 and "PostgreSQL " in status.stdout and f"{a}@host-{a}: 1 rows, last push 20" in status.stdout
     # an agent's URL is not the owner's: said plainly
-    for cmd in (("grant", b), ("revoke", b), ("list",)):
+    for cmd in (("grant", b), ("revoke", b), ("list",), ("status",)):  # status once named `fleet list`
         agent_cfg = write(tmp_path / "a.toml", f'provider = "none"\n[fleet]\nurl = "{ga["url"]}"\n')
         r = run_cli("fleet", *cmd, "--config", str(agent_cfg), "--workspace", str(tmp_path))
         assert r.returncode == 3 and f"is agent {a}'s role: `clawmem fleet {cmd[0]}` needs the owner's URL" in r.stderr, r.stderr
@@ -733,7 +733,8 @@ def test_the_watcher_catches_up_as_soon_as_the_fleet_is_back(pg, db, make_engine
     write(workspace / "memory" / "2026-04-01.md", "# 2026-04-01\n\nThe auk survey starts in May.\n")
     eng = make_engine({"agentId": f"cu{uid}", "fleet.url": db, "fleet.publish": True, "sync.watchDebounceMs": 100,
                        "sync.intervalMinutes": 60}, persistent=True)
-    syncer = Syncer(eng)
+    said = []
+    syncer = Syncer(eng, lambda e: said.append(e.describe()))
     syncer.start()
     try:
         wait_for(lambda: any("auk survey" in t for *_, t in rows_or_none(db)), limit=60, what="the first push")
@@ -746,6 +747,9 @@ def test_the_watcher_catches_up_as_soon_as_the_fleet_is_back(pg, db, make_engine
         wait_for(lambda: any("gannet colony" in t for *_, t in rows_or_none(db)), limit=4 * watcher.PUSH_RETRY_SECONDS,
                  what="the catch-up push")
         wait_for(lambda: syncer._push_retry is None, limit=10, what="the retries to stop")
+        # the failure was said, and so is the catch-up (`watch` printed only the failure)
+        assert any("local work goes on" in line for line in said)
+        wait_for(lambda: any("the fleet is up to date" in line for line in said), limit=5, what="the catch-up line")
     finally:
         syncer.stop()
 
@@ -769,7 +773,12 @@ def test_fleet_search_dates_and_the_mcp_agents_argument(db, agent, uid, tmp_path
     cfg = write(tmp_path / "d.toml", f'provider = "none"\nagentId = "x{uid}"\n[fleet]\nurl = "{db}"\n')
     cli = run_cli("search", "--fleet", "--before", "2026-03-03", "skua count", "--json", "--config", str(cfg), "--workspace", str(tmp_path))
     assert cli.returncode == 0, cli.stderr
-    assert [(r["agent"], r["path"]) for r in json.loads(cli.stdout)["results"]] == [(a.cfg.agent_id, "memory/2026-03-02.md")]
+    got = json.loads(cli.stdout)
+    assert [(r["agent"], r["path"]) for r in got["results"]] == [(a.cfg.agent_id, "memory/2026-03-02.md")]
+    assert got["dateRange"] == {"after": None, "before": "2026-03-03", "from": "options", "applied": True}  # once null
+    nobody = run_cli("search", "--fleet", "--agents", "Z", "skua count", "--config", str(cfg), "--workspace", str(tmp_path))
+    assert nobody.returncode == 0 and "keyword-only" not in nobody.stdout  # once "# keyword-only"
+    assert nobody.stdout.startswith("# no agent of the fleet to search: none readable with this role among those named")
     # MCP: the agents argument narrows the agents searched
     only_b = tools.memory_search(a, "skua count", corpus="fleet", agents=[b.cfg.agent_id])
     assert only_b["results"] and {r["agent"] for r in only_b["results"]} == {b.cfg.agent_id} and only_b["agents"] == [b.cfg.agent_id]

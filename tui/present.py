@@ -208,6 +208,8 @@ def status_lines(st: dict, shorten, running: str | None = None) -> list[str]:
 
 def mode_comment(res: dict) -> str:
     """The first line of `clawmem search`'s text: how the search was made."""
+    if res.get("corpus") == "fleet" and not res.get("agents"):
+        return res.get("reason") or "nothing searched: no readable agent of the fleet"
     if res["mode"] == "keyword":
         why = res.get("reason") or ""
         return f"keyword-only{': ' + why if why else ''}"

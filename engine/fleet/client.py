@@ -897,10 +897,10 @@ def revoke(url: str, agent: str, *, delete_rows: bool = False) -> dict:
     return {"agent": agent, "role": role, "deletedRows": deleted}
 
 
-def fleet_list(url: str) -> dict:
+def fleet_list(url: str, command: str = "list") -> dict:
     """As the owner: every agent of the fleet, its role, whom it may read and who may read it,
     its rows, model and last push; and the server's health."""
-    conn = _owner_session(url, "list", ensure=False)
+    conn = _owner_session(url, command, ensure=False)
     try:
         roles = {a: (r, list(reads)) for r, a, reads in conn.execute("select role, agent, reads from clawmem_roles")}
         pushed = {r[0]: r[1:] for r in conn.execute(
@@ -1216,7 +1216,12 @@ def search_with(conn, query: str, opts, agents: list[str] | None, qv: QueryVecto
     names = [a for a in seen if agents is None or a in agents]
     unknown = sorted(set(agents or ()) - set(seen))
     base: dict[str, Any] = {"results": [], "mode": "keyword", "provider": None, "model": None, "corpus": "fleet",
-                            "agents": sorted(names), "notes": [], "hidden": {"count": 0, "bestScore": None}, "absent": None}
+                            "agents": sorted(names), "notes": [], "hidden": {"count": 0, "bestScore": None}, "absent": None,
+                            # the dates the search kept, as the local search says them (team notes have none: left out)
+                            "dateRange": {"after": str(lo) if lo else None, "before": str(hi) if hi else None,
+                                          "from": "options", "applied": True} if lo or hi else None}
+    if not names:
+        base["reason"] = "no agent of the fleet to search: none readable with this role" + (" among those named" if agents else "")
     if unknown:
         base["notes"].append(f"not in the fleet, or not readable with this role: {', '.join(unknown)}")
     if not names or not query:

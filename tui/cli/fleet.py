@@ -116,7 +116,7 @@ def cmd_fleet(args) -> int:
                 out = {"built": built}
                 text = f"built the vector index of {', '.join(built)}" if built else "every pushed model has its vector index"
             else:
-                out = fleet.list()
+                out = fleet.list(args.fleet_command)
                 text = format_list(out) if args.fleet_command == "list" else format_status(out)
     except FleetError as exc:
         raise CommandError(str(exc)) from None
