@@ -692,7 +692,8 @@ def test_team_commands_revoke_list_status_readers_and_per_fleet_roles(pg, db, ag
     base = ("--config", str(cfg), "--workspace", str(tmp_path))
     assert run_cli("fleet", "grant", c, "--add-read", a, *base).returncode == 0
     ga = fleet.grant(db, a, [], new_password=True)
-    fleet.push(agent(a, {"memory/a.md": "# A\n\nThe gannet count is 41.\n"}, ga["url"], vectors=False))
+    ea = agent(a, {"memory/a.md": "# A\n\nThe gannet count is 41.\n"}, ga["url"], vectors=False)
+    fleet.push(ea)
     listed = {x["agent"]: x for x in json.loads(run_cli("fleet", "list", "--json", *base).stdout)["agents"]}
     assert listed[c]["reads"] == sorted([a, b]) and listed[a]["readBy"] == [c] and listed[a]["chunks"] == 1
     status = run_cli("fleet", "status", *base)
@@ -707,7 +708,16 @@ def test_team_commands_revoke_list_status_readers_and_per_fleet_roles(pg, db, ag
     assert r.returncode == 0 and "can no longer log in" in r.stdout
     with pytest.raises(psycopg.OperationalError):
         psycopg.connect(ga["url"], connect_timeout=5)
+    from clawmem.engine.agent import tools
+
+    after = tools.memory_search(ea, "gannet count", corpus="fleet")  # once blamed "an embedding/provider error"
+    assert after["unavailable"] and "fleet" in after["warning"].lower() and "embedding" not in after["warning"]
     assert fleet.fleet_list(db)["agents"][[x["agent"] for x in fleet.fleet_list(db)["agents"]].index(c)]["reads"] == [b]
+    # granted again, A is read again by those that read it before the revoke, and the grant says so
+    again = run_cli("fleet", "grant", a, "--json", *base)
+    assert again.returncode == 0 and json.loads(again.stdout)["readBy"] == [c]
+    assert json.loads(again.stdout)["restoredReaders"] == [c]
+    assert f"read again by {c}" in run_cli("fleet", "revoke", a, *base).stdout + run_cli("fleet", "grant", a, *base).stdout
     # a second fleet on the same server: its own roles for the same agent names
     other = "t" + uuid.uuid4().hex[:12]
     with psycopg.connect(pg.url, autocommit=True) as conn:

@@ -174,6 +174,9 @@ do $$ begin
 end $$;
 create table if not exists clawmem_roles (role name primary key, agent text not null unique, reads text[] not null default '{}');
 revoke all on clawmem_roles from public;
+-- who read a revoked agent: its next grant gives them back their reading of it
+create table if not exists clawmem_revoked (agent text primary key, read_by text[] not null, revoked_at timestamptz not null default now());
+revoke all on clawmem_revoked from public;
 
 -- who is asking is the login role (session_user): inside these functions current_user is the owner
 create or replace function clawmem_readable() returns text[] language sql stable security definer
@@ -836,6 +839,14 @@ def grant(url: str, agent: str, reads: list[str] | None = None, *, new_password:
             conn.execute(sql.SQL("grant " + stmt + " to {}").format(sql.Identifier(role)))
         conn.execute("insert into clawmem_roles (role, agent, reads) values (%s, %s, %s) on conflict (role) do update"
                      " set reads = excluded.reads", (role, agent, wanted))
+        restored = []
+        if row is None:  # granted again after a revoke: those that read it then read it again
+            restored = sorted(r for (r,) in conn.execute(
+                "update clawmem_roles set reads = array_append(reads, %s) where agent = any(coalesce("
+                "(select read_by from clawmem_revoked where agent = %s), '{}')) and not %s = any(reads) returning agent",
+                (agent, agent, agent)))
+            conn.execute("delete from clawmem_revoked where agent = %s", (agent,))
+        read_by = sorted(r for (r,) in conn.execute("select agent from clawmem_roles where %s = any(reads)", (agent,)))
         conn.commit()
         build_vector_indexes(conn)
     except Exception as exc:
@@ -848,7 +859,8 @@ def grant(url: str, agent: str, reads: list[str] | None = None, *, new_password:
     parts = urlsplit(url)
     where = parts.netloc.rsplit("@", 1)[-1]
     agent_url = urlunsplit(parts._replace(netloc=f"{role}:{password or '<its current password>'}@{where}"))
-    return {"agent": agent, "role": role, "reads": wanted, "newPassword": password is not None,
+    return {"agent": agent, "role": role, "reads": wanted, "readBy": read_by, "restoredReaders": restored,
+            "newPassword": password is not None,
             "url": agent_url,
             "config": f'[fleet]\nurl = "{agent_url}"\npublish = true\n'}
 
@@ -874,6 +886,9 @@ def revoke(url: str, agent: str, *, delete_rows: bool = False) -> dict:
         if row is None:
             raise FleetError(f"agent {agent} has no role in this fleet (`clawmem fleet list` shows those that do)")
         role = row[0]
+        conn.execute("insert into clawmem_revoked (agent, read_by) select %s, coalesce(array_agg(agent order by agent), '{}')"
+                     " from clawmem_roles where %s = any(reads) on conflict (agent) do update set read_by = excluded.read_by,"
+                     " revoked_at = now()", (agent, agent))
         conn.execute("delete from clawmem_roles where role = %s", (role,))
         conn.execute("update clawmem_roles set reads = array_remove(reads, %s)", (agent,))
         for stmt in GRANTS + OLD_GRANTS:
@@ -932,6 +947,7 @@ CITUS_STATEMENTS = (
     "select create_distributed_table('clawmem_agents', 'agent', colocate_with => 'clawmem_chunks')",
     "select create_distributed_table('clawmem_terms', 'agent', colocate_with => 'clawmem_chunks')",
     "select create_distributed_table('clawmem_notes', 'agent', colocate_with => 'clawmem_chunks')",
+    "select create_distributed_table('clawmem_revoked', 'agent', colocate_with => 'clawmem_chunks')",
     "select create_reference_table('clawmem_roles')",
 )
 

@@ -101,7 +101,9 @@ def cmd_fleet(args) -> int:
                                   add=args.add_read, remove=args.remove_read)
                 reads = ", ".join(out["reads"]) or "no other agent"
                 note = "" if out["newPassword"] else "  (password unchanged: --new-password sets a new one)"
-                text = (f"role {out['role']} reads its own and {reads}'s shared memory.\n"
+                read_by = ", ".join(out["readBy"]) or "no other agent (`clawmem fleet grant OTHER --add-read AGENT` lets one)"
+                again = f" (read again by {', '.join(out['restoredReaders'])}, as before its revoke)" if out["restoredReaders"] else ""
+                text = (f"role {out['role']} reads its own and {reads}'s shared memory; read by {read_by}{again}.\n"
                         f"Put this in agent {out['agent']}'s clawmem config{note}:\n\n{out['config']}")
             elif args.fleet_command == "revoke":
                 out = fleet.revoke(args.fleet_agent, delete_rows=args.delete_rows)
