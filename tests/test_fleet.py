@@ -727,6 +727,12 @@ def test_team_commands_revoke_list_status_readers_and_per_fleet_roles(pg, db, ag
         g1, g2 = fleet.grant(db, b, [], new_password=True), fleet.grant(other_url, b, [], new_password=True)
         assert g1["role"] != g2["role"] and g2["newPassword"]
         psycopg.connect(g1["url"]).close()  # the first fleet's password still works
+        # neither fleet's roles see the other's: no login to its database, no list of the server's roles
+        with pytest.raises(psycopg.OperationalError, match="permission denied for database"):
+            psycopg.connect(g1["url"].rsplit("/", 1)[0] + "/" + other, connect_timeout=5)
+        for catalog in ("pg_roles", "pg_user", "pg_stat_activity", "pg_auth_members"):
+            with psycopg.connect(g2["url"]) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):
+                conn.execute(f"select * from {catalog}")
     finally:
         with psycopg.connect(pg.url, autocommit=True) as conn:
             conn.execute(f"drop database {other} with (force)")

@@ -461,15 +461,41 @@ def ensure_schema(conn, url: str) -> None:
         conn.execute(SCHEMA)
         # roles granted by an older clawmem get the privileges of the tables added since
         for (role,) in conn.execute("select r.role from clawmem_roles r join pg_roles p on p.rolname = r.role").fetchall():
-            for stmt in GRANTS:
-                conn.execute(sql.SQL("grant " + stmt + " to {}").format(sql.Identifier(role)))
+            _grant_to(conn, role)
             for stmt in OLD_GRANTS:
                 conn.execute(sql.SQL("revoke " + stmt + " from {}").format(sql.Identifier(role)))
+        conn.execute(CLOSE_CATALOGS)
         conn.commit()
     except psycopg.Error as exc:
         conn.rollback()
         raise FleetError(f"cannot create the fleet tables as {urlsplit(url).username or 'this user'} ({_one_line(exc, url)}); "
                          "the first push or `clawmem fleet grant` must use the owner's URL") from None
+
+
+def _grant_to(conn, role: str) -> None:
+    from psycopg import sql
+
+    for stmt in GRANTS:
+        conn.execute(sql.SQL("grant " + stmt + " to {}").format(sql.Identifier(role)))
+    conn.execute(sql.SQL("grant connect on database {} to {}").format(sql.Identifier(conn.info.dbname), sql.Identifier(role)))
+
+
+# What PostgreSQL lets the owner close of what other fleets on the server could see, as far as
+# its rights go (a superuser's, or the database owner's for CONNECT; else left as it is): this
+# fleet's database takes only its own roles (and the owner), and in it no role lists the
+# server's roles or sessions (other fleets' role names carry their agents' names). Open still:
+# a role's name from its id (`::regrole`), the `postgres` database, pg_class's row estimates
+CLOSE_CATALOGS = """
+do $$ begin
+    execute format('revoke connect on database %I from public', current_database());
+exception when insufficient_privilege then null;
+end $$;
+do $$ begin
+    revoke select on pg_catalog.pg_roles, pg_catalog.pg_user, pg_catalog.pg_group, pg_catalog.pg_stat_activity,
+        pg_catalog.pg_auth_members from public;
+exception when insufficient_privilege then null;
+end $$;
+"""
 
 
 def _has_schema(conn) -> bool:
@@ -835,8 +861,7 @@ def grant(url: str, agent: str, reads: list[str] | None = None, *, new_password:
             verifier = conn.pgconn.encrypt_password(password.encode(), role.encode(), b"scram-sha-256").decode()
             verb = sql.SQL("alter role" if exists else "create role")
             conn.execute(sql.SQL("{} {} login password {}").format(verb, sql.Identifier(role), sql.Literal(verifier)))
-        for stmt in GRANTS:
-            conn.execute(sql.SQL("grant " + stmt + " to {}").format(sql.Identifier(role)))
+        _grant_to(conn, role)
         conn.execute("insert into clawmem_roles (role, agent, reads) values (%s, %s, %s) on conflict (role) do update"
                      " set reads = excluded.reads", (role, agent, wanted))
         restored = []
@@ -893,6 +918,7 @@ def revoke(url: str, agent: str, *, delete_rows: bool = False) -> dict:
         conn.execute("update clawmem_roles set reads = array_remove(reads, %s)", (agent,))
         for stmt in GRANTS + OLD_GRANTS:
             conn.execute(sql.SQL("revoke " + stmt + " from {}").format(sql.Identifier(role)))
+        conn.execute(sql.SQL("revoke connect on database {} from {}").format(sql.Identifier(conn.info.dbname), sql.Identifier(role)))
         conn.execute(sql.SQL("drop role if exists {}").format(sql.Identifier(role)))
         deleted = 0
         if delete_rows:
