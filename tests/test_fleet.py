@@ -282,6 +282,11 @@ def test_outage_leaves_local_work_going_and_the_watcher_catches_up(pg, db, tmp_p
     assert caught_up.returncode == 0, caught_up.stderr
     assert any("puffin" in t for *_, t in rows(db))
     assert "Fleet:     up to date" in cli("status").stdout
+    with psycopg.connect(db) as conn:  # the owner deletes the agent's rows: status no longer says "up to date"
+        conn.execute("delete from clawmem_chunks where agent = %s", (name,))
+    status = cli("status").stdout
+    assert "up to date" not in status and "3 pushed chunks are no longer in the fleet (deleted there)" in status, status
+    assert cli("fleet", "push").returncode == 0 and "Fleet:     up to date" in cli("status").stdout
 
 
 def test_searches_keep_one_connection_that_survives_a_server_restart(pg, db, agent, uid):
@@ -932,3 +937,28 @@ def test_citus_statements_are_refused_clearly_on_a_plain_server_and_every_key_st
                     " where c.relname = any(%s) and (i.indisunique or i.indisprimary)", (sorted(distributed),))
     assert {t for t, *_ in keys} == distributed  # each has a key
     assert [(t, index) for t, index, first in keys if first != "agent"] == []
+
+
+def test_the_fleet_drivers_warnings_go_to_the_log_file_not_stderr(tmp_path):
+    """Issue 44: a psycopg warning (a pipeline ended by an error) reached MCP's stderr through
+    the root logger, which the MCP SDK sends there; it belongs in clawmem's log file."""
+    import logging
+
+    from clawmem.engine import logs
+
+    path = logs.setup(tmp_path / "clawmem.log")
+    seen: list = []
+    catcher = logging.Handler()
+    catcher.emit = seen.append
+    logging.getLogger().addHandler(catcher)
+    driver = logging.getLogger("psycopg")
+    try:
+        driver.warning("error ignored exiting <psycopg.Pipeline>: canceling statement due to lock timeout")
+    finally:
+        logging.getLogger().removeHandler(catcher)
+        for h in list(driver.handlers) + list(logging.getLogger("clawmem").handlers):
+            h.close()
+        driver.handlers.clear()
+        driver.propagate = True
+        logging.getLogger("clawmem").handlers.clear()
+    assert seen == [] and "error ignored exiting" in path.read_text()

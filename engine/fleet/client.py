@@ -101,13 +101,14 @@ AGENT_RE = re.compile(r"[A-Za-z0-9._-]{1,50}")
 # ----------------------------------------------------------------------------- connecting
 
 
-def connect(url: str, *, autocommit: bool = False, statement_timeout_ms: int = STATEMENT_TIMEOUT_MS):
+def connect(url: str, *, autocommit: bool = False, statement_timeout_ms: int = STATEMENT_TIMEOUT_MS,
+            connect_timeout: int = CONNECT_TIMEOUT):
     try:
         import psycopg
     except ImportError:
         raise FleetError("fleet memory needs psycopg and pgvector: pip install 'clawmem[fleet]'") from None
     try:
-        conn = psycopg.connect(url, autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT,
+        conn = psycopg.connect(url, autocommit=autocommit, connect_timeout=connect_timeout,
                                options=f"-c lock_timeout={LOCK_TIMEOUT_MS} -c statement_timeout={statement_timeout_ms}")
     except psycopg.Error as exc:
         raise FleetError(f"cannot reach the fleet database {mask_url(url)}: {_one_line(exc, url)}") from None
@@ -662,6 +663,21 @@ def fleet_status(engine) -> dict | None:
     store = engine.reader()
     want = set(_wanted(engine, store)[3]) if store is not None and store.has_schema() else set()
     out["behind"] = len(want - pushed) + len(pushed - want)
+    if pushed and not out["lastError"]:
+        # what this agent pushed may since have been deleted on the server (the owner's revoke
+        # --delete-rows, a restore): "up to date" only when the server still holds it
+        try:
+            conn = connect(cfg["fleet.url"], autocommit=True, statement_timeout_ms=2000, connect_timeout=2)
+            try:
+                held = conn.execute("select count(*) from clawmem_chunks where agent = %s", (cfg.agent_id,)).fetchone()[0]
+            finally:
+                conn.close()
+        except Exception as exc:  # unreachable now: said, the local count stands
+            out["checked"] = f"not checked on the server: {_one_line(exc, cfg['fleet.url'])}"
+        else:
+            if held < len(pushed):
+                out["missingOnServer"] = len(pushed) - held
+                out["behind"] += len(pushed) - held
     return out
 
 
