@@ -310,11 +310,11 @@ class Engine:
 
         return WriteReceipt(tools.memory_remember(self, text, section, scope, replaces))
 
-    def team_notes(self, *, every_version: bool = False) -> list[dict]:
+    def team_notes(self, *, every_version: bool = False, conflicts: bool = False) -> list[dict]:
         """The fleet's team notebook (FleetError when it cannot be read)."""
         from .fleet import client as fleet
 
-        return fleet.team_notes(self, every_version=every_version)
+        return fleet.team_notes(self, every_version=every_version, conflicts=conflicts)
 
     def team_undo(self, note_id: int) -> dict:
         from .fleet import client as fleet
@@ -667,10 +667,11 @@ class Fleet:
 
         return revoke(self.url, agent, **kw)
 
-    def list(self) -> dict:
+    def list(self, command: str = "list") -> dict:
+        """`command`: the command that asks (`list` or `status`), as a refusal names it."""
         from .fleet.client import fleet_list
 
-        return fleet_list(self.url)
+        return fleet_list(self.url, command)
 
     def build_indexes(self) -> list[str]:
         from .fleet.client import build_indexes

@@ -168,6 +168,16 @@ class JobFinished(Event):
         )
 
 
+class FleetCaughtUp(Event):
+    """A push after failed ones went out: the fleet holds what waited."""
+
+    waited_seconds: float
+    __slots__ = tuple(__annotations__)
+
+    def describe(self) -> str:
+        return f"fleet: the push that waited {self.waited_seconds:.0f}s went out; the fleet is up to date"
+
+
 class WatcherState(Event):
     state: str  # "running", "stopped", "restarted"
     detail: str

@@ -169,6 +169,14 @@ def setup(path: Path | None = None, level: int = INFO) -> Path:
     handler.setFormatter(rotating.Redacting("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
     log.addHandler(handler)
     log.setLevel(level)
+    # the fleet's driver logs its own warnings (a pipeline ended by an error): into the same file,
+    # never to the root logger (the MCP SDK sends that to stderr, where no one reads it)
+    driver = logging.getLogger("psycopg")
+    for h in list(driver.handlers):
+        if isinstance(h, rotating):
+            driver.removeHandler(h)
+    driver.addHandler(handler)
+    driver.propagate = False
     return path
 
 

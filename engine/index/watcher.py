@@ -258,6 +258,7 @@ class Syncer:
         self._waiting_for: str | None = None
         self._errors_in_row = 0
         self._push_retry: float | None = None  # when to run after_sync again (the fleet's push failed)
+        self._push_failed_at: float | None = None  # since when pushes fail (None: the last one went out)
         self._left_behind: set[str] = set()
         self._files_logged = 0
 
@@ -610,8 +611,11 @@ class Syncer:
         self._push_retry = time.monotonic() + PUSH_RETRY_SECONDS if warning else None
         if warning and not retry:
             self._emit(ev.Warning(warning))
-        elif retry and not warning:
-            log.info("the fleet is back: pushed what waited")
+        if warning and self._push_failed_at is None:
+            self._push_failed_at = time.monotonic()
+        elif not warning and self._push_failed_at is not None:  # said as the failure was: in the log and on screen
+            self._emit(ev.FleetCaughtUp(time.monotonic() - self._push_failed_at))
+            self._push_failed_at = None
 
     def _lock_busy(self, who: str, reason: str, only: set[str] | None = None) -> None:
         """Another process holds the writer lock: say who (once per holder) and retry later."""

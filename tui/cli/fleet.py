@@ -35,6 +35,7 @@ def fleet_arguments(s) -> None:
     f = add_command(fsub, "notes", "the team notebook: the notes that stand, each with its writer")
     f.add_argument("--all", action="store_true", help="every version: undone and replaced notes too")
     f.add_argument("--undo", type=int, metavar="ID", help="undo one of this agent's notes (it stays in the history)")
+    f.add_argument("--conflicts", action="store_true", help="only the standing notes flagged as possibly contradicting another")
     f.add_argument("--json", action="store_true")
     for name, what in (("list", "who may read whom (owner's URL)"),
                        ("status", "the server's health, and each agent's rows, model and last push (owner's URL)"),
@@ -74,9 +75,10 @@ def cmd_fleet(args) -> int:
                     out = eng.team_undo(args.undo)
                     text = f"team note {out['id']} undone (it stays in `clawmem fleet notes --all`)"
                 else:
-                    notes = eng.team_notes(every_version=args.all)
+                    notes = eng.team_notes(every_version=args.all, conflicts=args.conflicts)
                     out = {"notes": notes}
-                    text = format_notes(notes) if notes else "the team notebook is empty"
+                    text = (format_notes(notes) if notes else
+                            "no team note is flagged as a possible conflict" if args.conflicts else "the team notebook is empty")
             finally:
                 eng.close()
         elif args.fleet_command == "push":
@@ -99,7 +101,9 @@ def cmd_fleet(args) -> int:
                                   add=args.add_read, remove=args.remove_read)
                 reads = ", ".join(out["reads"]) or "no other agent"
                 note = "" if out["newPassword"] else "  (password unchanged: --new-password sets a new one)"
-                text = (f"role {out['role']} reads its own and {reads}'s shared memory.\n"
+                read_by = ", ".join(out["readBy"]) or "no other agent (`clawmem fleet grant OTHER --add-read AGENT` lets one)"
+                again = f" (read again by {', '.join(out['restoredReaders'])}, as before its revoke)" if out["restoredReaders"] else ""
+                text = (f"role {out['role']} reads its own and {reads}'s shared memory; read by {read_by}{again}.\n"
                         f"Put this in agent {out['agent']}'s clawmem config{note}:\n\n{out['config']}")
             elif args.fleet_command == "revoke":
                 out = fleet.revoke(args.fleet_agent, delete_rows=args.delete_rows)
@@ -114,7 +118,7 @@ def cmd_fleet(args) -> int:
                 out = {"built": built}
                 text = f"built the vector index of {', '.join(built)}" if built else "every pushed model has its vector index"
             else:
-                out = fleet.list()
+                out = fleet.list(args.fleet_command)
                 text = format_list(out) if args.fleet_command == "list" else format_status(out)
     except FleetError as exc:
         raise CommandError(str(exc)) from None
@@ -130,6 +134,8 @@ def format_notes(notes: list[dict]) -> str:
             lines.append(f"## {section}")
         state = "" if n.get("standing", True) else (" [undone]" if n["undoneAt"] else " [replaced]")
         again = f" (replaces {n['replaces']})" if n["replaces"] else ""
+        again += f" (proposes replacing {n['proposes']})" if n.get("proposes") else ""
+        again += f" [may conflict with {', '.join(map(str, n['conflicts']))}]" if n.get("conflicts") else ""
         lines.append(printable(f"- {n['text']}  — {n['agent']}@{n['host']}, {n['writtenAt'][:16].replace('T', ' ')}, note {n['id']}{again}{state}"))
     return "\n".join(lines)
 
