@@ -69,7 +69,8 @@ def cmd_fleet(args) -> int:
                 if args.purge:
                     out.update(server.purge())
                     if not out["removed"]:
-                        text += f"; no server of clawmem's in {server.root}, nothing removed"
+                        text += (f"; no server of clawmem's in {server.root}, nothing removed" if out["kept"] else
+                                 f"; nothing to remove ({server.root} does not exist)")
                     elif out["kept"]:
                         text += f"; removed its files from {server.root} (the folder stays: clawmem did not create it)"
                     else:
