@@ -172,9 +172,12 @@ class LocalServer:
                              f"outside it in [fleet] serverDir (the default is {SERVER_DIR_WHEN_ROOT}), or allow it yourself "
                              f"(chmod o+x {shown})")
         self.made = self._make_folders(0o710, entry.pw_gid)
-        if not self.home.exists():
+        if not os.path.lexists(self.home):
             os.mkdir(self.home, 0o700)
             os.chown(self.home, entry.pw_uid, entry.pw_gid)
+        elif os.lstat(self.home).st_uid != entry.pw_uid:  # someone else's, not one clawmem made
+            raise FleetError(f"{self.home} exists and is not the server's (user {self.user}); "
+                             f"name an empty or new folder in [fleet] serverDir")
         self.bin = self._programs(entry.pw_gid)
 
     def _existing_ancestors(self) -> list[Path]:
