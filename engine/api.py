@@ -555,11 +555,14 @@ class Engine:
         return stop_resident_models()
 
     @staticmethod
-    def local_fleet_server():
-        """`fleet up`/`down`: the PostgreSQL clawmem keeps for this user (no config needed)."""
+    def local_fleet_server(server_dir: str = ""):
+        """`fleet up`/`down`: the PostgreSQL clawmem keeps for this user, under `server_dir`
+        ([fleet] serverDir; empty: the default place)."""
+        import os
+
         from .fleet.server import LocalServer
 
-        return LocalServer()
+        return LocalServer(os.path.expanduser(server_dir) if server_dir else None)
 
     @staticmethod
     def name_this_process(name: str) -> None:

@@ -126,6 +126,8 @@ KEYS: dict[str, Key] = {
     "fleet.share": Key(["*", "!MEMORY.md", "!memory.md"], "strlist",
                        doc="files other agents may see (globs; a leading ! keeps a file private); the others never leave this host"),
     "fleet.host": Key("", "str", doc="this host's name in the fleet (empty: the host name)"),
+    "fleet.serverDir": Key("", "str", lambda v: not v or os.path.isabs(os.path.expanduser(v)), "an absolute folder path (or empty)",
+                           doc="where `fleet up` keeps its PostgreSQL (empty: clawmem's data folder; as root /var/lib/clawmem-fleet)"),
     "mcp.maxWriteBytes": Key(65536, "int", _at_least(1), "an integer >= 1", doc="largest text one memory_append or memory_remember call may write"),
     "mcp.token": Key("", "str", secret=True, doc="bearer token the MCP server's HTTP transport requires (needed off loopback)"),
     "recall.enabled": Key(True, "bool", doc="record which daily-log passages searches return (clawmem promote ranks them); false records nothing"),

@@ -100,23 +100,28 @@ class FleetServer:
 
 @pytest.fixture(scope="session")
 def pg():
-    """One PostgreSQL for the session, started and stopped with the real `clawmem fleet` commands.
-    Its data is not under pytest's folder: as root, the server runs as another user, and every
-    pytest session (another's too) makes /tmp/pytest-of-root owner-only again."""
+    """One PostgreSQL for the session, started and stopped with the real `clawmem fleet` commands,
+    as a user's are: its config names the server's folder ([fleet] serverDir), which `fleet up`
+    creates (as root: with a copy of the wheel's programs, given to the server's user) and
+    `fleet down --purge` removes. The test's home is private (0700) and nothing opens it: the
+    server never has to reach into it, nor into this clone's virtual environment."""
     root = Path(tempfile.mkdtemp(prefix="clawmem-fleet-test-"))
-    # as root the server's user must pass through this folder; clawmem never opens up a folder it
-    # did not create (`fleet up` says so and stops), so the test, which made it, does
-    os.chmod(root, 0o711)
+    server_dir = Path(tempfile.gettempdir()) / f"clawmem-fleet-test-server-{uuid.uuid4().hex[:12]}"
     env = {"HOME": str(root), **{var: str(root / sub) for var, sub in (("XDG_DATA_HOME", "data"), ("XDG_STATE_HOME", "state"),
                                                                        ("XDG_CONFIG_HOME", "config"), ("XDG_CACHE_HOME", "cache"))}}
+    (root / "config" / "clawmem").mkdir(parents=True)
+    (root / "config" / "clawmem" / "config.toml").write_text(f'[fleet]\nserverDir = "{server_dir}"\n')
     server = FleetServer("", env)
-    up = server.cli("fleet", "up", "--json")
-    assert up.returncode == 0, up.stderr
-    server.url = json.loads(up.stdout)["url"]
-    yield server
-    down = server.cli("fleet", "down")
-    shutil.rmtree(root, ignore_errors=True)
-    assert down.returncode == 0, down.stderr
+    try:
+        up = server.cli("fleet", "up", "--json")
+        assert up.returncode == 0, up.stderr
+        server.url = json.loads(up.stdout)["url"]
+        yield server
+    finally:
+        down = server.cli("fleet", "down", "--purge")
+        shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(server_dir, ignore_errors=True)  # only when --purge failed (said below)
+    assert down.returncode == 0 and not server_dir.exists(), down.stderr
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ import os
 import re
 import time
 import stat
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -87,14 +88,14 @@ def test_fleet_up_as_root_opens_up_no_folder_above_its_data(tmp_path):
     from clawmem.engine.fleet.client import FleetError
     from clawmem.engine.fleet.server import LocalServer
 
-    home = tmp_path / "private-home"
-    home.mkdir()
-    os.chmod(home, 0o700)
+    home = Path(tempfile.mkdtemp(prefix="clawmem-private-home-"))  # 0700 in /tmp (pytest's own folders are 0700 too)
     server = LocalServer(home / "data" / "fleet-server")
-    with pytest.raises(FleetError, match=r"changes no folder it did not create.*chmod o\+x"):
-        server._prepare_user()
+    with pytest.raises(FleetError, match=rf"cannot pass through {home} to the fleet server's folder .*changes no folder it did not create"
+                                         r".*\[fleet\] serverDir.*chmod o\+x"):
+        server._prepare()
     assert mode(home) == 0o700
-    assert mode(home / "data") & 0o001  # its own, created now: opened up for the server's user
+    assert not (home / "data").exists()  # refused before making anything
+    home.rmdir()
 
 
 # ----------------------------------------------------------------------------- index identity

@@ -11,11 +11,14 @@ from .progress import ProgressLine, bar
 
 def fleet_arguments(s) -> None:
     fsub = s.add_subparsers(dest="fleet_command", parser_class=Parser, metavar="{up,down,push,grant,revoke,list,status,index,distribute,note,notes}")
-    for name, what in (("up", "start a local PostgreSQL with pgvector (data under clawmem's data folder) and print its URL"),
+    for name, what in (("up", "start a local PostgreSQL with pgvector (under [fleet] serverDir; default: clawmem's data folder, "
+                              "as root /var/lib/clawmem-fleet) and print its URL"),
                        ("down", "stop the local PostgreSQL that `fleet up` started"),
                        ("push", "publish this agent's shared chunks (incremental; deletions included)")):
         f = add_command(fsub, name, what)
         f.add_argument("--json", action="store_true")
+        if name == "down":
+            f.add_argument("--purge", action="store_true", help="also remove its data, log, password record and programs' copy")
     f = add_command(fsub, "grant", "create or update an agent's role (run with the owner's URL); prints its config")
     f.add_argument("fleet_agent", metavar="AGENT", help="the agent id the role is for")
     f.add_argument("--read", nargs="*", default=None, metavar="OTHER", help="agents whose shared memory it may read (replaces the list)")
@@ -53,16 +56,26 @@ def cmd_fleet(args) -> int:
                            "`distribute`, `note TEXT` or `notes`", EXIT_USAGE)
     try:
         if args.fleet_command in ("up", "down"):
-            server = Engine.local_fleet_server()
+            cfg = load_config(args.config, workspace=args.workspace, agent=args.agent)
+            server = Engine.local_fleet_server(cfg["fleet.serverDir"])
             if args.fleet_command == "up":
                 url = server.up()
-                out = {"url": url, "dataDir": str(server.pgdata)}
+                out = {"url": url, "dataDir": str(server.pgdata), "serverDir": str(server.root)}
                 text = (f"PostgreSQL with pgvector runs at {human.mask_password(url)} (data in {server.pgdata}).\n"
                         f"The owner's URL, with its password (put it in [fleet] url or CLAWMEM_FLEET_URL; it sees every agent):\n{url}")
             else:
                 stopped = server.down()
                 out = {"stopped": stopped}
                 text = "stopped" if stopped else "not running"
+                if args.purge:
+                    out.update(server.purge())
+                    if not out["removed"]:
+                        text += (f"; no server of clawmem's in {server.root}, nothing removed" if out["kept"] else
+                                 f"; nothing to remove ({server.root} does not exist)")
+                    elif out["kept"]:
+                        text += f"; removed its files from {server.root} (the folder stays: clawmem did not create it)"
+                    else:
+                        text += f"; removed {server.root}"
         elif args.fleet_command in ("note", "notes"):
             eng = open_engine(args, need_workspace=False)
             try:
