@@ -117,26 +117,52 @@ class Vocabulary:
         self.words = [t for t, _ in pairs]
         self.count = dict(pairs)
         self._sounds: dict[str, list[str]] | None = None
+        self._codes: list[str] = []
 
-    def within(self, term: str, k: int) -> list[tuple[int, int, str]]:
-        """(edits, -chunks, word) of the words within k edits of `term` (a letter changed, added,
-        dropped, or two neighbours swapped: optimal string alignment), closest and most used first."""
+    def within(self, term: str, k: int, forms: list[str] = ()) -> list[tuple[int, int, str]]:
+        """(edits, -chunks, word) of the words within k edits of `term` or of one of its `forms`
+        (a letter changed, added, dropped, or two neighbours swapped: optimal string alignment),
+        closest and most used first: repsint finds repainted through repsinted."""
+        import numpy as np
         from rapidfuzz import process
         from rapidfuzz.distance import OSA
 
-        found = process.extract(term, self.words, scorer=OSA.distance, score_cutoff=k, limit=None)
-        return sorted((d, -self.count[w], w) for w, d, _ in found if w != term)
+        asked = [term, *forms]
+        dist = process.cdist(asked, self.words, scorer=OSA.distance, score_cutoff=k, dtype=np.int8).min(axis=0)
+        return sorted((int(dist[i]), -self.count[self.words[i]], self.words[i]) for i in np.flatnonzero(dist <= k)
+                      if self.words[i] not in asked)
 
-    def sounding(self, term: str) -> list[str]:
-        """The words that sound like `term` (the same metaphone code: muhammad, muhhamed, mohammed)."""
+    def _by_sound(self) -> tuple[dict[str, list[str]], list[str]]:
+        """({metaphone code: the words of 3+ letters with it}, the codes in order), made once."""
         import jellyfish
 
         if self._sounds is None:
             self._sounds = {}
             for w in self.words:
-                if len(w) >= 4:
-                    self._sounds.setdefault(jellyfish.metaphone(w), []).append(w)
-        return [w for w in self._sounds.get(jellyfish.metaphone(term), []) if w != term]
+                self._sounds.setdefault(jellyfish.metaphone(w), []).append(w)
+            self._codes = sorted(self._sounds)
+        return self._sounds, self._codes
+
+    def sounding(self, term: str) -> list[str]:
+        """The words that sound like `term` (the same metaphone code: muhammad, muhhamed, mohammed)."""
+        import jellyfish
+
+        return [w for w in self._by_sound()[0].get(jellyfish.metaphone(term), []) if w != term]
+
+    def sounding_longer(self, term: str) -> list[str]:
+        """The longer words of `term`'s first letter whose sound starts as `term`'s does (jim: james)."""
+        import bisect
+        import jellyfish
+
+        code = jellyfish.metaphone(term)
+        if len(code) < 2:
+            return []
+        sounds, codes = self._by_sound()
+        out, i = [], bisect.bisect_left(codes, code)
+        while i < len(codes) and codes[i].startswith(code):
+            out += [w for w in sounds[codes[i]] if w[0] == term[0] and len(w) > len(term)]
+            i += 1
+        return out
 
     def starting(self, prefix: str) -> list[str]:
         """The words that start with `prefix` and are longer (jon: jonathan)."""
@@ -159,9 +185,10 @@ NAME_CHECKS = 16  # near forms of a name checked for being a name here, closest 
 
 def _written_as_name(store: Store, term: str, passages: int = 20) -> bool:
     """Whether some passage of the index writes `term` as a name (named_terms: capitalised
-    inside a sentence): a name's near form must be a name here too, or "Bart" would find
+    inside a sentence; or a speaker's label opening a line): a name's near form must be a name here too, or "Bart" would find
     "bar", "part" and "cart" in anyone's memory."""
-    return any(term in named_terms(text) for text in store.matching_texts(fts_query([term], "AND"), passages))
+    label = re.compile(rf"(?m)^[\s>*-]*{re.escape(term[:1].upper() + term[1:])}\**\s*[:：]")  # "- **Melanie:** ..."
+    return any(term in named_terms(text) or label.search(text) for text in store.matching_texts(fts_query([term], "AND"), passages))
 
 
 def max_edits(term: str) -> int:
@@ -213,22 +240,20 @@ def near_forms(store: Store, terms: list[str], query: str = "", names: set[str] 
         vocab = vocabulary(store) if rest else None
         for t in rest:
             if t in named:
-                import jellyfish
-
                 close = [w for _, _, w in vocab.within(t, max_edits(t))] if max_edits(t) else []
                 alike = vocab.sounding(t) if len(t) >= 4 else []
                 if len(t) >= SHORT_FORM:  # a short form: the name's start (jon), or its sound's start (jim: james)
-                    code = jellyfish.metaphone(t)
-                    alike += vocab.starting(t) + [w for w in vocab.starting(t[0]) if len(w) > len(t) and len(code) >= 2
-                                                  and jellyfish.metaphone(w).startswith(code)]
+                    alike += vocab.starting(t) + vocab.sounding_longer(t)
                 seen = list(dict.fromkeys(close + sorted(set(alike) - set(close), key=lambda w: (-vocab.count[w], w))))
                 found = [w for w in seen[:NAME_CHECKS] if _written_as_name(store, w)]
                 if found:
                     out[t] = found[:NEAR_FORMS]
                     if names is not None:
                         names.add(t)
-            elif len(t) >= 5:  # an ordinary word: one slip
-                found = vocab.within(t, 1)
+            elif len(t) >= 5:  # an ordinary word: one slip, of the word or of its longer inflections
+                # (repsint: repainted), into a word of 5+ letters (fjord is not a slip of "for")
+                found = [f for f in vocab.within(t, 1, [f for f in word_forms(t) if f.startswith(t) and len(f) > len(t)])
+                         if len(f[2]) >= 5]
                 if found:
                     out[t] = [w for _, _, w in found[:NEAR_FORMS]]
     except OperationalError:  # no fts5vocab: words match as written

@@ -16,7 +16,7 @@ from ..text import is_cjk, mmr_tokens, normalize
 from .options import Candidate, Options
 from . import candidates
 from .candidates import named_terms, speakers
-from .everyday import is_calendar, is_everyday
+from .everyday import is_asking, is_calendar, is_everyday, near_everyday
 from .fusion import apply_decay, fuse, merge_overlapping, pin_exact_hits
 
 
@@ -193,10 +193,7 @@ def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs
     no_evidence_last_first(cands, exact)
     evidence = query_evidence(query, weights, n_docs, cands, forms, near)
     trust_high(cands, evidence, mode != "keyword", exact)
-    # the list reads in the order of the score it shows (issue 47: a `1.000 high` hit ranked
-    # 8th, hidden, behind hits scoring less): the score is each hit's own evidence, and the
-    # fusion's order (and the adjustments above) decides between hits scoring the same
-    cands.sort(key=lambda c: -c.score)
+    in_score_order(cands, mode == "keyword")
     absent = evidence.get("absent")
     if opts.min_score_explicit:  # asked for: every hit below it is hidden
         shown = [c for c in cands if c.score >= opts.min_score]
@@ -214,6 +211,25 @@ def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs
 
 
 HIGH = ranking.band_floor("high")
+
+
+def in_score_order(cands: list[Candidate], keyword: bool) -> None:
+    """The list reads in the order of the score it shows (issue 47: a `1.000 high` hit ranked
+    8th, hidden, behind hits scoring less). A `high` hit (trusted: trust_high) comes first; in
+    keyword-only search the bands order the rest too, as band and order weigh the same evidence
+    there (the query's words). Otherwise the fusion's order stands: sorting every hit by its
+    own score cost 0.11-0.14 of hit@5 on MADial (bench/results/abstention.md), and with vectors
+    a cosine counts in the band only once it beats the best unrelated chunk. So each hit shows
+    the lower of its own score and the score above it: a hit the fusion ranks below a weaker
+    one claims no more than that one (its own stays in the explanation, confidence.own)."""
+    rank = {"high": 0, "medium": 1, "low": 2}
+    cands.sort(key=lambda c: rank[ranking.band(c.score)] if keyword else ranking.band(c.score) != "high")
+    above = 1.0
+    for c in cands:
+        if c.score > above:
+            c.parts.setdefault("confidence", {})["shownBelow"] = round(c.score, 4)
+            c.score = above
+        above = c.score
 
 
 def untrusted(c: Candidate, evidence: dict, vectors: bool, exact: dict[int, dict],
@@ -440,7 +456,10 @@ def _absence(evidence: dict, strong: float, absent_share: float, weak: float) ->
     # missing one. Not for a pasted conversation, which names many things in passing (below),
     # nor a small memory, which lacks most words of anything.
     question_missing = missing and not evidence.get("dialogue")
-    if evidence["best"] >= strong and not question_missing:
+    # a strong hit holds the question's other words in one passage: a topic word it lacks is
+    # then mostly said in other words (the answer's passage, paraphrased), while a name the
+    # memory never mentions is someone else's whatever the other words find
+    if evidence["best"] >= strong and not (question_missing and evidence["namedAbsent"]):
         return None
     # a few notes lack most words of any question, and a pasted conversation names many things
     # in passing: there, only a name the question asks about says absent (without this,
@@ -531,6 +550,12 @@ def present_coverage(weights: dict[str, float], absent: list[str], cands: list[C
     return round(max((passage_coverage(present, c.row[4], words)[0] for c in cands), default=0.0), 4)
 
 
+def weak_absence(term: str) -> bool:
+    """Whether a word's absence from this memory says little of whether it holds the answer:
+    an everyday word (or one slip from one), or a word of the asking (everyday.is_asking)."""
+    return is_everyday(term) or is_asking(term) or near_everyday(term)
+
+
 def fragment(term: str) -> bool:
     """A one- or two-letter Latin term: an initial, a piece of an abbreviation (U.S. is u, s)
     or of a contraction (don't is don, t). The search's OR pass leaves them out as too short to
@@ -555,8 +580,9 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
         # one rare name held is not a strong hit when the query names another this memory lacks
         "best": round(max((c.parts["confidence"]["words"] for c in cands), default=0.0), 4),
         # the missing words that say absent: topic words, not the everyday ones terse notes never use
-        "absentTerms": [t for t in absent if not is_everyday(t)],
-        "absentEveryday": [t for t in absent if is_everyday(t)],
+        # (nor words of the asking: is_asking, or a slip of an everyday word)
+        "absentTerms": [t for t in absent if not weak_absence(t)],
+        "absentEveryday": [t for t in absent if weak_absence(t)],
         "otherForms": forms,  # absent as asked, used here in another form: not evidence of absence
         "formsChecked": checked,
         "namedAbsent": [t for t in named_terms(query) if t in absent and not is_calendar(t)],
