@@ -398,9 +398,13 @@ def named_terms(query: str) -> list[str]:
 EXACT_MAX_CHUNKS = 3  # an identifier found in at most this many chunks is "rare"
 
 
+LONG_NUMBER = 6  # digits from which a number is a code (an order, an account, a phone), not a year or a count
+
+
 def exact_tokens(query: str) -> list[str]:
     """Query words that look like identifiers: an id mixing letters and digits (a828e60), a
-    name with underscores (OPENAI_API_KEY), an all-caps code (ENOENT)."""
+    name with underscores (OPENAI_API_KEY), an all-caps code (ENOENT), a number of LONG_NUMBER+
+    digits (88314207; not a year or a count: 2022, 4711)."""
     out = []
     for raw in re.findall(r"[A-Za-z0-9_]+", query):
         word = raw.strip("_")
@@ -408,7 +412,7 @@ def exact_tokens(query: str) -> list[str]:
             continue
         digits = any(ch.isdigit() for ch in word)
         letters = any(ch.isalpha() for ch in word)
-        if not letters:  # a year or a count names no one thing: "June 2022" is in anyone's memory
+        if not letters and len(word) < LONG_NUMBER:  # a year or a count names no one thing: "June 2022" is in anyone's memory
             continue
         if digits or "_" in word or word.isupper():
             out.append(word.lower())

@@ -391,7 +391,7 @@ WEAK_HIT = ranking.band_floor("medium")  # below it, no passage holds a fair par
 # passage closer than chance) flag the list instead: shown, with `absent` saying why the answer
 # is probably not here. Emptying an answerable question is the costly error (the agent says "I
 # don't remember"), and on held-out conversations those verdicts emptied 12-24 % of answerable
-# questions, 74-81 % once a name had a typo: bench/results/abstention.txt.
+# questions, 74-81 % once a name had a typo: bench/results/abstention.md.
 EMPTYING = frozenset({"speaker", "none", "share"})
 
 
@@ -448,7 +448,8 @@ def _absence(evidence: dict, strong: float, absent_share: float, weak: float) ->
     # most of them whoever's memory it asks) and the vectors do not lead
     foreign = evidence.get("topicAbsentShare", evidence["absentShare"])
     if foreign > 0.5 or (close and foreign >= 0.5):
-        return None
+        ids = evidence.get("identifiersAbsent")  # an id (a828e60, ENOSPC_BK42) is no language's word
+        return ("named", f"this memory never mentions {_some(ids)}") if ids else None
     missing = evidence.get("formsChecked", True) and evidence["absentTerms"] and not small
     absent = ", ".join(repr(t) for t in evidence["absentTerms"][:3])
     # a question (not a pasted conversation) turning on a word this memory never uses in any
@@ -499,7 +500,7 @@ def chance_decides(evidence: dict) -> bool:
     words this memory uses: it names many things in passing, so a word of it missing says
     little, but the passage it is about holds many of its words together, which chance does not
     (MADial's dialogues asked of someone else's history: flagged or emptied .83 -> .99, asked of
-    their own .01 -> .11, bench/results/abstention-session7.txt)."""
+    their own .01 -> .11, bench/results/abstention.md, 2026-11-27)."""
     return bool(evidence["candidates"]) and evidence["nDocs"] >= SMALL_MEMORY \
         and (evidence["dialogue"] or not evidence["absentTerms"]) \
         and evidence["bestHeld"] < evidence["usedWeight"] - 0.001  # weights are rounded to 0.001
@@ -573,8 +574,9 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
     checked = forms is not None  # a word missing as asked may be here in another form: only looked up by run()
     who = speakers(query)
     forms = forms or {}
-    # a number or a year is no topic word: notes write dates and counts in many ways (2022-06-03)
-    absent = [t for t, w in weights.items() if w >= 1.0 and t not in forms and not fragment(t) and not t.isdigit()] if n_docs else []
+    # a year or a count is no topic word: notes write dates and counts in many ways (2022-06-03)
+    absent = [t for t, w in weights.items() if w >= 1.0 and t not in forms and not fragment(t)
+              and not (t.isdigit() and len(t) < candidates.LONG_NUMBER)] if n_docs else []
     out: dict[str, Any] = {
         "candidates": len(cands),
         # one rare name held is not a strong hit when the query names another this memory lacks
@@ -586,6 +588,7 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
         "otherForms": forms,  # absent as asked, used here in another form: not evidence of absence
         "formsChecked": checked,
         "namedAbsent": [t for t in named_terms(query) if t in absent and not is_calendar(t)],
+        "identifiersAbsent": [t for t in candidates.exact_tokens(query) if t in absent],
         "speakersAbsent": [t for t in who if t in absent],
         # names held only in a near spelling: a typo of someone here, or someone else
         "nearNames": {t: fs for t, fs in (near or {}).items()},
