@@ -50,6 +50,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import eval as E  # noqa: E402  (the benchmark's indexing and configurations)
+import variants as V  # noqa: E402  (seeded variants of the questions)
 
 ABSENT = Path(__file__).resolve().parent / "absent.txt"
 STRONG = (0.5, 0.6, 0.7, 0.8, 1.01)
@@ -71,6 +72,7 @@ NAMES = """Melanie Dorothea Leopold Ingrid Rosalind Henrietta Cornelius Ignatius
 Evander Georgina Lysander Percival Imogen Thaddeus Seraphina Leander Beatrix Casimir Ottilie
 Reginald Desmond Augustin Hortense Wilhelmina Caroline Ambrose Marguerite Octavia""".split()
 NAMED = "longmemeval_named"  # the index set of longmemeval_s30:named
+TWO = "longmemeval_two"  # the index set of longmemeval_s30:two (both speakers named)
 
 
 def base_set(s: str) -> str:
@@ -83,7 +85,7 @@ def mods(s: str) -> list[str]:
 
 def index_set(s: str) -> str:
     """The set whose workspaces a set's questions are asked of."""
-    return NAMED if "named" in mods(s) else base_set(s)
+    return TWO if "two" in mods(s) else NAMED if "named" in mods(s) else base_set(s)
 
 
 KEYBOARD = ["qwertyuiop", "asdfghjkl", "zxcvbnm"]
@@ -129,6 +131,9 @@ ABBREVIATIONS = {  # as people write them; the questions' own words, not the mem
     "department": "dept.", "number": "no.", "photographs": "photos", "photograph": "photo",
     "laboratory": "lab", "refrigerator": "fridge", "apartment": "apt.", "mathematics": "maths",
     "advertisement": "ad", "birthday": "bday", "versus": "vs.", "tomorrow": "tmrw", "please": "pls",
+    # informal (issue 42)
+    "weeks": "wks", "pictures": "pics", "favorite": "fave", "favourite": "fave", "because": "cuz",
+    "probably": "prob", "definitely": "def", "restaurant": "resto", "vacation": "vacay",
 }
 
 
@@ -149,16 +154,19 @@ def user_names() -> dict[str, str]:
     return dict(zip(sorted(p.name for p in (E.EVAL / "longmemeval_s30").iterdir() if p.is_dir()), NAMES))
 
 
-def named_copies() -> None:
-    """The LongMemEval histories with their user named, under the bench cache (same lines, so
-    the golds stand), the index set NAMED; rewritten only where they differ (the index keeps its
-    embeddings)."""
-    root = E.CACHE / "derived" / NAMED
-    E.ROOTS[NAMED] = root
-    for ws, name in user_names().items():
+def named_copies(two: bool = False) -> None:
+    """The LongMemEval histories with their user named (and with `two` the assistant too,
+    variants.SECOND), under the bench cache (same lines, so the golds stand), the index set
+    NAMED (TWO); rewritten only where they differ (the index keeps its embeddings)."""
+    name_set = TWO if two else NAMED
+    root = E.CACHE / "derived" / name_set
+    E.ROOTS[name_set] = root
+    for (ws, name), second in zip(user_names().items(), V.SECOND):
         for src in sorted((E.EVAL / "longmemeval_s30" / ws).rglob("*.md")):
             dst = root / ws / src.relative_to(E.EVAL / "longmemeval_s30" / ws)
             text = src.read_text(encoding="utf-8").replace("- **User:**", f"- **{name}:**")
+            if two:
+                text = text.replace("- **Assistant:**", f"- **{second}:**")
             if not dst.exists() or dst.read_text(encoding="utf-8") != text:
                 dst.parent.mkdir(parents=True, exist_ok=True)
                 dst.write_text(text, encoding="utf-8")
@@ -172,16 +180,26 @@ def load(s: str) -> list[dict]:
         elif m == "paraphrase":
             said = tsv(PARAPHRASES)
             queries = [{**q, "query": said[q["query_id"]]} for q in queries if q["query_id"] in said]
-        elif m == "named":
+        elif m in ("named", "two"):
             said, names = tsv(THIRD_PERSON), user_names()
-            queries = [{**q, "query": said[q["query_id"]].replace("{name}", names[q["workspace"]])} for q in queries if q["query_id"] in said]
+            nick = "nick" in mods(s)
+            queries = [{**q, "query": said[q["query_id"]].replace("{name}", V.nickname(names[q["workspace"]]) if nick else names[q["workspace"]])}
+                       for q in queries if q["query_id"] in said]
+        elif m == "nick":
+            pass  # with named/two, above
+        elif m == "meta":
+            queries = [{**q, "query": V.meta(q["query"], q["query_id"])} for q in queries]
+        elif m in ("slip", "slip2"):
+            queries = [{**q, "query": t} for q in queries if (t := V.slipped(q["query"], q["query_id"], 2 if m == "slip2" else 1)) is not None]
+        elif m == "year":
+            queries = [{**q, "query": t} for q in queries if (t := V.with_year(q["query"], q["gold"])) is not None]
         elif m in ("typo", "asis"):  # asis: the questions :typo keeps, as asked
             queries = [{**q, "query": q["query"] if m == "asis" else t} for q in queries
                        if (t := typo_name(q["query"], q["query_id"])) is not None]
         elif m == "abbrev":
             queries = [{**q, "query": t} for q in queries if (t := abbreviate(q["query"])) is not None]
         else:
-            raise SystemExit(f"--sets: unknown variant {m!r} in {s!r} (last, paraphrase, named, typo, asis, abbrev)")
+            raise SystemExit(f"--sets: unknown variant {m!r} in {s!r} (last, paraphrase, named, two, nick, typo, asis, abbrev, meta, slip, slip2, year)")
     return queries
 
 
@@ -310,6 +328,38 @@ def figures(rec: dict, strong: float, share: float, weak: float, shown: int) -> 
     }
 
 
+def auc(pos: list[float], neg: list[float]) -> float:
+    """The chance a statistic is higher on a `pos` case than on a `neg` one (ties half): ROC AUC."""
+    if not pos or not neg:
+        return float("nan")
+    import bisect
+
+    neg = sorted(neg)
+    return sum(bisect.bisect_left(neg, p) + (bisect.bisect_right(neg, p) - bisect.bisect_left(neg, p)) / 2 for p in pos) / (len(pos) * len(neg))
+
+
+# what each verdict reads (search._absence), higher saying "not here"; chanceHeld lowers a band at most
+STATISTICS = {
+    "missing topic words": lambda e: len(e["absentTerms"]),
+    "names never mentioned": lambda e: len(e["namedAbsent"]),
+    "share of words unused": lambda e: e["absentShare"],
+    "chanceHeld (band only)": lambda e: e["chanceHeld"] if e.get("chanceHeld") is not None else 0.0,
+    "1 - best hit": lambda e: 1.0 - e["best"],
+}
+
+
+def separation(rec: dict) -> dict:
+    """{statistic: (AUC other-history vs answerable, median answerable, median other-history)}"""
+    import statistics
+
+    out = {}
+    for name, stat in STATISTICS.items():
+        a = [stat(o["evidence"]) for o in rec["answerable"]]
+        b = [stat(o["evidence"]) for o in rec["other"]]
+        out[name] = (auc(b, a), statistics.median(a) if a else float("nan"), statistics.median(b) if b else float("nan"))
+    return out
+
+
 def fit(recs: list[dict], shown: int) -> tuple[float, float, float]:
     """The constants that judge the most unanswerable questions absent (emptied or flagged)
     while no training set judges more than 5 % of its answerable ones absent (ties: the fewest)."""
@@ -347,6 +397,8 @@ def main() -> None:
     lme = [w for w in sorted({q["workspace"] for q in E.load_queries("longmemeval_s30")}) if not WORKSPACES or w in WORKSPACES]
     if any("named" in mods(s) for s in sets) and not a.replay:
         named_copies()
+    if any("two" in mods(s) for s in sets) and not a.replay:
+        named_copies(two=True)
     for s in sets if not a.replay else []:
         E.ensure_indexed(index_set(s), lme if base_set(s) == "longmemeval_s30" else sorted({q["workspace"] for q in load(s)}), use_vectors)
     if a.other and "longmemeval_s30" not in sets and not a.replay:
@@ -394,6 +446,26 @@ def main() -> None:
             print(f"  {s:<30} {cname:<8} {f['highRight']:>8.3f} ({f['highLists']:>3}) {f['highSessionRight']:>8.3f} {f['highGiven']:>6.3f} "
                   f"{f['topHighRight']:>6.3f} ({f['topHighLists']:>3}) {f['topMediumRight']:>8.3f} {f['topLowRight']:>5.3f} ({f['topLowLists']:>3}) {f['otherHigh']:>10.3f}")
         print()
+    print("Summary (shipped constants): flagged-or-emptied answerable (target <= .05) / other-history (target >= .80) /")
+    print("absent-fact; high: right / share of answerable lists carrying one (target >= .90 on >= 1/3); hit@5, MRR@10 (BM25 published)\n")
+    print(f"  {'set':<34} {'config':<8} {'ans f|e':>8} {'other f|e':>10} {'absent':>7} {'high right':>11} {'share':>6} {'hit@5':>6} {'MRR@10':>7} {'BM25 h5/MRR':>12}")
+    for cname, per_set in data.items():
+        for s in sets:
+            f = report[s][cname]["shipped"]
+            b = E.BASELINE.get(s)
+            bm = f"{b[1]:.3f}/{b[3]:.3f}" if b else ""
+            print(f"  {s:<34} {cname:<8} {f['answerableEmptied'] + f['answerableFlagged']:>8.3f} {f['otherAbsent']:>10.3f} {f['absentAbsent']:>7.3f} "
+                  f"{f['highRight']:>7.3f}({f['highLists']:>3}) {f['highGiven']:>6.3f} {f['hit@5']:>6.3f} {f['mrr@10']:>7.3f} {bm:>12}")
+    print()
+    print("Separation of each statistic a verdict reads: ROC AUC of other-history against answerable (1: always higher on")
+    print("other-history; .5: no separation), medians answerable / other-history\n")
+    print(f"  {'set':<34} {'config':<8} " + " ".join(f"{n:>26}" for n in STATISTICS))
+    for cname, per_set in data.items():
+        for s in sets:
+            sep = separation(per_set[s])
+            report[s][cname]["separation"] = sep
+            print(f"  {s:<34} {cname:<8} " + " ".join(f"{x[0]:>8.3f} ({x[1]:>6.2f}/{x[2]:>6.2f})" for x in sep.values()))
+    print()
     print("  BM25 baseline (published): " + " · ".join(f"{s} hit@5 {b[1]:.3f} MRR@10 {b[3]:.3f}" for s, b in E.BASELINE.items()))
     if a.json:
         a.json.write_text(json.dumps(report, indent=2))

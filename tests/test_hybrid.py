@@ -173,7 +173,10 @@ def test_exact_tokens_look_like_identifiers():
     from clawmem.engine.search import exact_tokens
 
     q = "what broke in a828e60 with OPENAI_API_KEY and ENOENT, ticket 4711, v2 of the API"
-    assert exact_tokens(q) == ["a828e60", "openai_api_key", "enoent", "4711"]
+    # a bare number (a year, a count, 4711) names no one thing: "June 2022" is in anyone's
+    # memory, and it made two `high` hits on unrelated greetings (issue 42; it used to count)
+    assert exact_tokens(q) == ["a828e60", "openai_api_key", "enoent"]
+    assert exact_tokens("order 88314207 in 2022") == ["88314207"]  # a long number is a code
     assert exact_tokens("dark mode theme") == []
 
 

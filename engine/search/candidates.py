@@ -97,6 +97,100 @@ def held_forms(store: Store, terms: list[str]) -> dict[str, tuple[list[str], int
     return out
 
 
+NEAR_FORMS = 4  # the closest forms kept per word (the most used first among equals)
+
+
+def _in_order(short: str, word: str) -> bool:
+    """Whether `word` holds the letters of `short` in order (dept: department, sept: september)."""
+    rest = iter(word)
+    return all(ch in rest for ch in short)
+
+
+class Vocabulary:
+    """The index's words of letters, 3+ long, with how many chunks hold each, ready for the
+    string work of near_forms: edit distance (rapidfuzz), sound (jellyfish's metaphone) and
+    prefixes. Read once per index generation (fts5vocab counts every posting list: 0.1-0.5 s on
+    a big index, too slow to repeat for each query that has a word missing)."""
+
+    def __init__(self, rows: list[tuple[str, int]]):
+        pairs = sorted((t, d) for t, d in rows if t.isalpha())
+        self.words = [t for t, _ in pairs]
+        self.count = dict(pairs)
+        self._sounds: dict[str, list[str]] | None = None
+        self._codes: list[str] = []
+
+    def within(self, term: str, k: int, forms: list[str] = ()) -> list[tuple[int, int, str]]:
+        """(edits, -chunks, word) of the words within k edits of `term` or of one of its `forms`
+        (a letter changed, added, dropped, or two neighbours swapped: optimal string alignment),
+        closest and most used first: repsint finds repainted through repsinted."""
+        import numpy as np
+        from rapidfuzz import process
+        from rapidfuzz.distance import OSA
+
+        asked = [term, *forms]
+        dist = process.cdist(asked, self.words, scorer=OSA.distance, score_cutoff=k, dtype=np.int8).min(axis=0)
+        return sorted((int(dist[i]), -self.count[self.words[i]], self.words[i]) for i in np.flatnonzero(dist <= k)
+                      if self.words[i] not in asked)
+
+    def _by_sound(self) -> tuple[dict[str, list[str]], list[str]]:
+        """({metaphone code: the words of 3+ letters with it}, the codes in order), made once."""
+        import jellyfish
+
+        if self._sounds is None:
+            self._sounds = {}
+            for w in self.words:
+                self._sounds.setdefault(jellyfish.metaphone(w), []).append(w)
+            self._codes = sorted(self._sounds)
+        return self._sounds, self._codes
+
+    def sounding(self, term: str) -> list[str]:
+        """The words that sound like `term` (the same metaphone code: muhammad, muhhamed, mohammed)."""
+        import jellyfish
+
+        return [w for w in self._by_sound()[0].get(jellyfish.metaphone(term), []) if w != term]
+
+    def sounding_longer(self, term: str) -> list[str]:
+        """The longer words of `term`'s first letter whose sound starts as `term`'s does (jim: james)."""
+        import bisect
+        import jellyfish
+
+        code = jellyfish.metaphone(term)
+        if len(code) < 2:
+            return []
+        sounds, codes = self._by_sound()
+        out, i = [], bisect.bisect_left(codes, code)
+        while i < len(codes) and codes[i].startswith(code):
+            out += [w for w in sounds[codes[i]] if w[0] == term[0] and len(w) > len(term)]
+            i += 1
+        return out
+
+    def starting(self, prefix: str) -> list[str]:
+        """The words that start with `prefix` and are longer (jon: jonathan)."""
+        import bisect
+
+        i = bisect.bisect_right(self.words, prefix)
+        out = []
+        while i < len(self.words) and self.words[i].startswith(prefix):
+            out.append(self.words[i])
+            i += 1
+        return out
+
+
+def vocabulary(store: Store) -> Vocabulary:
+    return store.memo("vocabulary", lambda: Vocabulary(store.words_with_counts(min_length=3)))
+
+
+NAME_CHECKS = 16  # near forms of a name checked for being a name here, closest first
+
+
+def _written_as_name(store: Store, term: str, passages: int = 20) -> bool:
+    """Whether some passage of the index writes `term` as a name (named_terms: capitalised
+    inside a sentence; or a speaker's label opening a line): a name's near form must be a name here too, or "Bart" would find
+    "bar", "part" and "cart" in anyone's memory."""
+    label = re.compile(rf"(?m)^[\s>*-]*{re.escape(term[:1].upper() + term[1:])}\**\s*[:：]")  # "- **Melanie:** ..."
+    return any(term in named_terms(text) or label.search(text) for text in store.matching_texts(fts_query([term], "AND"), passages))
+
+
 def max_edits(term: str) -> int:
     """How many letters a near form of `term` may differ by (near_forms): none under 4 letters
     (a word of 3 lies within one letter of dozens of others: cat, bat, cut, cart), 1 up to 6,
@@ -109,76 +203,20 @@ def max_edits(term: str) -> int:
     return 1 if len(term) <= 6 else 2
 
 
-def within_edits(a: str, b: str, k: int) -> int | None:
-    """The edit distance of a and b (a letter changed, added, dropped, or two neighbours swapped)
-    if at most k, else None."""
-    if abs(len(a) - len(b)) > k or len(set(a) ^ set(b)) > 2 * k:  # each edit changes at most 2 letters of the set
-        return None
-    before, prev = None, list(range(len(b) + 1))
-    for i in range(1, len(a) + 1):
-        cur = [i] + [0] * len(b)
-        for j in range(1, len(b) + 1):
-            v = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1]))
-            if before is not None and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
-                v = min(v, before[j - 2] + 1)
-            cur[j] = v
-        if min(cur) > k:
-            return None
-        before, prev = prev, cur
-    return prev[-1] if prev[-1] <= k else None
-
-
-NEAR_FORMS = 4  # the closest forms kept per word (the most used first among equals)
-
-
-def _in_order(short: str, word: str) -> bool:
-    """Whether `word` holds the letters of `short` in order (dept: department, sept: september)."""
-    rest = iter(word)
-    return all(ch in rest for ch in short)
-
-
-def _letter_mask(word: str) -> int:
-    """The letters a word holds as bits (a letter outside a-z may share a bit: the mask's
-    difference still never exceeds the edit distance's bound, 2 letters an edit)."""
-    mask = 0
-    for ch in word:
-        mask |= 1 << (ord(ch) % 61)
-    return mask
-
-
-def _words_by_length(store: Store) -> dict[int, list[tuple[str, int, int]]]:
-    """The index's words of letters, 3+ long, by length: (word, chunks holding it, _letter_mask).
-    Read once per index generation (fts5vocab counts every posting list: 0.1-0.5 s on a big
-    index, too slow to repeat for each query that has a word missing)."""
-    def build() -> dict[int, list[tuple[str, int, int]]]:
-        words: dict[int, list] = {}
-        for term, doc in store.words_with_counts(min_length=3):
-            if term.isalpha():
-                words.setdefault(len(term), []).append((term, doc, _letter_mask(term)))
-        return words
-    return store.memo("words by length", build)
-
-
-NAME_CHECKS = 16  # near forms of a name checked for being a name here, closest first
-
-
-def _written_as_name(store: Store, term: str, passages: int = 20) -> bool:
-    """Whether some passage of the index writes `term` as a name (named_terms: capitalised
-    inside a sentence): a name's near form must be a name here too, or "Bart" would find
-    "bar", "part" and "cart" in anyone's memory."""
-    return any(term in named_terms(text) for text in store.matching_texts(fts_query([term], "AND"), passages))
+SHORT_FORM = 3  # a name's short form keeps at least this many letters of it (Jon, Jim, Mel)
 
 
 def near_forms(store: Store, terms: list[str], query: str = "", names: set[str] | None = None) -> dict[str, list[str]]:
     """{term: forms of it this index holds}, for terms no chunk holds as written nor inflected,
     from the index's own vocabulary (FTS5), by rules that mean the same in any memory:
-    - a name of the query (named_terms, a speaker's label) within max_edits of a name the index
-      holds, one some passage writes as a name (a typo, speech-to-text, a name spelt another
-      way: Ingrud, Ingrid). Names only: a
-      name's spelling varies between people and transcripts, while an ordinary word's other
-      forms are its inflections and spellings (inflected_forms), and its neighbours one letter
-      away are other words (want, went; cart, card), which would make a topic word of someone
-      else's history look present;
+    - any word of letters within max_edits of a word the index holds (a slip of the keyboard:
+      fotum, forum), the closest and most used first (the frequency prior: a slip of a word this
+      memory uses often is likelier than of a rare one). Ordinary words within one edit: a
+      word two letters from another is mostly another word;
+    - a name of the query (named_terms, a speaker's label) also by sound (jellyfish's metaphone:
+      Muhhamed, Muhammad) and as a short form of a longer name (Jon: Jonathan; Jim: James, whose
+      sound starts as Jim's does, same first letter), each a name some passage writes as a name
+      (a short form or a sound-alike of a name is otherwise any word: Bart would find "barter");
     - an abbreviation the query writes with a dot (Sept., Dept., Govt.): the longer words of
       its first letter that hold its letters in order (september, department, government);
     - a short word of letters the index holds letter by letter (USA: U.S.A.), as that phrase."""
@@ -198,17 +236,26 @@ def near_forms(store: Store, terms: list[str], query: str = "", names: set[str] 
                 if store.any_match(fts_query([letters], "AND")):
                     out[t] = [letters]
         named = set(named_terms(query)) | set(speakers(query))
-        fuzzy = {t: max_edits(t) for t in terms if t not in out and t in named and max_edits(t)}
-        words = _words_by_length(store) if fuzzy else {}
-        for t, k in fuzzy.items():
-            mask = _letter_mask(t)
-            found = [(d, -doc, term) for n in range(len(t) - k, len(t) + k + 1) for term, doc, has in words.get(n, ())
-                     if (mask ^ has).bit_count() <= 2 * k and (d := within_edits(t, term, k))]
-            names_here = [term for _, _, term in sorted(found)[:NAME_CHECKS] if _written_as_name(store, term)]
-            if names_here:
-                out[t] = names_here[:NEAR_FORMS]
-                if names is not None:
-                    names.add(t)
+        rest = [t for t in terms if t not in out and t.isalpha() and not any(is_cjk(ch) for ch in t)]
+        vocab = vocabulary(store) if rest else None
+        for t in rest:
+            if t in named:
+                close = [w for _, _, w in vocab.within(t, max_edits(t))] if max_edits(t) else []
+                alike = vocab.sounding(t) if len(t) >= 4 else []
+                if len(t) >= SHORT_FORM:  # a short form: the name's start (jon), or its sound's start (jim: james)
+                    alike += vocab.starting(t) + vocab.sounding_longer(t)
+                seen = list(dict.fromkeys(close + sorted(set(alike) - set(close), key=lambda w: (-vocab.count[w], w))))
+                found = [w for w in seen[:NAME_CHECKS] if _written_as_name(store, w)]
+                if found:
+                    out[t] = found[:NEAR_FORMS]
+                    if names is not None:
+                        names.add(t)
+            elif len(t) >= 5:  # an ordinary word: one slip, of the word or of its longer inflections
+                # (repsint: repainted), into a word of 5+ letters (fjord is not a slip of "for")
+                found = [f for f in vocab.within(t, 1, [f for f in word_forms(t) if f.startswith(t) and len(f) > len(t)])
+                         if len(f[2]) >= 5]
+                if found:
+                    out[t] = [w for _, _, w in found[:NEAR_FORMS]]
     except OperationalError:  # no fts5vocab: words match as written
         pass
     return out
@@ -351,9 +398,13 @@ def named_terms(query: str) -> list[str]:
 EXACT_MAX_CHUNKS = 3  # an identifier found in at most this many chunks is "rare"
 
 
+LONG_NUMBER = 6  # digits from which a number is a code (an order, an account, a phone), not a year or a count
+
+
 def exact_tokens(query: str) -> list[str]:
     """Query words that look like identifiers: an id mixing letters and digits (a828e60), a
-    number of 4+ digits, a name with underscores (OPENAI_API_KEY), an all-caps code (ENOENT)."""
+    name with underscores (OPENAI_API_KEY), an all-caps code (ENOENT), a number of LONG_NUMBER+
+    digits (88314207; not a year or a count: 2022, 4711)."""
     out = []
     for raw in re.findall(r"[A-Za-z0-9_]+", query):
         word = raw.strip("_")
@@ -361,7 +412,9 @@ def exact_tokens(query: str) -> list[str]:
             continue
         digits = any(ch.isdigit() for ch in word)
         letters = any(ch.isalpha() for ch in word)
-        if digits or "_" in word or (letters and word.isupper()):
+        if not letters and len(word) < LONG_NUMBER:  # a year or a count names no one thing: "June 2022" is in anyone's memory
+            continue
+        if digits or "_" in word or word.isupper():
             out.append(word.lower())
     return list(dict.fromkeys(out))
 

@@ -72,6 +72,25 @@ ENGLISH = CALENDAR | frozenset(
 )
 
 
+def is_asking(term: str) -> bool:
+    """An English verb or adverb form (-ed, -ing, -ly, 6+ letters): what the question does or how
+    ("inferred", "regarding", "according", "discussing"), or what someone did, which a memory
+    says in other words; the thing a question is about is a noun or a name. A rule of the
+    language, not of any data set: no word of it is listed."""
+    return term.isascii() and term.isalpha() and len(term) >= 6 and term.endswith(("ed", "ing", "ly"))
+
+
+def near_everyday(term: str) -> bool:
+    """A slip of the keyboard away from an everyday word (tonifht: tonight): as weak as it.
+    rapidfuzz's edit distance (optimal string alignment), one edit, 5+ letters."""
+    if len(term) < 5 or not (term.isascii() and term.isalpha()):
+        return False
+    from rapidfuzz import process
+    from rapidfuzz.distance import OSA
+
+    return process.extractOne(term, _EVERYDAY_WORDS, scorer=OSA.distance, score_cutoff=1) is not None
+
+
 def is_everyday(term: str) -> bool:
     """Whether a query term's absence from a memory says nothing (see the module's note)."""
     if any(is_cjk(ch) and not is_hangul(ch) for ch in term):
@@ -82,6 +101,9 @@ def is_everyday(term: str) -> bool:
     if term.isdigit() and len(term) <= 2:  # a day or a count: 3 May is 2024-05-03 in a note
         return True
     return term in ENGLISH or is_calendar(term) or (term.isascii() and term.isalpha() and any(b in ENGLISH for b in _bases(term)))
+
+
+_EVERYDAY_WORDS = sorted(w for w in ENGLISH if len(w) >= 4)
 
 
 def _bases(word: str) -> set[str]:

@@ -16,7 +16,7 @@ from ..text import is_cjk, mmr_tokens, normalize
 from .options import Candidate, Options
 from . import candidates
 from .candidates import named_terms, speakers
-from .everyday import is_calendar, is_everyday
+from .everyday import is_asking, is_calendar, is_everyday, near_everyday
 from .fusion import apply_decay, fuse, merge_overlapping, pin_exact_hits
 
 
@@ -191,14 +191,9 @@ def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs
     if mode != "keyword":
         rare_words_over_vectors_alone(cands, weights, n_docs)
     no_evidence_last_first(cands, exact)
-    if mode == "keyword":
-        # a weak (low band) hit never stands above a medium or high one: here the band and the
-        # order weigh the same evidence, the query's words (costs nothing on the eval sets).
-        # With vectors the fusion's order stands: the band counts a cosine only once it beats
-        # the best unrelated chunk, and sinking by band cost MADial 0.03-0.08 of hit@5.
-        cands.sort(key=lambda c: ranking.band(c.score) == "low")
     evidence = query_evidence(query, weights, n_docs, cands, forms, near)
     trust_high(cands, evidence, mode != "keyword", exact)
+    in_score_order(cands, mode == "keyword")
     absent = evidence.get("absent")
     if opts.min_score_explicit:  # asked for: every hit below it is hidden
         shown = [c for c in cands if c.score >= opts.min_score]
@@ -216,6 +211,25 @@ def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs
 
 
 HIGH = ranking.band_floor("high")
+
+
+def in_score_order(cands: list[Candidate], keyword: bool) -> None:
+    """The list reads in the order of the score it shows (issue 47: a `1.000 high` hit ranked
+    8th, hidden, behind hits scoring less). A `high` hit (trusted: trust_high) comes first; in
+    keyword-only search the bands order the rest too, as band and order weigh the same evidence
+    there (the query's words). Otherwise the fusion's order stands: sorting every hit by its
+    own score cost 0.11-0.14 of hit@5 on MADial (bench/results/abstention.md), and with vectors
+    a cosine counts in the band only once it beats the best unrelated chunk. So each hit shows
+    the lower of its own score and the score above it: a hit the fusion ranks below a weaker
+    one claims no more than that one (its own stays in the explanation, confidence.own)."""
+    rank = {"high": 0, "medium": 1, "low": 2}
+    cands.sort(key=lambda c: rank[ranking.band(c.score)] if keyword else ranking.band(c.score) != "high")
+    above = 1.0
+    for c in cands:
+        if c.score > above:
+            c.parts.setdefault("confidence", {})["shownBelow"] = round(c.score, 4)
+            c.score = above
+        above = c.score
 
 
 def untrusted(c: Candidate, evidence: dict, vectors: bool, exact: dict[int, dict],
@@ -252,6 +266,8 @@ def untrusted(c: Candidate, evidence: dict, vectors: bool, exact: dict[int, dict
         return "the query has a word this memory never uses, or a verdict of absence"
     if "exact" in conf:
         return None
+    if scattered(evidence):  # does not separate answerable from not: a band at most, never a verdict
+        return "chance alone puts as much of the question together in a memory this size"
     held = set(conf["terms"])
     if conf["termCoverage"] < 1.0 and not all(t in held for t, w in evidence["weights"].items() if w < 1.0):
         return "the passage holds only part of the query's words"
@@ -375,7 +391,7 @@ WEAK_HIT = ranking.band_floor("medium")  # below it, no passage holds a fair par
 # passage closer than chance) flag the list instead: shown, with `absent` saying why the answer
 # is probably not here. Emptying an answerable question is the costly error (the agent says "I
 # don't remember"), and on held-out conversations those verdicts emptied 12-24 % of answerable
-# questions, 74-81 % once a name had a typo: bench/results/abstention.txt.
+# questions, 74-81 % once a name had a typo: bench/results/abstention.md.
 EMPTYING = frozenset({"speaker", "none", "share"})
 
 
@@ -405,56 +421,60 @@ def public_absent(evidence: dict) -> dict | None:
 
 
 def _absence(evidence: dict, strong: float, absent_share: float, weak: float) -> tuple[str, str] | None:
-    """(kind, reason) of the evidence that the answer is not here, or None."""
+    """(kind, reason) of the evidence that the answer is not here, or None. Only evidence that
+    separates answerable questions from questions about someone else's history raises it: a
+    name or topic word of the question this memory never uses in any form (inflections, a
+    slip of the keyboard, a name's sound and short forms looked up first: candidates.near_forms),
+    or none of the question's words at all. How the best passage holds the words (chanceHeld)
+    does not separate the two (89-93 % either way on held-out conversations): it lowers a band
+    at most (trust_high), never says absent. A name held only in a near spelling is held."""
     if evidence.get("speakersAbsent"):  # a strong hit on the words of a dialogue by someone else is still theirs
         return "speaker", f"this memory never mentions {_some(evidence['speakersAbsent'])}, who speaks in the query"
-    near = evidence.get("nearNames") or {}
-    if evidence.get("speakersNear"):  # theirs if misspelt, someone else's if not: shown, flagged
-        t = evidence["speakersNear"][0]
-        return "near", f"this memory never mentions {t!r}, who speaks in the query (nearest here: {near[t][0]!r})"
     small = evidence.get("nDocs", SMALL_MEMORY) < SMALL_MEMORY
-    missing = evidence.get("formsChecked", True) and evidence["absentTerms"] and not small
-    absent = ", ".join(repr(t) for t in evidence["absentTerms"][:3])
-    # a question (not a pasted conversation) turning on a word this memory never uses in any
-    # form (inflections, other spellings, near names and abbreviations looked up first) is
-    # flagged whatever the other words find: a strong hit on them does not supply the missing
-    # one. Asked of someone else's history, a question's topic word is missing far more often
-    # than asked of its own (LongMemEval keyword-only: 65 % of other-history asks, 2 of 30
-    # answerable; bench/results/abstention-session5.txt). Not for a pasted conversation, which
-    # names many things in passing (below), nor a small memory, which lacks most words of anything.
-    question_missing = missing and not evidence.get("dialogue")
-    # the words of a question (or a pasted conversation) used here, but never together: see scattered()
-    apart = scattered(evidence)
-    if evidence["candidates"] and evidence["best"] >= strong and not question_missing and not apart:
-        return None
-    if near and not evidence["namedAbsent"]:
-        t = next(iter(near))
-        return "near", f"this memory never mentions {t!r} (nearest here: {near[t][0]!r})"
-    # a few notes lack most words of any question, and a pasted conversation names many things
-    # in passing: there, only a name the question asks about, or none of its words at all, says
-    # absent (without this, MADial's dialogues asked of their own 1-7 notes came back empty 45 %
-    # of the time: bench/small_memory.py)
-    if evidence["namedAbsent"] and not (small and evidence.get("dialogue")):
-        return "named", f"this memory never mentions {_some(evidence['namedAbsent'])}"
+    # the vectors find a passage close enough to stand as a fair hit by its cosine alone (as far
+    # above chance as the `medium` band asks): they lead, and words this memory never uses may
+    # be another language's (a German question of English notes)
+    # be another language's (a German question of English notes). Not in a few notes, where
+    # the best of a handful of cosines stands above chance for any question at all
+    close = evidence.get("vectors") and evidence.get("bestVector", 0.0) >= weak and not small
     if not evidence["candidates"]:
         return "none", "no passage holds any query word"
-    if evidence["absentShare"] >= (1.0 if small else absent_share):
+    if evidence["absentShare"] >= (1.0 if small else absent_share) and not close:
         some = "none" if evidence["absentShare"] >= 1.0 else "almost none"
         lacking = evidence["absentTerms"] + evidence.get("absentEveryday", [])
         return "share", f"this memory uses {some} of the query's words ({', '.join(repr(t) for t in lacking[:5])})"
-    if question_missing:  # after the verdicts that empty the list (none, share): those come first
+    # a word missing says "someone else's" only where the memory speaks the question's language:
+    # uses most of its words (a question in another language, or of another vocabulary, lacks
+    # most of them whoever's memory it asks) and the vectors do not lead
+    foreign = evidence.get("topicAbsentShare", evidence["absentShare"])
+    if foreign > 0.5 or (close and foreign >= 0.5):
+        ids = evidence.get("identifiersAbsent")  # an id (a828e60, ENOSPC_BK42) is no language's word
+        return ("named", f"this memory never mentions {_some(ids)}") if ids else None
+    missing = evidence.get("formsChecked", True) and evidence["absentTerms"] and not small
+    absent = ", ".join(repr(t) for t in evidence["absentTerms"][:3])
+    # a question (not a pasted conversation) turning on a word this memory never uses in any
+    # form is flagged whatever the other words find: a strong hit on them does not supply the
+    # missing one. Not for a pasted conversation, which names many things in passing (below),
+    # nor a small memory, which lacks most words of anything.
+    question_missing = missing and not evidence.get("dialogue")
+    # a strong hit holds the question's other words in one passage: a topic word it lacks is
+    # then mostly said in other words (the answer's passage, paraphrased), while a name the
+    # memory never mentions is someone else's whatever the other words find
+    if evidence["best"] >= strong and not (question_missing and evidence["namedAbsent"]):
+        return None
+    # a few notes lack most words of any question, and a pasted conversation names many things
+    # in passing: there, only a name the question asks about says absent (without this,
+    # MADial's dialogues asked of their own 1-7 notes came back empty 45 % of the time:
+    # bench/small_memory.py)
+    if evidence["namedAbsent"] and not (small and evidence.get("dialogue")):
+        return "named", f"this memory never mentions {_some(evidence['namedAbsent'])}"
+    if question_missing:
         return "missing", f"this memory never uses {absent} in any form"
-    if apart:
-        held = _some(evidence["bestHeldTerms"], 4) or "none of them"
-        what = "conversation" if evidence.get("dialogue") else "question"
-        return "scattered", (f"the {what}'s words occur here only apart (the best passage holds {held}: "
-                             f"chance alone puts as much together somewhere in a memory this size, "
-                             f"{round(100 * evidence['chanceHeld'])} % of the time)")
     # a pasted conversation: a word of it this memory never uses, and nothing here holds a fair
     # part of the rest. Unless one passage holds every word this memory does use, a rare one
     # among them: a memory with one passage on the topic lacks many of a conversation's words.
     held = evidence.get("presentCoverage", 0.0) >= 1.0 and evidence.get("presentWeight", 0.0) >= evidence.get("rareWeight", 1.0)
-    if missing and evidence["best"] < weak and not held:  # a pasted conversation
+    if missing and evidence["best"] < weak and not held:
         return "missing", f"this memory never uses {absent}, and no passage holds much of the rest"
     return None
 
@@ -480,7 +500,7 @@ def chance_decides(evidence: dict) -> bool:
     words this memory uses: it names many things in passing, so a word of it missing says
     little, but the passage it is about holds many of its words together, which chance does not
     (MADial's dialogues asked of someone else's history: flagged or emptied .83 -> .99, asked of
-    their own .01 -> .11, bench/results/abstention-session7.txt)."""
+    their own .01 -> .11, bench/results/abstention.md, 2026-11-27)."""
     return bool(evidence["candidates"]) and evidence["nDocs"] >= SMALL_MEMORY \
         and (evidence["dialogue"] or not evidence["absentTerms"]) \
         and evidence["bestHeld"] < evidence["usedWeight"] - 0.001  # weights are rounded to 0.001
@@ -531,6 +551,12 @@ def present_coverage(weights: dict[str, float], absent: list[str], cands: list[C
     return round(max((passage_coverage(present, c.row[4], words)[0] for c in cands), default=0.0), 4)
 
 
+def weak_absence(term: str) -> bool:
+    """Whether a word's absence from this memory says little of whether it holds the answer:
+    an everyday word (or one slip from one), or a word of the asking (everyday.is_asking)."""
+    return is_everyday(term) or is_asking(term) or near_everyday(term)
+
+
 def fragment(term: str) -> bool:
     """A one- or two-letter Latin term: an initial, a piece of an abbreviation (U.S. is u, s)
     or of a contraction (don't is don, t). The search's OR pass leaves them out as too short to
@@ -548,17 +574,21 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
     checked = forms is not None  # a word missing as asked may be here in another form: only looked up by run()
     who = speakers(query)
     forms = forms or {}
-    absent = [t for t, w in weights.items() if w >= 1.0 and t not in forms and not fragment(t)] if n_docs else []
+    # a year or a count is no topic word: notes write dates and counts in many ways (2022-06-03)
+    absent = [t for t, w in weights.items() if w >= 1.0 and t not in forms and not fragment(t)
+              and not (t.isdigit() and len(t) < candidates.LONG_NUMBER)] if n_docs else []
     out: dict[str, Any] = {
         "candidates": len(cands),
         # one rare name held is not a strong hit when the query names another this memory lacks
         "best": round(max((c.parts["confidence"]["words"] for c in cands), default=0.0), 4),
         # the missing words that say absent: topic words, not the everyday ones terse notes never use
-        "absentTerms": [t for t in absent if not is_everyday(t)],
-        "absentEveryday": [t for t in absent if is_everyday(t)],
+        # (nor words of the asking: is_asking, or a slip of an everyday word)
+        "absentTerms": [t for t in absent if not weak_absence(t)],
+        "absentEveryday": [t for t in absent if weak_absence(t)],
         "otherForms": forms,  # absent as asked, used here in another form: not evidence of absence
         "formsChecked": checked,
         "namedAbsent": [t for t in named_terms(query) if t in absent and not is_calendar(t)],
+        "identifiersAbsent": [t for t in candidates.exact_tokens(query) if t in absent],
         "speakersAbsent": [t for t in who if t in absent],
         # names held only in a near spelling: a typo of someone here, or someone else
         "nearNames": {t: fs for t, fs in (near or {}).items()},
@@ -567,6 +597,11 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
         # counted, not weighed: a word common here weighs little, and the few a query shares
         # with this memory are what says it may hold the answer
         "absentShare": round(len(absent) / len(weights), 4) if weights else 0.0,
+        # of the question's topic words (not everyday ones, which terse notes never use), the
+        # share this memory never uses in any form: most of them, and the question is in
+        # another language or another vocabulary than this memory's (_absence)
+        "topicAbsentShare": round(sum(not is_everyday(t) for t in absent) / max(1, sum(not is_everyday(t) for t in weights)), 4)
+        if weights else 0.0,
         "weights": {t: round(w, 4) for t, w in weights.items()},
         "named": named_terms(query),
         "nDocs": n_docs,

@@ -144,7 +144,9 @@ class Searcher:
             # a threshold someone set hides every hit below it; the default only decides, from the
             # evidence, whether to show the list at all
             min_score_explicit=min_score is not None or c.sources.get("query.minScore", "default") != "default",
-            candidates=min(200, max(1, mr * c["query.hybrid.candidateMultiplier"])),
+            # one candidate depth for every maxResults up to it: the verdict, the scores and the
+            # bands are computed over the same candidates however many are shown (issue 42)
+            candidates=min(200, max(mr, c["query.maxResults"] * c["query.hybrid.candidateMultiplier"])),
             fusion=c["query.hybrid.fusion"],
             vector_weight=c["query.hybrid.vectorWeight"],
             text_weight=c["query.hybrid.textWeight"],
