@@ -12,11 +12,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
 RESULTS = BENCH / "results"
-# abstention* are being consolidated with the verdict's work; promote.md belongs to bench_promote's
-# owner; citus.md is the plan of a run nobody could make (nothing measured, so no entries).
-NOT_OURS = re.compile(r"^(abstention|promote\.md$|citus\.md$)")
+# citus.md is the plan of a run nobody could make (nothing measured, so no entries).
+NOT_OURS = re.compile(r"^citus\.md$")
 WORK_STEP = re.compile(r"session|issue|study|run\d|(^|[-_])s\d+\b|\d+b?\.(txt|json|md)$", re.I)
-HELPERS = {"corpus.py", "record.py"}
+HELPERS = {"corpus.py", "record.py", "variants.py"}
 
 
 def readme_table() -> dict[str, str]:
@@ -29,7 +28,7 @@ def readme_table() -> dict[str, str]:
 
 
 def test_no_results_file_is_named_after_a_session_issue_or_run():
-    named = [p.name for p in RESULTS.iterdir() if not p.name.startswith("abstention") and WORK_STEP.search(p.name)]
+    named = [p.name for p in RESULTS.iterdir() if WORK_STEP.search(p.name)]
     assert named == []
 
 
@@ -47,8 +46,7 @@ def test_the_readme_lists_every_benchmark_and_every_results_file():
     assert set(table) - scripts == set(), "bench/README.md lists a script that is gone"
     listed = set(table.values()) | {"citus.md"}
     for p in RESULTS.iterdir():
-        if not p.name.startswith("abstention"):
-            assert p.name in listed, f"{p.name} is not in bench/README.md's table"
+        assert p.name in listed, f"{p.name} is not in bench/README.md's table"
 
 
 def entries(text: str) -> list[str]:
