@@ -407,40 +407,29 @@ def test_version_prints_the_installed_version():
 
 def test_get_of_a_file_the_system_will_not_let_us_read_exits_3(tmp_path):
     """An allowed path whose read fails is a failed operation (3), not a usage error (2). Root
-    reads every file, so as root the command runs as nobody, over a workspace nobody owns."""
+    reads every file, so as root the command runs without the capabilities that allow it
+    (still root, so it reaches a virtual environment under a private 0700 clone folder)."""
     import os
     import shutil
     import subprocess
     import sys
-    import tempfile
 
     import pytest
 
-    home = Path(tempfile.mkdtemp(prefix="clawmem-unreadable-"))  # under /tmp: tmp_path's parents are root's only
-    try:
-        home.chmod(0o755)
-        ws = home / "ws"
-        secret = write(ws / "memory" / "2026-01-01.md", "# 2026-01-01\n\nnot for you\n")
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "CLAWMEM_"))}
-        env.update(HOME=str(home / "home"), **{f"XDG_{k}_HOME": str(home / "home" / k) for k in ("CONFIG", "DATA", "CACHE", "STATE")})
-        as_nobody: list[str] = []
-        if os.geteuid() == 0:
-            if not shutil.which("setpriv"):
-                pytest.skip("root reads every file, and setpriv (util-linux) is missing to run as nobody")
-            for p in (ws, ws / "memory"):
-                os.chown(p, 65534, 65534)
-            (home / "home").mkdir()
-            os.chown(home / "home", 65534, 65534)
-            secret.chmod(0o600)  # root's
-            as_nobody = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups"]
-        else:
-            secret.chmod(0)
-        got = subprocess.run([*as_nobody, sys.executable, "-m", "clawmem.tui", "--workspace", str(ws), "get", "memory/2026-01-01.md"],
-                             env=env, cwd=home, capture_output=True, text=True, timeout=120)
-        assert got.returncode == 3, got.stderr
-        assert got.stderr.strip() == "clawmem: memory/2026-01-01.md: cannot read it (Permission denied); check its permissions"
-    finally:
-        shutil.rmtree(home, ignore_errors=True)
+    ws = tmp_path / "ws"
+    secret = write(ws / "memory" / "2026-01-01.md", "# 2026-01-01\n\nnot for you\n")
+    secret.chmod(0)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "CLAWMEM_"))}
+    env.update(HOME=str(tmp_path / "home"), **{f"XDG_{k}_HOME": str(tmp_path / "home" / k) for k in ("CONFIG", "DATA", "CACHE", "STATE")})
+    prefix: list[str] = []
+    if os.geteuid() == 0:
+        if not shutil.which("setpriv"):
+            pytest.skip("root reads every file, and setpriv (util-linux) is missing to drop that capability")
+        prefix = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--inh-caps=-dac_override,-dac_read_search", "--"]
+    got = subprocess.run([*prefix, sys.executable, "-m", "clawmem.tui", "--workspace", str(ws), "get", "memory/2026-01-01.md"],
+                         env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert got.returncode == 3, got.stderr
+    assert got.stderr.strip() == "clawmem: memory/2026-01-01.md: cannot read it (Permission denied); check its permissions"
 
 
 def test_model_pull_blames_the_uri_typed(workspace):

@@ -108,7 +108,9 @@ async def test_editor_keys_for_long_logs(ws, make_app):
         assert editor.cursor_location == (2, 0)
 
 
-async def test_tree_width_follows_the_terminal_and_long_names_end_in_an_ellipsis(ws, make_app):
+async def test_tree_width_follows_the_terminal_and_long_file_names_keep_their_end(ws, make_app):
+    """At 80 columns the tree shows "…-garden-tomatoes.md": a file name too long is cut at its
+    start (its end tells it from its neighbours), never scrolled sideways; wider, it is whole."""
     name = "memory/a-very-long-topic-file-about-garden-tomatoes.md"
     write(ws / name, "# Garden\n")
     app = make_app(ws)
@@ -119,12 +121,12 @@ async def test_tree_width_follows_the_terminal_and_long_names_end_in_an_ellipsis
         tree = app.query_one("#file-tree")
         narrow = tree.size.width
         shown = tree_on_screen(tree)
-        assert "memory/a-very-long" in shown and "…" in shown and "tomatoes.md" not in shown
+        assert "…" in shown and "garden-tomatoes.md" in shown and "memory/a-very-long" not in shown
         assert tree.virtual_size.width <= tree.scrollable_content_region.width  # no sideways scrolling
         await pilot.resize_terminal(200, 40)
         await settle(pilot)
         assert tree.size.width > narrow
-        assert "tomatoes.md" in tree_on_screen(tree)
+        assert "memory/a-very-long-topic-file-about-garden-tomatoes.md" in tree_on_screen(tree)
 
 
 def test_the_default_keys_collide_nowhere_and_a_history_key_is_checked_too():

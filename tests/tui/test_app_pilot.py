@@ -124,7 +124,9 @@ async def test_external_write_while_editing_asks_and_each_choice_does_what_it_sa
             editor.undo()  # the user's version is one undo away
             assert editor.text == mine
         elif choice == "merge":
-            assert on_disk.startswith(agent) and on_disk.rstrip().endswith("my own line")
+            # both kept, each where it was written: the user's line stays in its own section,
+            # not filed under the agent's new heading
+            assert on_disk == mine + "\n## 11:00\nagent appended this\n"
             assert editor.text == on_disk and not app.file_pane.dirty
         elif choice == "overwrite":
             assert on_disk == mine and not app.file_pane.dirty
