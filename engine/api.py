@@ -173,17 +173,25 @@ class Engine:
 
     # ------------------------------------------------------------------ search and read
 
-    def options(self, request: SearchRequest | None = None, **kw):
-        """The settings a search runs with: the request (or its fields as keywords) over the config."""
+    def options(self, request: SearchRequest | None = None):
+        """The settings a search runs with: the request (None: a default one) over the config."""
         from .search.options import SearchRequest
 
-        return self.searcher.options(request or SearchRequest(**kw))
+        return self.searcher.options(request or SearchRequest())
 
-    def search(self, query: str, request: SearchRequest | None = None, **kw) -> SearchResults:
-        """memory_search. `request` (or its fields as keywords: max_results, min_score, after, …)."""
+    def search(self, query: str, request: SearchRequest | None = None, *, max_results: Any = None,
+               min_score: Any = None, now: Any = None, after: Any = None, before: Any = None, explain: bool = False,
+               show_hidden: bool = False, date_filter: bool | None = None, private: bool = False,
+               stale_check: bool = True, sync_on_stale: bool = True) -> SearchResults:
+        """memory_search. `request`, or its fields as keywords (SearchRequest's, but `agents`, which
+        only a fleet search reads); the keywords are ignored when a request is given."""
         from .search.options import SearchRequest
 
-        res = self.searcher.search(query, request or SearchRequest(**kw))
+        if request is None:
+            request = SearchRequest(max_results=max_results, min_score=min_score, now=now, after=after, before=before,
+                                    explain=explain, show_hidden=show_hidden, date_filter=date_filter, private=private,
+                                    stale_check=stale_check, sync_on_stale=sync_on_stale)
+        res = self.searcher.search(query, request)
         other = self.other_settings()
         if other:
             res["indexSettings"] = other
@@ -242,11 +250,20 @@ class Engine:
 
     # ------------------------------------------------------------------ index
 
-    def index(self, **kw) -> Iterator:
-        return _database_errors_named(self.jobs.index(**kw), self.index_path)
+    def index(self, *, force: bool = False, reason: str = "cli", backfill_sessions: bool = True,
+              should_stop: Callable[[], bool] | None = None, lock_timeout: float = 60.0,
+              paths: list | None = None) -> Iterator:
+        """Bring the index up to date, yielding progress events (IndexJobs.index)."""
+        return _database_errors_named(self.jobs.index(force=force, reason=reason, backfill_sessions=backfill_sessions,
+                                                      should_stop=should_stop, lock_timeout=lock_timeout, paths=paths),
+                                      self.index_path)
 
-    def run_index(self, **kw):
-        return self.jobs.run_index(**kw)
+    def run_index(self, *, force: bool = False, on_event: Callable[[Any], None] | None = None, reason: str = "cli",
+                  backfill_sessions: bool = True, should_stop: Callable[[], bool] | None = None,
+                  lock_timeout: float = 60.0, paths: list | None = None):
+        """`index` run to its end, each event handed to `on_event`; the JobFinished, if any."""
+        return self.jobs.run_index(force=force, on_event=on_event, reason=reason, backfill_sessions=backfill_sessions,
+                                   should_stop=should_stop, lock_timeout=lock_timeout, paths=paths)
 
     def index_in_background(self) -> str:
         """Start a detached `clawmem index` (a one-shot command found the index stale): "started",
@@ -355,11 +372,11 @@ class Engine:
 
         return flush_plan(self.cfg.agent_id, day=day)
 
-    def context(self, **kw) -> dict:
+    def context(self, *, max_chars: int | None = None, session: str = "main", today=None) -> dict:
         """The session-start context: the files an agent reads first, cut to the budget."""
         from .agent.context import session_context
 
-        return session_context(self, **kw)
+        return session_context(self, max_chars=max_chars, session=session, today=today)
 
     # ------------------------------------------------------------------ editing a file
 
@@ -454,16 +471,18 @@ class Engine:
             return False
         return True
 
-    def promotion_candidates(self, gates=None, **kw):
+    def promotion_candidates(self, gates=None, *, limit: int | None = None, include_promoted: bool = False,
+                             now: float | None = None):
         """(the passages of daily logs worth keeping in MEMORY.md, notes), best first."""
         from .consolidate import promote
 
-        return promote.preview(self, gates or promote.COMMAND, **kw)
+        return promote.preview(self, gates or promote.COMMAND, limit=limit, include_promoted=include_promoted, now=now)
 
-    def promote(self, candidates, **kw):
+    def promote(self, candidates, *, edits: dict[str, str] | None = None, confirmed: set[str] | None = None,
+                supersede: set[str] | None = None, today=None):
         from .consolidate import promote
 
-        return promote.apply(self, candidates, **kw)
+        return promote.apply(self, candidates, edits=edits, confirmed=confirmed, supersede=supersede, today=today)
 
     def memory_budget(self) -> dict:
         """MEMORY.md's size against promote.memoryFileMaxChars, and the bullets to archive."""
@@ -505,11 +524,11 @@ class Engine:
 
         return recall.record(self.cfg, query, results)
 
-    def fleet_search(self, query: str, request: SearchRequest | None = None, **kw) -> dict:
+    def fleet_search(self, query: str, request: SearchRequest | None = None) -> dict:
         from .fleet import client as fleet
         from .search.options import SearchRequest
 
-        return fleet.search(self, query, request or SearchRequest(**kw))
+        return fleet.search(self, query, request or SearchRequest())
 
     def fleet_get(self, ref: str, from_line: int | None = None, lines: int | None = None) -> dict:
         from .files.reading import check_window
@@ -660,15 +679,16 @@ class Fleet:
 
         return fleet_url(self.cfg)
 
-    def grant(self, agent: str, reads: list[str] | None = None, **kw) -> dict:
+    def grant(self, agent: str, reads: list[str] | None = None, *, new_password: bool = False,
+              add: list[str] = (), remove: list[str] = ()) -> dict:
         from .fleet.client import grant
 
-        return grant(self.url, agent, reads, **kw)
+        return grant(self.url, agent, reads, new_password=new_password, add=add, remove=remove)
 
-    def revoke(self, agent: str, **kw) -> dict:
+    def revoke(self, agent: str, *, delete_rows: bool = False) -> dict:
         from .fleet.client import revoke
 
-        return revoke(self.url, agent, **kw)
+        return revoke(self.url, agent, delete_rows=delete_rows)
 
     def list(self, command: str = "list") -> dict:
         """`command`: the command that asks (`list` or `status`), as a refusal names it."""
@@ -730,10 +750,13 @@ class AgentTools:
     def __init__(self, engine: Engine):
         self.engine = engine
 
-    def search(self, query, maxResults=None, minScore=None, **kw) -> dict:
+    def search(self, query, maxResults=None, minScore=None, *, max_results=None, min_score=None, corpus=None,
+               private=None, agents=None) -> dict:
+        """memory_search's arguments as the MCP server takes them (its SearchArgs)."""
         from .agent import tools
 
-        return tools.memory_search(self.engine, query, maxResults, minScore, **kw)
+        return tools.memory_search(self.engine, query, maxResults, minScore, max_results=max_results,
+                                   min_score=min_score, corpus=corpus, private=private, agents=agents)
 
     def get(self, path, from_=None, lines=None) -> dict:
         from .agent import tools

@@ -316,6 +316,94 @@ def test_the_face_check_sees_a_helper_reached_past_the_face(tmp_path):
     assert found == {"tui/cli/probe.py": ["clawmem.engine.index.store", "clawmem.engine.index", DYNAMIC]}
 
 
+def face_classes() -> dict[str, type]:
+    """The classes a front calls methods on: `Engine`, its sub-faces (`engine.fleet`, `engine.models`,
+    `engine.tools`) and every class `clawmem.engine` exports."""
+    from clawmem.engine import api
+
+    out = {c.__name__: c for c in (api.Fleet, api.Models, api.AgentTools)}
+    out.update({n: o for n in clawmem.engine.__all__ if inspect.isclass(o := getattr(clawmem.engine, n))})
+    return out
+
+
+def open_keywords(cls: type) -> list[str]:
+    """`cls`'s public methods (static and class methods too, inherited ones too) that take `**kw`:
+    a front cannot see from the signature what such a method accepts."""
+    found = []
+    for name in dir(cls):
+        if name.startswith("_"):
+            continue
+        fn = inspect.getattr_static(cls, name)
+        fn = getattr(fn, "__func__", fn)  # staticmethod, classmethod
+        if inspect.isfunction(fn) and any(p.kind is p.VAR_KEYWORD for p in inspect.signature(fn).parameters.values()):
+            found.append(f"{cls.__name__}.{name}")
+    return found
+
+
+def test_no_face_method_takes_open_keywords():
+    classes = face_classes()
+    assert {"Engine", "Fleet", "Models", "AgentTools", "Config", "EditSession"} <= set(classes)
+    assert [m for c in classes.values() for m in open_keywords(c)] == []
+
+
+def test_the_keyword_check_sees_kw_on_any_kind_of_method():
+    from clawmem.engine import Engine
+
+    for way in ({"index": lambda self, **kw: None}, {"all_agents": staticmethod(lambda **kw: [])},
+                {"open": classmethod(lambda cls, *, workspace=None, **overrides: None)}):
+        probe = type("Engine", (Engine,), way)
+        assert open_keywords(probe) == [f"Engine.{next(iter(way))}"], way
+    assert open_keywords(type("Engine", (Engine,), {"_private": lambda self, **kw: None, "more": lambda self, *a, k=1: None})) == []
+
+
+def forwarded_keywords(face, *callees, leave_out: tuple[str, ...] = ()) -> dict[str, tuple]:
+    """Where `face`'s keyword-only parameters and those of the callees it forwards them to differ:
+    {name: (face's default, callee's)}, a missing one as MISSING."""
+    def keywords(fn) -> dict:
+        return {n: p.default for n, p in inspect.signature(fn).parameters.items() if p.kind is p.KEYWORD_ONLY}
+
+    mine, theirs = keywords(face), {}
+    for callee in callees:
+        theirs.update(keywords(callee))
+    for name in leave_out:
+        theirs.pop(name)
+    return {n: (mine.get(n, "MISSING"), theirs.get(n, "MISSING")) for n in mine.keys() | theirs.keys()
+            if mine.get(n, "MISSING") != theirs.get(n, "MISSING")}
+
+
+def face_forwards():
+    from clawmem.engine import Engine, SearchRequest, api
+    from clawmem.engine.agent import context, tools
+    from clawmem.engine.consolidate import promote
+    from clawmem.engine.fleet import client
+    from clawmem.engine.index.jobs import IndexJobs
+
+    return [(Engine.search, (SearchRequest.__init__,), ("agents",)),  # only a fleet search reads agents
+            (Engine.index, (IndexJobs.index,), ()), (Engine.run_index, (IndexJobs.run_index, IndexJobs.index), ()),
+            (Engine.context, (context.session_context,), ()), (Engine.promotion_candidates, (promote.preview,), ()),
+            (Engine.promote, (promote.apply,), ()), (api.Fleet.grant, (client.grant,), ()),
+            (api.Fleet.revoke, (client.revoke,), ()), (api.AgentTools.search, (tools.memory_search,), ())]
+
+
+def test_the_face_forwards_every_keyword_of_what_it_calls_with_the_same_default():
+    """The face names its keywords rather than taking `**kw`; these say the same as the parts they
+    are passed to, so a keyword a part gains or a default it changes is seen here."""
+    assert {f.__qualname__: d for f, callees, out in face_forwards() if (d := forwarded_keywords(f, *callees, leave_out=out))} == {}
+
+
+def test_the_forwarding_check_sees_a_keyword_left_out_or_a_default_changed():
+    from clawmem.engine import Engine
+    from clawmem.engine.index.jobs import IndexJobs
+
+    def index(self, *, force=False, reason="cli", backfill_sessions=True, should_stop=None, lock_timeout=60.0):
+        pass
+
+    assert forwarded_keywords(index, IndexJobs.index) == {"paths": ("MISSING", None)}
+    index.__kwdefaults__["reason"] = "app"
+    assert forwarded_keywords(index, IndexJobs.index) == {"paths": ("MISSING", None), "reason": ("app", "cli")}
+    assert forwarded_keywords(Engine.index, IndexJobs.index) == {}
+
+
 def test_text_for_people_is_one_face_and_the_editor_shares_its_hidden_characters():
     from clawmem.engine import human
     from clawmem.tui.widgets.file_editor import _HIDDEN
