@@ -419,7 +419,7 @@ class Engine:
     def restore(self, path: str, version: int, *, catch_up: bool = True):
         return self.history_log.restore(path, version, catch_up=catch_up)
 
-    def undo_hunk(self, path: str, previous: int, version: int, hunk: int):
+    def undo_hunk(self, path: str, previous: int | None, version: int, hunk: int):
         return self.history_log.undo_hunk(path, previous, version, hunk)
 
     # ------------------------------------------------------------------ watching, promoting, the fleet

@@ -98,6 +98,79 @@ def test_a_deleted_file_is_journalled_and_can_be_restored(workspace, make_engine
     assert note.read_text() == "Ana: allergic to nuts\n"
 
 
+def test_a_daily_log_created_after_the_first_index_is_listed_as_created(workspace, make_engine):
+    write(workspace / "MEMORY.md", "# Memory\n- likes tea\n")
+    write(workspace / "memory" / "2026-03-09.md", "# 2026-03-09\n\nold day\n")
+    make_engine().run_index()
+    ws = ("--workspace", str(workspace))
+    # the files there at the first index are the journal's baseline, not creations
+    first = run_cli(*ws, "history", "--json")
+    assert first.returncode == 0 and json.loads(first.stdout) == [], first.stdout
+    assert "no changes to the memory files recorded" in run_cli(*ws, "history").stdout
+    # the agent starts a new day's log (another process); history's catch-up finds it
+    log = workspace / "memory" / "2026-03-10.md"
+    subprocess.run(["sh", "-c", f"printf '# 2026-03-10\\n\\n## 09:00\\nferry at 8\\n' > '{log}'"], check=True)
+    out = run_cli(*ws, "history", "--json")
+    assert out.returncode == 0, out.stderr
+    (change,) = json.loads(out.stdout)
+    assert (change["path"], change["created"], change["previous"], change["writer"]) == ("memory/2026-03-10.md", True, None, "outside")
+    assert (change["added"], change["removed"]) == (4, 0)
+    assert change["diff"][:3] == ["--- /dev/null", f"+++ memory/2026-03-10.md v{change['version']}", "@@ -0,0 +1,4 @@"]
+    assert change["diff"][3:] == ["+# 2026-03-10", "+", "+## 09:00", "+ferry at 8"]
+    text = run_cli(*ws, "history").stdout
+    assert f"v{change['version']}" in text and "memory/2026-03-10.md  created, +4 lines, 34 bytes  by outside  (new file)" in text
+    assert "+ferry at 8" in run_cli(*ws, "history", "memory/2026-03-10.md").stdout
+    # a later change to it pairs with the creation, as any change does
+    with log.open("a") as fh:
+        fh.write("## 17:00\nback home\n")
+    later = json.loads(run_cli(*ws, "history", "--json").stdout)
+    assert [(c["created"], c["previous"]) for c in later] == [(True, None), (False, change["version"])]
+    assert log.exists()
+
+
+def test_the_first_history_of_a_workspace_lists_no_file_as_created(workspace, make_engine):
+    """No index has run: history's own catch-up is the journal's first look at the files."""
+    write(workspace / "MEMORY.md", "# Memory\n")
+    write(workspace / "memory" / "2026-03-09.md", "# 2026-03-09\n")
+    eng = make_engine()
+    assert eng.history() == []
+    write(workspace / "memory" / "topics.md", "# Topics\n")
+    assert [(c.after.path, c.created) for c in eng.history()] == [("memory/topics.md", True)]
+
+
+def test_a_journal_from_before_creations_starts_listing_them_after_its_next_full_look(workspace, make_engine):
+    """A journal kept by an older clawmem has no mark of its first full look: files it had
+    seen, and files recorded before its next full look, stay baselines; files after, creations."""
+    write(workspace / "MEMORY.md", "# Memory\n")
+    eng = make_engine()
+    eng.run_index()
+    with Journal(eng.cfg) as jr:
+        jr.conn.execute("drop table meta")  # as an older clawmem left it
+    with Journal(eng.cfg) as jr:
+        assert not jr.caught_up()
+        # a write journalled at once (a promote, a save) before any full look: not known new
+        write(workspace / "DREAMS.md", "# Dreams\n")
+        jr.observe_file("DREAMS.md", workspace / "DREAMS.md")
+    assert eng.history() == []  # its catch-up is the full look
+    write(workspace / "memory" / "2026-03-10.md", "# 2026-03-10\n")
+    assert [(c.after.path, c.created) for c in eng.history()] == [("memory/2026-03-10.md", True)]
+
+
+def test_undoing_the_hunk_of_a_creation_takes_its_lines_out_and_keeps_the_file(workspace, make_engine):
+    write(workspace / "MEMORY.md", "# Memory\n")
+    eng = make_engine()
+    eng.run_index()
+    log = write(workspace / "memory" / "2026-03-10.md", "# 2026-03-10\nferry at 8\n")
+    (created,) = eng.history()
+    with log.open("a") as fh:
+        fh.write("back home\n")
+    v = eng.undo_hunk("memory/2026-03-10.md", None, created.after.id, 0)
+    assert log.read_text() == "back home\n"  # the later line stays; the file is never deleted
+    assert v.writer == f"restore of a hunk before v{created.after.id}"
+    with pytest.raises(ValueError, match="not the file's creation"):
+        eng.undo_hunk("memory/2026-03-10.md", None, v.id, 0)
+
+
 def test_who_wrote_it(workspace, make_engine, monkeypatch):
     eng = make_engine()
     write(workspace / "MEMORY.md", "# Memory\n")

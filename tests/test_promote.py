@@ -480,7 +480,9 @@ def test_dreams_md_and_rejections_are_journaled(notes, make_engine, workspace):
     with journal.Journal(eng.cfg) as jr:  # the rejection, then the summary: each a version
         assert [v.writer for v in jr.versions("DREAMS.md")][-2:] == ["clawmem promote", "clawmem promote"]
     hist = run_cli("--workspace", str(workspace), "history", "DREAMS.md", "--json")
-    assert hist.returncode == 0 and [h["writer"] for h in json.loads(hist.stdout)] == ["clawmem promote"]
+    # DREAMS.md did not exist at the first index: the rejection created it, the summary changed it
+    assert hist.returncode == 0 and [(h["writer"], h["created"]) for h in json.loads(hist.stdout)] == [("clawmem promote", True), ("clawmem promote", False)]
+    assert "+## Rejected " in "\n".join(json.loads(hist.stdout)[0]["diff"])
     assert all("heron" not in c.fact for c in promote.preview(eng, promote.Gates(0.5, 3, 2), now=NOW)[0])
 
 

@@ -80,15 +80,18 @@ class History:
             v = restore(jr, path, Path(abspath), version)
         return Restored(path=path, restored=version, version=v.id, undo=before.id if before else None)
 
-    def undo_hunk(self, path: str, previous: int, version: int, hunk: int) -> Version | None:
-        """Undo hunk `hunk` of the change from `previous` to `version`, keeping every other line
+    def undo_hunk(self, path: str, previous: int | None, version: int, hunk: int) -> Version | None:
+        """Undo hunk `hunk` of the change from `previous` to `version` (None: `version` created
+        the file; its hunk's lines are taken out, the file stays), keeping every other line
         the file has now; None when it is already undone. HunkConflict when the file changed
         in the same place since."""
         from .journal import Change, restore_hunk
 
         abspath = self.memory_files.resolve_allowed(path)[1]
         with self.open(catch_up=False) as jr:
-            before, after = jr.version(previous), jr.version(version)
-            if before is None or after is None:
-                raise ValueError(f"{path}: v{previous} is no longer in the journal")
+            before, after = (jr.version(previous) if previous is not None else None), jr.version(version)
+            if after is None or (previous is not None and before is None):
+                raise ValueError(f"{path}: v{version if after is None else previous} is no longer in the journal")
+            if before is None and not jr.is_creation(version):
+                raise ValueError(f"{path}: v{version} is not the file's creation")
             return restore_hunk(jr, Change(jr, before, after), hunk, Path(abspath))

@@ -9,6 +9,13 @@ version is the file's exact bytes, zlib-compressed, in a small SQLite file under
 older than `journal.maxAgeDays`, then the oldest ones over `journal.maxMB`, are dropped,
 except each file's newest version: it is the base the next change is compared with.
 
+A file's first version is its baseline (what the journal first saw), not a change, unless the
+file appeared after the journal's first complete look at the workspace (`catch_up`, or an
+index run that listed every file): that version is kept as its creation (`created` = 1) and
+listed as a change from nothing. The time of that first look is the `meta` row `caught_up`; a
+journal from before it (no such row) gets it at its next complete look, so files it had
+already seen, or that appeared before that look, stay baselines.
+
 Who wrote a version: clawmem's own writers leave a note (the file's hash after their write
 and this process's writer name) in `data_dir()/journal/writers/`; a version whose hash
 matches its file's note is theirs, any other is "outside".
@@ -46,6 +53,8 @@ create index if not exists versions_path on versions(path, id);
 create index if not exists versions_ts on versions(ts);
 -- each file's newest hash from the index alone: every sync asks, and the rows hold the bytes
 create index if not exists versions_latest on versions(path, id, hash);
+-- `caught_up`: when the journal first had every memory file (files seen after it are creations)
+create table if not exists meta(key text primary key, value text not null);
 """
 
 
@@ -90,6 +99,7 @@ class Journal:
         # file's folder once (a file itself is never a symlink: the listing skips those)
         self._notes = paths.data_dir() / "journal" / "writers"
         self._real_dirs: dict[str, str] = {}
+        self._caught_up = False  # once known true, it stays so
         self.conn = open_database(self.file, timeout=30.0)  # the stdlib's sqlite3: callers catch sqlite3.Error
         try:
             os.chmod(self.file, 0o600)
@@ -102,6 +112,9 @@ class Journal:
             if "mode" not in {r[1] for r in self.conn.execute("pragma table_info(versions)")}:
                 # the file's permission bits as the journal saw it: a deleted file comes back with them
                 self.conn.execute("alter table versions add column mode integer")
+            if "created" not in {r[1] for r in self.conn.execute("pragma table_info(versions)")}:
+                # 1: a file's first version, seen after the journal first had every file (a creation)
+                self.conn.execute("alter table versions add column created integer")
         except sqlite3.DatabaseError as exc:
             self.conn.close()
             raise sqlite3.DatabaseError(f"{self.file}: not a usable journal ({exc}); move it aside and a new one starts") from None
@@ -129,6 +142,20 @@ class Journal:
             real = self._real_dirs[folder] = os.path.realpath(folder)
         full = os.path.join(real, name)
         return full if not os.path.islink(full) else os.path.realpath(full)
+
+    def caught_up(self) -> bool:
+        """Whether the journal has had every memory file once: a file first seen after that
+        was created then."""
+        if not self._caught_up:
+            self._caught_up = self.conn.execute("select 1 from meta where key = 'caught_up'").fetchone() is not None
+        return self._caught_up
+
+    def mark_caught_up(self) -> None:
+        """Every memory file has been recorded once (a complete catch-up or index run): the
+        first time, files first seen from now on are kept as creations."""
+        if not self.caught_up():
+            # not cached here: an index run's batch holding this row may still be dropped
+            self.conn.execute("insert or ignore into meta(key, value) values ('caught_up', ?)", (repr(time.time()),))
 
     def begin_batch(self) -> None:
         """Let the next observe() calls share one transaction, until commit_batch(): the
@@ -177,9 +204,10 @@ class Journal:
 
             blob = zlib.compress(data, 6) if data is not None else None
             mode = _file_mode(abspath) if data is not None else None
+            created = 1 if last is None and self.caught_up() else None
             cur = self.conn.execute(
-                "insert into versions(path, abspath, ts, writer, hash, size, data, mode) values (?,?,?,?,?,?,?,?)",
-                (path, path_text(abspath), time.time(), who, digest, len(data) if data is not None else 0, blob, mode),
+                "insert into versions(path, abspath, ts, writer, hash, size, data, mode, created) values (?,?,?,?,?,?,?,?,?)",
+                (path, path_text(abspath), time.time(), who, digest, len(data) if data is not None else 0, blob, mode, created),
             )
             if own:
                 self.conn.execute("commit")
@@ -217,6 +245,7 @@ class Journal:
                 last = self.latest(path)
                 if last and not os.path.exists(os_path(last.abspath)):
                     n += self.observe(path, Path(os_path(last.abspath)), None) is not None
+        self.mark_caught_up()
         return n
 
     def prune(self, now: float | None = None) -> int:
@@ -279,13 +308,21 @@ class Journal:
         sql = f"select {_COLS} from versions" + (" where " + " and ".join(where) if where else "") + " order by id"
         return [Version(*r) for r in self.conn.execute(sql, args)]
 
+    def is_creation(self, vid: int) -> bool:
+        """Whether version `vid` is its file's creation (first seen after the journal had every file)."""
+        row = self.conn.execute("select created from versions where id = ?", (vid,)).fetchone()
+        return bool(row and row[0])
+
     def changes(self, path: str | None = None, since: float | None = None) -> list["Change"]:
-        """Each version with the one before it: the first version of a file is its baseline
-        (what the journal first saw), not a change, and is left out."""
+        """Each version with the one before it, and each file's creation (its first version,
+        when the file appeared after the journal's first complete look: `before` is None). Any
+        other first version of a file is its baseline (what the journal first saw), not a
+        change, and is left out; so is the oldest version kept of a file whose earlier ones
+        were pruned."""
         out = []
         for v in self.versions(path, since):
             before = self.previous(v)
-            if before is not None:
+            if before is not None or self.is_creation(v.id):
                 out.append(Change(self, before, v))
         return out
 
@@ -314,18 +351,24 @@ def _shown(line: str) -> str:
 
 
 class Change:
-    """One version and the one before it. Its hunks are the groups a unified diff shows;
-    `diff()` and `restore_hunk` number them the same way."""
+    """One version and the one before it (None: the version is the file's creation, compared
+    with nothing, every line added). Its hunks are the groups a unified diff shows; `diff()`
+    and `restore_hunk` number them the same way."""
 
     CONTEXT = 3
 
-    def __init__(self, journal: Journal, before: Version, after: Version):
+    def __init__(self, journal: Journal, before: Version | None, after: Version):
         self.journal, self.before, self.after = journal, before, after
         self._texts: tuple[str, str] | None = None
 
+    @property
+    def created(self) -> bool:
+        return self.before is None
+
     def texts(self) -> tuple[str, str]:
         if self._texts is None:
-            self._texts = _text(self.journal.data(self.before.id)), _text(self.journal.data(self.after.id))
+            old = _text(self.journal.data(self.before.id)) if self.before is not None else ""
+            self._texts = old, _text(self.journal.data(self.after.id))
         return self._texts
 
     def hunks(self, context: int = CONTEXT) -> list[list[tuple[str, int, int, int, int]]]:
@@ -341,7 +384,8 @@ class Change:
         out = []
         for group in self.hunks(context):
             i1, i2, j1, j2 = group[0][1], group[-1][2], group[0][3], group[-1][4]
-            lines = [f"@@ -{i1 + 1},{i2 - i1} +{j1 + 1},{j2 - j1} @@"]
+            # an empty side starts at line 0, as diff -u writes it
+            lines = [f"@@ -{i1 + 1 if i2 > i1 else i1},{i2 - i1} +{j1 + 1 if j2 > j1 else j1},{j2 - j1} @@"]
             for op, x1, x2, y1, y2 in group:
                 if op == "equal":
                     lines += [" " + _shown(ln) for ln in a[x1:x2]]
@@ -352,7 +396,8 @@ class Change:
         return out
 
     def diff(self, context: int = CONTEXT) -> list[str]:
-        head = [f"--- {self.after.path} v{self.before.id}", f"+++ {self.after.path} v{self.after.id}"]
+        old = f"{self.after.path} v{self.before.id}" if self.before is not None else "/dev/null"
+        head = [f"--- {old}", f"+++ {self.after.path} v{self.after.id}"]
         return head + [ln for h in self.hunk_lines(context) for ln in h]
 
     def counts(self) -> tuple[int, int]:
@@ -367,7 +412,8 @@ class Change:
 
     def as_json(self, with_diff: bool = True) -> dict:
         plus, minus = self.counts()
-        out = {**self.after.as_json(), "previous": self.before.id, "added": plus, "removed": minus}
+        out = {**self.after.as_json(), "created": self.created, "previous": self.before.id if self.before is not None else None,
+               "added": plus, "removed": minus}
         if with_diff:
             out["diff"] = self.diff()
         return out
@@ -440,14 +486,17 @@ def restore_hunk(journal: Journal, change: Change, index: int, abspath: Path) ->
     undone = list(b)
     for op, i1, i2, j1, j2 in reversed([op for op in groups[index] if op[0] != "equal"]):
         undone[j1:j2] = a[i1:i2]
-    writer = f"restore of a hunk of v{change.before.id}"
+    # a creation's hunk undone takes its lines out, leaving the file (never deleting it)
+    writer = f"restore of a hunk of v{change.before.id}" if change.before is not None else f"restore of a hunk before v{change.after.id}"
 
     def undo(now: str) -> bytes:
         disk = now.encode("utf-8", "surrogateescape") if os.path.lexists(abspath) else None
         journal.observe(change.after.path, abspath, disk)  # what is there now, in case no sync has seen it yet
         merged = merge3(new, "".join(undone), _text(disk))
         if merged.conflicts:
-            raise HunkConflict(f"{change.after.path} changed at that place since v{change.after.id}; restore the whole file to v{change.before.id} instead")
+            instead = (f"restore the whole file to v{change.before.id} instead" if change.before is not None
+                       else "edit the file instead (it did not exist before it)")
+            raise HunkConflict(f"{change.after.path} changed at that place since v{change.after.id}; {instead}")
         out["data"] = merged.text.encode("utf-8", "surrogateescape")
         return out["data"]
 

@@ -185,6 +185,11 @@ def text_phase(cfg: Config, store: Store, stats: Stats, *, backfill_sessions: bo
         if not should_stop() and only is None:
             # every file listed is indexed now: a search compares the folders with this
             store.set_meta(LAYOUT_KEY, json.dumps(layout))
+            if journal is not None:
+                try:  # and journalled: a file first seen from now on was created since
+                    journal.mark_caught_up()
+                except sqlite3.Error as exc:
+                    stats.warnings.append(f"journal: {exc}")
         elif not should_stop():
             _restamp_folders(store, only)
     finally:

@@ -48,6 +48,27 @@ async def test_an_outside_overwrite_shows_as_a_diff_and_r_restores_every_byte(ws
         assert log.read_text() == "# 2026-02-10\n\n(moved to another place)\n"
 
 
+async def test_a_file_created_after_the_startup_index_shows_as_created_and_r_never_deletes_it(ws, make_app):
+    log = ws / "memory" / "2026-02-12.md"
+    app = make_app(ws)
+    async with app.run_test(size=(110, 32)) as pilot:
+        await settle(pilot)  # the startup index journals the files there as their base, not as created
+        outside_write(log, "# 2026-02-12\n\n## 08:00\nBooked the ferry.\n")
+        await show_history(pilot)
+        pane = app.history_pane
+        assert [(e.path, e.writer, e.created, e.added, e.removed) for e in pane.entries] == [("memory/2026-02-12.md", "outside", True, 4, 0)]
+        label = str(pane.query_one("#history-list", OptionList).get_option_at_index(0).prompt)
+        assert f"v{pane.entries[0].version} created +4" in label
+        diff = str(pane.query_one("#history-diff", Static).render())
+        assert f"memory/2026-02-12.md  created in v{pane.entries[0].version}" in diff and "the file was created" in diff
+        assert "+Booked the ferry." in diff and "@@ -0,0 +1,4 @@" in diff
+
+        await pilot.press("r")  # before it the file did not exist: refused, nothing deleted
+        await settle(pilot)
+        assert log.read_text() == "# 2026-02-12\n\n## 08:00\nBooked the ferry.\n"
+        assert any("did not exist before" in n.message for n in app._notifications)
+
+
 async def test_u_undoes_only_the_marked_hunk_and_keeps_later_writes(ws, make_app):
     log = ws / "memory" / "2026-02-10.md"
     app = make_app(ws)

@@ -62,8 +62,11 @@ def format_change(ch, with_diff: bool, color: bool) -> list[str]:
     plus, minus = ch.counts()
     v = ch.after
     when = dt.datetime.fromtimestamp(v.ts).strftime("%Y-%m-%d %H:%M")
-    what = "deleted" if v.deleted else f"+{plus} -{minus} lines, {v.size} bytes"
-    out = [printable_line(f"v{v.id}  {when}  {v.path}  {what}  by {v.writer}  (was v{ch.before.id})")]
+    if ch.created:
+        what, was = f"created, +{plus} lines, {v.size} bytes", "(new file)"
+    else:
+        what, was = ("deleted" if v.deleted else f"+{plus} -{minus} lines, {v.size} bytes"), f"(was v{ch.before.id})"
+    out = [printable_line(f"v{v.id}  {when}  {v.path}  {what}  by {v.writer}  {was}")]
     if with_diff:
         for ln in map(printable, ch.diff()[2:]):  # escaped before our own colour codes go in
             if color and ln.startswith("+"):

@@ -34,7 +34,7 @@ class Entry:
     """One change as the pane shows it (computed in a worker, read on the UI thread)."""
 
     version: int
-    previous: int
+    previous: int | None  # None: this version created the file
     path: str
     when: float
     writer: str
@@ -42,6 +42,10 @@ class Entry:
     removed: int
     deleted: bool
     hunks: list[list[str]]
+
+    @property
+    def created(self) -> bool:
+        return self.previous is None
 
 
 class HistoryLoaded(Message):
@@ -68,7 +72,10 @@ def hanging(marker: str, body: str, width: int | None) -> list[str]:
 def diff_content(entry: Entry, selected: int, width: int | None = None) -> Content:
     """The change as a unified diff: additions green, removals red, the selected hunk marked;
     lines longer than `width` wrap under their marker (hanging)."""
-    lines: list[Content] = [Content.styled(human.printable_line(f"{entry.path}  v{entry.previous} → v{entry.version}  by {entry.writer}"), "bold")]
+    what = f"created in v{entry.version}" if entry.created else f"v{entry.previous} → v{entry.version}"
+    lines: list[Content] = [Content.styled(human.printable_line(f"{entry.path}  {what}  by {entry.writer}"), "bold")]
+    if entry.created:
+        lines.append(Content.styled("the file was created (no earlier version to restore; u takes a hunk's lines out)", "$text-success"))
     if entry.deleted:
         lines.append(Content.styled("the file was deleted (r brings it back)", "$text-warning"))
     for n, hunk in enumerate(entry.hunks):
@@ -157,7 +164,7 @@ class HistoryPane(Pane, Vertical):
             for ch in reversed(changes[-MAX_CHANGES:]):
                 plus, minus = ch.counts()
                 v = ch.after
-                out.append(Entry(v.id, ch.before.id, v.path, v.ts, v.writer, plus, minus, v.deleted, ch.hunk_lines()))
+                out.append(Entry(v.id, None if ch.created else ch.before.id, v.path, v.ts, v.writer, plus, minus, v.deleted, ch.hunk_lines()))
             return out
 
         try:
@@ -184,7 +191,7 @@ class HistoryPane(Pane, Vertical):
         olist.clear_options()
         for e in self.entries:
             when = dt.datetime.fromtimestamp(e.when).strftime("%m-%d %H:%M")
-            what = "deleted" if e.deleted else f"+{e.added} -{e.removed}"
+            what = "deleted" if e.deleted else f"created +{e.added}" if e.created else f"+{e.added} -{e.removed}"
             head = Content.assemble((when, "$text-muted"), " ", (human.printable_line(e.path), "bold"))
             tail = Content.assemble(f"  v{e.version} {what} ", (e.writer, "$text-warning" if e.writer == "outside" else "$text-secondary"))
             olist.add_option(Option(Content("\n").join([head, tail]), id=str(e.version)))
@@ -226,7 +233,7 @@ class HistoryPane(Pane, Vertical):
                                             lambda text: text.plain.count("\n") + 1)
         self.query_one("#history-diff", Static).update(text)
         # keep the marked hunk in view: one title line, then the hunks' rows (wrapped ones count)
-        line = 1 + (1 if entry.deleted else 0) + sum(
+        line = 1 + (1 if entry.deleted else 0) + (1 if entry.created else 0) + sum(
             1 if i == 0 else len(hanging(ln[:1], ln[1:], width)) for h in entry.hunks[: self.hunk] for i, ln in enumerate(h))
         self.query_one("#history-side", VerticalScroll).scroll_to(y=max(0, line - 2), animate=False)
 
@@ -246,8 +253,13 @@ class HistoryPane(Pane, Vertical):
 
     def action_restore_file(self) -> None:
         entry = self.selected
-        if entry is not None:
-            self._restore(entry, None)
+        if entry is None:
+            return
+        if entry.created:  # before it the file did not exist: r never deletes a file
+            self.app.notify(f"{entry.path} did not exist before v{entry.version}: nothing to restore (u takes a hunk's lines out).",
+                            severity="warning")
+            return
+        self._restore(entry, None)
 
     def action_undo_hunk(self) -> None:
         entry = self.selected
