@@ -115,14 +115,14 @@ def probe_file(tmp_path: Path, module: str, line: str) -> Path:
 
 def test_the_layer_check_sees_an_arrow_up_even_inside_a_function(tmp_path):
     """The ten arrows issue 45 found, each put back as a probe: each is caught."""
-    ups = [("clawmem.engine.index.watcher", "from ..fleet.client import push_quietly", "clawmem.engine.fleet.client"),
+    ups = [("clawmem.engine.index.watcher", "from ..fleet.push import push_quietly", "clawmem.engine.fleet.push"),
            ("clawmem.engine.index.watcher", "from ..agent import tools", "clawmem.engine.agent.tools"),
            ("clawmem.engine.index.health", "from ..search.searcher import Searcher", "clawmem.engine.search.searcher"),
            ("clawmem.engine.index.indexer", "from ..search.background import BACKGROUND", "clawmem.engine.search.background"),
            ("clawmem.engine.embeddings.cache", "from ..index.store import move_aside", "clawmem.engine.index.store"),
            ("clawmem.engine.embeddings.remote", "import clawmem.engine.index.chunking", "clawmem.engine.index.chunking"),
            ("clawmem.engine.consolidate.recall", "from ..search import searcher", "clawmem.engine.search.searcher"),
-           ("clawmem.engine.search.searcher", "from ..fleet import client", "clawmem.engine.fleet.client"),
+           ("clawmem.engine.search.searcher", "from ..fleet import search", "clawmem.engine.fleet.search"),
            ("clawmem.engine.files.memfile", "from ..consolidate import promote", "clawmem.engine.consolidate.promote"),
            ("clawmem.engine.text", "from .index import store", "clawmem.engine.index.store")]
     for module, line, target in ups:
@@ -246,7 +246,9 @@ def test_every_engine_folder_is_named_in_architecture_md():
 
 # the files that may run SQL, and on what: the index (store), and one private database each
 SQL_OWNERS = {"index/store.py": "the index", "files/journal.py": "the journal", "embeddings/cache.py": "the embedding cache",
-              "consolidate/recall.py": "the recall log", "fleet/client.py": "PostgreSQL and its push state", "fleet/server.py": "PostgreSQL"}
+              "consolidate/recall.py": "the recall log", "fleet/connection.py": "PostgreSQL", "fleet/schema.py": "PostgreSQL",
+              "fleet/push.py": "PostgreSQL and its push state", "fleet/admin.py": "PostgreSQL", "fleet/notes.py": "PostgreSQL",
+              "fleet/search.py": "PostgreSQL", "fleet/server.py": "PostgreSQL"}
 
 
 def test_only_the_store_runs_sql_on_the_index():
