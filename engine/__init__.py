@@ -64,7 +64,7 @@ _LAZY = {
     "ArchiveError": "agent.archive:ArchiveError",
     "DownloadError": "errors:DownloadError",
     "ChangedOnDisk": "files.memfile:ChangedOnDisk",
-    "FleetError": "fleet.client:FleetError",
+    "FleetError": "fleet.connection:FleetError",
     "PromoteError": "consolidate.promote:PromoteError",
     "RecallUnreadable": "consolidate.recall:RecallUnreadable",
     "FileRefused": "files.memfile:Refused",

@@ -329,14 +329,14 @@ class Engine:
 
     def team_notes(self, *, every_version: bool = False, conflicts: bool = False) -> list[dict]:
         """The fleet's team notebook (FleetError when it cannot be read)."""
-        from .fleet import client as fleet
+        from .fleet import notes
 
-        return fleet.team_notes(self, every_version=every_version, conflicts=conflicts)
+        return notes.team_notes(self, every_version=every_version, conflicts=conflicts)
 
     def team_undo(self, note_id: int) -> dict:
-        from .fleet import client as fleet
+        from .fleet import notes
 
-        return fleet.team_undo(self, note_id)
+        return notes.team_undo(self, note_id)
 
     def log_entry(self, text: str, now):
         """A person's note at the end of today's daily log: (the file as written, its line)."""
@@ -525,22 +525,22 @@ class Engine:
         return recall.record(self.cfg, query, results)
 
     def fleet_search(self, query: str, request: SearchRequest | None = None) -> dict:
-        from .fleet import client as fleet
+        from .fleet import search as fleet
         from .search.options import SearchRequest
 
         return fleet.search(self, query, request or SearchRequest())
 
     def fleet_get(self, ref: str, from_line: int | None = None, lines: int | None = None) -> dict:
         from .files.reading import check_window
-        from .fleet import client as fleet
+        from .fleet.search import get_stored
 
         check_window(from_line, lines)
-        return fleet.get_stored(self.cfg, ref, from_line, lines)
+        return get_stored(self.cfg, ref, from_line, lines)
 
     def fleet_push(self, progress=None) -> dict:
-        from .fleet import client as fleet
+        from .fleet.push import push
 
-        return fleet.push(self, progress)
+        return push(self, progress)
 
     # ------------------------------------------------------------------ sub-faces: operations with an owner of their own
 
@@ -605,7 +605,7 @@ class Engine:
         PUSH_RETRY_SECONDS, `watch --once` at its next run. Returns the warning."""
         if not (self.cfg["fleet.publish"] and self.cfg["fleet.url"]):
             return None
-        from .fleet.client import push_quietly
+        from .fleet.push import push_quietly
 
         error = push_quietly(self)
         if error is None:
@@ -635,7 +635,7 @@ class Engine:
         return f"promote: {done['candidates']} candidate(s) to review (clawmem promote, or F10 in the app){applied}"
 
     def _fleet_line(self) -> dict | None:
-        from .fleet.client import fleet_status  # psycopg is not needed for this: it reads local state only
+        from .fleet.push import fleet_status  # psycopg is not needed for this: it reads local state only
 
         return fleet_status(self)
 
@@ -675,34 +675,34 @@ class Fleet:
 
     @property
     def url(self) -> str:
-        from .fleet.client import fleet_url
+        from .fleet.connection import fleet_url
 
         return fleet_url(self.cfg)
 
     def grant(self, agent: str, reads: list[str] | None = None, *, new_password: bool = False,
               add: list[str] = (), remove: list[str] = ()) -> dict:
-        from .fleet.client import grant
+        from .fleet.admin import grant
 
         return grant(self.url, agent, reads, new_password=new_password, add=add, remove=remove)
 
     def revoke(self, agent: str, *, delete_rows: bool = False) -> dict:
-        from .fleet.client import revoke
+        from .fleet.admin import revoke
 
         return revoke(self.url, agent, delete_rows=delete_rows)
 
     def list(self, command: str = "list") -> dict:
         """`command`: the command that asks (`list` or `status`), as a refusal names it."""
-        from .fleet.client import fleet_list
+        from .fleet.admin import fleet_list
 
         return fleet_list(self.url, command)
 
     def build_indexes(self) -> list[str]:
-        from .fleet.client import build_indexes
+        from .fleet.admin import build_indexes
 
         return build_indexes(self.url)
 
     def distribute(self) -> list[str]:
-        from .fleet.client import distribute
+        from .fleet.admin import distribute
 
         return distribute(self.url)
 

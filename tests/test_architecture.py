@@ -115,20 +115,54 @@ def probe_file(tmp_path: Path, module: str, line: str) -> Path:
 
 def test_the_layer_check_sees_an_arrow_up_even_inside_a_function(tmp_path):
     """The ten arrows issue 45 found, each put back as a probe: each is caught."""
-    ups = [("clawmem.engine.index.watcher", "from ..fleet.client import push_quietly", "clawmem.engine.fleet.client"),
+    ups = [("clawmem.engine.index.watcher", "from ..fleet.push import push_quietly", "clawmem.engine.fleet.push"),
            ("clawmem.engine.index.watcher", "from ..agent import tools", "clawmem.engine.agent.tools"),
            ("clawmem.engine.index.health", "from ..search.searcher import Searcher", "clawmem.engine.search.searcher"),
            ("clawmem.engine.index.indexer", "from ..search.background import BACKGROUND", "clawmem.engine.search.background"),
            ("clawmem.engine.embeddings.cache", "from ..index.store import move_aside", "clawmem.engine.index.store"),
            ("clawmem.engine.embeddings.remote", "import clawmem.engine.index.chunking", "clawmem.engine.index.chunking"),
            ("clawmem.engine.consolidate.recall", "from ..search import searcher", "clawmem.engine.search.searcher"),
-           ("clawmem.engine.search.searcher", "from ..fleet import client", "clawmem.engine.fleet.client"),
+           ("clawmem.engine.search.searcher", "from ..fleet import search", "clawmem.engine.fleet.search"),
            ("clawmem.engine.files.memfile", "from ..consolidate import promote", "clawmem.engine.consolidate.promote"),
            ("clawmem.engine.text", "from .index import store", "clawmem.engine.index.store")]
     for module, line, target in ups:
         assert upward(module, probe_file(tmp_path, module, line)) == [target], line
     # an arrow down is no finding
     assert upward("clawmem.engine.search.searcher", probe_file(tmp_path, "clawmem.engine.search.searcher", "from ..consolidate import recall")) == []
+
+
+# fleet/ by concern, lowest first (ARCHITECTURE.md's fleet row): within the folder, too, every
+# arrow points down. client.py is the face tests and benchmarks import from: it re-exports, so
+# it sits on top; server.py (`fleet up`) needs only FleetError.
+FLEET_ORDER = ["connection", "schema", "push", "admin", "notes", "search", "server", "client"]
+
+
+def fleet_upward(name: str, path: Path | None = None) -> list[str]:
+    """The fleet modules `name` imports that FLEET_ORDER puts at or above its own place."""
+    rank = {f"clawmem.engine.fleet.{m}": i for i, m in enumerate(FLEET_ORDER)}
+    return sorted(i for i in engine_imports(name, path) if i in rank and rank[i] >= rank[name])
+
+
+def test_the_fleet_modules_import_one_way():
+    fleet = sorted(m for m in MODULES if folder_of(m) == "fleet" and m != "clawmem.engine.fleet")
+    assert fleet == sorted(f"clawmem.engine.fleet.{m}" for m in FLEET_ORDER)  # a new fleet module takes a place here
+    assert {m: r for m in fleet if (r := fleet_upward(m))} == {}
+    # the face defines nothing: what a test patches there is not what the code reads
+    import ast
+
+    face = ast.parse((ENGINE / "fleet" / "client.py").read_text(encoding="utf-8"))
+    assert all(isinstance(n, (ast.ImportFrom, ast.Expr)) or (isinstance(n, ast.Assign) and n.targets[0].id == "__all__")
+               for n in face.body)
+
+
+def test_the_fleet_order_check_sees_an_arrow_up(tmp_path):
+    ups = [("clawmem.engine.fleet.connection", "from .schema import SCHEMA", "clawmem.engine.fleet.schema"),
+           ("clawmem.engine.fleet.schema", "from . import push", "clawmem.engine.fleet.push"),
+           ("clawmem.engine.fleet.notes", "from .search import client", "clawmem.engine.fleet.search"),
+           ("clawmem.engine.fleet.push", "from .client import push", "clawmem.engine.fleet.client")]
+    for module, line, target in ups:
+        assert fleet_upward(module, probe_file(tmp_path, module, line)) == [target], line
+    assert fleet_upward("clawmem.engine.fleet.search", probe_file(tmp_path, "clawmem.engine.fleet.search", "from . import push")) == []
 
 
 def test_the_root_vocabulary_and_files_import_nothing_from_the_folders_above():
@@ -246,7 +280,9 @@ def test_every_engine_folder_is_named_in_architecture_md():
 
 # the files that may run SQL, and on what: the index (store), and one private database each
 SQL_OWNERS = {"index/store.py": "the index", "files/journal.py": "the journal", "embeddings/cache.py": "the embedding cache",
-              "consolidate/recall.py": "the recall log", "fleet/client.py": "PostgreSQL and its push state", "fleet/server.py": "PostgreSQL"}
+              "consolidate/recall.py": "the recall log", "fleet/connection.py": "PostgreSQL", "fleet/schema.py": "PostgreSQL",
+              "fleet/push.py": "PostgreSQL and its push state", "fleet/admin.py": "PostgreSQL", "fleet/notes.py": "PostgreSQL",
+              "fleet/search.py": "PostgreSQL", "fleet/server.py": "PostgreSQL"}
 
 
 def test_only_the_store_runs_sql_on_the_index():

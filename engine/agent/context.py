@@ -167,7 +167,7 @@ def _team_notes(engine, budget: int) -> dict | None:
     set); a fleet that cannot be read is said, never fatal to the context."""
     if not engine.cfg["fleet.url"]:
         return None
-    from ..fleet import client as fleet
+    from ..fleet import notes as fleet
 
     try:
         return fleet.team_for_context(engine, max(0, min(fleet.TEAM_CONTEXT_CAP, budget)))

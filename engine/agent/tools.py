@@ -193,12 +193,13 @@ def memory_search(engine, query: Any, maxResults: Any = None, minScore: Any = No
 
 
 def _team_remember(engine, text: str, section: Any, replaces: Any) -> dict:
-    from ..fleet import client as fleet
+    from ..fleet.connection import FleetError
+    from ..fleet.notes import team_remember
 
     try:
         rid = _number("replaces", replaces, integer=True)
-        return fleet.team_remember(engine, text, section if isinstance(section, str) else None, rid)
-    except (ValueError, fleet.FleetError) as exc:
+        return team_remember(engine, text, section if isinstance(section, str) else None, rid)
+    except (ValueError, FleetError) as exc:
         return {"error": str(exc)}
     except Exception as exc:  # an agent gets data, never a traceback (psycopg missing, a driver error)
         return {"error": f"team notes need the fleet ([fleet] url, and clawmem[fleet] installed): {type(exc).__name__}: {exc}"}
@@ -206,11 +207,12 @@ def _team_remember(engine, text: str, section: Any, replaces: Any) -> dict:
 
 def _fleet_search(engine, text: str, request: SearchRequest, started: float) -> dict:
     """memory_search over the fleet: every agent this one may read, each hit naming its agent and host."""
-    from ..fleet import client as fleet
+    from ..fleet.connection import FleetError
+    from ..fleet.search import search
 
     try:
-        res = fleet.search(engine, text, request)
-    except (fleet.FleetError, ConfigError) as exc:  # no fleet, or it is down: not the embedding provider's fault
+        res = search(engine, text, request)
+    except (FleetError, ConfigError) as exc:  # no fleet, or it is down: not the embedding provider's fault
         return _fleet_unavailable(str(exc))
     except Exception as exc:  # an agent gets data, never a traceback
         return _fleet_unavailable(f"{type(exc).__name__}: {exc}")
@@ -243,13 +245,14 @@ def memory_get(engine, path: Any, from_: Any = None, lines: Any = None) -> dict:
         start = _line_number("from", from_, least=1)
         count = _line_number("lines", lines, least=0)  # 0: to the end, as OpenClaw reads it
         if raw.startswith("fleet:"):  # a fleet hit: its stored text (the file is on another host)
-            from ..fleet import client as fleet
             from ..files.reading import check_window
+            from ..fleet.connection import FleetError
+            from ..fleet.search import get_stored
 
             try:
                 check_window(start, count)
-                return fleet.get_stored(engine.cfg, raw, start, count)
-            except (fleet.FleetError, ConfigError) as exc:
+                return get_stored(engine.cfg, raw, start, count)
+            except (FleetError, ConfigError) as exc:
                 return {"path": raw, "text": "", "disabled": True, "error": str(exc)}
         return engine.get(raw, start, count)
     except (AccessDenied, ValueError) as exc:

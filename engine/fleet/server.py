@@ -20,7 +20,7 @@ import subprocess
 from pathlib import Path
 
 from .. import paths
-from .client import FleetError
+from .connection import FleetError
 
 DATABASE = "clawmem"
 OWNER = "postgres"
