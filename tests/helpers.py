@@ -26,14 +26,32 @@ def foreign_database(path: Path) -> bytes:
     return path.read_bytes()
 
 
-def run_cli(*args: str, env: dict | None = None, cwd=None, timeout: float = 120):
-    """Run `python -m clawmem.tui` as a real process; returns CompletedProcess (text)."""
+def run_cli(*args: str, env: dict | None = None, cwd=None, timeout: float = 120, prefix: list[str] = ()):
+    """Run `python -m clawmem.tui` as a real process; returns CompletedProcess (text).
+    `prefix`: a command it runs under (as_unprivileged())."""
     import subprocess
 
     full_env = dict(os.environ)
     if env:
         full_env.update(env)
-    return subprocess.run([sys.executable, "-m", "clawmem.tui", *args], capture_output=True, text=True, env=full_env, cwd=cwd, timeout=timeout)
+    return subprocess.run([*prefix, sys.executable, "-m", "clawmem.tui", *args], capture_output=True, text=True, env=full_env, cwd=cwd, timeout=timeout)
+
+
+def as_unprivileged() -> list[str]:
+    """A command prefix under which a file's permission bits hold for this user: as root,
+    setpriv without the capabilities that read and write any file (still root, so it reaches a
+    virtual environment in a private 0700 clone folder, as nobody would not); else nothing.
+    Skips the test where setpriv (util-linux) is missing."""
+    import shutil
+
+    import pytest
+
+    if os.geteuid() != 0:
+        return []
+    if not shutil.which("setpriv"):
+        pytest.skip("root reads every file, and setpriv (util-linux) is missing to drop that capability")
+    drop = "-dac_override,-dac_read_search"
+    return ["setpriv", f"--bounding-set={drop}", f"--inh-caps={drop}", "--"]
 
 
 def wait_for(cond, limit: float = 20.0, what: str = "condition", interval: float = 0.05):

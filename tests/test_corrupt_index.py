@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from clawmem.engine import load_config
-from helpers import run_cli, write
+from helpers import as_unprivileged, run_cli, write
 
 DAMAGED = ("garbage", "truncated", "truncated-late")
 NOT_OURS = ("foreign", "directory")
@@ -24,9 +24,9 @@ def notes(ws: Path, n: int = 60) -> None:
         write(ws / "memory" / f"2026-01-{1 + i % 28:02d}-n{i}.md", "".join(f"note {i} line {j} about herons h{i}x{j}\n" for j in range(40)))
 
 
-def cli(ws: Path, *args: str):
+def cli(ws: Path, *args: str, prefix: list[str] = ()):
     # no background index from a search: only the commands under test write
-    return run_cli("--workspace", str(ws), *args, env={"CLAWMEM_CONFIG": str(ws.parent / "clawmem.toml")})
+    return run_cli("--workspace", str(ws), *args, env={"CLAWMEM_CONFIG": str(ws.parent / "clawmem.toml")}, prefix=prefix)
 
 
 @pytest.fixture
@@ -152,16 +152,13 @@ def test_damage_found_by_a_long_lived_engine(workspace, make_engine):
 
 
 def test_an_unreadable_index_is_not_called_corrupt(indexed):
-    import os
-
-    if os.geteuid() == 0:
-        pytest.skip("root reads every file")
     ws, path, _ = indexed
     path.chmod(0)
+    unprivileged = as_unprivileged()
     try:
-        res = cli(ws, "search", "herons")
+        res = cli(ws, "search", "herons", prefix=unprivileged)
         assert res.returncode == 3 and "permission denied" in res.stderr and "Traceback" not in res.stderr
-        res = cli(ws, "index")
+        res = cli(ws, "index", prefix=unprivileged)
         assert res.returncode == 3 and "permission" in res.stderr
         assert not [p for p in path.parent.iterdir() if ".corrupt-" in p.name]  # not moved: fixing permissions is enough
     finally:

@@ -23,9 +23,9 @@ def cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "clawmem.tui", *args]
 
 
-def run(*args: str, timeout: float = 120, env: dict | None = None) -> subprocess.CompletedProcess:
+def run(*args: str, timeout: float = 120, env: dict | None = None, prefix: list[str] = ()) -> subprocess.CompletedProcess:
     full = dict(os.environ, **(env or {}))
-    return subprocess.run(cli(*args), capture_output=True, text=True, timeout=timeout, env=full)
+    return subprocess.run([*prefix, *cli(*args)], capture_output=True, text=True, timeout=timeout, env=full)
 
 
 def one_line_error(res: subprocess.CompletedProcess) -> str:

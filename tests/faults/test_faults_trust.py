@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from faultkit import one_line_error, run
-from helpers import write
+from helpers import as_unprivileged, write
 
 
 def config(tmp_path: Path, text: str) -> dict:
@@ -600,13 +600,11 @@ def test_get_of_a_transcript_that_is_no_file_is_one_line_and_never_hangs(workspa
     else:
         write(target, '{"type":"session"}\n')
         write(workspace / "memory" / "2026-01-01.md", "- secret\n")
-        if os.geteuid() == 0:
-            pytest.skip("root reads every file")
         os.chmod(target, 0)
         os.chmod(workspace / "memory" / "2026-01-01.md", 0)
     paths = ["sessions/s.jsonl"] + (["memory/2026-01-01.md"] if kind == "unreadable" else [])
     for path in paths:
-        res = run("--workspace", str(workspace), "get", path, env=env, timeout=30)
+        res = run("--workspace", str(workspace), "get", path, env=env, timeout=30, prefix=as_unprivileged() if kind == "unreadable" else [])
         assert res.returncode != 0 and path.rsplit("/", 1)[-1] in one_line_error(res), res.stderr
 
 
