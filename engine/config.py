@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from typing import Any, Callable
 
 from . import paths, provider_registry
-from .errors import ClawmemError
+from .errors import BadValue, ClawmemError
 
 DEFAULT_LOCAL_MODEL = "hf:cstr/multilingual-e5-small-GGUF/multilingual-e5-small-q8_0.gguf"
 
@@ -179,55 +179,55 @@ def _type_name(v: Any) -> str:
 
 
 def coerce(key: str, value: Any) -> Any:
-    """Validate `value` for `key`; return it normalised or raise ValueError with what was expected."""
+    """Validate `value` for `key`; return it normalised or raise BadValue with what was expected."""
     spec = KEYS[key]
     kind = spec.kind
     if kind == "bool":
         if not isinstance(value, bool):
-            raise ValueError(f"expected true or false, got {value!r}")
+            raise BadValue(f"expected true or false, got {value!r}")
     elif kind == "int":
         if isinstance(value, bool) or not isinstance(value, int):
             if isinstance(value, float) and value.is_integer():
                 value = int(value)
             else:
-                raise ValueError(f"expected {spec.expect or 'an integer'}, got {value!r}")
+                raise BadValue(f"expected {spec.expect or 'an integer'}, got {value!r}")
     elif kind == "float":
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"expected {spec.expect or 'a number'}, got {value!r}")
+            raise BadValue(f"expected {spec.expect or 'a number'}, got {value!r}")
         value = float(value)
     elif kind == "str":
         if not isinstance(value, str):
-            raise ValueError(f"expected a string, got {_type_name(value)}")
+            raise BadValue(f"expected a string, got {_type_name(value)}")
         if "\x00" in value:  # no path or name holds one; the OS would refuse it later, less clearly
-            raise ValueError(f"holds a NUL character (\\u0000) at position {value.index(chr(0))}; remove it")
+            raise BadValue(f"holds a NUL character (\\u0000) at position {value.index(chr(0))}; remove it")
     elif kind == "enum":
         if value not in spec.choices:
-            raise ValueError(f"expected one of {', '.join(spec.choices)}, got {value!r}")
+            raise BadValue(f"expected one of {', '.join(spec.choices)}, got {value!r}")
     elif kind == "strlist":
         if isinstance(value, str):
             value = [value]
         if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
-            raise ValueError("expected a list of strings")
+            raise BadValue("expected a list of strings")
     elif kind == "providers":
         if value in ("none", "", None):
             value = []
         if isinstance(value, str):
             value = [value]
         if not isinstance(value, list) or any(v not in provider_registry.NAMES for v in value):
-            raise ValueError(f"expected a provider or a list of them ({', '.join(provider_registry.NAMES)}), got {value!r}")
+            raise BadValue(f"expected a provider or a list of them ({', '.join(provider_registry.NAMES)}), got {value!r}")
     elif kind == "headers":
         if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
-            raise ValueError("expected a table of header names to string values")
+            raise BadValue("expected a table of header names to string values")
         value = dict(value)
     if spec.check is not None and not spec.check(value):
-        raise ValueError(f"expected {spec.expect}, got {value!r}")
+        raise BadValue(f"expected {spec.expect}, got {value!r}")
     return value
 
 
 def parse_text_value(key: str, text: str) -> Any:
     """Turn what a user typed (in the TUI or on a command line) into a value for `key`."""
     if key not in KEYS:
-        raise ValueError(f"unknown key {key!r}")
+        raise BadValue(f"unknown key {key!r}")
     text = text.strip()
     kind = KEYS[key].kind
     import tomllib  # loads on use: most commands read no TOML and start faster without its regexes

@@ -10,6 +10,11 @@ class ClawmemError(Exception):
     """An error whose message is one line for a person: what went wrong and what to do."""
 
 
+class BadValue(ClawmemError, ValueError):
+    """A value given to the engine (an option, a date, a line number, a setting) that it does not
+    take; the message names it and what was expected."""
+
+
 class IndexUnavailable(ClawmemError, RuntimeError):
     """The index cannot be read (corrupt, locked too long); the message says what to do."""
 

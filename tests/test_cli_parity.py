@@ -477,3 +477,21 @@ def test_an_index_stopped_after_its_last_step_finished(workspace, make_engine):
 
     finished = [e for e in make_engine(ws=other).index(should_stop=late_stop) if isinstance(e, ev.JobFinished)][-1]
     assert finished.ok and "finished" in finished.describe() and "before the end" not in finished.describe()
+
+
+def test_an_engine_error_no_command_caught_is_one_line_with_its_exit_code(monkeypatch, capsys):
+    """The CLI's last guard: a ClawmemError a command let through prints `clawmem: <message>`
+    (no traceback), exit 2 for a value the engine does not take (BadValue), 3 for any other."""
+    from clawmem.engine import BadValue, IndexFailed
+    from clawmem.tui import cli
+
+    for error, code in ((BadValue("since: expected a date like 2026-02-10, got 'soon'"), 2),
+                        (IndexFailed("/x/main.sqlite: disk full; check free space"), 3)):
+        class Raises:
+            def run(self, args):
+                raise error
+
+        monkeypatch.setattr(cli, "command", lambda name: Raises())
+        assert cli.main(["status"]) == code
+        out = capsys.readouterr()
+        assert out.err.strip() == f"clawmem: {error}" and "Traceback" not in out.err

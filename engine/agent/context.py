@@ -15,6 +15,7 @@ from typing import Any
 
 from ..files import memfile
 from ..files.conflicts import daily_log_path, memory_file
+from ..errors import BadValue
 
 FILE_CAP = 20000  # agents.defaults.bootstrapMaxChars
 TOTAL_CAP = 60000  # agents.defaults.bootstrapTotalMaxChars
@@ -64,11 +65,11 @@ def session_context(engine, *, max_chars: int | None = None, session: str = "mai
     """The session-start context as JSON: `files` (one entry per candidate file) and `text`
     (Markdown ready for a system prompt)."""
     if session not in ("main", "group"):
-        raise ValueError(f"session: expected main or group, got {session!r}")
+        raise BadValue(f"session: expected main or group, got {session!r}")
     per_file, total, source = caps(engine.cfg)
     if max_chars is not None:
         if max_chars < 1:
-            raise ValueError(f"max-chars: expected an integer >= 1, got {max_chars!r}")
+            raise BadValue(f"max-chars: expected an integer >= 1, got {max_chars!r}")
         per_file, source = max_chars, "--max-chars"
     ws = engine.workspace
     day = today or dt.date.today()

@@ -24,7 +24,7 @@ from typing import Any
 from ..files import conflicts as files, memfile
 from ..files.conflicts import add_bullet, find_bullet, memory_file
 from ..config import ConfigError
-from ..errors import AccessDenied, IndexUnavailable, SearchDisabled
+from ..errors import AccessDenied, BadValue, IndexUnavailable, SearchDisabled
 from ..index.lock import LockBusy
 from ..search.options import SearchRequest
 from ..search.searcher import citation, disabled_reason
@@ -60,13 +60,13 @@ def _number(name: str, value: Any, integer: bool = False) -> float | int | None:
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     if isinstance(value, bool):
-        raise ValueError(f"{name}: expected a number, got {value!r}")
+        raise BadValue(f"{name}: expected a number, got {value!r}")
     try:
         num = float(value.strip()) if isinstance(value, str) else float(value)
     except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected a number, got {value!r}") from None
+        raise BadValue(f"{name}: expected a number, got {value!r}") from None
     if math.isnan(num) or math.isinf(num):
-        raise ValueError(f"{name}: expected a finite number, got {value!r}")
+        raise BadValue(f"{name}: expected a finite number, got {value!r}")
     return int(num) if integer else num
 
 
@@ -78,7 +78,7 @@ def _line_number(name: str, value: Any, least: int) -> int | None:
         return None
     if num != int(num) or num < least:
         want = "a whole number from 1 (the first line is 1)" if least else "a whole number of lines (0: to the end)"
-        raise ValueError(f"{name}: expected {want}, got {value!r}; nothing was read")
+        raise BadValue(f"{name}: expected {want}, got {value!r}; nothing was read")
     return int(num)
 
 
@@ -127,9 +127,9 @@ def memory_search(engine, query: Any, maxResults: Any = None, minScore: Any = No
         mr = _number("maxResults", maxResults if maxResults is not None else max_results, integer=True)
         ms = _number("minScore", minScore if minScore is not None else min_score)
         if mr is not None and not 1 <= mr <= 200:
-            raise ValueError(f"maxResults: expected an integer from 1 to 200, got {mr}")
+            raise BadValue(f"maxResults: expected an integer from 1 to 200, got {mr}")
         if ms is not None and not 0 <= ms <= 1:
-            raise ValueError(f"minScore: expected a number from 0 to 1, got {ms}")
+            raise BadValue(f"minScore: expected a number from 0 to 1, got {ms}")
     except ValueError as exc:
         return {"results": [], "error": str(exc)}
     # OpenClaw's wiki and all corpora add a compiled wiki, which clawmem has not: its memory is all there is
@@ -427,9 +427,9 @@ def memory_promote(engine, keys: Any = None, limit: Any = None) -> dict:
     try:
         n = _number("limit", limit, integer=True)
         if n is not None and n < 1:
-            raise ValueError(f"limit: expected an integer >= 1, got {n}")
+            raise BadValue(f"limit: expected an integer >= 1, got {n}")
         if keys is not None and (not isinstance(keys, list) or not all(isinstance(k, str) for k in keys)):
-            raise ValueError("keys: expected a list of candidate keys (the `key` of each in memory://promote)")
+            raise BadValue("keys: expected a list of candidate keys (the `key` of each in memory://promote)")
     except ValueError as exc:
         return {"error": str(exc)}
     found, _ = promote.preview(engine, promote.COMMAND)

@@ -43,7 +43,7 @@ from pathlib import Path
 from ..files import conflicts as files, journal
 from . import recall
 from .. import text as textmod
-from ..errors import ClawmemError
+from ..errors import BadValue, ClawmemError
 
 WEIGHTS = {"relevance": 0.30, "frequency": 0.24, "diversity": 0.15, "recency": 0.15, "consolidation": 0.10,
            "conceptual": 0.06}
@@ -453,7 +453,7 @@ def read_openclaw(workspace: Path) -> tuple[list[_Bundle], str | None]:
         data = json.loads(file.read_text(encoding="utf-8"))
         entries = data.get("entries") or {}
         if not isinstance(entries, dict):
-            raise ValueError("entries is not an object")
+            raise BadValue("entries is not an object")
     except (OSError, ValueError, AttributeError) as exc:
         return [], f"{OPENCLAW_STORE}: not read ({exc}); clawmem's own recalls are used"
     out = []

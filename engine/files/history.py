@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..config import Config
-from ..errors import JournalUnavailable
+from ..errors import BadValue, JournalUnavailable
 from .reading import MemoryFiles
 from ..results import Restored
 
@@ -91,7 +91,7 @@ class History:
         with self.open(catch_up=False) as jr:
             before, after = (jr.version(previous) if previous is not None else None), jr.version(version)
             if after is None or (previous is not None and before is None):
-                raise ValueError(f"{path}: v{version if after is None else previous} is no longer in the journal")
+                raise BadValue(f"{path}: v{version if after is None else previous} is no longer in the journal")
             if before is None and not jr.is_creation(version):
-                raise ValueError(f"{path}: v{version} is not the file's creation")
+                raise BadValue(f"{path}: v{version} is not the file's creation")
             return restore_hunk(jr, Change(jr, before, after), hunk, Path(abspath))

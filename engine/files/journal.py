@@ -35,7 +35,7 @@ from .. import paths
 from .fsutil import open_database, os_path, path_text, sha256_hex
 
 from .writers import OUTSIDE, writer_of as _writer_of
-from ..errors import ClawmemError
+from ..errors import BadValue, ClawmemError
 from ..results import Record
 
 SCHEMA = """
@@ -431,7 +431,7 @@ def parse_since(text: str, today: dt.date | None = None) -> float:
         try:
             day = dt.date.fromisoformat(t)
         except ValueError:
-            raise ValueError(f"--since: expected a date like 2026-02-10, today, yesterday or 7d, got {text!r}") from None
+            raise BadValue(f"--since: expected a date like 2026-02-10, today, yesterday or 7d, got {text!r}") from None
     return dt.datetime.combine(day, dt.time()).timestamp()
 
 
@@ -441,7 +441,7 @@ def restore(journal: Journal, path: str, abspath: Path, vid: int) -> Version:
     version is not one of this file's."""
     v = journal.version(vid)
     if v is None or v.path != path:
-        raise ValueError(f"{path}: no version {vid} in the journal (see `clawmem history {path}`)")
+        raise BadValue(f"{path}: no version {vid} in the journal (see `clawmem history {path}`)")
     writer = f"restore of v{vid}"
     root = _root(journal, abspath)
     if v.deleted:
@@ -482,7 +482,7 @@ def restore_hunk(journal: Journal, change: Change, index: int, abspath: Path) ->
     a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
     groups = change.hunks()
     if not 0 <= index < len(groups):
-        raise ValueError(f"{change.after.path}: v{change.after.id} has no hunk {index + 1}")
+        raise BadValue(f"{change.after.path}: v{change.after.id} has no hunk {index + 1}")
     undone = list(b)
     for op, i1, i2, j1, j2 in reversed([op for op in groups[index] if op[0] != "equal"]):
         undone[j1:j2] = a[i1:i2]

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from ..config import Config
-from ..errors import AccessDenied, FileUnreadable
+from ..errors import AccessDenied, BadValue, FileUnreadable
 from ..results import FileText
 from .sources import list_sources
 from .workspace import normalize_extra_paths
@@ -20,7 +20,7 @@ def check_window(start: int | None, count: int | None) -> None:
     """ValueError (one line) when `lines` asks for more than MAX_LINES (2e8 once took 1.8 GB;
     0 or less still means "to the end", capped the same way by the file's size cap)."""
     if count is not None and count > MAX_LINES:
-        raise ValueError(f"lines: {count} is over the limit of {MAX_LINES} lines per call; read on with from")
+        raise BadValue(f"lines: {count} is over the limit of {MAX_LINES} lines per call; read on with from")
 
 
 class MemoryFiles:

@@ -12,6 +12,8 @@ import datetime as dt
 import re
 from collections import namedtuple
 
+from ..errors import BadValue
+
 # the English names the phrases below are written in (calendar.month_name follows the C locale's,
 # the same words, but importing calendar cost every search ~0.5 ms)
 _MONTH_NAMES = "january february march april may june july august september october november december".split()
@@ -145,4 +147,4 @@ def parse_day(text: str, *, option: str) -> dt.date:
             return dt.date.fromisoformat(text + "-01")
         return dt.date.fromisoformat(text[:10])
     except ValueError:
-        raise ValueError(f"{option}: expected a date like 2026-02-10, got {text!r}") from None
+        raise BadValue(f"{option}: expected a date like 2026-02-10, got {text!r}") from None

@@ -13,7 +13,7 @@ from . import dates
 from .. import search as search_mod
 from ..config import Config
 from ..provider_registry import KEYWORD_BY_CHOICE
-from ..errors import IndexUnavailable, SearchDisabled
+from ..errors import BadValue, IndexUnavailable, SearchDisabled
 from ..index.freshness import Freshness
 from ..index.reader import IndexReader
 from ..results import SearchResults
@@ -53,7 +53,7 @@ def _as_datetime(now: Any) -> dt.datetime | None:
             return dt.datetime.combine(dates.parse_day(text, option="now"), dt.time())
         return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone().replace(tzinfo=None)
     except ValueError:
-        raise ValueError(f"now: expected a date like 2026-02-10, got {text!r}") from None
+        raise BadValue(f"now: expected a date like 2026-02-10, got {text!r}") from None
 
 
 class Searcher:
@@ -134,9 +134,9 @@ class Searcher:
         max_results, min_score = request.max_results, request.min_score
         mr = int(max_results) if max_results is not None else c["query.maxResults"]
         if mr < 1:
-            raise ValueError(f"max-results: expected an integer >= 1, got {max_results!r}")
+            raise BadValue(f"max-results: expected an integer >= 1, got {max_results!r}")
         if min_score is not None and not 0 <= float(min_score) <= 1:
-            raise ValueError(f"min-score: expected a number from 0 to 1, got {min_score!r}")
+            raise BadValue(f"min-score: expected a number from 0 to 1, got {min_score!r}")
         after, before = request.after, request.before
         return search_mod.Options(
             max_results=mr,

@@ -14,7 +14,7 @@ import gc
 import os
 import sys
 
-from .base import EXIT_OK, EXIT_USAGE, CommandError, UsageError, err, fail, printable_streams
+from .base import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CommandError, UsageError, err, fail, printable_streams
 from .parser import command, parse_args
 
 
@@ -47,15 +47,17 @@ def _main(argv: list[str], collecting: bool) -> int:
         gc.enable()
     if args.command is None:
         return run_app(args)
-    from clawmem.engine import ConfigError
+    from clawmem.engine import BadValue, ClawmemError, ConfigError
 
     as_json = bool(getattr(args, "json", False))
     try:
         return command(args.command).run(args)
     except CommandError as exc:
         return fail(f"clawmem: {exc}", exc.code, as_json)
-    except ConfigError as exc:
+    except (ConfigError, BadValue) as exc:
         return fail(f"clawmem: {exc}", EXIT_USAGE, as_json)
+    except ClawmemError as exc:  # every refusal or failure the engine words for a person: one line
+        return fail(f"clawmem: {exc}", EXIT_FAILED, as_json)
     except KeyboardInterrupt:
         err("interrupted")
         return 130

@@ -80,13 +80,13 @@ def format_change(ch, with_diff: bool, color: bool) -> list[str]:
 
 
 def cmd_history(args) -> int:
-    from clawmem.engine import human
+    from clawmem.engine import BadValue, human
 
     eng = open_engine(args)
     path = _journal_path(eng, args.path)
     try:
         since = human.parse_since(args.since) if args.since else None
-    except ValueError as exc:
+    except BadValue as exc:
         raise CommandError(str(exc), EXIT_USAGE) from None
     with _open_journal(eng) as jr:
         changes = jr.changes(path, since)
@@ -108,7 +108,7 @@ def cmd_history(args) -> int:
 
 
 def cmd_restore(args) -> int:
-    from clawmem.engine import JournalUnavailable
+    from clawmem.engine import AccessDenied, BadValue, JournalUnavailable
 
     eng = open_engine(args)
     path = _journal_path(eng, args.path)
@@ -116,7 +116,7 @@ def cmd_restore(args) -> int:
         done = eng.restore(path, args.version)
     except JournalUnavailable as exc:
         raise CommandError(f"journal: {exc}") from None
-    except ValueError as exc:
+    except (AccessDenied, BadValue) as exc:
         raise CommandError(str(exc), EXIT_USAGE) from None
     except OSError as exc:
         raise CommandError(f"{path}: cannot write ({exc.strerror or exc}); nothing was changed") from None

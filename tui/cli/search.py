@@ -50,7 +50,7 @@ def get_arguments(s) -> None:
 
 
 def cmd_search(args) -> int:
-    from clawmem.engine import IndexUnavailable, SearchDisabled
+    from clawmem.engine import BadValue, IndexUnavailable, SearchDisabled
 
     query = (args.query_option if args.query_option is not None else " ".join(args.query)).strip()
     if not query:
@@ -80,7 +80,7 @@ def cmd_search(args) -> int:
         search, failed = eng.search, IndexUnavailable
     try:
         res = search(query, request)
-    except ValueError as exc:
+    except BadValue as exc:
         raise CommandError(str(exc), EXIT_USAGE) from None
     except failed as exc:
         raise CommandError(str(exc)) from None
@@ -103,7 +103,7 @@ def cmd_search(args) -> int:
 
 
 def cmd_get(args) -> int:
-    from clawmem.engine import AccessDenied, FileUnreadable
+    from clawmem.engine import AccessDenied, BadValue, FileUnreadable
 
     eng = open_engine(args, need_workspace=not args.path.startswith("fleet:"))
     try:
@@ -123,7 +123,7 @@ def cmd_get(args) -> int:
                                    "e.g. MEMORY.md or memory/2026-02-10.md)")
     except FileUnreadable as exc:  # the path was right, the read failed
         raise CommandError(str(exc), EXIT_FAILED) from None
-    except (AccessDenied, ValueError) as exc:
+    except (AccessDenied, BadValue) as exc:
         raise CommandError(str(exc), EXIT_USAGE) from None
     if res.get("fleet") and not res["text"]:  # nothing stored under that name: said, not an empty success
         raise CommandError(f"{args.path}: {res.get('note') or 'nothing stored'}")

@@ -79,9 +79,11 @@ def cmd_archive(args) -> int:
 
 
 def cmd_context(args) -> int:
+    from clawmem.engine import BadValue
+
     try:
         ctx = open_engine(args).context(max_chars=args.max_chars, session=args.session)
-    except ValueError as exc:
+    except BadValue as exc:
         raise CommandError(str(exc), EXIT_USAGE) from None
     if args.json:
         print(dump_json(ctx, indent=2))

@@ -272,7 +272,7 @@ class HistoryPane(Pane, Vertical):
 
     @work(thread=True, exclusive=True, group="history-restore", exit_on_error=False)
     def _restore(self, entry: Entry, hunk: int | None) -> None:
-        from clawmem.engine import AccessDenied
+        from clawmem.engine import ClawmemError
 
         eng = self.host.engine
         try:
@@ -284,7 +284,7 @@ class HistoryPane(Pane, Vertical):
                 text = (f"Undid hunk {hunk + 1} of v{entry.version} in {entry.path} (now v{v.id})" if v
                         else f"{entry.path} already has hunk {hunk + 1} undone")
             error = False
-        except (AccessDenied, ValueError, OSError) as exc:
+        except (ClawmemError, OSError) as exc:  # a refusal (AccessDenied, BadValue, JournalUnavailable), a failed write
             text, error = f"Not restored: {exc}", True
         self.post_message(RestoreDone(text, error))
 
