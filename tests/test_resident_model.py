@@ -188,6 +188,10 @@ def test_a_crash_names_its_signal_in_every_client(tiny_model):
     other = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert int(other.stdout.readline()) == pid
     os.kill(pid, signal.SIGILL)
+    # the crash has happened (the worker gone, its last words in its log) before the other
+    # client asks again: on a loaded machine the kill is otherwise still pending when it does
+    (log,) = resident.runtime_dir().glob("m-*.log")
+    wait_for(lambda: not resident._alive(pid) and "Fatal Python error" in log.read_text(errors="replace"), 30, "the worker's crash")
     out, _ = other.communicate("\n", timeout=60)
     assert out.startswith("local model crashed: SIGILL in llama.cpp"), out
     with pytest.raises(ProviderError, match="SIGILL"):
