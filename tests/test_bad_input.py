@@ -57,6 +57,7 @@ def test_nul_bytes_are_indexed_as_spaces_and_reported(workspace, make_engine):
     assert not warnings_of(collect(eng))
 
 
+@pytest.mark.slow  # over 1.5 s: the full suite runs it, the fast lane does not
 def test_huge_file_is_refused_with_a_reason(workspace, make_engine):
     big = workspace / "memory" / "huge.md"
     with open(big, "wb") as fh:

@@ -103,6 +103,7 @@ def documents(draw):
 
 @settings(max_examples=400, deadline=None)
 @given(documents())
+@pytest.mark.slow  # over 1.5 s: the full suite runs it, the fast lane does not
 def test_whatever_the_fast_path_reads_tomllib_reads_the_same(text):
     """Documents built from TOML's pieces, valid and not: each header, key, value and separator
     drawn from forms the fast path reads and forms it must leave to tomllib (escapes, dotted

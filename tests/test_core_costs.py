@@ -12,6 +12,8 @@ import os
 import random
 import time
 
+import pytest
+
 from clawmem.engine.search import dates
 from clawmem.engine import events as ev
 from clawmem.engine import text as T
@@ -185,6 +187,7 @@ def test_an_edit_while_nothing_watched_is_found_by_the_next_search_sync(workspac
     assert res["stale"] is False and res["results"][0]["path"] == "memory/2025-02-22.md"
 
 
+@pytest.mark.slow  # over 1.5 s: the full suite runs it, the fast lane does not
 def test_a_running_watcher_tells_searches_elsewhere_about_edits_they_cannot_see(workspace, make_engine):
     notes(workspace, 100)
     eng = make_engine({"sync.watchDebounceMs": 3000}, persistent=True)

@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 
 from clawmem.engine.index.store import Store
 from helpers import run_cli, write
@@ -184,6 +186,7 @@ def test_killed_rebuild_keeps_the_old_index_and_resumes(workspace, tmp_path):
     assert after["files"] == 150 and after["chunks"] > before["chunks"]
 
 
+@pytest.mark.slow  # over 1.5 s: the full suite runs it, the fast lane does not
 def test_killed_while_embedding_resumes_without_embedding_twice(workspace, tmp_path, embed_server):
     notes(workspace, 60, lines=30)
     embed_server.delay = 0.02

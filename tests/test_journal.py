@@ -28,6 +28,7 @@ def versions(eng, path=None):
         return jr.versions(path)
 
 
+@pytest.mark.slow  # over 1.5 s: the full suite runs it, the fast lane does not
 def test_an_outside_process_overwrites_a_log_and_restore_brings_every_byte_back(workspace, make_engine):
     log = workspace / "memory" / "2026-03-10.md"
     log.write_bytes(LOG)

@@ -56,6 +56,7 @@ def test_a_large_memory_never_embeds_the_background(workspace, make_engine, tiny
 
 
 @pytest.mark.skipif(not E5.is_file(), reason="needs ../shared/models beside the clone")
+@pytest.mark.slow  # over 1.5 s: the full suite runs it, the fast lane does not
 def test_a_paraphrase_in_a_two_note_memory_is_found_with_its_vector_evidence(workspace, make_engine):
     """Without the background, e5's cosines have nothing to stand above in a two-chunk memory: the
     wifi note came back scored 0.000 `low` for a paraphrase that shares almost none of its words."""

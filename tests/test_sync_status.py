@@ -59,6 +59,7 @@ def test_a_touched_but_unchanged_file_is_behind_until_the_next_sync(workspace, m
     assert eng.status()["freshness"]["dirty"] is False
 
 
+@pytest.mark.slow  # over 1.5 s: the full suite runs it, the fast lane does not
 def test_clawmem_watch_process_keeps_search_fresh_and_status_sees_it_die(workspace, tmp_path):
     write(workspace / "memory" / "2026-01-01.md", "old entry\n")
     # only the watcher indexes here (a stale search would start a background index of its own)

@@ -104,6 +104,7 @@ def test_new_folder_and_files_in_it_are_watched(workspace, live):
     wait_for(lambda: searchable(eng, "roofer", "memory/projects/roof/plan.md"), what="a file in a new folder")
 
 
+@pytest.mark.slow  # over 1.5 s: the full suite runs it, the fast lane does not
 def test_ignored_folders_and_temp_files_do_not_trigger_syncs(workspace, live):
     eng, syncer, rec = live()
     before = len(rec.of(ev.JobFinished))
@@ -149,6 +150,7 @@ def test_watch_filter_rules(workspace, make_engine, tmp_path):
         assert is_temp_name(name) and not t.wanted(f"{mem}/{name}")
 
 
+@pytest.mark.slow  # over 1.5 s: the full suite runs it, the fast lane does not
 def test_a_dead_watcher_is_restarted_and_says_so(workspace, live):
     eng, syncer, rec = live()
     syncer._inject_watch_failure("simulated crash in the watch loop")

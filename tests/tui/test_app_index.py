@@ -8,6 +8,8 @@ import os
 import threading
 from pathlib import Path
 
+import pytest
+
 from textual.widgets import Static
 
 from clawmem.engine import events as ev
@@ -59,6 +61,7 @@ def stop_a_rebuild(engine, after: int = 2) -> None:
             seen[0] += 1
 
 
+@pytest.mark.slow  # over 1.5 s: the full suite runs it, the fast lane does not
 async def test_sync_tab_shows_a_rebuild_left_unfinished(ws, make_app, make_engine):
     app = make_app(ws)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -76,6 +79,7 @@ async def test_sync_tab_shows_a_rebuild_left_unfinished(ws, make_app, make_engin
         assert "Rebuild" not in str(app.sync_pane.query_one("#sync-status", Static).render())
 
 
+@pytest.mark.slow  # over 1.5 s: the full suite runs it, the fast lane does not
 async def test_quit_during_a_rebuild_asks_first(ws, make_app, embed_server):
     app = make_app(ws, overrides={"provider": "openai", "remote.baseUrl": f"{embed_server.url}/v1",
                                   "remote.apiKey": embed_server.api_key, "cache.enabled": False})

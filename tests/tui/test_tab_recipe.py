@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import clawmem.tui
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -73,6 +75,7 @@ def follow_the_recipe(source: str) -> str:
         line, line.replace("HistoryPane]", "HistoryPane, NotesPane]"))
 
 
+@pytest.mark.slow  # over 1.5 s: the full suite runs it, the fast lane does not
 def test_a_tab_added_by_the_recipe_is_everywhere_the_tabs_are(ws):
     probe = PROBE.format(tests=str(TESTS), tui_tests=str(TESTS / "tui"), source=follow_the_recipe(TABS_PY.read_text(encoding="utf-8")),
                          origin=str(TABS_PY), workspace=str(ws))
