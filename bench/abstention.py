@@ -88,18 +88,6 @@ def index_set(s: str) -> str:
     return TWO if "two" in mods(s) else NAMED if "named" in mods(s) else base_set(s)
 
 
-KEYBOARD = ["qwertyuiop", "asdfghjkl", "zxcvbnm"]
-
-
-def neighbours(ch: str) -> str:
-    """The keys beside `ch` on its row of a QWERTY keyboard."""
-    for row in KEYBOARD:
-        i = row.find(ch.lower())
-        if i >= 0:
-            return row[max(0, i - 1):i] + row[i + 1:i + 2]
-    return ""
-
-
 def typo_name(query: str, seed: str) -> str | None:
     """The query with one of its names (a speaker label first, else a capitalised word inside
     a sentence; 4+ letters) spelt with one letter changed to a neighbouring key, everywhere the
@@ -112,7 +100,7 @@ def typo_name(query: str, seed: str) -> str | None:
     name = names[0]
     h = int(hashlib.sha1(seed.encode()).hexdigest(), 16)
     at = 1 + h % (len(name) - 1)  # never the first letter: people seldom miss it
-    keys = neighbours(name[at])
+    keys = V.neighbours(name[at])
     new = name[:at] + keys[(h // 7) % len(keys)] + name[at + 1:]
 
     def swap(m):
