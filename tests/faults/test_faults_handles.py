@@ -63,21 +63,26 @@ def test_a_hard_link_put_at_the_name_for_an_instant_is_never_written(workspace, 
     assert "- entry one\n" in log.read_text() and got.rel == LOG
 
 
+# The name swapped with a hard link to the outside file and back, each an atomic exchange
+# (renameat2 RENAME_EXCHANGE): a hard link stands at the name for an instant and the name is never
+# missing. A rename away and a link put in its place (the issue's loop) leaves the name missing
+# between the two; a daily log is created then, as it must be, and the loop's next rename then
+# overwrote the real log put aside with it: the attacker, not clawmem, lost those appends.
 SWAP_LINK = r"""
-import os, sys, time
+import ctypes, os, sys, time
 log, outside, until = sys.argv[1], sys.argv[2], time.monotonic() + float(sys.argv[3])
-aside, n = log + ".aside", 0
+libc = ctypes.CDLL(None, use_errno=True)
+def exchange(a, b):
+    if libc.renameat2(-100, a.encode(), -100, b.encode(), 2) != 0:  # AT_FDCWD, RENAME_EXCHANGE
+        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+link, n = log + ".link", 0
+os.link(outside, link)
 while time.monotonic() < until:
-    try:
-        os.rename(log, aside)
-        os.link(outside, log)
-        time.sleep(0.002)
-        os.rename(aside, log)
-        n += 1
-    except OSError:
-        pass
-if os.path.exists(aside):
-    os.rename(aside, log)
+    exchange(log, link)  # the name: the outside file's hard link; the real log stands at .link
+    time.sleep(0.002)
+    exchange(log, link)  # and back
+    n += 1
+os.unlink(link)
 print(n)
 """
 
