@@ -54,6 +54,24 @@ def as_unprivileged() -> list[str]:
     return ["setpriv", f"--bounding-set={drop}", f"--inh-caps={drop}", "--"]
 
 
+def gone(pid: int) -> bool:
+    """Exited with every file closed: each of its threads a zombie or reaped. An exiting process
+    loses its command line before it closes its sockets, and its main thread turns zombie
+    while the others may still hold them."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return True
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat", "rb") as fh:
+                if fh.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X"):
+                    return False
+        except OSError:
+            pass
+    return True
+
+
 def wait_for(cond, limit: float = 20.0, what: str = "condition", interval: float = 0.05):
     """Poll `cond` until it returns something truthy (returned) or `limit` seconds pass."""
     import time

@@ -15,7 +15,7 @@ import pytest
 
 from clawmem.engine.embeddings import ProviderError, resident, worker
 from clawmem.engine.embeddings.local import LocalProvider
-from helpers import run_cli, search_in_fresh_process, wait_for, write
+from helpers import gone, run_cli, search_in_fresh_process, wait_for, write
 
 
 def residents() -> list[int]:
@@ -36,24 +36,6 @@ def residents() -> list[int]:
         if b"--resident" in args and folder.encode() in args:
             out.append(int(name))
     return out
-
-
-def gone(pid: int) -> bool:
-    """Exited with every file closed: each of its threads a zombie or reaped. An exiting process
-    loses its command line before it closes its sockets, and its main thread turns zombie
-    while the others may still hold them."""
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return True
-    for tid in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/stat", "rb") as fh:
-                if fh.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X"):
-                    return False
-        except OSError:
-            pass
-    return True
 
 
 @pytest.fixture

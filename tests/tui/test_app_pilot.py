@@ -373,6 +373,8 @@ async def test_the_app_keeps_searching_when_its_model_crashes(ws, make_app, tiny
     import os
     import signal
 
+    from helpers import gone, wait_for
+
     app = make_app(ws, overrides={"provider": "local", "local.modelPath": str(tiny_model)})
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
@@ -380,7 +382,9 @@ async def test_the_app_keeps_searching_when_its_model_crashes(ws, make_app, tiny
         pane = app.search_pane
         assert pane.result["mode"] == "hybrid"
         host = app.engine.providers.built["local"]._model_host
-        os.kill(host.pid, signal.SIGILL)
+        pid = host.pid
+        os.kill(pid, signal.SIGILL)
+        wait_for(lambda: gone(pid), what="the model to die")  # the kill is not instant under load
         await type_query(pilot, "tokyo")
         assert pane.result["mode"] == "keyword" and pane.result["results"]
         line = str(pane.query_one("#mode-line").render())
