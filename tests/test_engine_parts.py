@@ -158,19 +158,21 @@ def test_a_search_request_travels_whole_and_means_what_its_keywords_mean(make_en
         eng.options(SearchRequest(max_results=0))
 
 
-def test_the_eta_leaves_out_the_start_up_before_the_first_items():
+def test_the_eta_leaves_out_the_start_up_before_the_first_items(monkeypatch):
     """A model that takes 0.4 s to load, then 10 items per 0.1 s: the ETA after 20 of 100 is
-    about 0.8 s (it read ~1.6 s, the load counted as if it were the pace)."""
-    import time
+    0.8 s (it read ~1.6 s, the load counted as if it were the pace). The clock is the test's,
+    so a loaded machine cannot stretch a sleep into another pace."""
+    import types
 
-    from clawmem.engine.events import RateMeter
+    from clawmem.engine import events
 
-    meter = RateMeter(100)
+    clock = [1000.0]
+    monkeypatch.setattr(events, "time", types.SimpleNamespace(monotonic=lambda: clock[0]))
+    meter = events.RateMeter(100)
     assert meter.progress("embed", 0).eta is None
-    time.sleep(0.4)  # loading
-    time.sleep(0.1)
+    clock[0] += 0.5  # loading, then the first ten items
     first = meter.progress("embed", 10)
     assert first.eta is None  # one report cannot tell the pace from the start-up
-    time.sleep(0.1)
+    clock[0] += 0.1
     second = meter.progress("embed", 20)
-    assert 0.5 < second.eta < 1.2 and 60 < second.rate < 130, (second.eta, second.rate)
+    assert second.eta == pytest.approx(0.8) and second.rate == pytest.approx(100), (second.eta, second.rate)
