@@ -14,7 +14,7 @@ import importlib
 
 from .api import Engine
 from .config import Config, ConfigError, load as load_config
-from .errors import AccessDenied, BadValue, ClawmemError, FileUnreadable, IndexFailed, IndexUnavailable, JournalUnavailable, SearchDisabled
+from .errors import AccessDenied, BadValue, ClawmemError, FileUnreadable, IndexFailed, IndexUnavailable, JournalUnavailable, SearchDisabled, StorageError
 from .results import FileText, Hit, Restored, SearchResults, Status, WriteReceipt, vectors_serving
 
 
@@ -75,7 +75,7 @@ _LAZY = {
 }
 
 __all__ = ["Engine", "Config", "ConfigError", "load_config", "events", "human",
-           "ClawmemError", "AccessDenied", "BadValue", "FileUnreadable", "IndexFailed", "IndexUnavailable", "JournalUnavailable", "SearchDisabled",
+           "ClawmemError", "AccessDenied", "BadValue", "FileUnreadable", "IndexFailed", "IndexUnavailable", "JournalUnavailable", "SearchDisabled", "StorageError",
            "FileText", "Hit", "Restored", "SearchResults", "Status", "WriteReceipt", "vectors_serving",
            *_LAZY]
 

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 from . import config as config_mod
 from .config import Config, ConfigError
-from .errors import AccessDenied, IndexFailed, IndexUnavailable, SearchDisabled
+from .errors import AccessDenied, IndexFailed, IndexUnavailable, SearchDisabled, raises_clawmem_errors
 from .index.freshness import Freshness
 from .paths import log_path
 from .index.reader import IndexReader
@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # the search modules load with the first search: `clawmem ind
 __all__ = ["Engine", "AccessDenied", "IndexUnavailable", "SearchDisabled", "disabled_reason", "log_path"]
 
 
+@raises_clawmem_errors
 class Engine:
     def __init__(self, cfg: Config, *, persistent: bool = False):
         self.persistent = persistent  # long-lived (the app, watch): keep vectors in memory
@@ -665,6 +666,7 @@ def _database_errors_named(events: Iterator, index_path) -> Iterator:
         raise IndexFailed(f"{index_path}: {exc}; check free space and permissions, then run `clawmem index` again") from exc
 
 
+@raises_clawmem_errors
 class Fleet:
     """The fleet's owner operations, on the URL this config names ([fleet] url or
     CLAWMEM_FLEET_URL; ConfigError when there is none, before anything is done). Searching, reading and pushing are the
@@ -707,6 +709,7 @@ class Fleet:
         return distribute(self.url)
 
 
+@raises_clawmem_errors
 class Models:
     """The local embedding models: the cache folder (local.modelCacheDir), what is in it, downloads."""
 
@@ -743,6 +746,7 @@ class Models:
         return download(uri, self.cache_dir, on_progress)
 
 
+@raises_clawmem_errors
 class AgentTools:
     """memory_search, memory_get, memory_promote and the rest as an agent calls them: loose
     arguments checked here, OpenClaw's payloads back, errors as payloads rather than exceptions."""

@@ -5,6 +5,11 @@ message catches that one class; the specific classes stay for fronts that act on
 (ChangedOnDisk opens the merge view, LockBusy waits). Each keeps its older base
 (ValueError, RuntimeError) so code that caught those still does."""
 
+import functools
+import types
+
+_GENERATOR = 0x20  # inspect.CO_GENERATOR, without importing inspect on every search
+
 
 class ClawmemError(Exception):
     """An error whose message is one line for a person: what went wrong and what to do."""
@@ -45,3 +50,84 @@ class DownloadError(ClawmemError):
     """One line for the user: what could not be downloaded, why, and the way out. Defined here,
     not in embeddings/download.py, so the local provider catches it without loading that module
     (hashlib's OpenSSL binding) on every search of a local model file."""
+
+
+class StorageError(ClawmemError, OSError):
+    """The system refused an operation on a file, folder or socket (permission denied, disk
+    full, a file gone): its own error, raised again across the face as a ClawmemError of the
+    same kind. errno, the message and the file names are kept, and so is the kind: a
+    FileNotFoundError comes out as a subclass of both (StorageFileNotFoundError), so a front
+    that catches ClawmemError, OSError or FileNotFoundError still does."""
+
+
+_KINDS: dict[type, type] = {OSError: StorageError}
+
+
+def as_storage_error(exc: OSError) -> OSError:
+    """`exc` as a StorageError of its own kind (itself when it already is a ClawmemError)."""
+    if isinstance(exc, ClawmemError):
+        return exc
+    kind = type(exc)
+    cls = _KINDS.get(kind)
+    if cls is None:
+        try:
+            cls = type(f"Storage{kind.__name__}", (StorageError, kind), {"__module__": __name__})
+        except TypeError:  # a kind whose layout cannot be combined: the plain StorageError
+            cls = StorageError
+        _KINDS[kind] = cls
+        globals().setdefault(cls.__name__, cls)  # so it pickles by name
+    try:
+        if exc.errno is not None:
+            return cls(exc.errno, exc.strerror, exc.filename, None, exc.filename2)
+        return cls(*exc.args)
+    except TypeError:  # a kind with a constructor of its own
+        return StorageError(exc.errno, exc.strerror, exc.filename, None, exc.filename2)
+
+
+def _speaking_clawmem(func):
+    """`func` raising the system's OSError as a StorageError (a generator function too)."""
+    if func.__code__.co_flags & _GENERATOR:
+        @functools.wraps(func)
+        def generator(*args, **kwargs):
+            try:
+                return (yield from func(*args, **kwargs))
+            except OSError as exc:
+                if isinstance(exc, ClawmemError):
+                    raise
+                raise as_storage_error(exc) from exc
+        return generator
+
+    @functools.wraps(func)
+    def call(*args, **kwargs):
+        try:
+            return func(*args, **kwargs)
+        except OSError as exc:
+            if isinstance(exc, ClawmemError):
+                raise
+            raise as_storage_error(exc) from exc
+    return call
+
+
+def raises_clawmem_errors(cls):
+    """Class decorator for the objects the fronts hold (the face): every public method and
+    property raises only ClawmemError, the system's OSError as a StorageError of its kind. At
+    the face, not at each `open`: the engine's own code keeps catching the plain kinds."""
+    for name, attr in list(vars(cls).items()):
+        if name.startswith("_"):
+            continue
+        if isinstance(attr, staticmethod):
+            wrapped = staticmethod(_speaking_clawmem(attr.__func__))
+        elif isinstance(attr, classmethod):
+            wrapped = classmethod(_speaking_clawmem(attr.__func__))
+        elif isinstance(attr, property):
+            wrapped = property(*(f and _speaking_clawmem(f) for f in (attr.fget, attr.fset, attr.fdel)), attr.__doc__)
+        elif isinstance(attr, functools.cached_property):
+            wrapped = functools.cached_property(_speaking_clawmem(attr.func))
+            wrapped.__set_name__(cls, name)
+        elif isinstance(attr, types.FunctionType):
+            wrapped = _speaking_clawmem(attr)
+        else:
+            continue
+        setattr(cls, name, wrapped)
+    cls.__raises_clawmem_errors__ = True
+    return cls

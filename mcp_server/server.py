@@ -30,7 +30,7 @@ from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetad
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from clawmem.engine import FileRefused, human
+from clawmem.engine import ClawmemError, FileRefused, human
 from clawmem.tui.net import allowed_names, can_check_peers, cannot_listen, needs_token, peer_uid, refuse_request, token_weakness
 
 log = logging.getLogger("clawmem.mcp")
@@ -210,6 +210,9 @@ def _tool(spec: ToolSpec, call: Callable[[dict], dict]) -> Tool:
     def run(**kw: Any) -> CallToolResult:
         try:
             return as_result(call(kw))
+        except ClawmemError as exc:  # worded for a person (a system error with its errno and file)
+            log.warning("%s failed: %s", spec.name, exc)
+            return as_result({"error": str(exc)})
         except Exception as exc:  # the tools return failures as data; this is the last guard
             log.exception("%s failed", spec.name)
             return as_result({"error": f"{type(exc).__name__}: {exc}"})

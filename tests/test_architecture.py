@@ -8,12 +8,16 @@ writes, each database has one owner, and every error a front sees has one base."
 from __future__ import annotations
 
 import ast
+import errno
 import inspect
 import re
 from pathlib import Path
 
+import pytest
+
 import clawmem.engine
 from clawmem.engine import ClawmemError
+from clawmem.engine.errors import raises_clawmem_errors
 from helpers import DYNAMIC, imports_in
 
 ENGINE = Path(clawmem.engine.__file__).parent
@@ -272,9 +276,9 @@ def test_every_error_the_engine_exports_derives_from_clawmem_error():
 
 
 # the built-in errors a front would have to catch by kind; each raise of one in the engine is
-# either caught inside the engine, the system's own error re-stated (an OSError crosses the face
-# as itself, errno and file name kept, as every failed write does), listed here with why, or a
-# ClawmemError subclass instead
+# either caught inside the engine, the system's own error re-stated (an OSError, which crosses the
+# face as a StorageError of its kind: test_the_systems_errors_cross_the_face_as_clawmem_errors),
+# listed here with why, or a ClawmemError subclass instead
 BUILTIN_ERRORS = {"ValueError", "OSError", "RuntimeError", "PermissionError", "FileNotFoundError", "KeyError", "LookupError", "IOError"}
 CAUGHT_INSIDE = {
     ("index/indexer.py", "PermissionError"),  # open_writer: the EACCES SQLite would give, said before it opens the file
@@ -306,6 +310,61 @@ def test_the_raise_check_sees_a_bare_builtin_error():
         assert builtin_raises(way), way
     for fine in ("raise BadValue('bad')", "raise", "raise exc", "raise ConfigError('x') from None", "raise SystemExit(2)"):
         assert builtin_raises(fine) == [], fine
+
+
+def objects_with_io() -> list[type]:
+    """The face's objects whose methods read or write files, folders or sockets: Engine, its
+    sub-faces, and what its methods hand a front to call on (an edit session, the watcher, the
+    journal)."""
+    from clawmem.engine import EditSession, api
+    from clawmem.engine.files.journal import Journal
+    from clawmem.engine.index.watcher import Syncer
+
+    return [api.Engine, api.Fleet, api.Models, api.AgentTools, EditSession, Syncer, Journal]
+
+
+def unwrapped_methods(cls: type) -> list[str]:
+    """`cls`'s own public methods and properties that would let the system's OSError cross as
+    itself (not wrapped by errors.raises_clawmem_errors)."""
+    found = []
+    for name, attr in vars(cls).items():
+        if name.startswith("_"):
+            continue
+        attr = getattr(attr, "__func__", None) or getattr(attr, "fget", None) or getattr(attr, "func", None) or attr
+        if inspect.isfunction(attr) and not hasattr(attr, "__wrapped__"):
+            found.append(f"{cls.__name__}.{name}")
+    return found
+
+
+def test_the_systems_errors_cross_the_face_as_clawmem_errors():
+    """A front catches ClawmemError alone: the system's own OSError (permission denied, disk
+    full, a file gone) crosses every method of the face as a StorageError of the same kind."""
+    assert [m for cls in objects_with_io() for m in unwrapped_methods(cls)] == []
+
+
+def test_the_wrapping_check_sees_a_method_left_bare():
+    from clawmem.engine import Engine
+
+    for way in ({"read": lambda self: open("/nonexistent")}, {"size": property(lambda self: 0)},
+                {"stat": staticmethod(lambda p: None)}):
+        probe = type("Engine", (Engine,), way)
+        assert unwrapped_methods(probe) == [f"Engine.{next(iter(way))}"], way
+    assert unwrapped_methods(raises_clawmem_errors(type("Engine", (Engine,), {"read": lambda self: None}))) == []
+
+
+def test_a_system_error_crosses_as_its_own_kind_and_a_clawmem_error(tmp_path):
+    """A workspace asked for below a regular file: creating it fails with the system's
+    NotADirectoryError, errno and file name kept, and a front catching ClawmemError catches it."""
+    from clawmem.engine import ClawmemError, Engine, StorageError
+
+    (tmp_path / "afile").write_text("x\n")
+    eng = Engine.open(workspace=str(tmp_path / "afile" / "ws"), overrides={"provider": "none"})
+    with pytest.raises(ClawmemError) as caught:
+        eng.create_workspace()
+    exc = caught.value
+    assert isinstance(exc, StorageError) and isinstance(exc, NotADirectoryError)
+    assert exc.errno == errno.ENOTDIR and exc.filename == str(tmp_path / "afile" / "ws")
+    assert str(exc) == f"[Errno {errno.ENOTDIR}] Not a directory: '{tmp_path / 'afile' / 'ws'}'"
 
 
 def test_every_engine_folder_is_named_in_architecture_md():

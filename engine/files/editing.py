@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Callable
 
 from .. import paths
+from ..errors import raises_clawmem_errors
 from .conflicts import ChangedOnDisk, FileSnapshot, Merged, merge3, read_file, save_if_unchanged
 from .fsutil import atomic_write
 
@@ -44,6 +45,7 @@ def _stamp(path: Path) -> tuple[int, int, int] | None:
     return st.st_mtime_ns, st.st_size, st.st_ino
 
 
+@raises_clawmem_errors
 class EditSession:
     def __init__(self, path: Path, *, rel: str | None = None, on_saved: Callable[["EditSession", FileSnapshot], None] | None = None,
                  root: Path | None = None) -> None:

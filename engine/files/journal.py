@@ -35,7 +35,7 @@ from .. import paths
 from .fsutil import open_database, os_path, path_text, sha256_hex
 
 from .writers import OUTSIDE, writer_of as _writer_of
-from ..errors import BadValue, ClawmemError
+from ..errors import BadValue, ClawmemError, raises_clawmem_errors
 from ..results import Record
 
 SCHEMA = """
@@ -89,6 +89,7 @@ class Version(Record):
 _COLS = "id, path, abspath, ts, writer, hash, size"
 
 
+@raises_clawmem_errors
 class Journal:
     def __init__(self, cfg):
         self.cfg = cfg

@@ -50,6 +50,7 @@ from typing import Callable
 
 from .. import events as ev
 from .. import logs, paths
+from ..errors import raises_clawmem_errors
 from .lock import LockBusy, current_holder, describe_holder
 from .heartbeat import HEARTBEAT_SECONDS, clear_heartbeat, write_heartbeat
 from ..files.workspace import IGNORED_DIRS, normalize_extra_paths
@@ -216,6 +217,7 @@ class SyncState:
     pending: tuple[str, ...]  # reasons of syncs waiting to run
 
 
+@raises_clawmem_errors
 class Syncer:
     """Keeps an engine's index fresh in the background; see the module docstring."""
 

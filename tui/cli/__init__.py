@@ -54,6 +54,8 @@ def _main(argv: list[str], collecting: bool) -> int:
         return command(args.command).run(args)
     except CommandError as exc:
         return fail(f"clawmem: {exc}", exc.code, as_json)
+    except BrokenPipeError:  # the reader went away (`| head`); before ClawmemError, which wraps it across the face
+        return EXIT_OK
     except (ConfigError, BadValue) as exc:
         return fail(f"clawmem: {exc}", EXIT_USAGE, as_json)
     except ClawmemError as exc:  # every refusal or failure the engine words for a person: one line
@@ -61,8 +63,6 @@ def _main(argv: list[str], collecting: bool) -> int:
     except KeyboardInterrupt:
         err("interrupted")
         return 130
-    except BrokenPipeError:
-        return EXIT_OK
 
 
 def run_app(args) -> int:

@@ -19,7 +19,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
-from clawmem.engine import human
+from clawmem.engine import ClawmemError, human
 
 from .. import keys
 from ..messages import IndexRequested
@@ -164,7 +164,9 @@ class PromoteScreen(Screen):
             app = self.app
             found, notes = app.engine.promotion_candidates(now=app.clock().timestamp())  # type: ignore[attr-defined]
             self.post_message(Loaded(found, notes))
-        except Exception as exc:  # an unreadable recall store is shown, never fatal
+        except ClawmemError as exc:  # an unreadable recall store is shown, never fatal
+            self.post_message(Loaded([], [], str(exc)))
+        except Exception as exc:  # the last guard: a bug is shown with its kind, never fatal
             self.post_message(Loaded([], [], f"{type(exc).__name__}: {exc}"))
 
     @on(Loaded)
