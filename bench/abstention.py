@@ -197,7 +197,15 @@ def observe(eng, query: str, now, gold=None, sessions=None) -> dict:
     # LongMemEval's gold is the evidence turn; a hit in the same conversation (gold_sessions) is counted apart
     in_session = [E.covers(r, sessions) for r in res["results"]] if sessions else hits
     return {"evidence": res["evidence"], "hits": hits, "sessionHits": in_session, "bands": [r["band"] for r in res["results"]],
-            "scores": [r["score"] for r in res["results"]]}
+            "scores": [r["score"] for r in res["results"]], "parts": [_parts(r.get("explain") or {}) for r in res["results"]]}
+
+
+def _parts(e: dict) -> dict:
+    """What each hit's explanation says of its channels and evidence (for studying rules on --raw)."""
+    conf = e.get("confidence", {})
+    return {"kwRank": (e.get("keyword") or {}).get("rank"), "vecRank": (e.get("vector") or {}).get("rank"),
+            "z": e.get("vectorZ"), "own": conf.get("own"), "coverage": conf.get("termCoverage"), "notHigh": conf.get("notHigh"),
+            "merged": [(m.get("keywordRank"), m.get("vectorRank")) for m in e.get("merged", [])]}
 
 
 def engine_cache(overrides: dict, use_vectors: bool, shared: dict):
