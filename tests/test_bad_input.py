@@ -11,6 +11,7 @@ import pytest
 
 from clawmem.engine import events as ev
 from clawmem.engine.index import indexer
+from clawmem.engine import ClawmemError
 from clawmem.engine.api import AccessDenied
 from helpers import foreign_database, run_cli, write
 
@@ -184,3 +185,15 @@ def test_cli_bad_config_and_usage_exit_codes(workspace, tmp_path):
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     proc = run_cli("--workspace", str(workspace), "search", "x", "--max-results", "0")
     assert proc.returncode == 2 and "max-results" in proc.stderr
+
+
+def test_a_name_too_long_is_refused_for_what_it_is(workspace, make_engine):
+    """A file name longer than the file system allows is refused with the system's reason, not
+    as "a folder on its way changed" (which would send a user to try again, in vain)."""
+    eng = make_engine()
+    name = "memory/" + "a" * 300 + ".md"
+    for call in (lambda: eng.get(name), lambda: eng.edit(name)):
+        with pytest.raises(ClawmemError) as caught:  # AccessDenied (get), FileRefused (edit)
+            call()
+        msg = str(caught.value)
+        assert "File name too long" in msg and "changed" not in msg and "try again" not in msg, msg

@@ -140,9 +140,15 @@ def _locate(workspace: Path, rel: str | Path, extra_paths: Iterable = ()) -> tup
     """resolve's answer plus the folder it is anchored in (the workspace or an extra path's)."""
     try:
         return _locate_once(workspace, rel, extra_paths)
-    except OSError as exc:  # a folder on the way renamed or swapped while its real path was read
-        raise Refused(f"refused {os.fspath(rel)!r}: a folder on its way changed while it was opened ({exc.strerror}); "
-                      "nothing was read or written, try again") from None
+    except OSError as exc:
+        if exc.errno in _SWAPPED:  # a folder on the way renamed or swapped while its real path was read
+            raise Refused(f"refused {os.fspath(rel)!r}: a folder on its way changed while it was opened ({exc.strerror}); "
+                          "nothing was read or written, try again") from None
+        # not a race (a name too long, no permission): say what the system said, not "changed"
+        raise Refused(f"refused {os.fspath(rel)!r}: {exc.strerror or exc}; nothing was read or written") from None
+
+
+_SWAPPED = {errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.ESTALE}  # what a folder replaced mid-walk gives
 
 
 def _locate_once(workspace: Path, rel: str | Path, extra_paths: Iterable) -> tuple[str, Path, Path]:
