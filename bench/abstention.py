@@ -33,7 +33,10 @@ sentence, 4+ letters) with one letter changed to a neighbouring key of a QWERTY 
 everywhere the question says it (questions without such a name are left out, and `:asis`
 reports the same questions as asked); `:abbrev`, each question with months, weekdays, titles
 and common words abbreviated as people write them ("Sept.", "Dr.", "U.S.", "info"; questions
-with nothing to abbreviate are left out). Modifiers chain: longmemeval_s30:named:typo.
+with nothing to abbreviate are left out); `:cross`, each MADial dialogue asked of the other
+language's archive (the two hold the same memories translated, file for file and line for line,
+so the gold carries over): a question in another language than the memory's, with no
+translation written here. Modifiers chain: longmemeval_s30:named:typo.
 """
 
 from __future__ import annotations
@@ -85,6 +88,8 @@ def mods(s: str) -> list[str]:
 
 def index_set(s: str) -> str:
     """The set whose workspaces a set's questions are asked of."""
+    if "cross" in mods(s):  # MADial's two archives hold the same memories, line for line, translated
+        return {"madial_zh": "madial_en", "madial_en": "madial_zh"}[base_set(s)]
     return TWO if "two" in mods(s) else NAMED if "named" in mods(s) else base_set(s)
 
 
@@ -175,6 +180,8 @@ def load(s: str) -> list[dict]:
                        for q in queries if q["query_id"] in said]
         elif m == "nick":
             pass  # with named/two, above
+        elif m == "cross":
+            pass  # the same questions, asked of the other language's archive (index_set)
         elif m == "meta":
             queries = [{**q, "query": V.meta(q["query"], q["query_id"])} for q in queries]
         elif m in ("slip", "slip2"):
@@ -187,7 +194,7 @@ def load(s: str) -> list[dict]:
         elif m == "abbrev":
             queries = [{**q, "query": t} for q in queries if (t := abbreviate(q["query"])) is not None]
         else:
-            raise SystemExit(f"--sets: unknown variant {m!r} in {s!r} (last, paraphrase, named, two, nick, typo, asis, abbrev, meta, slip, slip2, year)")
+            raise SystemExit(f"--sets: unknown variant {m!r} in {s!r} (last, paraphrase, named, two, nick, typo, asis, abbrev, meta, slip, slip2, year, cross)")
     return queries
 
 

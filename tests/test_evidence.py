@@ -330,6 +330,25 @@ def test_words_this_memory_never_uses_empty_the_list(keyword):
     assert zh["results"] == []
 
 
+def test_a_question_in_a_script_this_memory_never_writes_is_not_called_absent(keyword, workspace, make_engine):
+    """Marta's words in Chinese asked of English notes: the Chinese words could not be here in
+    any form, so their absence raises no verdict, and Marta's note is shown unflagged (it was
+    flagged "this memory uses almost none of the query's words"). In a memory that writes
+    Chinese the same words count as before."""
+    asked = "Marta: 你知道吗？屋顶修理的报价出来了，我有点紧张，我们明年夏天再修可以吗？"
+    zh = keyword.search(asked, explain=True)
+    assert zh["evidence"]["unwrittenShare"] >= 0.9 and zh["evidence"]["absentShare"] >= 0.95
+    assert zh["absent"] is None and zh["results"] and "Marta" in zh["results"][0]["snippet"], zh["absent"]
+    en = keyword.search("Marta quantum chromodynamics lattice gauge theory", explain=True, show_hidden=True)
+    assert en["evidence"]["unwrittenShare"] == 0.0  # these notes write its script: its words count
+    for i in range(3):
+        write(workspace / "memory" / "misc" / f"zh-{i}.md", f"- 今天去公园散步 {i}。\n")
+    writes_zh = make_engine()
+    list(writes_zh.index())
+    got = writes_zh.search(asked, explain=True, show_hidden=True)
+    assert got["evidence"]["unwrittenShare"] == 0.0 and got["absent"], got["evidence"]
+
+
 def test_a_threshold_someone_sets_hides_every_hit_below_it(notes, make_engine):
     eng = make_engine({"query.minScore": 0.5})
     list(eng.index())

@@ -106,6 +106,22 @@ def _in_order(short: str, word: str) -> bool:
     return all(ch in rest for ch in short)
 
 
+def unwritten_share(store: Store, weights: dict[str, float]) -> float:
+    """The share of the query's words written in a script this memory never writes: CJK words
+    (none of them held here) asked of a memory whose index holds no CJK word at all, as a
+    Chinese question of English notes. Such words could not be here in any form, so their
+    absence says nothing of whether the answer is (_absence). 0.0 when the memory writes CJK,
+    or holds one of them. One row of the vocabulary read, and only for such a query."""
+    cjk = [t for t in weights if any(is_cjk(ch) for ch in t)]
+    if not cjk or any(weights[t] < 1.0 for t in cjk):
+        return 0.0
+    try:
+        writes = store.memo("writes cjk", lambda: bool(store.words_between("\u1100", "\U0010ffff", limit=1)))
+    except OperationalError:  # no fts5vocab: cannot tell, the words count as written
+        return 0.0
+    return 0.0 if writes else round(len(cjk) / len(weights), 4)
+
+
 class Vocabulary:
     """The index's words of letters, 3+ long, with how many chunks hold each, ready for the
     string work of near_forms: edit distance (rapidfuzz), sound (jellyfish's metaphone) and
