@@ -63,10 +63,8 @@ class StorageError(ClawmemError, OSError):
 _KINDS: dict[type, type] = {OSError: StorageError}
 
 
-def as_storage_error(exc: OSError) -> OSError:
-    """`exc` as a StorageError of its own kind (itself when it already is a ClawmemError)."""
-    if isinstance(exc, ClawmemError):
-        return exc
+def as_storage_error(exc: OSError) -> StorageError:
+    """`exc`, an OSError that is not a ClawmemError, as a StorageError of its own kind."""
     kind = type(exc)
     cls = _KINDS.get(kind)
     if cls is None:
@@ -84,6 +82,13 @@ def as_storage_error(exc: OSError) -> OSError:
         return StorageError(exc.errno, exc.strerror, exc.filename, None, exc.filename2)
 
 
+def _restate(exc: OSError):
+    """Raise `exc` across the face: itself when it is already a ClawmemError, else restated."""
+    if isinstance(exc, ClawmemError):
+        raise exc
+    raise as_storage_error(exc) from exc
+
+
 def _speaking_clawmem(func):
     """`func` raising the system's OSError as a StorageError (a generator function too)."""
     if func.__code__.co_flags & _GENERATOR:
@@ -92,9 +97,7 @@ def _speaking_clawmem(func):
             try:
                 return (yield from func(*args, **kwargs))
             except OSError as exc:
-                if isinstance(exc, ClawmemError):
-                    raise
-                raise as_storage_error(exc) from exc
+                _restate(exc)
         return generator
 
     @functools.wraps(func)
@@ -102,9 +105,7 @@ def _speaking_clawmem(func):
         try:
             return func(*args, **kwargs)
         except OSError as exc:
-            if isinstance(exc, ClawmemError):
-                raise
-            raise as_storage_error(exc) from exc
+            _restate(exc)
     return call
 
 
@@ -129,5 +130,4 @@ def raises_clawmem_errors(cls):
         else:
             continue
         setattr(cls, name, wrapped)
-    cls.__raises_clawmem_errors__ = True
     return cls

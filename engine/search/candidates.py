@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from ..index.store import OperationalError, Store
-from ..text import STOPWORDS, is_cjk, query_terms, relaxed_terms, word_forms
+from ..text import STOPWORDS, has_cjk, is_cjk, query_terms, relaxed_terms, word_forms
 from .options import Candidate, Options
 
 
@@ -112,7 +112,7 @@ def unwritten_share(store: Store, weights: dict[str, float]) -> float:
     Chinese question of English notes. Such words could not be here in any form, so their
     absence says nothing of whether the answer is (_absence). 0.0 when the memory writes CJK,
     or holds one of them. One row of the vocabulary read, and only for such a query."""
-    cjk = [t for t in weights if any(is_cjk(ch) for ch in t)]
+    cjk = [t for t in weights if has_cjk(t)]
     if not cjk or any(weights[t] < 1.0 for t in cjk):
         return 0.0
     try:

@@ -421,6 +421,13 @@ def public_absent(evidence: dict) -> dict | None:
     return {"reason": found["reason"]} if found else None
 
 
+def _identifiers_absent(evidence: dict) -> tuple[str, str] | None:
+    """The verdict left to a question in another language: an identifier it names (a828e60,
+    ENOSPC_BK42), which is no language's word, that this memory never mentions."""
+    ids = evidence.get("identifiersAbsent")
+    return ("named", f"this memory never mentions {_some(ids)}") if ids else None
+
+
 def _absence(evidence: dict, strong: float, absent_share: float, weak: float) -> tuple[str, str] | None:
     """(kind, reason) of the evidence that the answer is not here, or None. Only evidence that
     separates answerable questions from questions about someone else's history raises it: a
@@ -445,8 +452,7 @@ def _absence(evidence: dict, strong: float, absent_share: float, weak: float) ->
     # flagged 98 %; nor do the vectors' own statistics separate them from someone else's
     # history: bench/results/abstention.md). Only an identifier it names that is absent says so
     if evidence.get("unwrittenShare", 0.0) >= 0.5:
-        ids = evidence.get("identifiersAbsent")
-        return ("named", f"this memory never mentions {_some(ids)}") if ids else None
+        return _identifiers_absent(evidence)
     if evidence["absentShare"] >= (1.0 if small else absent_share) and not close:
         some = "none" if evidence["absentShare"] >= 1.0 else "almost none"
         lacking = evidence["absentTerms"] + evidence.get("absentEveryday", [])
@@ -456,8 +462,7 @@ def _absence(evidence: dict, strong: float, absent_share: float, weak: float) ->
     # most of them whoever's memory it asks) and the vectors do not lead
     foreign = evidence.get("topicAbsentShare", evidence["absentShare"])
     if foreign > 0.5 or (close and foreign >= 0.5):
-        ids = evidence.get("identifiersAbsent")  # an id (a828e60, ENOSPC_BK42) is no language's word
-        return ("named", f"this memory never mentions {_some(ids)}") if ids else None
+        return _identifiers_absent(evidence)
     missing = evidence.get("formsChecked", True) and evidence["absentTerms"] and not small
     absent = ", ".join(repr(t) for t in evidence["absentTerms"][:3])
     # a question (not a pasted conversation) turning on a word this memory never uses in any
