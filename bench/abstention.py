@@ -36,7 +36,8 @@ and common words abbreviated as people write them ("Sept.", "Dr.", "U.S.", "info
 with nothing to abbreviate are left out); `:cross`, each MADial dialogue asked of the other
 language's archive (the two hold the same memories translated, file for file and line for line,
 so the gold carries over): a question in another language than the memory's, with no
-translation written here. Modifiers chain: longmemeval_s30:named:typo.
+translation written here; `:german`, each LongMemEval question in German (bench/german.tsv,
+translated from the question alone), asked of the English histories. Modifiers chain: longmemeval_s30:named:typo.
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ WORKSPACES: list[str] = []  # --workspaces: LongMemEval restricted to these
 VARIANTS = ["madial_zh:last", "madial_en:last", "longmemeval_s30:paraphrase", "longmemeval_s30:named"]
 PARAPHRASES = Path(__file__).resolve().parent / "paraphrases.tsv"
 THIRD_PERSON = Path(__file__).resolve().parent / "third_person.tsv"
+GERMAN = Path(__file__).resolve().parent / "german.tsv"
 # one per LongMemEval history, in the order of its folder names; none occurs in more than one
 # history's text, most in none
 NAMES = """Melanie Dorothea Leopold Ingrid Rosalind Henrietta Cornelius Ignatius Bartholomew Winifred
@@ -170,8 +172,8 @@ def load(s: str) -> list[dict]:
     for m in mods(s):
         if m == "last":
             queries = [{**q, "query": q["query_short"]} for q in queries]
-        elif m == "paraphrase":
-            said = tsv(PARAPHRASES)
+        elif m in ("paraphrase", "german"):
+            said = tsv(PARAPHRASES if m == "paraphrase" else GERMAN)
             queries = [{**q, "query": said[q["query_id"]]} for q in queries if q["query_id"] in said]
         elif m in ("named", "two"):
             said, names = tsv(THIRD_PERSON), user_names()
@@ -194,7 +196,7 @@ def load(s: str) -> list[dict]:
         elif m == "abbrev":
             queries = [{**q, "query": t} for q in queries if (t := abbreviate(q["query"])) is not None]
         else:
-            raise SystemExit(f"--sets: unknown variant {m!r} in {s!r} (last, paraphrase, named, two, nick, typo, asis, abbrev, meta, slip, slip2, year, cross)")
+            raise SystemExit(f"--sets: unknown variant {m!r} in {s!r} (last, paraphrase, german, named, two, nick, typo, asis, abbrev, meta, slip, slip2, year, cross)")
     return queries
 
 

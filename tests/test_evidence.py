@@ -227,6 +227,60 @@ def test_a_question_with_a_word_this_memory_never_uses_is_flagged_unless_a_stron
     assert abstain_reason({**ev, "nDocs": SMALL_MEMORY - 1}) is None
     assert abstain_reason({**ev, "absentTerms": []}) is None
     assert abstain_reason({**ev, "formsChecked": False}) is None
+    # a word said only in a remark is no topic the memory should hold (issue 42)
+    assert abstain_reason({**ev, "remarkedOnly": ["sealant"]}) is None
+    assert abstain_reason({**ev, "remarkedOnly": ["sealant"], "best": 0.1}) is None
+    assert verdict({**ev, "remarkedOnly": ["sealant"], "namedAbsent": ["sealant"]})["kind"] == "named"  # a name still says so
+
+
+def test_a_word_said_only_in_a_remark_does_not_flag_the_list(keyword):
+    """The same missing word ("sealant") flags a question and a search's words, not a remark (a
+    sentence ending in "." or "!": "The sealant for the commute."), whose words are no topic the
+    memory should hold (MADial's last lines: flagged as often asked of their own memory as of
+    someone else's). A question followed by a remark still asks. The list is shown unflagged,
+    the commute notes first."""
+    assert keyword.search("Which sealant did I use for the cabin by the lake?")["absent"]
+    assert keyword.search("sealant for the commute")["absent"]
+    assert keyword.search("Which sealant did I buy for the commute? This was in May 2023.")["absent"]  # still a question
+    for said in ("The sealant for the commute.", "Sealant for the commute!", "Really? The sealant for the commute."):
+        got = keyword.search(said, explain=True)
+        assert got["absent"] is None and got["results"], got["evidence"]
+        assert "commute" in got["results"][0]["snippet"]
+
+
+def test_a_question_in_another_language_of_the_same_script_is_not_called_absent(keyword):
+    """A German question of English notes: its capitalised nouns are no names and its words no
+    evidence ("vor", "wie", "dem": short words every English memory of this size would hold
+    were the question English), even where half its words are held (loanwords, names): "Vor
+    wie vielen Monaten war ich bei dem Fotografie-Workshop?" was "this memory never mentions
+    'fotografie'". An identifier the notes lack still says absent; an English question has no
+    such words."""
+    ev = {"candidates": 6, "best": 0.3, "namedAbsent": ["fotografie"], "speakersAbsent": [], "absentShare": 0.5,
+          "topicAbsentShare": 0.5, "absentTerms": ["vor", "wie", "vielen", "monaten", "dem", "fotografie"],
+          "presentCoverage": 0.5, "presentWeight": 0.6, "rareWeight": 0.2, "formsChecked": True, "nDocs": 450,
+          "vectors": False, "dialogue": False, "bestVector": 0.0, "identifiersAbsent": []}
+    assert verdict(ev)["kind"] == "named"
+    assert verdict({**ev, "shortAbsent": ["vor", "wie", "dem"]}) is None
+    assert verdict({**ev, "shortAbsent": ["vor", "wie", "dem"], "identifiersAbsent": ["a828e60"]})["kind"] == "named"
+    assert verdict({**ev, "shortAbsent": ["vor"]})["kind"] == "named"  # one short word: a topic word like any other
+    got = keyword.search("Wie viel wollte Marta bei dem Angebot für die Dachreparatur, habe ich das notiert?", explain=True)
+    assert {"wie", "bei", "dem"} <= set(got["evidence"]["shortAbsent"]) and got["absent"] is None, got["evidence"]
+    assert got["results"] and "Marta" in got["results"][0]["snippet"]
+    english = keyword.search("How much did Okonkwo quote for the roof repair?", explain=True)
+    assert english["evidence"]["shortAbsent"] == [] and "okonkwo" in english["absent"]["reason"]
+
+
+def test_a_plural_of_capitals_is_its_singular(workspace, make_engine):
+    """"EPs" is the plural of "EP": a memory that writes "EP" holds what the question asks
+    (it was "this memory never mentions 'eps'"), while "DVDs" is still absent from it."""
+    write(workspace / "MEMORY.md", "# Music\n\n- Bought the new EP and the first album by The Lumineers on vinyl.\n")
+    filler(workspace, "music")
+    eng = make_engine()
+    list(eng.index())
+    got = eng.search("How many albums or EPs have I bought?", explain=True)
+    assert got["absent"] is None and "EP" in got["results"][0]["snippet"], got["evidence"]
+    other = eng.search("How many albums or DVDs have I bought?", explain=True)
+    assert other["absent"] and "dvds" in other["absent"]["reason"], other["evidence"]
 
 
 def test_the_evidence_says_whether_vectors_served_and_whether_the_query_is_a_conversation(notes, make_engine, tiny_model):
@@ -341,12 +395,24 @@ def test_a_question_in_a_script_this_memory_never_writes_is_not_called_absent(ke
     assert zh["absent"] is None and zh["results"] and "Marta" in zh["results"][0]["snippet"], zh["absent"]
     en = keyword.search("Marta quantum chromodynamics lattice gauge theory", explain=True, show_hidden=True)
     assert en["evidence"]["unwrittenShare"] == 0.0  # these notes write its script: its words count
+    # a few Chinese notes do not make Chinese this memory's script ...
     for i in range(3):
         write(workspace / "memory" / "misc" / f"zh-{i}.md", f"- 今天去公园散步 {i}。\n")
+    some_zh = make_engine()
+    list(some_zh.index())
+    assert some_zh.search(asked, explain=True)["absent"] is None
+    # ... a memory that mostly writes Chinese: the same words count, and English ones do not
+    for i in range(60):
+        write(workspace / "memory" / "misc" / f"zh-{i}.md",
+              f"- 第{i}天：马尔塔说屋顶修理的报价是两千四百欧元，我们讨论了夏天的计划、花园里的番茄和邻居家的小狗{i}号。\n")
     writes_zh = make_engine()
     list(writes_zh.index())
     got = writes_zh.search(asked, explain=True, show_hidden=True)
-    assert got["evidence"]["unwrittenShare"] == 0.0 and got["absent"], got["evidence"]
+    assert got["evidence"]["unwrittenShare"] == 0.0 and got["absent"] is None and got["results"], got["evidence"]
+    strange = writes_zh.search("量子色动力学格点规范理论", explain=True, show_hidden=True)
+    assert strange["evidence"]["unwrittenShare"] == 0.0 and strange["absent"], strange["evidence"]
+    english = writes_zh.search("Marta quantum chromodynamics lattice gauge theory?", explain=True, show_hidden=True)
+    assert english["evidence"]["unwrittenShare"] >= 0.8 and english["absent"] is None, english["evidence"]
 
 
 def test_a_threshold_someone_sets_hides_every_hit_below_it(notes, make_engine):
@@ -482,6 +548,20 @@ def test_a_dialogue_whose_speaker_is_misspelt_is_still_theirs(workspace, make_en
     assert any(r["path"] == "memory/lisa-homework.md" for r in res["results"][:3])
     gone = eng.search(LISA_TALK.replace("Lisa", "Okonkwo"))  # someone else entirely: still emptied
     assert gone["results"] == [] and "okonkwo" in gone["absent"]["reason"]
+
+
+def test_a_slip_in_an_inflection_finds_the_word_in_the_form_this_memory_writes(workspace, make_engine):
+    """"sneezung" is one slip from "sneezing", which this memory writes as "sneeze": the word is
+    here, not flagged (it was "this memory never uses 'sneezung' in any form"); a word with no
+    kin here ("wheezung") still is."""
+    write(workspace / "memory" / "2026-02-04.md", "- the new rug in the living room makes me sneeze every morning\n")
+    filler(workspace, "budget")
+    eng = make_engine()
+    eng.run_index()
+    res = eng.search("Why do I keep sneezung in the living room?", explain=True)
+    assert res["absent"] is None and res["results"][0]["path"] == "memory/2026-02-04.md", res["evidence"]
+    other = eng.search("Why do I keep wheezung in the living room?", explain=True)
+    assert other["absent"] and "wheezung" in other["absent"]["reason"], other["evidence"]
 
 
 def test_abbreviations_are_found_in_their_long_and_dotted_forms(workspace, make_engine):

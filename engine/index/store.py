@@ -711,6 +711,12 @@ class Store:
         self.memo("word counts", dict).update(rows)
         return [term for term, _ in rows]
 
+    def count_words(self, lo: str, hi: str, cap: int) -> int:
+        """How many of the index's words lie in [lo, hi), counted up to `cap` (fts5vocab reads
+        each word's posting list as it lists it: the cap bounds the time)."""
+        return self.conn.execute(f"select count(*) from (select 1 from {self.vocabulary()} where term >= ? and term < ? limit ?)",
+                                 (lo, hi, cap)).fetchone()[0]
+
     def words_with_counts(self, min_length: int = 0, lo: str | None = None, hi: str | None = None) -> list[tuple[str, int]]:
         """(word, chunks holding it) of the index's words at least `min_length` long, and between
         lo and hi (exclusive) when given."""

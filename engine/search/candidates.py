@@ -59,6 +59,11 @@ def vocabulary_forms(store: Store, terms: list[str], query: str = "", names: set
     without them a question that says "cookie" never finds the notes that say "cookies".
     `names`: filled with the names found only in a near spelling (another person, or a typo)."""
     out = inflected_forms(store, terms)
+    # a plural of capitals (EPs, CDs, URLs): its singular, too short for inflected_forms
+    for caps in re.findall(r"\b([A-Z]{2,})s\b", query):
+        t, one = caps.lower() + "s", caps.lower()
+        if t in terms and t not in out and store.any_match(fts_query([one], "AND")):
+            out[t] = [one]
     rest = [t for t in terms if t not in out]
     if rest:
         out.update(near_forms(store, rest, query, names))
@@ -106,20 +111,30 @@ def _in_order(short: str, word: str) -> bool:
     return all(ch in rest for ch in short)
 
 
+SCRIPT_SAMPLE = 5000  # words counted per script: enough to tell which one a memory mostly writes
+
+
 def unwritten_share(store: Store, weights: dict[str, float]) -> float:
-    """The share of the query's words written in a script this memory never writes: CJK words
-    (none of them held here) asked of a memory whose index holds no CJK word at all, as a
-    Chinese question of English notes. Such words could not be here in any form, so their
-    absence says nothing of whether the answer is (_absence). 0.0 when the memory writes CJK,
-    or holds one of them. One row of the vocabulary read, and only for such a query."""
+    """The share of the query's words that are absent here and written in a script this memory
+    does not mostly write: a Chinese question of English notes, an English one of Chinese notes.
+    Such words could not be here in any form, so their absence says nothing of whether the
+    answer is (_absence). A memory's script is the one most of its index's words are written
+    in (CJK against letters below U+0250, counted up to SCRIPT_SAMPLE words each): a Chinese
+    memory holds a few Latin names and weekdays, an English one may hold a Chinese note, and
+    neither makes the other script its own. 0.0 when fewer than half the query's words are
+    such; the vocabulary is counted only for a query that has that many (once per index)."""
     cjk = [t for t in weights if has_cjk(t)]
-    if not cjk or any(weights[t] < 1.0 for t in cjk):
+    letters = [t for t in weights if t.isalpha() and not has_cjk(t)]
+    asks_cjk = len(cjk) > len(letters)
+    absent = [t for t in (cjk if asks_cjk else letters) if weights[t] >= 1.0]
+    if not absent or 2 * len(absent) < len(weights):
         return 0.0
     try:
-        writes = store.memo("writes cjk", lambda: bool(store.words_between("\u1100", "\U0010ffff", limit=1)))
+        writes_cjk = store.memo("writes mostly cjk", lambda: store.count_words("\u1100", "\U0010ffff", SCRIPT_SAMPLE)
+                                > store.count_words("a", "\u0250", SCRIPT_SAMPLE))
     except OperationalError:  # no fts5vocab: cannot tell, the words count as written
         return 0.0
-    return 0.0 if writes else round(len(cjk) / len(weights), 4)
+    return 0.0 if writes_cjk == asks_cjk else round(len(absent) / len(weights), 4)
 
 
 class Vocabulary:
@@ -270,6 +285,11 @@ def near_forms(store: Store, terms: list[str], query: str = "", names: set[str] 
                 # (repsint: repainted), into a word of 5+ letters (fjord is not a slip of "for")
                 found = [f for f in vocab.within(t, 1, [f for f in word_forms(t) if f.startswith(t) and len(f) > len(t)])
                          if len(f[2]) >= 5]
+                if not found and len(t) >= 7:  # a slip in an inflection this memory writes in another
+                    from rapidfuzz.distance import OSA
+
+                    found = sorted((1, -vocab.count[w], w) for w in vocab.starting(t[:-3])  # (sneezung: sneezing, held as sneeze)
+                                   if len(w) >= 5 and any(OSA.distance(t, f, score_cutoff=1) <= 1 for f in word_forms(w)))
                 if found:
                     out[t] = [w for _, _, w in found[:NEAR_FORMS]]
     except OperationalError:  # no fts5vocab: words match as written

@@ -5,6 +5,7 @@ absence."""
 from __future__ import annotations
 
 import math
+import re
 
 TYPE_CHECKING = False  # typing's constant without importing typing: a search never needs it (~3 ms)
 if TYPE_CHECKING:
@@ -12,7 +13,7 @@ if TYPE_CHECKING:
 
 from . import ranking
 from ..index.store import SMALL_MEMORY, OperationalError, Store
-from ..text import is_cjk, mmr_tokens, normalize
+from ..text import is_cjk, mmr_tokens, normalize, query_terms
 from .options import Candidate, Options
 from . import candidates
 from .candidates import named_terms, speakers
@@ -460,11 +461,21 @@ def _absence(evidence: dict, strong: float, absent_share: float, weak: float) ->
     # a word missing says "someone else's" only where the memory speaks the question's language:
     # uses most of its words (a question in another language, or of another vocabulary, lacks
     # most of them whoever's memory it asks) and the vectors do not lead
+    # Two short words it never uses say so too: a memory uses nearly every 3-letter word of its
+    # own language (they are its commonest), so "ich", "wie", "dem" missing mean a German
+    # question of English notes, and its capitalised nouns are no names (no English question
+    # of LongMemEval, asked of its own history or another, has two)
     foreign = evidence.get("topicAbsentShare", evidence["absentShare"])
-    if foreign > 0.5 or (close and foreign >= 0.5):
+    if foreign > 0.5 or (close and foreign >= 0.5) or len(evidence.get("shortAbsent", ())) >= 2:
         return _identifiers_absent(evidence)
-    missing = evidence.get("formsChecked", True) and evidence["absentTerms"] and not small
-    absent = ", ".join(repr(t) for t in evidence["absentTerms"][:3])
+    # Nor a word said only in a remark (a sentence ending in "." or "!": "I want to make it
+    # special."), which says what its writer thinks, not what the memory should hold: only the
+    # words of a question, or of a search, are its topic (MADial's last lines asked of their own
+    # memory: flagged 23 % on a remark's word, asked of someone else's history 23 %, no
+    # separation; bench/results/abstention.md, 2026-11-29)
+    asked = [t for t in evidence["absentTerms"] if t not in evidence.get("remarkedOnly", ())]
+    missing = evidence.get("formsChecked", True) and asked and not small
+    absent = ", ".join(repr(t) for t in asked[:3])
     # a question (not a pasted conversation) turning on a word this memory never uses in any
     # form is flagged whatever the other words find: a strong hit on them does not supply the
     # missing one. Not for a pasted conversation, which names many things in passing (below),
@@ -564,6 +575,23 @@ def present_coverage(weights: dict[str, float], absent: list[str], cands: list[C
     return round(max((passage_coverage(present, c.row[4], words)[0] for c in cands), default=0.0), 4)
 
 
+# a sentence: up to its end mark where the next one starts with a capital ("Dr. Smith" splits
+# there, "dept. approved" does not), or the rest of the text
+SENTENCE = re.compile(r".*?(?:[.!?]+(?=\s+[A-ZÀ-ÖØ-Þ]|\s*$)|[。！？]+|$)", re.S)
+
+
+def remarked(query: str) -> set[str]:
+    """The query's words said only in its remarks (sentences ending in "." or "!"), in none of
+    its questions (ending in "?") nor its search words (no end mark): "Really? I used to paint
+    for her." remarks "used", "paint"; "Which sealant? This was in May 2023." asks "sealant"."""
+    said: set[str] = set()
+    asked: set[str] = set()
+    for sentence in SENTENCE.findall(query):
+        if sentence.strip():
+            (said if sentence.rstrip()[-1:] in ".!。！" else asked).update(query_terms(sentence))
+    return said - asked
+
+
 def weak_absence(term: str) -> bool:
     """Whether a word's absence from this memory says little of whether it holds the answer:
     an everyday word (or one slip from one), or a word of the asking (everyday.is_asking)."""
@@ -602,11 +630,16 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
         "formsChecked": checked,
         "namedAbsent": [t for t in named_terms(query) if t in absent and not is_calendar(t)],
         "identifiersAbsent": [t for t in candidates.exact_tokens(query) if t in absent],
+        # 3-letter words of letters, not names nor everyday words, this memory never uses (_absence)
+        "shortAbsent": [t for t in absent if len(t) == 3 and t.isalpha() and not is_cjk(t[0])
+                        and not weak_absence(t) and t not in named_terms(query)],
         "speakersAbsent": [t for t in who if t in absent],
         # names held only in a near spelling: a typo of someone here, or someone else
         "nearNames": {t: fs for t, fs in (near or {}).items()},
         "speakersNear": [t for t in who if t in (near or {})],
         "dialogue": bool(who),
+        # the missing topic words said only in a remark, not asked about (remarked: _absence)
+        "remarkedOnly": sorted(remarked(query) & {t for t in absent if not weak_absence(t)}),
         # counted, not weighed: a word common here weighs little, and the few a query shares
         # with this memory are what says it may hold the answer
         "absentShare": round(len(absent) / len(weights), 4) if weights else 0.0,
