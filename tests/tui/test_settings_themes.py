@@ -105,6 +105,25 @@ async def test_blinking_cursor_setting_reaches_every_input_and_editor(ws, make_a
         assert fields == dict.fromkeys(fields, blink)
 
 
+@pytest.mark.parametrize("blink", [False, True])
+async def test_blinking_cursor_setting_reaches_the_promote_edit_dialog(ws, make_app, blink):
+    """ui.blinkingCursor holds in the editor F10 then e opens (it blinked whatever the setting,
+    and a snapshot of it caught the cursor on or off by chance)."""
+    from textual.widgets import TextArea
+    from tuikit import seed_recalls, settle
+
+    seed_recalls(ws)
+    app = make_app(ws, blinkingCursor=blink)
+    async with app.run_test(size=(110, 32)) as pilot:
+        await settle(pilot)
+        await pilot.press("f10")
+        await settle(pilot)
+        await pilot.press("e")
+        await settle(pilot)
+        assert type(app.screen).__name__ == "EditScreen"
+        assert app.screen.query_one(TextArea).cursor_blink is blink
+
+
 def test_bad_ui_setting_stops_the_app_with_one_line_and_exit_2(ws, home_dirs):
     from helpers import run_cli
 

@@ -115,6 +115,7 @@ class EditScreen(ModalScreen):
 
     def on_mount(self) -> None:
         area = self.query_one(TextArea)
+        area.cursor_blink = self.app.settings.blinkingCursor  # ui.blinkingCursor holds here too
         area.move_cursor(area.document.end)  # ready to add a word of context at the end
         area.focus()
 
