@@ -231,6 +231,8 @@ def test_a_question_with_a_word_this_memory_never_uses_is_flagged_unless_a_stron
     assert abstain_reason({**ev, "remarkedOnly": ["sealant"]}) is None
     assert abstain_reason({**ev, "remarkedOnly": ["sealant"], "best": 0.1}) is None
     assert verdict({**ev, "remarkedOnly": ["sealant"], "namedAbsent": ["sealant"]})["kind"] == "named"  # a name still says so
+    # a pasted conversation is all remarks: its own rule weighs them (a missing word, no fair hit)
+    assert verdict({**ev, "remarkedOnly": ["sealant"], "dialogue": True, "best": 0.1})["kind"] == "missing"
 
 
 def test_a_word_said_only_in_a_remark_does_not_flag_the_list(keyword):

@@ -472,8 +472,10 @@ def _absence(evidence: dict, strong: float, absent_share: float, weak: float) ->
     # special."), which says what its writer thinks, not what the memory should hold: only the
     # words of a question, or of a search, are its topic (MADial's last lines asked of their own
     # memory: flagged 23 % on a remark's word, asked of someone else's history 23 %, no
-    # separation; bench/results/abstention.md, 2026-11-29)
-    asked = [t for t in evidence["absentTerms"] if t not in evidence.get("remarkedOnly", ())]
+    # separation; bench/results/abstention.md, 2026-11-29). A pasted conversation is all
+    # remarks, and its own rule below weighs its words as what it is about.
+    remarks = () if evidence.get("dialogue") else evidence.get("remarkedOnly", ())
+    asked = [t for t in evidence["absentTerms"] if t not in remarks]
     missing = evidence.get("formsChecked", True) and asked and not small
     absent = ", ".join(repr(t) for t in asked[:3])
     # a question (not a pasted conversation) turning on a word this memory never uses in any
