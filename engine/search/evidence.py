@@ -626,28 +626,28 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
     # a year or a count is no topic word: notes write dates and counts in many ways (2022-06-03)
     absent = [t for t, w in weights.items() if w >= 1.0 and t not in forms and not fragment(t)
               and not (t.isdigit() and len(t) < candidates.LONG_NUMBER)] if n_docs else []
+    topic = [t for t in absent if not weak_absence(t)]  # each word judged once (near_everyday runs an edit distance)
     out: dict[str, Any] = {
         "candidates": len(cands),
         # one rare name held is not a strong hit when the query names another this memory lacks
         "best": round(max((c.parts["confidence"]["words"] for c in cands), default=0.0), 4),
         # the missing words that say absent: topic words, not the everyday ones terse notes never use
         # (nor words of the asking: is_asking, or a slip of an everyday word)
-        "absentTerms": [t for t in absent if not weak_absence(t)],
-        "absentEveryday": [t for t in absent if weak_absence(t)],
+        "absentTerms": topic,
+        "absentEveryday": [t for t in absent if t not in topic],
         "otherForms": forms,  # absent as asked, used here in another form: not evidence of absence
         "formsChecked": checked,
         "namedAbsent": [t for t in named_terms(query) if t in absent and not is_calendar(t)],
         "identifiersAbsent": [t for t in candidates.exact_tokens(query) if t in absent],
         # 3-letter words of letters, not names nor everyday words, this memory never uses (_absence)
-        "shortAbsent": [t for t in absent if len(t) == 3 and t.isalpha() and not is_cjk(t[0])
-                        and not weak_absence(t) and t not in named_terms(query)],
+        "shortAbsent": [t for t in topic if len(t) == 3 and t.isalpha() and not is_cjk(t[0]) and t not in named_terms(query)],
         "speakersAbsent": [t for t in who if t in absent],
         # names held only in a near spelling: a typo of someone here, or someone else
         "nearNames": {t: fs for t, fs in (near or {}).items()},
         "speakersNear": [t for t in who if t in (near or {})],
         "dialogue": bool(who),
         # the missing topic words said only in a remark, not asked about (remarked: _absence)
-        "remarkedOnly": sorted(remarked(query) & {t for t in absent if not weak_absence(t)}),
+        "remarkedOnly": sorted(remarked(query).intersection(topic)),
         # counted, not weighed: a word common here weighs little, and the few a query shares
         # with this memory are what says it may hold the answer
         "absentShare": round(len(absent) / len(weights), 4) if weights else 0.0,
