@@ -37,7 +37,11 @@ with nothing to abbreviate are left out); `:cross`, each MADial dialogue asked o
 language's archive (the two hold the same memories translated, file for file and line for line,
 so the gold carries over): a question in another language than the memory's, with no
 translation written here; `:german`, each LongMemEval question in German (bench/german.tsv,
-translated from the question alone), asked of the English histories. Modifiers chain: longmemeval_s30:named:typo.
+translated from the question alone), asked of the English histories, and `:chinese` the same
+in Chinese (bench/chinese.tsv); `:written`, new questions about LongMemEval's histories
+(bench/written.tsv: two user turns drawn at random from each history, seeded, and a question
+about each written by someone who saw only that turn, not the search's rules), each asked of
+its own history and the others. Modifiers chain: longmemeval_s30:named:typo.
 """
 
 from __future__ import annotations
@@ -71,6 +75,8 @@ VARIANTS = ["madial_zh:last", "madial_en:last", "longmemeval_s30:paraphrase", "l
 PARAPHRASES = Path(__file__).resolve().parent / "paraphrases.tsv"
 THIRD_PERSON = Path(__file__).resolve().parent / "third_person.tsv"
 GERMAN = Path(__file__).resolve().parent / "german.tsv"
+CHINESE = Path(__file__).resolve().parent / "chinese.tsv"
+WRITTEN = Path(__file__).resolve().parent / "written.tsv"
 # one per LongMemEval history, in the order of its folder names; none occurs in more than one
 # history's text, most in none
 NAMES = """Melanie Dorothea Leopold Ingrid Rosalind Henrietta Cornelius Ignatius Bartholomew Winifred
@@ -172,14 +178,20 @@ def load(s: str) -> list[dict]:
     for m in mods(s):
         if m == "last":
             queries = [{**q, "query": q["query_short"]} for q in queries]
-        elif m in ("paraphrase", "german"):
-            said = tsv(PARAPHRASES if m == "paraphrase" else GERMAN)
+        elif m in ("paraphrase", "german", "chinese"):
+            said = tsv({"paraphrase": PARAPHRASES, "german": GERMAN, "chinese": CHINESE}[m])
             queries = [{**q, "query": said[q["query_id"]]} for q in queries if q["query_id"] in said]
         elif m in ("named", "two"):
             said, names = tsv(THIRD_PERSON), user_names()
             nick = "nick" in mods(s)
             queries = [{**q, "query": said[q["query_id"]].replace("{name}", V.nickname(names[q["workspace"]]) if nick else names[q["workspace"]])}
                        for q in queries if q["query_id"] in said]
+        elif m == "written":  # new questions, each about one user turn of a history (its gold)
+            when = {q["workspace"]: {k: q[k] for k in ("now", "today") if k in q} for q in queries}
+            rows = [x.split("\t") for x in WRITTEN.read_text(encoding="utf-8").splitlines() if x.strip() and not x.startswith("#")]
+            queries = [{"query_id": qid, "workspace": ws, "query": text, **when[ws],
+                        "gold": [{"id": qid, "path": path, "startLine": int(lo), "endLine": int(hi)}]}
+                       for qid, ws, path, lo, hi, text in rows]
         elif m == "nick":
             pass  # with named/two, above
         elif m == "cross":
@@ -196,7 +208,7 @@ def load(s: str) -> list[dict]:
         elif m == "abbrev":
             queries = [{**q, "query": t} for q in queries if (t := abbreviate(q["query"])) is not None]
         else:
-            raise SystemExit(f"--sets: unknown variant {m!r} in {s!r} (last, paraphrase, german, named, two, nick, typo, asis, abbrev, meta, slip, slip2, year, cross)")
+            raise SystemExit(f"--sets: unknown variant {m!r} in {s!r} (last, paraphrase, german, chinese, written, named, two, nick, typo, asis, abbrev, meta, slip, slip2, year, cross)")
     return queries
 
 

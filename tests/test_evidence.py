@@ -417,6 +417,21 @@ def test_a_question_in_a_script_this_memory_never_writes_is_not_called_absent(ke
     assert english["evidence"]["unwrittenShare"] >= 0.8 and english["absent"] is None, english["evidence"]
 
 
+def test_keyword_only_says_a_question_in_another_script_cannot_match_not_that_it_is_absent(keyword):
+    """A question in Chinese of English notes, keyword-only (no model): no word of it can match,
+    so the list is empty whatever the notes hold. The reply does not say "probably not in this
+    memory" (an agent told so says it does not remember); `hidden.reason` says why nothing
+    matched and to search again in the memory's language, and the CLI prints that line."""
+    res = keyword.search("我家屋顶修理的报价是多少？")
+    assert res["results"] == [] and res["absent"] is None, res["absent"]
+    why = res["hidden"]["reason"]
+    assert "Chinese" in why and "Latin letters" in why and "search again in the memory's language" in why
+    assert "Nothing shown: the query is written in Chinese" in format_results(res, query="屋顶")
+    # words of this memory's script that no passage holds are another matter: that is a verdict
+    en = keyword.search("quantum chromodynamics lattice gauge theory")
+    assert en["absent"] and "script" not in en["hidden"].get("reason", "")
+
+
 def test_a_threshold_someone_sets_hides_every_hit_below_it(notes, make_engine):
     eng = make_engine({"query.minScore": 0.5})
     list(eng.index())

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 from . import ranking
 from ..index.store import SMALL_MEMORY, OperationalError, Store
-from ..text import is_cjk, mmr_tokens, normalize, query_terms
+from ..text import has_cjk, is_cjk, mmr_tokens, normalize, query_terms
 from .options import Candidate, Options
 from . import candidates
 from .candidates import named_terms, speakers
@@ -210,7 +210,20 @@ def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs
                                    "bestScore": round(max(h.score for h in hidden), 4) if hidden else None}
     if absent and absent["emptied"] and not opts.min_score_explicit and not opts.show_hidden:
         hidden_info["reason"] = absent["reason"]
+    elif not cands and evidence["unwrittenShare"] >= 0.5:
+        hidden_info["reason"] = script_barrier(query)
     return shown[: opts.max_results], hidden_info, evidence
+
+
+def script_barrier(query: str) -> str:
+    """Why a query in a script this memory does not write finds nothing by its words: not that
+    the answer is absent (keyword-only search of Chinese notes in English finds nothing
+    whatever they hold), and what to do about it."""
+    theirs, ours = ("Chinese, Japanese or Korean characters", "Latin letters") if has_cjk(query) else \
+        ("Latin letters", "Chinese, Japanese or Korean characters")
+    return (f"the query is written in {theirs} and this memory in {ours}, so no word of it can match; "
+            "this says nothing of what the memory holds: search again in the memory's language "
+            "(or index with a multilingual embedding model, which matches across languages)")
 
 
 HIGH = ranking.band_floor("high")
@@ -446,15 +459,16 @@ def _absence(evidence: dict, strong: float, absent_share: float, weak: float) ->
     # be another language's (a German question of English notes). Not in a few notes, where
     # the best of a handful of cosines stands above chance for any question at all
     close = evidence.get("vectors") and evidence.get("bestVector", 0.0) >= weak and not small
-    if not evidence["candidates"]:
-        return "none", "no passage holds any query word"
     # a question mostly in a script this memory never writes (Chinese asked of English notes):
     # its words could not be here in any form, so their absence says nothing (on MADial's
     # dialogues asked of the other language's archive, which holds their answers, this verdict
     # flagged 98 %; nor do the vectors' own statistics separate them from someone else's
-    # history: bench/results/abstention.md). Only an identifier it names that is absent says so
+    # history: bench/results/abstention.md). Only an identifier it names that is absent says so.
+    # Keyword-only finds no passage then, and says why instead (script_barrier), not "not here"
     if evidence.get("unwrittenShare", 0.0) >= 0.5:
         return _identifiers_absent(evidence)
+    if not evidence["candidates"]:
+        return "none", "no passage holds any query word"
     if evidence["absentShare"] >= (1.0 if small else absent_share) and not close:
         some = "none" if evidence["absentShare"] >= 1.0 else "almost none"
         lacking = evidence["absentTerms"] + evidence.get("absentEveryday", [])
