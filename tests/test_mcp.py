@@ -53,13 +53,16 @@ async def call(client: Client, name: str, args: dict) -> dict:
     return payload
 
 
-async def search_when_indexed(client: Client, query: str) -> dict:
+async def search_when_indexed(client: Client, query: str, *, whole: bool = False, private: bool = False) -> dict:
     """The server's first sync builds the index; until then memory_search says there is none,
-    and while it runs the index may not hold the file yet (a partial, stale answer)."""
+    and while it runs the index may not hold the file yet (a partial, stale answer). `whole`:
+    wait until the first sync is done (the reply not stale), not only for a first hit;
+    `private`: the polling searches are not recorded as recalls."""
     end = time.monotonic() + 30
     while True:
-        got = await call(client, "memory_search", {"query": query})
-        if (not got.get("disabled") and got["results"]) or time.monotonic() > end:
+        got = await call(client, "memory_search", {"query": query, **({"private": True} if private else {})})
+        ready = not got.get("disabled") and got["results"] and (not whole or got.get("stale") is False)
+        if ready or time.monotonic() > end:
             return got
         await anyio.sleep(0.2)
 
@@ -266,14 +269,9 @@ def test_promotion_over_mcp_and_private_searches(notes, make_engine):
 
     async def main():
         async with stdio(notes) as client:
-            # the whole index first (private: not recorded): a recall made while the first sync
-            # runs scores against a partial index, and the candidate's score sits near the gate
-            end = time.monotonic() + 30
-            while time.monotonic() < end:
-                got = await call(client, "memory_search", {"query": "Postgres billing", "private": True})
-                if not got.get("disabled") and got["results"] and got.get("stale") is False:
-                    break
-                await anyio.sleep(0.2)
+            # the whole index first, polled privately: a recall made while the first sync runs
+            # scores against a partial index, and the candidate's score sits near the gate
+            await search_when_indexed(client, "Postgres billing", whole=True, private=True)
             await call(client, "memory_search", {"query": "Postgres billing"})
             eng = make_engine()
             assert [r.path for r in recall.recalls(eng.cfg)] == [log]

@@ -210,9 +210,15 @@ def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs
                                    "bestScore": round(max(h.score for h in hidden), 4) if hidden else None}
     if absent and absent["emptied"] and not opts.min_score_explicit and not opts.show_hidden:
         hidden_info["reason"] = absent["reason"]
-    elif not cands and evidence["unwrittenShare"] >= 0.5:
+    elif not cands and in_unwritten_script(evidence):
         hidden_info["reason"] = script_barrier(query)
     return shown[: opts.max_results], hidden_info, evidence
+
+
+def in_unwritten_script(evidence: dict) -> bool:
+    """Whether most of the query is written in a script this memory does not write
+    (candidates.unwritten_share): its words say nothing of what the memory holds."""
+    return evidence.get("unwrittenShare", 0.0) >= 0.5
 
 
 def script_barrier(query: str) -> str:
@@ -465,7 +471,7 @@ def _absence(evidence: dict, strong: float, absent_share: float, weak: float) ->
     # flagged 98 %; nor do the vectors' own statistics separate them from someone else's
     # history: bench/results/abstention.md). Only an identifier it names that is absent says so.
     # Keyword-only finds no passage then, and says why instead (script_barrier), not "not here"
-    if evidence.get("unwrittenShare", 0.0) >= 0.5:
+    if in_unwritten_script(evidence):
         return _identifiers_absent(evidence)
     if not evidence["candidates"]:
         return "none", "no passage holds any query word"
