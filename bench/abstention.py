@@ -39,9 +39,10 @@ so the gold carries over): a question in another language than the memory's, wit
 translation written here; `:german`, each LongMemEval question in German (bench/german.tsv,
 translated from the question alone), asked of the English histories, and `:chinese` the same
 in Chinese (bench/chinese.tsv); `:written`, new questions about LongMemEval's histories
-(bench/written.tsv: two user turns drawn at random from each history, seeded, and a question
-about each written by someone who saw only that turn, not the search's rules), each asked of
-its own history and the others. Modifiers chain: longmemeval_s30:named:typo.
+(bench/written/longmemeval_s30.tsv: two user turns drawn at random from each history, seeded,
+and a question about each written by someone who saw only that turn, not the search's rules)
+and MADial's archives (bench/written/madial_en.tsv, madial_zh.tsv: 40 memory lines each, drawn
+by bench/written_draw.py), each asked of its own memory and the others. Modifiers chain: longmemeval_s30:named:typo.
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ PARAPHRASES = Path(__file__).resolve().parent / "paraphrases.tsv"
 THIRD_PERSON = Path(__file__).resolve().parent / "third_person.tsv"
 GERMAN = Path(__file__).resolve().parent / "german.tsv"
 CHINESE = Path(__file__).resolve().parent / "chinese.tsv"
-WRITTEN = Path(__file__).resolve().parent / "written.tsv"
+WRITTEN = Path(__file__).resolve().parent / "written"  # <set>.tsv: new questions, each about one passage (its gold)
 # one per LongMemEval history, in the order of its folder names; none occurs in more than one
 # history's text, most in none
 NAMES = """Melanie Dorothea Leopold Ingrid Rosalind Henrietta Cornelius Ignatius Bartholomew Winifred
@@ -186,9 +187,12 @@ def load(s: str) -> list[dict]:
             nick = "nick" in mods(s)
             queries = [{**q, "query": said[q["query_id"]].replace("{name}", V.nickname(names[q["workspace"]]) if nick else names[q["workspace"]])}
                        for q in queries if q["query_id"] in said]
-        elif m == "written":  # new questions, each about one user turn of a history (its gold)
+        elif m == "written":  # new questions, each about one passage (its gold)
             when = {q["workspace"]: {k: q[k] for k in ("now", "today") if k in q} for q in queries}
-            rows = [x.split("\t") for x in WRITTEN.read_text(encoding="utf-8").splitlines() if x.strip() and not x.startswith("#")]
+            source = WRITTEN / f"{base_set(s)}.tsv"
+            if not source.exists():
+                raise SystemExit(f"--sets {s}: no {source} (written questions exist for: {', '.join(sorted(x.stem for x in WRITTEN.glob('*.tsv')))})")
+            rows = [x.split("\t") for x in source.read_text(encoding="utf-8").splitlines() if x.strip() and not x.startswith("#")]
             queries = [{"query_id": qid, "workspace": ws, "query": text, **when[ws],
                         "gold": [{"id": qid, "path": path, "startLine": int(lo), "endLine": int(hi)}]}
                        for qid, ws, path, lo, hi, text in rows]
