@@ -21,7 +21,7 @@ from .options import (
 from .candidates import (
     fts_query, OR_POSTINGS, doc_freqs, selective_terms, keyword_candidates, ranked_matches,
     strict_can_match, date_filtered_ids, load_rows, EXACT_MAX_CHUNKS, exact_tokens, exact_hits,
-    TITLES, named_terms, ROLES, speakers, vocabulary_forms, held_forms, unwritten_share,
+    TITLES, named_terms, ROLES, speakers, vocabulary_forms, held_forms, unwritten_share, vocabulary_size, BROAD_VOCABULARY,
 )
 from .vectors import (
     VectorSide, vector_standing, vector_candidates, SPLIT_ROWS, two_cores, Product, matvec,
@@ -130,8 +130,10 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
         forms = {t: fs[0] for t, fs in found_forms.items()}
         near = {t: found_forms[t] for t in names}
     unwritten = unwritten_share(store, weights) if n_docs else 0.0
+    # counted only when a word is missing, the one case it decides (evidence._absence)
+    size = vocabulary_size(store) if any(w >= 1.0 for w in weights.values()) else BROAD_VOCABULARY
     shown, hidden_info, evidence = select(cands, query, weights, n_docs, exact, opts, mode, forms=forms, aliases=aliases, near=near,
-                                          unwritten=unwritten)
+                                          unwritten=unwritten, vocabulary=size)
     results = [render(c, focus, opts) for c in shown]
     return {
         "results": results,

@@ -111,6 +111,25 @@ def _in_order(short: str, word: str) -> bool:
     return all(ch in rest for ch in short)
 
 
+BROAD_VOCABULARY = 5000  # distinct words: a memory that uses fewer lacks most ordinary words (vocabulary_size)
+
+
+def vocabulary_size(store: Store) -> int:
+    """How many distinct words this index holds, counted up to BROAD_VOCABULARY (once per
+    index generation). A word a question asks about that a memory never uses says "someone
+    else's" only where the memory speaks broadly: a few hundred notes use a few hundred words,
+    so the question's "present" is missing where they say "gift", "contest" where they say
+    "competition". Where that verdict was measured to hold, LongMemEval's chat histories use
+    6,800-7,800 words; MADial's archive of 160 notes uses 784, and new questions about it,
+    written without the rules, were flagged .23 on such words (bench/results/abstention.md).
+    Any line from 800 to 6,700 splits the two alike: it is set under the smallest memory
+    measured to hold, not fitted between them. Unknown (no fts5vocab): BROAD_VOCABULARY."""
+    try:
+        return store.memo("vocabulary size", lambda: store.count_words("a", "\U0010ffff", BROAD_VOCABULARY))
+    except OperationalError:
+        return BROAD_VOCABULARY
+
+
 SCRIPT_SAMPLE = 5000  # words counted per script: enough to tell which one a memory mostly writes
 
 

@@ -167,7 +167,8 @@ def confidence(cands: list[Candidate], weights: dict[str, float], n_docs: int, e
 def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs: int, exact: dict[int, dict],
            opts: Options, mode: str, merge: Callable[[list[Candidate], int], list[Candidate]] | None = None,
            forms: dict[str, str] | None = None, aliases: dict[str, str] | None = None,
-           near: dict[str, list[str]] | None = None, unwritten: float = 0.0) -> tuple[list[Candidate], dict[str, Any], dict]:
+           near: dict[str, list[str]] | None = None, unwritten: float = 0.0,
+           vocabulary: int = candidates.BROAD_VOCABULARY) -> tuple[list[Candidate], dict[str, Any], dict]:
     """From scored candidates to what is shown, in order: each hit's own evidence, fusion,
     decay, pinned identifiers, overlap merging (`merge`, default merge_overlapping), MMR, then
     the list stands or falls on the query's evidence. (shown, hidden info, evidence).
@@ -175,7 +176,8 @@ def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs
     the caller cannot look them up (then a missing word alone never empties the list).
     `aliases`: {another form this index holds: the query term it stands for}.
     `near`: {a name of the query this index holds only in a near spelling: those spellings}.
-    `unwritten`: the share of the query's words in a script this memory never writes (unwritten_share)."""
+    `unwritten`: the share of the query's words in a script this memory never writes (unwritten_share).
+    `vocabulary`: how many distinct words this memory uses, up to BROAD_VOCABULARY (vocabulary_size)."""
     confidence(cands, weights, n_docs, exact, aliases)
     fuse(cands, opts, mode)
     if opts.decay:
@@ -194,7 +196,7 @@ def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs
     if mode != "keyword":
         rare_words_over_vectors_alone(cands, weights, n_docs)
     no_evidence_last_first(cands, exact)
-    evidence = query_evidence(query, weights, n_docs, cands, forms, near, unwritten)
+    evidence = query_evidence(query, weights, n_docs, cands, forms, near, unwritten, vocabulary)
     trust_high(cands, evidence, mode != "keyword", exact)
     in_score_order(cands, mode == "keyword")
     absent = evidence.get("absent")
@@ -497,7 +499,10 @@ def _absence(evidence: dict, strong: float, absent_share: float, weak: float) ->
     # remarks, and its own rule below weighs its words as what it is about.
     remarks = () if evidence.get("dialogue") else evidence.get("remarkedOnly", ())
     asked = [t for t in evidence["absentTerms"] if t not in remarks]
-    missing = evidence.get("formsChecked", True) and asked and not small
+    # and only where the memory speaks broadly: a memory of a few hundred words lacks most
+    # ordinary words, so the question's word is mostly one it says otherwise (vocabulary_size)
+    broad = evidence.get("vocabulary", candidates.BROAD_VOCABULARY) >= candidates.BROAD_VOCABULARY
+    missing = evidence.get("formsChecked", True) and asked and not small and broad
     absent = ", ".join(repr(t) for t in asked[:3])
     # a question (not a pasted conversation) turning on a word this memory never uses in any
     # form is flagged whatever the other words find: a strong hit on them does not supply the
@@ -634,7 +639,8 @@ def fragment(term: str) -> bool:
 
 
 def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: list[Candidate],
-                   forms: dict[str, str] | None = None, near: dict[str, list[str]] | None = None, unwritten: float = 0.0) -> dict:
+                   forms: dict[str, str] | None = None, near: dict[str, list[str]] | None = None, unwritten: float = 0.0,
+                   vocabulary: int = candidates.BROAD_VOCABULARY) -> dict:
     """Whether this memory holds the answer at all, from evidence that means the same in any
     workspace. A question about someone else's history names someone or something that never
     occurs here far more often than an answerable one does; a weak best hit alone is not such
@@ -678,6 +684,9 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
         if weights else 0.0,
         # the share of its words in a script this memory never writes: another language (_absence)
         "unwrittenShare": unwritten,
+        # how many distinct words this memory uses (up to BROAD_VOCABULARY): few, and a word it
+        # never uses is mostly an ordinary one said otherwise here (_absence)
+        "vocabulary": vocabulary,
         "weights": {t: round(w, 4) for t, w in weights.items()},
         "named": named_terms(query),
         "nDocs": n_docs,
