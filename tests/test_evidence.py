@@ -1075,6 +1075,32 @@ def test_near_forms_and_words_of_the_asking_never_say_absent(workspace, make_eng
     assert topic["absent"] and "'sealant'" in topic["absent"]["reason"]
 
 
+def test_a_word_capitalised_now_and_then_is_no_near_spelling_of_a_name(workspace, make_engine):
+    """A conversation Bart pasted, asked of someone else's notes on art and bars that once name
+    a book ("The Art of War") and once start a line with "Art": "art" is a word here, written
+    mostly without its capital, not a near spelling of Bart. So the list is emptied, "this
+    memory never mentions 'bart', who speaks in the query" (it was shown unflagged: Bart held
+    as "Art"; MADial's dialogues asked of LongMemEval's histories found "art", "bar", "list"
+    for Bart and Lisa so, issue 42). Once the notes name a Bert, always with his capital, a
+    slip of the ear or the keyboard may mean him: shown, not emptied."""
+    write(workspace / "memory" / "2026-05-01.md",
+          "- Finished reading The Art of War on the train.\n- Art class on Tuesday: clay.\n")
+    for i in range(12):
+        write(workspace / "memory" / f"2026-05-{i + 2:02d}.md", f"- Visited the art museum {i}, then a bar by the river.\n")
+    filler(workspace, "art")
+    pasted = "Bart: I made a clay pot at school today!\nAssistant: That sounds wonderful, what colour is it?\nBart: Blue, like the river."
+    eng = make_engine()
+    eng.run_index()
+    res = eng.search(pasted, explain=True)
+    assert res["evidence"]["speakersAbsent"] == ["bart"] and res["results"] == []
+    assert res["hidden"]["reason"] == "this memory never mentions 'bart', who speaks in the query"
+    write(workspace / "memory" / "2026-06-01.md", "- Bert fixed the clay oven.\n- Met Bert and Anna at the river.\n")
+    eng = make_engine()
+    eng.run_index()
+    res = eng.search(pasted, explain=True)
+    assert res["evidence"]["speakersNear"] == ["bart"] and res["results"] and res["absent"] is None
+
+
 def test_words_of_the_asking_and_slips_of_everyday_words():
     from clawmem.engine.search.everyday import is_asking, near_everyday
     assert all(is_asking(w) for w in ["inferred", "regarding", "according", "discussing", "recently"])

@@ -234,11 +234,18 @@ NAME_CHECKS = 16  # near forms of a name checked for being a name here, closest 
 
 
 def _written_as_name(store: Store, term: str, passages: int = 20) -> bool:
-    """Whether some passage of the index writes `term` as a name (named_terms: capitalised
-    inside a sentence; or a speaker's label opening a line): a name's near form must be a name here too, or "Bart" would find
-    "bar", "part" and "cart" in anyone's memory."""
+    """Whether this index writes `term` as a name: some passage names it (named_terms:
+    capitalised inside a sentence; or a speaker's label opening a line), and most of its
+    occurrences are capitalised. A name's near form must be a name here too, or "Bart" would
+    find "bar", "part" and "cart" in anyone's memory; and a word a long memory capitalises
+    now and then ("The Art of War", "**List:**", "Bright Eyes") is still a word: a name is
+    written with its capital wherever it stands, a word mostly without."""
     label = re.compile(rf"(?m)^[\s>*-]*{re.escape(term[:1].upper() + term[1:])}\**\s*[:：]")  # "- **Melanie:** ..."
-    return any(term in named_terms(text) or label.search(text) for text in store.matching_texts(fts_query([term], "AND"), passages))
+    texts = store.matching_texts(fts_query([term], "AND"), passages)
+    if not any(term in named_terms(text) or label.search(text) for text in texts):
+        return False
+    said = [m.group()[0] for text in texts for m in re.finditer(rf"(?<!\w){re.escape(term)}(?!\w)", text, re.I)]
+    return 2 * sum(ch.isupper() for ch in said) > len(said)
 
 
 def max_edits(term: str) -> int:
