@@ -1101,6 +1101,23 @@ def test_a_word_capitalised_now_and_then_is_no_near_spelling_of_a_name(workspace
     assert res["evidence"]["speakersNear"] == ["bart"] and res["results"] and res["absent"] is None
 
 
+def test_a_name_the_memory_lacks_does_not_make_a_question_another_language(workspace, make_engine):
+    """"What did Dr. Okonkwo tell Ingrid about my knee after the swim?" asked of someone else's
+    notes on swimming: "okonkwo", "ingrid" and "knee" are used here in no form. Most of a
+    question's topic words missing reads as another language, whose words say nothing (German
+    asked of English notes), but a name is no language's word: counted, the two names tipped
+    this question over half (3 of 5) and it came back unflagged. Of its other topic words
+    (knee, swim, after) one is missing: it is flagged "this memory never mentions 'okonkwo' ...".
+    A German question still raises nothing."""
+    filler(workspace, "swim")
+    eng = make_engine()
+    eng.run_index()
+    res = eng.search("What did Dr. Okonkwo tell Ingrid about my knee after the swim?", explain=True)
+    assert res["evidence"]["topicAbsentShare"] <= 0.5 and "never mentions 'okonkwo'" in res["absent"]["reason"], res["evidence"]
+    german = eng.search("Was hat Dr. Okonkwo im Podcast über mein Knie gesagt?", explain=True)
+    assert german["evidence"]["topicAbsentShare"] > 0.5 and german["absent"] is None, german["evidence"]["absent"]
+
+
 def test_words_of_the_asking_and_slips_of_everyday_words():
     from clawmem.engine.search.everyday import is_asking, near_everyday
     assert all(is_asking(w) for w in ["inferred", "regarding", "according", "discussing", "recently"])

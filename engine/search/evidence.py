@@ -653,6 +653,8 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
     absent = [t for t, w in weights.items() if w >= 1.0 and t not in forms and not fragment(t)
               and not (t.isdigit() and len(t) < candidates.LONG_NUMBER)] if n_docs else []
     topic = [t for t in absent if not weak_absence(t)]  # each word judged once (near_everyday runs an edit distance)
+    names, lacking = set(named_terms(query)), set(absent)
+    worded = [t for t in weights if not is_everyday(t) and t not in names]  # the words that tell a language
     out: dict[str, Any] = {
         "candidates": len(cands),
         # one rare name held is not a strong hit when the query names another this memory lacks
@@ -677,11 +679,11 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
         # counted, not weighed: a word common here weighs little, and the few a query shares
         # with this memory are what says it may hold the answer
         "absentShare": round(len(absent) / len(weights), 4) if weights else 0.0,
-        # of the question's topic words (not everyday ones, which terse notes never use), the
-        # share this memory never uses in any form: most of them, and the question is in
-        # another language or another vocabulary than this memory's (_absence)
-        "topicAbsentShare": round(sum(not is_everyday(t) for t in absent) / max(1, sum(not is_everyday(t) for t in weights)), 4)
-        if weights else 0.0,
+        # of the question's topic words (not everyday ones, which terse notes never use, nor
+        # names, which are no language's words: Tallinn, Okonkwo), the share this memory never
+        # uses in any form: most of them, and the question is in another language or another
+        # vocabulary than this memory's (_absence)
+        "topicAbsentShare": round(sum(t in lacking for t in worded) / len(worded), 4) if worded else 0.0,
         # the share of its words in a script this memory never writes: another language (_absence)
         "unwrittenShare": unwritten,
         # how many distinct words this memory uses (up to BROAD_VOCABULARY): few, and a word it
