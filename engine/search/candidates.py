@@ -233,17 +233,25 @@ def vocabulary(store: Store) -> Vocabulary:
 NAME_CHECKS = 16  # near forms of a name checked for being a name here, closest first
 
 
-def _written_as_name(store: Store, term: str, passages: int = 20) -> bool:
+SHORT_NAME = 5  # letters: a name this short has many ordinary words within a letter or a sound of it
+
+
+def _written_as_name(store: Store, term: str, mostly: bool = True, passages: int = 20) -> bool:
     """Whether this index writes `term` as a name: some passage names it (named_terms:
-    capitalised inside a sentence; or a speaker's label opening a line), and most of its
-    occurrences are capitalised. A name's near form must be a name here too, or "Bart" would
-    find "bar", "part" and "cart" in anyone's memory; and a word a long memory capitalises
-    now and then ("The Art of War", "**List:**", "Bright Eyes") is still a word: a name is
-    written with its capital wherever it stands, a word mostly without."""
+    capitalised inside a sentence; or a speaker's label opening a line), and with `mostly`,
+    most of its occurrences are capitalised. A name's near form must be a name here too, or
+    "Bart" would find "bar", "part" and "cart" in anyone's memory; and for a short name
+    (SHORT_NAME), which has dozens of such neighbours, a word a long memory capitalises now and
+    then ("The Art of War", "**List:**", "Bright Eyes") is still a word: a name is written with
+    its capital wherever it stands, a word mostly without. A longer name has few neighbours by
+    chance, and a question's capitalised noun in a language that capitalises nouns finds its
+    cognate so (Kaffee: coffee, Fotografie: photography, written "Coffee" in some heading)."""
     label = re.compile(rf"(?m)^[\s>*-]*{re.escape(term[:1].upper() + term[1:])}\**\s*[:：]")  # "- **Melanie:** ..."
     texts = store.matching_texts(fts_query([term], "AND"), passages)
     if not any(term in named_terms(text) or label.search(text) for text in texts):
         return False
+    if not mostly:
+        return True
     said = [m.group()[0] for text in texts for m in re.finditer(rf"(?<!\w){re.escape(term)}(?!\w)", text, re.I)]
     return 2 * sum(ch.isupper() for ch in said) > len(said)
 
@@ -302,7 +310,7 @@ def near_forms(store: Store, terms: list[str], query: str = "", names: set[str] 
                 if len(t) >= SHORT_FORM:  # a short form: the name's start (jon), or its sound's start (jim: james)
                     alike += vocab.starting(t) + vocab.sounding_longer(t)
                 seen = list(dict.fromkeys(close + sorted(set(alike) - set(close), key=lambda w: (-vocab.count[w], w))))
-                found = [w for w in seen[:NAME_CHECKS] if _written_as_name(store, w)]
+                found = [w for w in seen[:NAME_CHECKS] if _written_as_name(store, w, mostly=len(t) <= SHORT_NAME)]
                 if found:
                     out[t] = found[:NEAR_FORMS]
                     if names is not None:
