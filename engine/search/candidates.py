@@ -122,7 +122,7 @@ def vocabulary_size(store: Store) -> int:
     "competition". Where that verdict was measured to hold, LongMemEval's chat histories use
     6,800-7,800 words; MADial's archive of 160 notes uses 784, and new questions about it,
     written without the rules, were flagged .23 on such words (bench/results/abstention.md).
-    Any line from 800 to 6,700 splits the two alike: it is set under the smallest memory
+    Any line from 785 to 6,788 splits the two alike: it is set under the smallest memory
     measured to hold, not fitted between them. Unknown (no fts5vocab): BROAD_VOCABULARY."""
     try:
         return store.memo("vocabulary size", lambda: store.count_words("a", "\U0010ffff", BROAD_VOCABULARY))
