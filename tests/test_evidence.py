@@ -477,6 +477,33 @@ def test_keyword_only_says_a_question_in_another_script_cannot_match_not_that_it
     assert en["absent"] and "script" not in en["hidden"].get("reason", "")
 
 
+def test_keyword_only_says_a_question_in_another_language_of_the_same_script_cannot_match(keyword, workspace, make_engine):
+    """A German question of English notes sharing no word with them, keyword-only: "Wo habe ich
+    mein Auslandsstudium gemacht?" found no passage and was told "no passage holds any query
+    word", a verdict of absence, though no German question could match whatever the notes
+    hold. Its short words ("wo", "ich", "mein", "habe") are words a memory of this many words
+    would hold were it written in the question's language, so the list is empty with
+    `hidden.reason` saying why, not "not here". A question whose short words the memory holds
+    ("Is the riad on the map?"), or of long words only, or asked of a memory of few words,
+    is still absent."""
+    res = keyword.search("Wo habe ich mein Auslandsstudium gemacht?", explain=True)
+    assert res["results"] == [] and res["absent"] is None, res["evidence"]
+    why = res["hidden"]["reason"]
+    assert "another language" in why and "search again in the memory's language" in why
+    assert "Nothing shown: no passage holds any word of the query" in format_results(res, query="Auslandsstudium")
+    # short words this memory uses ("is", "the", "on") say the question is in its language
+    for lacking in ("quantum chromodynamics lattice gauge theory", "Okonkwo Ebele Chukwuemeka", "Is the riad on the map?"):
+        got = keyword.search(lacking, explain=True)
+        assert got["results"] == [] and got["absent"], (lacking, got["evidence"])
+    # a memory of few words lacks short words of its own language: there it is a verdict
+    for note in (workspace / "memory").rglob("*.md"):
+        write(note, "".join(x for x in note.read_text().splitlines(keepends=True) if not x.startswith("- Tags: qx")))
+    narrow = make_engine()
+    list(narrow.index())
+    got = narrow.search("Wo habe ich mein Auslandsstudium gemacht?", explain=True)
+    assert got["evidence"]["vocabulary"] < BROAD_VOCABULARY and got["absent"], got["evidence"]
+
+
 def test_a_threshold_someone_sets_hides_every_hit_below_it(notes, make_engine):
     eng = make_engine({"query.minScore": 0.5})
     list(eng.index())

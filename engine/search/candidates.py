@@ -130,6 +130,22 @@ def vocabulary_size(store: Store) -> int:
         return BROAD_VOCABULARY
 
 
+SHORT_WORD = 4  # letters: the commonest words of a language written in letters are this short
+
+
+def short_words(store: Store, query: str) -> tuple[int, int]:
+    """(held, not held): the query's distinct words of up to SHORT_WORD letters, names aside, by
+    whether this index holds them as written. Every memory uses the short words of its own
+    language, its commonest: evidence.reads_as_another_language."""
+    names = set(named_terms(query))
+    short = {t for t in query_terms(query) if t.isalpha() and not has_cjk(t) and len(t) <= SHORT_WORD and t not in names}
+    try:
+        held = sum(store.word_count(t) > 0 for t in short)
+    except OperationalError:  # no fts5vocab: cannot tell, they count as held
+        return len(short), 0
+    return held, len(short) - held
+
+
 SCRIPT_SAMPLE = 5000  # words counted per script: enough to tell which one a memory mostly writes
 
 

@@ -168,7 +168,7 @@ def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs
            opts: Options, mode: str, merge: Callable[[list[Candidate], int], list[Candidate]] | None = None,
            forms: dict[str, str] | None = None, aliases: dict[str, str] | None = None,
            near: dict[str, list[str]] | None = None, unwritten: float = 0.0,
-           vocabulary: int = candidates.BROAD_VOCABULARY) -> tuple[list[Candidate], dict[str, Any], dict]:
+           vocabulary: int = candidates.BROAD_VOCABULARY, short_words: tuple[int, int] = (0, 0)) -> tuple[list[Candidate], dict[str, Any], dict]:
     """From scored candidates to what is shown, in order: each hit's own evidence, fusion,
     decay, pinned identifiers, overlap merging (`merge`, default merge_overlapping), MMR, then
     the list stands or falls on the query's evidence. (shown, hidden info, evidence).
@@ -177,7 +177,9 @@ def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs
     `aliases`: {another form this index holds: the query term it stands for}.
     `near`: {a name of the query this index holds only in a near spelling: those spellings}.
     `unwritten`: the share of the query's words in a script this memory never writes (unwritten_share).
-    `vocabulary`: how many distinct words this memory uses, up to BROAD_VOCABULARY (vocabulary_size)."""
+    `vocabulary`: how many distinct words this memory uses, up to BROAD_VOCABULARY (vocabulary_size).
+    `short_words`: of the query's short words, how many this memory holds and how many it does
+    not (candidates.short_words; counted only when no passage holds a word of the query)."""
     confidence(cands, weights, n_docs, exact, aliases)
     fuse(cands, opts, mode)
     if opts.decay:
@@ -196,7 +198,7 @@ def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs
     if mode != "keyword":
         rare_words_over_vectors_alone(cands, weights, n_docs)
     no_evidence_last_first(cands, exact)
-    evidence = query_evidence(query, weights, n_docs, cands, forms, near, unwritten, vocabulary)
+    evidence = query_evidence(query, weights, n_docs, cands, forms, near, unwritten, vocabulary, short_words)
     trust_high(cands, evidence, mode != "keyword", exact)
     in_score_order(cands, mode == "keyword")
     absent = evidence.get("absent")
@@ -214,6 +216,8 @@ def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs
         hidden_info["reason"] = absent["reason"]
     elif not cands and in_unwritten_script(evidence):
         hidden_info["reason"] = script_barrier(query)
+    elif not cands and reads_as_another_language(evidence):
+        hidden_info["reason"] = LANGUAGE_BARRIER
     return shown[: opts.max_results], hidden_info, evidence
 
 
@@ -232,6 +236,30 @@ def script_barrier(query: str) -> str:
     return (f"the query is written in {theirs} and this memory in {ours}, so no word of it can match; "
             "this says nothing of what the memory holds: search again in the memory's language "
             "(or index with a multilingual embedding model, which matches across languages)")
+
+
+def reads_as_another_language(evidence: dict) -> bool:
+    """Whether a query no passage holds any word of reads as another language than this
+    memory's, of the same script (German asked of English notes, keyword-only): two or more of
+    its short words (candidates.short_words) are words this memory never uses, and they are at
+    least half of its short words, in a memory that uses BROAD_VOCABULARY distinct words. The
+    commonest words of a language are its shortest (Zipf's law of abbreviation), and a memory
+    that broad uses nearly every short word of its own language: "what", "is", "the", "at" of
+    "What is the wifi password at the Marrakech riad?" are here though no passage holds a word
+    of its topic (a verdict of absence), while "wo", "habe", "ich", "mein" of "Wo habe ich mein
+    Auslandsstudium gemacht?" are not (nothing can match: no verdict). Nothing is fitted: the
+    length follows from the law, the vocabulary from _absence's own line."""
+    if evidence["candidates"] or evidence.get("vocabulary", 0) < candidates.BROAD_VOCABULARY:
+        return False
+    short = evidence.get("shortWords", {})
+    unheld = short.get("unheld", 0)
+    return unheld >= 2 and unheld >= short.get("held", 0)
+
+
+LANGUAGE_BARRIER = ("no passage holds any word of the query, and most of its words are short ones a memory in "
+                    "its language would hold: it reads as written in another language than this memory, so "
+                    "no word of it can match; this says nothing of what the memory holds: search again in the "
+                    "memory's language (or index with a multilingual embedding model, which matches across languages)")
 
 
 HIGH = ranking.band_floor("high")
@@ -472,10 +500,13 @@ def _absence(evidence: dict, strong: float, absent_share: float, weak: float) ->
     # dialogues asked of the other language's archive, which holds their answers, this verdict
     # flagged 98 %; nor do the vectors' own statistics separate them from someone else's
     # history: bench/results/abstention.md). Only an identifier it names that is absent says so.
-    # Keyword-only finds no passage then, and says why instead (script_barrier), not "not here"
+    # Keyword-only finds no passage then, and says why instead (script_barrier), not "not here";
+    # so for another language of the same script (reads_as_another_language)
     if in_unwritten_script(evidence):
         return _identifiers_absent(evidence)
     if not evidence["candidates"]:
+        if reads_as_another_language(evidence):  # then select() says why nothing matched (LANGUAGE_BARRIER)
+            return _identifiers_absent(evidence)
         return "none", "no passage holds any query word"
     if evidence["absentShare"] >= (1.0 if small else absent_share) and not close:
         some = "none" if evidence["absentShare"] >= 1.0 else "almost none"
@@ -640,7 +671,7 @@ def fragment(term: str) -> bool:
 
 def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: list[Candidate],
                    forms: dict[str, str] | None = None, near: dict[str, list[str]] | None = None, unwritten: float = 0.0,
-                   vocabulary: int = candidates.BROAD_VOCABULARY) -> dict:
+                   vocabulary: int = candidates.BROAD_VOCABULARY, short_words: tuple[int, int] = (0, 0)) -> dict:
     """Whether this memory holds the answer at all, from evidence that means the same in any
     workspace. A question about someone else's history names someone or something that never
     occurs here far more often than an answerable one does; a weak best hit alone is not such
@@ -689,6 +720,9 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
         # how many distinct words this memory uses (up to BROAD_VOCABULARY): few, and a word it
         # never uses is mostly an ordinary one said otherwise here (_absence)
         "vocabulary": vocabulary,
+        # of the query's short words (names aside), how many this memory holds and how many not:
+        # counted where no passage holds a word of it (reads_as_another_language)
+        "shortWords": {"held": short_words[0], "unheld": short_words[1]},
         "weights": {t: round(w, 4) for t, w in weights.items()},
         "named": named_terms(query),
         "nDocs": n_docs,
