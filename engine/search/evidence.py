@@ -230,12 +230,12 @@ def in_unwritten_script(evidence: dict) -> bool:
 def script_barrier(query: str) -> str:
     """Why a query in a script this memory does not write finds nothing by its words: not that
     the answer is absent (keyword-only search of Chinese notes in English finds nothing
-    whatever they hold), and what to do about it."""
-    theirs, ours = ("Chinese, Japanese or Korean characters", "Latin letters") if has_cjk(query) else \
-        ("Latin letters", "Chinese, Japanese or Korean characters")
-    return (f"the query is written in {theirs} and this memory in {ours}, so no word of it can match; "
-            "this says nothing of what the memory holds: search again in the memory's language "
-            "(or index with a multilingual embedding model, which matches across languages)")
+    whatever they hold), and what to do about it: at most 200 characters, so that the CLI's line
+    keeps the advice (tui.present.clip_words)."""
+    theirs, ours = ("Chinese, Japanese or Korean", "Latin letters") if has_cjk(query) else \
+        ("Latin letters", "Chinese, Japanese or Korean")
+    return (f"the query is in {theirs}, this memory in {ours}: no word can match, whatever it holds; "
+            "search again in the memory's language, or index with a multilingual model")
 
 
 def reads_as_another_language(evidence: dict) -> bool:
@@ -256,10 +256,9 @@ def reads_as_another_language(evidence: dict) -> bool:
     return unheld >= 2 and unheld >= short.get("held", 0)
 
 
-LANGUAGE_BARRIER = ("no passage holds any word of the query, and most of its words are short ones a memory in "
-                    "its language would hold: it reads as written in another language than this memory, so "
-                    "no word of it can match; this says nothing of what the memory holds: search again in the "
-                    "memory's language (or index with a multilingual embedding model, which matches across languages)")
+# at most 200 characters, so that the CLI's line keeps the advice (tui.present.clip_words)
+LANGUAGE_BARRIER = ("no word of the query is here, not even its short words: it reads as another language than "
+                    "this memory's, which says nothing of what it holds; search again in the memory's language")
 
 
 HIGH = ranking.band_floor("high")
