@@ -1130,6 +1130,34 @@ def test_a_word_capitalised_now_and_then_is_no_near_spelling_of_a_name(workspace
     assert res["evidence"]["speakersNear"] == ["bart"] and res["results"] and res["absent"] is None
 
 
+def test_a_capital_that_opens_a_line_does_not_make_a_word_a_name(workspace, make_engine):
+    """Lisa's pasted conversation asked of someone else's notes whose headings and list items
+    open with "Listen" (a word that sounds as Lisa starts), which they write in lower case
+    inside sentences and capitalised inside one only as a book's title: counted by capitals,
+    "listen" was mostly capitalised and so a near spelling of Lisa, and the list came back
+    unflagged. A capital where a line or sentence starts says nothing (any word takes one), so
+    "listen" is a word here and the list is emptied: "this memory never mentions 'lisa'". Notes
+    where a Liza speaks, her name only ever opening a line as a speaker's label, still hold a
+    near spelling of Lisa: shown, not emptied."""
+    write(workspace / "memory" / "2026-05-01.md", "- Finished the novel Listen Slowly on the train.\n")
+    for i in range(12):
+        write(workspace / "memory" / f"2026-05-{i + 2:02d}.md",
+              f"## Listen\n\n- Listen to rain recording {i} before sleep.\n- Listen again on the bus.\n"
+              f"- I listen to podcasts on the bus {i}.\n")
+    filler(workspace, "podcast")
+    pasted = "Lisa: I planted tulips in the garden today!\nAssistant: Lovely, which colours?\nLisa: Red and yellow, by the fence."
+    eng = make_engine()
+    eng.run_index()
+    res = eng.search(pasted, explain=True)
+    assert res["evidence"]["speakersAbsent"] == ["lisa"] and res["results"] == [], res["evidence"]["nearNames"]
+    for i in range(3):
+        write(workspace / "memory" / f"2026-06-{i + 1:02d}.md", f"- **Liza:** the garden fence needs paint {i}.\n- **Assistant:** Noted.\n")
+    eng = make_engine()
+    eng.run_index()
+    res = eng.search(pasted, explain=True)
+    assert res["evidence"]["speakersNear"] == ["lisa"] and res["results"] and res["absent"] is None, res["evidence"]["nearNames"]
+
+
 def test_a_name_the_memory_lacks_does_not_make_a_question_another_language(workspace, make_engine):
     """"What did Dr. Okonkwo tell Ingrid about my knee after the swim?" asked of someone else's
     notes on swimming: "okonkwo", "ingrid" and "knee" are used here in no form. Most of a

@@ -255,7 +255,11 @@ SHORT_NAME = 5  # letters: a name this short has many ordinary words within a le
 def _written_as_name(store: Store, term: str, mostly: bool = True, passages: int = 20) -> bool:
     """Whether this index writes `term` as a name: some passage names it (named_terms:
     capitalised inside a sentence; or a speaker's label opening a line), and with `mostly`,
-    most of its occurrences are capitalised. A name's near form must be a name here too, or
+    it is never written in lower case, or capitalised inside a sentence (or a speaker's label)
+    more often than in lower case: a capital that opens a line or a sentence weighs nothing
+    against the lower case, as any word takes one there
+    (LongMemEval's chat logs open list items and headings with "Listen", "Lesson", "Border",
+    which found Lisa and Bart in them by sound). A name's near form must be a name here too, or
     "Bart" would find "bar", "part" and "cart" in anyone's memory; and for a short name
     (SHORT_NAME), which has dozens of such neighbours, a word a long memory capitalises now and
     then ("The Art of War", "**List:**", "Bright Eyes") is still a word: a name is written with
@@ -268,8 +272,21 @@ def _written_as_name(store: Store, term: str, mostly: bool = True, passages: int
         return False
     if not mostly:
         return True
-    said = [m.group()[0] for text in texts for m in re.finditer(rf"(?<!\w){re.escape(term)}(?!\w)", text, re.I)]
-    return 2 * sum(ch.isupper() for ch in said) > len(said)
+    as_name = as_word = 0
+    for text in texts:
+        for m in re.finditer(rf"(?<!\w){re.escape(term)}(?!\w)", text, re.I):
+            if m.group()[0].islower():
+                as_word += 1
+            elif not _sentence_start(text, m.start()) or label.match(text, text.rfind("\n", 0, m.start()) + 1):
+                as_name += 1  # capitalised inside a sentence, or a speaker's label
+    return as_name > as_word or not as_word  # never in lower case: its capitals, wherever they stand
+
+
+def _sentence_start(text: str, at: int) -> bool:
+    """Whether `at` starts a line or a sentence (after markdown's marks and quotes), where any
+    word takes a capital: "Listen to your body", "## Lesson plan", "- **Border** crossing"."""
+    before = text[max(0, at - 40):at].rstrip(" \t*_#>\"'(\u201c\u2018-\u2022")
+    return not before or before.endswith(("\n", ".", "!", "?", ":", "\uff1a", "\u3002", "\uff01", "\uff1f"))
 
 
 def max_edits(term: str) -> int:
