@@ -104,8 +104,11 @@ class ClawmemApp(App):
         return self.query_one(f"#{tab}-pane", Pane)  # type: ignore[type-abstract]
 
     def panes(self) -> list[Pane]:
-        """Every tab's pane, in TABS order: the app hands each of them its live state."""
-        return [self.pane(tab.TAB) for tab in TABS]
+        """Every tab's pane, in TABS order: the app hands each of them its live state. None
+        before the app has composed them or once it is taking them down: engine and watcher
+        events come from other threads at any time (a sync ending as the app closed raised
+        NoMatches out of the app)."""
+        return [p for tab in TABS for p in self.query(f"#{tab.TAB}-pane").results(Pane)]  # type: ignore[type-abstract]
 
     @property
     def search_pane(self) -> SearchPane:
@@ -306,6 +309,8 @@ class ClawmemApp(App):
     @on(EngineEvent)
     def _engine_event(self, msg: EngineEvent) -> None:
         e = msg.event
+        if not self.panes():  # starting or closing: nothing shows it (on_mount reads the status afresh)
+            return
         for pane in self.panes():
             pane.on_engine_event(e)
         index = str(self.engine.index_path)
