@@ -184,6 +184,8 @@ class ClawmemApp(App):
         return path
 
     def _render_topbar(self) -> None:
+        if not self.panes() or not self.query("#topbar"):  # starting or closing: no bar to show it on
+            return
         cfg = self.engine.cfg
         mode = ""
         st = self.last_status
@@ -309,9 +311,10 @@ class ClawmemApp(App):
     @on(EngineEvent)
     def _engine_event(self, msg: EngineEvent) -> None:
         e = msg.event
-        if not self.panes():  # starting or closing: nothing shows it (on_mount reads the status afresh)
+        panes = self.panes()
+        if not panes:  # starting or closing: nothing shows it (on_mount reads the status afresh)
             return
-        for pane in self.panes():
+        for pane in panes:
             pane.on_engine_event(e)
         index = str(self.engine.index_path)
         if isinstance(e, ev.Warning) and e.path in (index, index + ".rebuild"):
@@ -346,7 +349,7 @@ class ClawmemApp(App):
     @on(IndexWorkerDone)
     def _index_done(self, msg: IndexWorkerDone) -> None:
         self._index_running = False
-        if msg.error:
+        if msg.error and self.panes():
             self.sync_pane.worker_failed(msg.error)
             self.notify(f"Index failed: {msg.error}", severity="error", timeout=10)
         if self._index_again is not None:

@@ -83,9 +83,12 @@ async def test_a_save_journals_at_once_and_indexes_that_file_only(ws, make_app):
 
 async def test_an_engine_event_while_the_panes_are_gone_is_let_pass(ws, make_app):
     """A sync that ends while the app is closing (its panes already taken down) posts its
-    events all the same, from the syncer's thread: the app raised NoMatches for "#search-pane"
-    out of run_test (seen in CI under load). With no pane to show it, the event is let pass."""
+    events all the same, from the syncer's thread, and so do the workers that read the status
+    and count promotions: the app raised NoMatches for "#search-pane" out of run_test (seen in
+    CI under load). With no pane to show it, each is let pass."""
     from textual.widgets import TabbedContent
+
+    from clawmem.tui.messages import IndexWorkerDone, PromoteCounted, StatusLoaded
 
     app = make_app(ws)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -95,4 +98,7 @@ async def test_an_engine_event_while_the_panes_are_gone_is_let_pass(ws, make_app
         assert app.panes() == []
         app.post_engine_event(ev.JobStarted("index", "watcher", 5))
         app.post_engine_event(ev.JobFinished("index", 1, 1, 4, 0, 0.1, changed=("memory/2026-02-13.md",)))
+        app.post_message(StatusLoaded(app.last_status))
+        app.post_message(PromoteCounted(2))
+        app.post_message(IndexWorkerDone("disk full"))
         await settle(pilot)
