@@ -105,9 +105,12 @@ class ClawmemApp(App):
 
     def panes(self) -> list[Pane]:
         """Every tab's pane, in TABS order: the app hands each of them its live state. None
-        before the app has composed them or once it is taking them down: engine and watcher
-        events come from other threads at any time (a sync ending as the app closed raised
-        NoMatches out of the app)."""
+        before the app has composed them or once it has begun to close (is_running false: it
+        takes widgets down from the inside out, so a pane may outlive its own bar): engine
+        events and the app's workers post from other threads at any time (a sync ending as the
+        app closed raised NoMatches out of the app). Every handler that draws goes through here."""
+        if not self.is_running:
+            return []
         return [p for tab in TABS for p in self.query(f"#{tab.TAB}-pane").results(Pane)]  # type: ignore[type-abstract]
 
     @property
@@ -184,7 +187,7 @@ class ClawmemApp(App):
         return path
 
     def _render_topbar(self) -> None:
-        if not self.panes() or not self.query("#topbar"):  # starting or closing: no bar to show it on
+        if not self.panes():  # starting or closing: nothing to draw on
             return
         cfg = self.engine.cfg
         mode = ""
@@ -332,7 +335,7 @@ class ClawmemApp(App):
             listed = {f["path"] for f in self.files}
             if e.files_removed or any(p not in listed for p in e.changed):
                 self.load_files()  # a file came or went: the File tab's tree
-            for pane in self.panes():
+            for pane in panes:
                 pane.on_synced(e)
 
     @on(PromoteCounted)
