@@ -130,7 +130,10 @@ def vocabulary_size(store: Store) -> int:
         return BROAD_VOCABULARY
 
 
-SHORT_WORD = 4  # letters: the commonest words of a language written in letters are this short
+# letters: the commonest words of a language written in letters are this short. Where some
+# passage holds a word of the query, evidence's shortAbsent asks more (two 3-letter topic words
+# missing), as the words found there already say the question may be in the memory's language
+SHORT_WORD = 4
 
 
 def short_words(store: Store, query: str) -> tuple[int, int]:
@@ -284,7 +287,9 @@ def _written_as_name(store: Store, term: str, mostly: bool = True, passages: int
 
 def _sentence_start(text: str, at: int) -> bool:
     """Whether `at` starts a line or a sentence (after markdown's marks and quotes), where any
-    word takes a capital: "Listen to your body", "## Lesson plan", "- **Border** crossing"."""
+    word takes a capital: "Listen to your body", "## Lesson plan", "- **Border** crossing".
+    Not named_terms' test, which reads a question's prose: a memory's Markdown opens lines
+    with list marks, headings and bold, which that test would take for a sentence's words."""
     before = text[max(0, at - 40):at].rstrip(" \t*_#>\"'(\u201c\u2018-\u2022")
     return not before or before.endswith(("\n", ".", "!", "?", ":", "\uff1a", "\u3002", "\uff01", "\uff1f"))
 

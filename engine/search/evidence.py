@@ -698,7 +698,7 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
         "namedAbsent": [t for t in named_terms(query) if t in absent and not is_calendar(t)],
         "identifiersAbsent": [t for t in candidates.exact_tokens(query) if t in absent],
         # 3-letter words of letters, not names nor everyday words, this memory never uses (_absence)
-        "shortAbsent": [t for t in topic if len(t) == 3 and t.isalpha() and not is_cjk(t[0]) and t not in named_terms(query)],
+        "shortAbsent": [t for t in topic if len(t) == 3 and t.isalpha() and not is_cjk(t[0]) and t not in names],
         "speakersAbsent": [t for t in who if t in absent],
         # names held only in a near spelling: a typo of someone here, or someone else
         "nearNames": {t: fs for t, fs in (near or {}).items()},
