@@ -1159,6 +1159,37 @@ def test_a_capital_that_opens_a_line_does_not_make_a_word_a_name(workspace, make
     assert res["evidence"]["speakersNear"] == ["lisa"] and res["results"] and res["absent"] is None, res["evidence"]["nearNames"]
 
 
+def test_a_speaker_held_only_in_near_spellings_that_never_speak_in_these_transcripts_is_flagged(workspace, make_engine):
+    """Bart's pasted conversation asked of someone else's chat logs ("- **User:** ...",
+    "- **Assistant:** ..."), which name a Bert in passing, always with his capital: Bert is a
+    near spelling of Bart, and the list came back unflagged, though in a memory of transcripts
+    whoever speaks has their lines labelled and no line here is Bert's (MADial's dialogues asked
+    of LongMemEval's histories: "Bard", "Bride", "British" for Bart; issue 42). Now it is shown
+    flagged: "no one speaks here as 'bart', who speaks in the query (only near spellings:
+    'bert')". Once Bert speaks in the logs (a "- **Bert:**" line), a slip of the ear may mean
+    him: shown, unflagged. Notes that label no one's lines keep a near name as held (the test
+    above: Bert in notes; and test_a_dialogue_whose_speaker_is_misspelt_is_still_theirs)."""
+    for i in range(12):
+        write(workspace / "memory" / f"2026-05-{i + 1:02d}.md",
+              f"## 10:00 chat {i}\n\n- **User:** My neighbour Bert lent me a ladder {i}.\n"
+              f"- **Assistant:** Kind of Bert! What will you paint?\n- **User:** The fence, blue.\n"
+              f"- **Assistant:** Blue suits a fence.\n")
+    filler(workspace, "river")
+    pasted = "Bart: I made a clay pot at school today!\nAssistant: That sounds wonderful, what colour is it?\nBart: Blue, like the river."
+    eng = make_engine()
+    eng.run_index()
+    res = eng.search(pasted, explain=True)
+    assert res["results"] and res["absent"] == {
+        "reason": "no one speaks here as 'bart', who speaks in the query (only near spellings: 'bert')"}, res["evidence"]["nearNames"]
+    assert res["evidence"]["speakersUnheard"] == ["bart"]
+    assert verdict(res["evidence"])["emptied"] is False
+    write(workspace / "memory" / "2026-06-01.md", "- **Bert:** I fired the clay pot in the kiln.\n- **Assistant:** Nice.\n")
+    eng = make_engine()
+    eng.run_index()
+    res = eng.search(pasted, explain=True)
+    assert res["evidence"]["speakersUnheard"] == [] and res["results"] and res["absent"] is None, res["evidence"]["absent"]
+
+
 def test_a_name_the_memory_lacks_does_not_make_a_question_another_language(workspace, make_engine):
     """"What did Dr. Okonkwo tell Ingrid about my knee after the swim?" asked of someone else's
     notes on swimming: "okonkwo", "ingrid" and "knee" are used here in no form. Most of a

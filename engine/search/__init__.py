@@ -22,6 +22,7 @@ from .candidates import (
     fts_query, OR_POSTINGS, doc_freqs, selective_terms, keyword_candidates, ranked_matches,
     strict_can_match, date_filtered_ids, load_rows, EXACT_MAX_CHUNKS, exact_tokens, exact_hits,
     TITLES, named_terms, ROLES, speakers, vocabulary_forms, held_forms, unwritten_share, vocabulary_size, BROAD_VOCABULARY, short_words,
+    unheard,
 )
 from .vectors import (
     VectorSide, vector_standing, vector_candidates, SPLIT_ROWS, two_cores, Product, matvec,
@@ -134,8 +135,11 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
     size = vocabulary_size(store) if any(w >= 1.0 for w in weights.values()) else BROAD_VOCABULARY
     # where no passage holds a word of the query: does it read as another language? (evidence)
     short = short_words(store, query) if not cands and n_docs else (0, 0)
+    # who speaks in the query, held here only in near spellings that speak in none of this
+    # memory's transcripts
+    silent = [t for t in speakers(query) if t in near and unheard(store, near[t])]
     shown, hidden_info, evidence = select(cands, query, weights, n_docs, exact, opts, mode, forms=forms, aliases=aliases, near=near,
-                                          unwritten=unwritten, vocabulary=size, short_words=short)
+                                          unwritten=unwritten, vocabulary=size, short_words=short, unheard=silent)
     results = [render(c, focus, opts) for c in shown]
     return {
         "results": results,

@@ -269,7 +269,7 @@ def _written_as_name(store: Store, term: str, mostly: bool = True, passages: int
     its capital wherever it stands, a word mostly without. A longer name has few neighbours by
     chance, and a question's capitalised noun in a language that capitalises nouns finds its
     cognate so (Kaffee: coffee, Fotografie: photography, written "Coffee" in some heading)."""
-    label = re.compile(rf"(?m)^[\s>*-]*{re.escape(term[:1].upper() + term[1:])}\**\s*[:：]")  # "- **Melanie:** ..."
+    label = _speaker_label(term)
     texts = store.matching_texts(fts_query([term], "AND"), passages)
     if not any(term in named_terms(text) or label.search(text) for text in texts):
         return False
@@ -283,6 +283,30 @@ def _written_as_name(store: Store, term: str, mostly: bool = True, passages: int
             elif not _sentence_start(text, m.start()) or label.match(text, text.rfind("\n", 0, m.start()) + 1):
                 as_name += 1  # capitalised inside a sentence, or a speaker's label
     return as_name > as_word or not as_word  # never in lower case: its capitals, wherever they stand
+
+
+def _speaker_label(term: str) -> re.Pattern:
+    """A line that `term` opens as a speaker's label: "- **Melanie:** ...", "Bart: ..."."""
+    return re.compile(rf"(?m)^[\s>*-]*{re.escape(term[:1].upper() + term[1:])}\**\s*[:：]")
+
+
+_LABELS = re.compile(r"(?m)^[\s>*-]*([^\W\d_][\w.' -]{0,30}?)\**[ \t]*[:：]")  # "- **User:** ...", "Lisa: ..."
+
+
+def unheard(store: Store, forms: list[str], passages: int = 20) -> bool:
+    """Whether the passages holding `forms` (near spellings of someone who speaks in a query)
+    are transcripts (a label opens two or more of a passage's lines: "User:", "Bart:") in which
+    none of them labels a line. Who speaks in a memory of conversations has their lines labelled
+    there; a memory of notes ("Lisa fed the fish") labels no one's, and says nothing so."""
+    transcript = False
+    for form in forms:
+        label = _speaker_label(form)
+        for text in store.matching_texts(fts_query([form], "AND"), passages):
+            if label.search(text):
+                return False
+            labels = _LABELS.findall(text)
+            transcript = transcript or len(labels) > len(set(labels))
+    return transcript
 
 
 def _sentence_start(text: str, at: int) -> bool:

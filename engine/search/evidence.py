@@ -168,7 +168,8 @@ def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs
            opts: Options, mode: str, merge: Callable[[list[Candidate], int], list[Candidate]] | None = None,
            forms: dict[str, str] | None = None, aliases: dict[str, str] | None = None,
            near: dict[str, list[str]] | None = None, unwritten: float = 0.0,
-           vocabulary: int = candidates.BROAD_VOCABULARY, short_words: tuple[int, int] = (0, 0)) -> tuple[list[Candidate], dict[str, Any], dict]:
+           vocabulary: int = candidates.BROAD_VOCABULARY, short_words: tuple[int, int] = (0, 0),
+           unheard: list[str] | None = None) -> tuple[list[Candidate], dict[str, Any], dict]:
     """From scored candidates to what is shown, in order: each hit's own evidence, fusion,
     decay, pinned identifiers, overlap merging (`merge`, default merge_overlapping), MMR, then
     the list stands or falls on the query's evidence. (shown, hidden info, evidence).
@@ -179,7 +180,9 @@ def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs
     `unwritten`: the share of the query's words in a script this memory never writes (unwritten_share).
     `vocabulary`: how many distinct words this memory uses, up to BROAD_VOCABULARY (vocabulary_size).
     `short_words`: of the query's short words, how many this memory holds and how many it does
-    not (candidates.short_words; counted only when no passage holds a word of the query)."""
+    not (candidates.short_words; counted only when no passage holds a word of the query).
+    `unheard`: who speaks in the query and is held here only in near spellings, none of which
+    labels a line of the transcripts holding them (candidates.unheard)."""
     confidence(cands, weights, n_docs, exact, aliases)
     fuse(cands, opts, mode)
     if opts.decay:
@@ -198,7 +201,7 @@ def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs
     if mode != "keyword":
         rare_words_over_vectors_alone(cands, weights, n_docs)
     no_evidence_last_first(cands, exact)
-    evidence = query_evidence(query, weights, n_docs, cands, forms, near, unwritten, vocabulary, short_words)
+    evidence = query_evidence(query, weights, n_docs, cands, forms, near, unwritten, vocabulary, short_words, unheard)
     trust_high(cands, evidence, mode != "keyword", exact)
     in_score_order(cands, mode == "keyword")
     absent = evidence.get("absent")
@@ -488,6 +491,16 @@ def _absence(evidence: dict, strong: float, absent_share: float, weak: float) ->
     at most (trust_high), never says absent. A name held only in a near spelling is held."""
     if evidence.get("speakersAbsent"):  # a strong hit on the words of a dialogue by someone else is still theirs
         return "speaker", f"this memory never mentions {_some(evidence['speakersAbsent'])}, who speaks in the query"
+    # one who speaks in the query and is held here only in near spellings, none of which speaks
+    # in the transcripts holding them: a short name lies within a letter or a sound of many
+    # words a long memory writes (Bart: bard, Bride, British), while a slip in a speaker's name,
+    # asked of the conversations they had, finds the name that labels their lines there. Not
+    # in notes, which label no one's lines (a near name there may be theirs); flagged, not
+    # emptied: a near spelling is still a mention
+    if evidence.get("speakersUnheard"):
+        near = [f for t in evidence["speakersUnheard"] for f in evidence["nearNames"].get(t, ())]
+        return "named", (f"no one speaks here as {_some(evidence['speakersUnheard'])}, who speaks in the query "
+                         f"(only near spellings: {_some(near, 3)})")
     small = evidence.get("nDocs", SMALL_MEMORY) < SMALL_MEMORY
     # the vectors find a passage close enough to stand as a fair hit by its cosine alone (as far
     # above chance as the `medium` band asks): they lead, and words this memory never uses may
@@ -670,7 +683,8 @@ def fragment(term: str) -> bool:
 
 def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: list[Candidate],
                    forms: dict[str, str] | None = None, near: dict[str, list[str]] | None = None, unwritten: float = 0.0,
-                   vocabulary: int = candidates.BROAD_VOCABULARY, short_words: tuple[int, int] = (0, 0)) -> dict:
+                   vocabulary: int = candidates.BROAD_VOCABULARY, short_words: tuple[int, int] = (0, 0),
+                   unheard: list[str] | None = None) -> dict:
     """Whether this memory holds the answer at all, from evidence that means the same in any
     workspace. A question about someone else's history names someone or something that never
     occurs here far more often than an answerable one does; a weak best hit alone is not such
@@ -703,6 +717,8 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
         # names held only in a near spelling: a typo of someone here, or someone else
         "nearNames": {t: fs for t, fs in (near or {}).items()},
         "speakersNear": [t for t in who if t in (near or {})],
+        # of those, the ones whose near spellings never speak here (label no line): _absence
+        "speakersUnheard": [t for t in who if t in (unheard or ())],
         "dialogue": bool(who),
         # the missing topic words said only in a remark, not asked about (remarked: _absence)
         "remarkedOnly": sorted(remarked(query).intersection(topic)),
