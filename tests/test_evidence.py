@@ -1159,6 +1159,27 @@ def test_a_capital_that_opens_a_line_does_not_make_a_word_a_name(workspace, make
     assert res["evidence"]["speakersNear"] == ["lisa"] and res["results"] and res["absent"] is None, res["evidence"]["nearNames"]
 
 
+def test_a_capital_that_opens_a_table_cell_does_not_make_a_word_a_name(workspace, make_engine):
+    """Lisa's pasted conversation asked of someone else's notes that log their week in tables
+    ("| Lesson planning | 2 h |") and write "lesson" in lower case in their prose: counted by
+    capitals, the table's "Lesson" (whose sound starts as Lisa's does) outnumbered the prose's
+    "lesson" and made it a near spelling of Lisa, so the list came back shown, unflagged. A
+    cell opens like a line, where any word takes a capital: "lesson" is a word here, and the
+    list is emptied, "this memory never mentions 'lisa', who speaks in the query"."""
+    for i in range(12):
+        write(workspace / "memory" / f"2026-05-{i + 1:02d}.md",
+              f"| task | hours |\n|---|---|\n| Lesson planning | {i % 3 + 1} h |\n| Marking {i} | 1 h |\n")
+    for i in range(3):
+        write(workspace / "memory" / f"2026-06-{i + 1:02d}.md", f"- The lesson on fractions ran long {i}.\n")
+    filler(workspace, "podcast")
+    pasted = "Lisa: I planted tulips in the garden today!\nAssistant: Lovely, which colours?\nLisa: Red and yellow, by the fence."
+    eng = make_engine()
+    eng.run_index()
+    res = eng.search(pasted, explain=True)
+    assert res["evidence"]["speakersAbsent"] == ["lisa"] and res["results"] == [], res["evidence"]["nearNames"]
+    assert res["hidden"]["reason"] == "this memory never mentions 'lisa', who speaks in the query"
+
+
 def test_a_speaker_held_only_in_near_spellings_that_never_speak_in_these_transcripts_is_flagged(workspace, make_engine):
     """Bart's pasted conversation asked of someone else's chat logs ("- **User:** ...",
     "- **Assistant:** ..."), which name a Bert in passing, always with his capital: Bert is a

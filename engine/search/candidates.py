@@ -310,12 +310,13 @@ def unheard(store: Store, forms: list[str], passages: int = 20) -> bool:
 
 
 def _sentence_start(text: str, at: int) -> bool:
-    """Whether `at` starts a line or a sentence (after markdown's marks and quotes), where any
-    word takes a capital: "Listen to your body", "## Lesson plan", "- **Border** crossing".
+    """Whether `at` starts a line, a table's cell or a sentence (after markdown's marks and
+    quotes), where any word takes a capital: "Listen to your body", "## Lesson plan",
+    "- **Border** crossing", "| Lesson planning | 2 h |".
     Not named_terms' test, which reads a question's prose: a memory's Markdown opens lines
     with list marks, headings and bold, which that test would take for a sentence's words."""
     before = text[max(0, at - 40):at].rstrip(" \t*_#>\"'(\u201c\u2018-\u2022")
-    return not before or before.endswith(("\n", ".", "!", "?", ":", "\uff1a", "\u3002", "\uff01", "\uff1f"))
+    return not before or before.endswith(("\n", "|", ".", "!", "?", ":", "\uff1a", "\u3002", "\uff01", "\uff1f"))
 
 
 def max_edits(term: str) -> int:
