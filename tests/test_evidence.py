@@ -1187,23 +1187,31 @@ def test_a_speaker_held_only_in_near_spellings_that_never_speak_in_these_transcr
     whoever speaks has their lines labelled and no line here is Bert's (MADial's dialogues asked
     of LongMemEval's histories: "Bard", "Bride", "British" for Bart; issue 42). Now it is shown
     flagged: "no one speaks here as 'bart', who speaks in the query (only near spellings:
-    'bert')". Once Bert speaks in the logs (a "- **Bert:**" line), a slip of the ear may mean
-    him: shown, unflagged. Notes that label no one's lines keep a near name as held (the test
-    above: Bert in notes; and test_a_dialogue_whose_speaker_is_misspelt_is_still_theirs)."""
-    for i in range(12):
-        write(workspace / "memory" / f"2026-05-{i + 1:02d}.md",
-              f"## 10:00 chat {i}\n\n- **User:** My neighbour Bert lent me a ladder {i}.\n"
-              f"- **Assistant:** Kind of Bert! What will you paint?\n- **User:** The fence, blue.\n"
-              f"- **Assistant:** Blue suits a fence.\n")
+    'bert')"; so too where Bert stands only in a long message's middle, a passage that holds no
+    turn's label (a chat log's long messages leave a passage one turn or none: the turns are
+    counted over the passages holding him, and over the memory's first ones). Once Bert speaks
+    in the logs (a "- **Bert:**" line), a slip of the ear may mean him: shown, unflagged. Notes
+    that label no one's lines keep a near name as held (the test above: Bert in notes; and
+    test_a_dialogue_whose_speaker_is_misspelt_is_still_theirs)."""
+    def chats(bert: str):
+        for i in range(12):
+            write(workspace / "memory" / f"2026-05-{i + 1:02d}.md", f"## 10:00 chat {i}\n\n- **User:** My neighbour{bert} lent "
+                  f"me a ladder {i}.\n- **Assistant:** Kind of them! What will you paint?\n")  # a turn each
     filler(workspace, "river")
     pasted = "Bart: I made a clay pot at school today!\nAssistant: That sounds wonderful, what colour is it?\nBart: Blue, like the river."
+    flagged = {"reason": "no one speaks here as 'bart', who speaks in the query (only near spellings: 'bert')"}
+    chats(" Bert")
     eng = make_engine()
     eng.run_index()
     res = eng.search(pasted, explain=True)
-    assert res["results"] and res["absent"] == {
-        "reason": "no one speaks here as 'bart', who speaks in the query (only near spellings: 'bert')"}, res["evidence"]["nearNames"]
-    assert res["evidence"]["speakersUnheard"] == ["bart"]
-    assert verdict(res["evidence"])["emptied"] is False
+    assert res["results"] and res["absent"] == flagged, res["evidence"]["nearNames"]
+    assert res["evidence"]["speakersUnheard"] == ["bart"] and verdict(res["evidence"])["emptied"] is False
+    chats("")
+    write(workspace / "memory" / "2026-05-20.md", "  2. **Bert's Ladders**: rents ladders by the day, ask for Bert.\n")
+    eng = make_engine()
+    eng.run_index()
+    res = eng.search(pasted, explain=True)
+    assert res["results"] and res["absent"] == flagged, res["evidence"]["nearNames"]
     write(workspace / "memory" / "2026-06-01.md", "- **Bert:** I fired the clay pot in the kiln.\n- **Assistant:** Nice.\n")
     eng = make_engine()
     eng.run_index()

@@ -294,19 +294,24 @@ _LABELS = re.compile(r"(?m)^[\s>*-]*([^\W\d_][\w.' -]{0,30}?)\**[ \t]*[:：]")  
 
 
 def unheard(store: Store, forms: list[str], passages: int = 20) -> bool:
-    """Whether the passages holding `forms` (near spellings of someone who speaks in a query)
-    are transcripts (a label opens two or more of a passage's lines: "User:", "Bart:") in which
-    none of them labels a line. Who speaks in a memory of conversations has their lines labelled
-    there; a memory of notes ("Lisa fed the fish") labels no one's, and says nothing so."""
-    transcript = False
+    """Whether none of `forms` (near spellings of someone who speaks in a query) labels a line
+    in the passages holding them, in a memory of chat logs (a conversation's roles label two or
+    more lines of those passages, or of the passages naming a role: "- **User:** ...",
+    "Assistant: ..."). Who speaks in a memory of conversations has their lines labelled there;
+    a memory of notes ("Lisa fed the fish", "Tags: ...") labels no one's, and says nothing so.
+    A chat log's long messages leave a passage one turn or none, so the turns are counted over
+    the passages, and over those naming a role if need be."""
+    def turns(texts: list[str]) -> int:
+        return sum(label.lower() in CHAT_ROLES for text in texts for label in _LABELS.findall(text))
+
+    counted = 0
     for form in forms:
-        label = _speaker_label(form)
-        for text in store.matching_texts(fts_query([form], "AND"), passages):
-            if label.search(text):
-                return False
-            labels = _LABELS.findall(text)
-            transcript = transcript or len(labels) > len(set(labels))
-    return transcript
+        texts = store.matching_texts(fts_query([form], "AND"), passages)
+        if any(_speaker_label(form).search(text) for text in texts):
+            return False
+        counted += turns(texts)
+    roles = [r for r in sorted(CHAT_ROLES) if len(r) > 3]  # (me, you, a: in any passage)
+    return counted >= 2 or turns(store.matching_texts(fts_query(roles, "OR"), passages)) >= 2
 
 
 def _sentence_start(text: str, at: int) -> bool:
@@ -484,9 +489,10 @@ def load_rows(store: Store, ids: list[int]) -> dict[int, tuple]:
 TITLES = frozenset("dr mr mrs ms mx st prof sr jr mt".split())  # "Dr." does not end a sentence
 
 
-# labels of a role or of a kind of line, not of a person: any transcript or list may carry them
-ROLES = frozenset("user assistant human ai bot system agent model me you q a question answer note todo step "
-                  "example input output error warning".split())
+# labels of a conversation's roles, which any chat log's turns carry (unheard), and of kinds of
+# line; none of them a person: any transcript or list may carry them
+CHAT_ROLES = frozenset("user assistant human ai bot system agent model me you q a".split())
+ROLES = CHAT_ROLES | frozenset("question answer note todo step example input output error warning".split())
 
 
 @functools.lru_cache(maxsize=256)  # asked of one query by the keyword pass, the pins, the order and the evidence
