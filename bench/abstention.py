@@ -363,6 +363,8 @@ def auc(pos: list[float], neg: list[float]) -> float:
 STATISTICS = {
     "missing topic words": lambda e: len(e["absentTerms"]),
     "names never mentioned": lambda e: len(e["namedAbsent"]),
+    # who speaks in a pasted conversation and is never mentioned here, or speaks in none of its chat logs
+    "speakers not here": lambda e: len(e.get("speakersAbsent", [])) + len(e.get("speakersUnheard", [])),
     "share of words unused": lambda e: e["absentShare"],
     "chanceHeld (band only)": lambda e: e["chanceHeld"] if e.get("chanceHeld") is not None else 0.0,
     "1 - best hit": lambda e: 1.0 - e["best"],
