@@ -1105,6 +1105,19 @@ def test_near_forms_and_words_of_the_asking_never_say_absent(workspace, make_eng
     assert topic["absent"] and "'sealant'" in topic["absent"]["reason"]
 
 
+def searched_afresh(make_engine, query: str) -> dict:
+    """`query` asked (with --explain) of a new engine over the workspace as it now stands."""
+    eng = make_engine()
+    eng.run_index()
+    return eng.search(query, explain=True)
+
+
+def assert_speaker_never_mentioned(res: dict, name: str) -> None:
+    """The list is emptied: the memory never mentions `name`, who speaks in the query."""
+    assert res["evidence"]["speakersAbsent"] == [name] and res["results"] == [], res["evidence"]["nearNames"]
+    assert res["hidden"]["reason"] == f"this memory never mentions '{name}', who speaks in the query"
+
+
 def test_a_word_capitalised_now_and_then_is_no_near_spelling_of_a_name(workspace, make_engine):
     """A conversation Bart pasted, asked of someone else's notes on art and bars that once name
     a book ("The Art of War") and once start a line with "Art": "art" is a word here, written
@@ -1119,15 +1132,9 @@ def test_a_word_capitalised_now_and_then_is_no_near_spelling_of_a_name(workspace
         write(workspace / "memory" / f"2026-05-{i + 2:02d}.md", f"- Visited the art museum {i}, then a bar by the river.\n")
     filler(workspace, "art")
     pasted = "Bart: I made a clay pot at school today!\nAssistant: That sounds wonderful, what colour is it?\nBart: Blue, like the river."
-    eng = make_engine()
-    eng.run_index()
-    res = eng.search(pasted, explain=True)
-    assert res["evidence"]["speakersAbsent"] == ["bart"] and res["results"] == []
-    assert res["hidden"]["reason"] == "this memory never mentions 'bart', who speaks in the query"
+    assert_speaker_never_mentioned(searched_afresh(make_engine, pasted), "bart")
     write(workspace / "memory" / "2026-06-01.md", "- Bert fixed the clay oven.\n- Met Bert and Anna at the river.\n")
-    eng = make_engine()
-    eng.run_index()
-    res = eng.search(pasted, explain=True)
+    res = searched_afresh(make_engine, pasted)
     assert res["evidence"]["speakersNear"] == ["bart"] and res["results"] and res["absent"] is None
 
 
@@ -1173,11 +1180,7 @@ def test_a_capital_that_opens_a_table_cell_does_not_make_a_word_a_name(workspace
         write(workspace / "memory" / f"2026-06-{i + 1:02d}.md", f"- The lesson on fractions ran long {i}.\n")
     filler(workspace, "podcast")
     pasted = "Lisa: I planted tulips in the garden today!\nAssistant: Lovely, which colours?\nLisa: Red and yellow, by the fence."
-    eng = make_engine()
-    eng.run_index()
-    res = eng.search(pasted, explain=True)
-    assert res["evidence"]["speakersAbsent"] == ["lisa"] and res["results"] == [], res["evidence"]["nearNames"]
-    assert res["hidden"]["reason"] == "this memory never mentions 'lisa', who speaks in the query"
+    assert_speaker_never_mentioned(searched_afresh(make_engine, pasted), "lisa")
 
 
 def test_a_speaker_held_only_in_near_spellings_that_never_speak_in_these_transcripts_is_flagged(workspace, make_engine):
@@ -1201,21 +1204,15 @@ def test_a_speaker_held_only_in_near_spellings_that_never_speak_in_these_transcr
     pasted = "Bart: I made a clay pot at school today!\nAssistant: That sounds wonderful, what colour is it?\nBart: Blue, like the river."
     flagged = {"reason": "no one speaks here as 'bart', who speaks in the query (only near spellings: 'bert')"}
     chats(" Bert")
-    eng = make_engine()
-    eng.run_index()
-    res = eng.search(pasted, explain=True)
+    res = searched_afresh(make_engine, pasted)
     assert res["results"] and res["absent"] == flagged, res["evidence"]["nearNames"]
     assert res["evidence"]["speakersUnheard"] == ["bart"] and verdict(res["evidence"])["emptied"] is False
     chats("")
     write(workspace / "memory" / "2026-05-20.md", "  2. **Bert's Ladders**: rents ladders by the day, ask for Bert.\n")
-    eng = make_engine()
-    eng.run_index()
-    res = eng.search(pasted, explain=True)
+    res = searched_afresh(make_engine, pasted)
     assert res["results"] and res["absent"] == flagged, res["evidence"]["nearNames"]
     write(workspace / "memory" / "2026-06-01.md", "- **Bert:** I fired the clay pot in the kiln.\n- **Assistant:** Nice.\n")
-    eng = make_engine()
-    eng.run_index()
-    res = eng.search(pasted, explain=True)
+    res = searched_afresh(make_engine, pasted)
     assert res["evidence"]["speakersUnheard"] == [] and res["results"] and res["absent"] is None, res["evidence"]["absent"]
 
 

@@ -488,7 +488,9 @@ def _absence(evidence: dict, strong: float, absent_share: float, weak: float) ->
     slip of the keyboard, a name's sound and short forms looked up first: candidates.near_forms),
     or none of the question's words at all. How the best passage holds the words (chanceHeld)
     does not separate the two (89-93 % either way on held-out conversations): it lowers a band
-    at most (trust_high), never says absent. A name held only in a near spelling is held."""
+    at most (trust_high), never says absent. A name held only in a near spelling is held, but
+    for a pasted conversation's speaker whose near spellings speak in none of this memory's
+    chat logs (speakersUnheard)."""
     if evidence.get("speakersAbsent"):  # a strong hit on the words of a dialogue by someone else is still theirs
         return "speaker", f"this memory never mentions {_some(evidence['speakersAbsent'])}, who speaks in the query"
     # one who speaks in the query and is held here only in near spellings, none of which speaks
