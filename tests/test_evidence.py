@@ -1192,7 +1192,7 @@ def test_a_speaker_held_only_in_near_spellings_that_never_speak_in_these_transcr
     flagged: "no one speaks here as 'bart', who speaks in the query (only near spellings:
     'bert')"; so too where Bert stands only in a long message's middle, a passage that holds no
     turn's label (a chat log's long messages leave a passage one turn or none: the turns are
-    counted over the passages holding him, and over the memory's first ones). Once Bert speaks
+    counted over the passages holding him, or else over those naming a role). Once Bert speaks
     in the logs (a "- **Bert:**" line), a slip of the ear may mean him: shown, unflagged. Notes
     that label no one's lines keep a near name as held (the test above: Bert in notes; and
     test_a_dialogue_whose_speaker_is_misspelt_is_still_theirs)."""
