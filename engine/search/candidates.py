@@ -12,6 +12,7 @@ if TYPE_CHECKING:
 
 from ..index.store import OperationalError, Store
 from ..text import STOPWORDS, has_cjk, is_cjk, query_terms, relaxed_terms, word_forms
+from .everyday import is_calendar
 from .options import Candidate, Options
 
 
@@ -520,6 +521,41 @@ def _named_terms(query: str) -> tuple[str, ...]:
             opens = word.endswith((".", "!", "?")) and not title
     out.update(dict.fromkeys(exact_tokens(query)))
     return tuple(out)
+
+
+@functools.lru_cache(maxsize=256)
+def _lone_names(query: str) -> tuple[str, ...]:
+    """lone_names(), kept for the query's next asker."""
+    out: dict[str, None] = {}
+    for line in re.split(r"[\n:;]+", query):
+        bare = [w.strip("\"'()[]{},*.!?") for w in line.split()]
+        capital = []  # a capital inside the sentence (a sentence's first word takes one anyway)
+        opens = True
+        for word, b in zip(line.split(), bare):
+            capital.append(not opens and b[:1].isupper())
+            opens = word.endswith((".", "!", "?")) and b.lower() not in TITLES
+        for i, b in enumerate(bare):
+            alone = not (i and capital[i - 1]) and not (i + 1 < len(bare) and capital[i + 1])
+            if capital[i] and alone and b.lower() not in TITLES and b.lower() not in STOPWORDS:
+                out.update(dict.fromkeys(t for t in query_terms(b) if t not in STOPWORDS and len(t) > 1))
+    return tuple(out)
+
+
+def lone_names(query: str) -> list[str]:
+    """The names among named_terms that stand alone: a capitalised word inside a sentence whose
+    neighbours are not ("what did Mel say at the bar"), not a word of a title or a place's name
+    ("New York City", "The Hate U Give"), whose words are ordinary ones capitalised together."""
+    return list(_lone_names(query))
+
+
+def names_as_words(store: Store, query: str, held: set[str]) -> list[str]:
+    """The query's short lone names (lone_names, SHORT_FORM to SHORT_NAME letters) this index
+    holds (`held`) but never writes as a name (_written_as_name): asked of a memory where "bar"
+    and "win" are words, "Bar" and "Win" (Barbara's and Winifred's short names) are held in
+    letters only. A name is written with its capital wherever it stands. Not a role (User) nor
+    a month or a day (May, June), which a memory may write in lower case."""
+    return [t for t in lone_names(query) if t in held and SHORT_FORM <= len(t) <= SHORT_NAME and t.isalpha()
+            and t.isascii() and t not in ROLES and not is_calendar(t) and not _written_as_name(store, t)]
 
 
 def speakers(query: str) -> list[str]:

@@ -169,7 +169,7 @@ def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs
            forms: dict[str, str] | None = None, aliases: dict[str, str] | None = None,
            near: dict[str, list[str]] | None = None, unwritten: float = 0.0,
            vocabulary: int = candidates.BROAD_VOCABULARY, short_words: tuple[int, int] = (0, 0),
-           unheard: list[str] | None = None) -> tuple[list[Candidate], dict[str, Any], dict]:
+           unheard: list[str] | None = None, as_words: list[str] | None = None) -> tuple[list[Candidate], dict[str, Any], dict]:
     """From scored candidates to what is shown, in order: each hit's own evidence, fusion,
     decay, pinned identifiers, overlap merging (`merge`, default merge_overlapping), MMR, then
     the list stands or falls on the query's evidence. (shown, hidden info, evidence).
@@ -182,7 +182,9 @@ def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs
     `short_words`: of the query's short words, how many this memory holds and how many it does
     not (candidates.short_words; counted only when no passage holds a word of the query).
     `unheard`: who speaks in the query and is held here only in near spellings, none of which
-    labels a line of the transcripts holding them (candidates.unheard)."""
+    labels a line of the transcripts holding them (candidates.unheard).
+    `as_words`: the question's short names this memory holds only as words, never as a name,
+    nor a near form of them (candidates.names_as_words)."""
     confidence(cands, weights, n_docs, exact, aliases)
     fuse(cands, opts, mode)
     if opts.decay:
@@ -201,7 +203,7 @@ def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs
     if mode != "keyword":
         rare_words_over_vectors_alone(cands, weights, n_docs)
     no_evidence_last_first(cands, exact)
-    evidence = query_evidence(query, weights, n_docs, cands, forms, near, unwritten, vocabulary, short_words, unheard)
+    evidence = query_evidence(query, weights, n_docs, cands, forms, near, unwritten, vocabulary, short_words, unheard, as_words)
     trust_high(cands, evidence, mode != "keyword", exact)
     in_score_order(cands, mode == "keyword")
     absent = evidence.get("absent")
@@ -557,7 +559,7 @@ def _absence(evidence: dict, strong: float, absent_share: float, weak: float) ->
     # a strong hit holds the question's other words in one passage: a topic word it lacks is
     # then mostly said in other words (the answer's passage, paraphrased), while a name the
     # memory never mentions is someone else's whatever the other words find
-    if evidence["best"] >= strong and not (question_missing and evidence["namedAbsent"]):
+    if evidence["best"] >= strong and not (question_missing and (evidence["namedAbsent"] or evidence.get("namesAsWords"))):
         return None
     # a few notes lack most words of any question, and a pasted conversation names many things
     # in passing: there, only a name the question asks about says absent (without this,
@@ -565,6 +567,10 @@ def _absence(evidence: dict, strong: float, absent_share: float, weak: float) ->
     # bench/small_memory.py)
     if evidence["namedAbsent"] and not (small and evidence.get("dialogue")):
         return "named", f"this memory never mentions {_some(evidence['namedAbsent'])}"
+    # a short name the memory holds only as a word ("bar", "win"), nor in a near form that is
+    # a name here (Barbara): whoever it names is not written here. Flagged, not emptied
+    if evidence.get("namesAsWords") and not small:
+        return "named", f"this memory writes {_some(evidence['namesAsWords'])} only as a word, never as a name"
     if question_missing:
         return "missing", f"this memory never uses {absent} in any form"
     # a pasted conversation: a word of it this memory never uses, and nothing here holds a fair
@@ -686,7 +692,7 @@ def fragment(term: str) -> bool:
 def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: list[Candidate],
                    forms: dict[str, str] | None = None, near: dict[str, list[str]] | None = None, unwritten: float = 0.0,
                    vocabulary: int = candidates.BROAD_VOCABULARY, short_words: tuple[int, int] = (0, 0),
-                   unheard: list[str] | None = None) -> dict:
+                   unheard: list[str] | None = None, as_words: list[str] | None = None) -> dict:
     """Whether this memory holds the answer at all, from evidence that means the same in any
     workspace. A question about someone else's history names someone or something that never
     occurs here far more often than an answerable one does; a weak best hit alone is not such
@@ -713,6 +719,8 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
         "formsChecked": checked,
         "namedAbsent": [t for t in named_terms(query) if t in absent and not is_calendar(t)],
         "identifiersAbsent": [t for t in candidates.exact_tokens(query) if t in absent],
+        # short names this memory holds only as ordinary words, never as a name (_absence)
+        "namesAsWords": list(as_words or ()),
         # 3-letter words of letters, not names nor everyday words, this memory never uses (_absence)
         "shortAbsent": [t for t in topic if len(t) == 3 and t.isalpha() and not is_cjk(t[0]) and t not in names],
         "speakersAbsent": [t for t in who if t in absent],
