@@ -1241,23 +1241,26 @@ def test_words_of_the_asking_and_slips_of_everyday_words():
 
 
 def test_a_short_name_this_memory_holds_only_as_a_word_is_not_held(workspace, make_engine):
-    """"What did Bar say about the sale?" asked of notes where "bar" is only a word (the bar
-    by the harbour): the name Bar was held in letters, so the list came
-    back unflagged, as if Bar were someone here (LongMemEval's questions with a nickname, asked
-    of someone else's history: "Bar", "Win", "Mel" found as words; issue 42). A name is written
-    with its capital wherever it stands: now the list is shown flagged, "this memory writes 'bar'
-    only as a word, never as a name". Where Barbara is written here, Bar is her short name:
-    shown, unflagged, Barbara named as its near form. Not a word of a title ("the Bar Harbor
-    sale": Bar and Harbor are capitalised together), nor a pasted conversation, which
-    names many things in passing."""
+    """"What did Bar say about the sale?" asked of notes where "bar" is only a word (the bar by
+    the harbour, the Harbour Bar): the name Bar was held in letters, so the list came back
+    unflagged, as if Bar were someone here (LongMemEval's questions with a nickname, asked of
+    someone else's history: "Bar", "Per", "Win" found as words; issue 42). A name stands alone
+    with its capital: now the list is shown flagged, "this memory writes 'bar' only as a word,
+    never as a name". Once a note says "Coffee with Bar on Monday", Bar is someone here: shown,
+    unflagged; so too where the memory writes Barbara, of whom Bar is a short form (named as its
+    near form). Not a word of a title in the question either ("the Bar Harbor sale")."""
     filler(workspace, "sale")
-    write(workspace / "memory" / "2026-04-01.md", "- Drinks at the bar by the harbour.\n")
+    write(workspace / "memory" / "2026-04-01.md", "- Drinks at the bar by the harbour.\n- Lunch at the Harbour Bar.\n")
     res = searched_afresh(make_engine, "What did Bar say about the sale?")
     assert res["results"] and res["evidence"]["namesAsWords"] == ["bar"], res["evidence"]["nearNames"]
     assert res["absent"] == {"reason": "this memory writes 'bar' only as a word, never as a name"}
     assert verdict(res["evidence"])["emptied"] is False
     title = searched_afresh(make_engine, "What happened at the Bar Harbor sale?")
     assert title["evidence"]["namesAsWords"] == [], title["evidence"]["absent"]
+    write(workspace / "memory" / "2026-04-02.md", "- Coffee with Bar on Monday.\n")
+    res = searched_afresh(make_engine, "What did Bar say about the sale?")
+    assert res["evidence"]["namesAsWords"] == [] and res["evidence"]["nearNames"] == {}
+    assert res["results"] and res["absent"] is None, res["evidence"]["absent"]
     write(workspace / "memory" / "2026-04-02.md", "- Called Barbara about the sale; she brings lemon bars.\n")
     res = searched_afresh(make_engine, "What did Bar say about the sale?")
     assert res["evidence"]["namesAsWords"] == [] and res["evidence"]["nearNames"] == {"bar": ["barbara"]}
@@ -1268,3 +1271,6 @@ def test_lone_names():
     assert candidates.lone_names("What did Bar say at the Bar Harbor sale?") == ["bar"]
     assert candidates.lone_names("Did Mel's team win? Ask Win.") == ["mel", "win"]
     assert candidates.lone_names("What did I buy in New York City with Dr. Okonkwo?") == []
+    assert candidates.lone_names("Which DIY EPs did Mom buy?") == ["mom"]  # a run of capitals is no name
+    # a list's mark, a heading's or a table's bar opens what follows, as a sentence's start does
+    assert candidates.lone_names("## Lesson plan\n- **Mark:** I met Mark there. Mark the date. | Art | x |") == ["mark"]

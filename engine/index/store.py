@@ -690,10 +690,11 @@ class Store:
     def any_match(self, match: str) -> bool:
         return self.conn.execute("select 1 from chunks_fts where chunks_fts match ? limit 1", (match,)).fetchone() is not None
 
-    def matching_texts(self, match: str, limit: int) -> list[str]:
-        """The text of up to `limit` chunks that match."""
+    def matching_texts(self, match: str, limit: int, containing: str = "") -> list[str]:
+        """The text of up to `limit` chunks that match, and hold `containing` as written (case minded)."""
         return [r[0] for r in self.conn.execute(
-            "select c.text from chunks_fts f join chunks c on c.id = f.rowid where chunks_fts match ? limit ?", (match, limit))]
+            "select c.text from chunks_fts f join chunks c on c.id = f.rowid where chunks_fts match ? and instr(c.text, ?) > 0 limit ?",
+            (match, containing, limit))]
 
     def vocabulary(self) -> str:
         """The name of a table listing the index's words (term, doc: how many chunks hold it), made

@@ -524,15 +524,20 @@ def _named_terms(query: str) -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=256)
-def _lone_names(query: str) -> tuple[str, ...]:
+def _lone_names(text: str) -> tuple[str, ...]:
     """lone_names(), kept for the query's next asker."""
     out: dict[str, None] = {}
-    for line in re.split(r"[\n:;]+", query):
-        bare = [w.strip("\"'()[]{},*.!?") for w in line.split()]
-        capital = []  # a capital inside the sentence (a sentence's first word takes one anyway)
+    for line in re.split(r"[\n:;]+", text):
+        words = line.split()
+        bare = [w.strip("\"'()[]{},*.!?") for w in words]
+        capital = []  # a name's capital inside a sentence (its first word takes one anyway)
         opens = True
-        for word, b in zip(line.split(), bare):
-            capital.append(not opens and b[:1].isupper())
+        for word, b in zip(words, bare):
+            if not any(ch.isalnum() for ch in b):  # a list's or a heading's mark, a table's bar, a dash
+                capital.append(False)
+                opens = True
+                continue
+            capital.append(not opens and b[:1].isupper() and not any(ch.isupper() for ch in b[1:]))  # not DIY, EPs
             opens = word.endswith((".", "!", "?")) and b.lower() not in TITLES
         for i, b in enumerate(bare):
             alone = not (i and capital[i - 1]) and not (i + 1 < len(bare) and capital[i + 1])
@@ -541,21 +546,38 @@ def _lone_names(query: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def lone_names(query: str) -> list[str]:
-    """The names among named_terms that stand alone: a capitalised word inside a sentence whose
-    neighbours are not ("what did Mel say at the bar"), not a word of a title or a place's name
-    ("New York City", "The Hate U Give"), whose words are ordinary ones capitalised together."""
-    return list(_lone_names(query))
+def lone_names(text: str) -> list[str]:
+    """The index terms of the names that stand alone in `text`: a word with one capital, its
+    first letter, inside a sentence, between words without one ("what did Mel say at the bar");
+    not a word of a title or a place's name ("New York City", "Starbucks Reserve Bar"), whose
+    words are ordinary ones capitalised together, nor a run of capitals (DIY, EPs)."""
+    return list(_lone_names(text))
+
+
+def _written_as_lone_name(store: Store, term: str, passages: int = 20) -> bool:
+    """Whether this index writes `term` as a name: never in lower case (wherever it stands:
+    "- Lisa played"), or, a word it also writes in lower case, standing alone with its capital
+    in some passage (lone_names: "I met Mark there", not "Mark the date" nor "Reserve Bar") or
+    as a speaker's label. Those passages are looked for among the ones writing it with its
+    capital (SQLite's instr minds case: "mark" common in lower case has its capitalised
+    passages found among thousands)."""
+    word = re.compile(rf"(?<![^\W\d_]){re.escape(term)}(?![^\W\d_])")
+    if not any(word.search(text) for text in store.matching_texts(fts_query([term], "AND"), passages)):
+        return True
+    label = _speaker_label(term)
+    texts = store.matching_texts(fts_query([term], "AND"), passages, containing=term[:1].upper() + term[1:])
+    return any(term in lone_names(text) or label.search(text) for text in texts)
 
 
 def names_as_words(store: Store, query: str, held: set[str]) -> list[str]:
-    """The query's short lone names (lone_names, SHORT_FORM to SHORT_NAME letters) this index
-    holds (`held`) but never writes as a name (_written_as_name): asked of a memory where "bar"
-    and "win" are words, "Bar" and "Win" (Barbara's and Winifred's short names) are held in
-    letters only. A name is written with its capital wherever it stands. Not a role (User) nor
-    a month or a day (May, June), which a memory may write in lower case."""
+    """The question's short lone names (lone_names, SHORT_FORM to SHORT_NAME letters) this index
+    holds (`held`) but never writes as a name (_written_as_lone_name): asked of a memory where
+    "bar" and "win" are words, "Bar" and "Win" (Barbara's and Winifred's short names) are held
+    in letters only, and "Reserve Bar" in a title is no one. The same test on both sides: a
+    name stands alone with its capital, in the question and in the memory. Not a role (User)
+    nor a month or a day (May, June), which a memory may write in lower case."""
     return [t for t in lone_names(query) if t in held and SHORT_FORM <= len(t) <= SHORT_NAME and t.isalpha()
-            and t.isascii() and t not in ROLES and not is_calendar(t) and not _written_as_name(store, t)]
+            and t.isascii() and t not in ROLES and not is_calendar(t) and not _written_as_lone_name(store, t)]
 
 
 def speakers(query: str) -> list[str]:
