@@ -22,7 +22,7 @@ from .candidates import (
     fts_query, OR_POSTINGS, doc_freqs, selective_terms, keyword_candidates, ranked_matches,
     strict_can_match, date_filtered_ids, load_rows, EXACT_MAX_CHUNKS, exact_tokens, exact_hits,
     TITLES, named_terms, ROLES, speakers, vocabulary_forms, held_forms, unwritten_share, vocabulary_size, BROAD_VOCABULARY, short_words,
-    unheard, names_as_words, near_forms,
+    unheard, names_only_as_words,
 )
 from .vectors import (
     VectorSide, vector_standing, vector_candidates, SPLIT_ROWS, two_cores, Product, matvec,
@@ -138,14 +138,10 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
     # who speaks in the query, held here only in near spellings that speak in none of this
     # memory's transcripts
     silent = [t for t in speakers(query) if t in near and unheard(store, near[t])]
-    # a question's short name held here only as a word ("Bar": bar): a name if one of its
-    # near forms is one here (Barbara), else a name this memory never writes (evidence)
-    worded = names_as_words(store, query, {t for t, w in weights.items() if w < 1.0}) if n_docs and not speakers(query) else []
-    if worded:
-        named_near: set[str] = set()
-        also_near = near_forms(store, worded, query, named_near)
-        near = {**near, **{t: also_near[t] for t in named_near}}
-        worded = [t for t in worded if t not in named_near]
+    # a name standing alone in a question, held here only as words (Bar: bar; Melanie:
+    # "millennium"), is no one here; a short form that is a name here (Barbara) holds it
+    worded = names_only_as_words(store, query, {t for t, w in weights.items() if w < 1.0}, near) \
+        if n_docs and not speakers(query) else []
     shown, hidden_info, evidence = select(cands, query, weights, n_docs, exact, opts, mode, forms=forms, aliases=aliases, near=near,
                                           unwritten=unwritten, vocabulary=size, short_words=short, unheard=silent,
                                           as_words=worded)

@@ -183,8 +183,8 @@ def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs
     not (candidates.short_words; counted only when no passage holds a word of the query).
     `unheard`: who speaks in the query and is held here only in near spellings, none of which
     labels a line of the transcripts holding them (candidates.unheard).
-    `as_words`: the question's short names this memory holds only as words, never as a name,
-    nor a near form of them (candidates.names_as_words)."""
+    `as_words`: the question's names this memory holds only as words, as written or in near
+    forms, never as a name (candidates.names_only_as_words)."""
     confidence(cands, weights, n_docs, exact, aliases)
     fuse(cands, opts, mode)
     if opts.decay:
@@ -492,7 +492,8 @@ def _absence(evidence: dict, strong: float, absent_share: float, weak: float) ->
     does not separate the two (89-93 % either way on held-out conversations): it lowers a band
     at most (trust_high), never says absent. A name held only in a near spelling is held, but
     for a pasted conversation's speaker whose near spellings speak in none of this memory's
-    chat logs (speakersUnheard)."""
+    chat logs (speakersUnheard), and a question's name whose forms here are only words, never
+    written as a name (namesAsWords)."""
     if evidence.get("speakersAbsent"):  # a strong hit on the words of a dialogue by someone else is still theirs
         return "speaker", f"this memory never mentions {_some(evidence['speakersAbsent'])}, who speaks in the query"
     # one who speaks in the query and is held here only in near spellings, none of which speaks
@@ -567,10 +568,11 @@ def _absence(evidence: dict, strong: float, absent_share: float, weak: float) ->
     # bench/small_memory.py)
     if evidence["namedAbsent"] and not (small and evidence.get("dialogue")):
         return "named", f"this memory never mentions {_some(evidence['namedAbsent'])}"
-    # a short name the memory holds only as a word ("bar", "win"), nor in a near form that is
-    # a name here (Barbara): whoever it names is not written here. Flagged, not emptied
+    # a name the memory holds only as words ("bar" for Bar, "millennium" for Melanie), never
+    # written as a name: whoever it names is not written here. Flagged, not emptied
     if evidence.get("namesAsWords") and not small:
-        return "named", f"this memory writes {_some(evidence['namesAsWords'])} only as a word, never as a name"
+        words = [f for t in evidence["namesAsWords"] for f in evidence["nearNames"].get(t, [t])]
+        return "named", f"this memory never writes {_some(evidence['namesAsWords'])} as a name, only as words ({_some(words, 3)})"
     if question_missing:
         return "missing", f"this memory never uses {absent} in any form"
     # a pasted conversation: a word of it this memory never uses, and nothing here holds a fair
