@@ -365,6 +365,8 @@ STATISTICS = {
     "names never mentioned": lambda e: len(e["namedAbsent"]),
     # who speaks in a pasted conversation and is never mentioned here, or speaks in none of its chat logs
     "speakers not here": lambda e: len(e.get("speakersAbsent", [])) + len(e.get("speakersUnheard", [])),
+    # a question's name held here only as words (bar for Bar, "millennium" for Melanie), never as a name
+    "names only as words": lambda e: len(e.get("namesAsWords", [])),
     "share of words unused": lambda e: e["absentShare"],
     "chanceHeld (band only)": lambda e: e["chanceHeld"] if e.get("chanceHeld") is not None else 0.0,
     "1 - best hit": lambda e: 1.0 - e["best"],

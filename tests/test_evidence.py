@@ -1284,14 +1284,20 @@ def test_a_name_held_only_in_near_forms_that_are_words_here_is_not_held(workspac
     unflagged (LongMemEval's questions naming someone, asked of another history: "millennium",
     "million", "Mulaney" for Melanie; issue 42). Now a near form holds a name only where this
     memory writes it as a name (never in lower case, or standing alone with its capital): shown
-    flagged, "this memory never writes 'melanie' as a name, only as words ('millennium')". The
-    form is still searched. A slip in the name of someone the memory writes about ("Melanei"
+    flagged, "this memory never writes 'melanie' as a name, only as words ('millennium')". So
+    too Ingrid's "ingredients", a word that a label ("**Ingredients:**") capitalises, and
+    Augustin's "August", a month. The form is still searched. A slip in the name of someone the memory writes about ("Melanei"
     for Melanie) still finds her: shown, unflagged."""
     filler(workspace, "sale")
-    write(workspace / "memory" / "2026-04-01.md", "- Fixed the millennium bug in the old till.\n- Built the Millennium Falcon kit.\n")
+    write(workspace / "memory" / "2026-04-01.md", "- Fixed the millennium bug in the old till.\n- Built the Millennium Falcon kit.\n"
+          "\n## Cake\n\n**Ingredients:** flour, eggs; the ingredients came from the market.\n\n- Back in August we sold out.\n")
     res = searched_afresh(make_engine, "What did Melanie say about the sale?")
     assert res["evidence"]["nearNames"] == {"melanie": ["millennium"]} and res["evidence"]["namesAsWords"] == ["melanie"]
     assert res["results"] and res["absent"] == {"reason": "this memory never writes 'melanie' as a name, only as words ('millennium')"}
+    eng = make_engine()
+    for name, near in (("ingrid", "ingredients"), ("augustin", "august")):  # a label opening a line; a month
+        res = eng.search(f"What did {name.title()} say about the sale?", explain=True)
+        assert res["evidence"]["nearNames"] == {name: [near]} and res["evidence"]["namesAsWords"] == [name], res["evidence"]["absent"]
     write(workspace / "memory" / "2026-04-02.md", "- Melanie ran the cake stall.\n")
     res = searched_afresh(make_engine, "What did Melanei say about the sale?")
     assert res["evidence"]["nearNames"]["melanei"][0] == "melanie" and res["evidence"]["namesAsWords"] == []

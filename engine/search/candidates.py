@@ -556,19 +556,18 @@ def lone_names(text: str) -> list[str]:
 
 def _written_as_lone_name(store: Store, term: str, passages: int = 20) -> bool:
     """Whether this index writes `term` as a name: as written (not only in another form: "Wil"
-    is held in "will"), never in lower case (wherever it stands: "- Lisa played"), or, a word
-    it also writes in lower case, standing alone with its capital
-    in some passage (lone_names: "I met Mark there", not "Mark the date" nor "Reserve Bar") or
-    as a speaker's label. Those passages are looked for among the ones writing it with its
-    capital (SQLite's instr minds case: "mark" common in lower case has its capitalised
-    passages found among thousands)."""
+    is held in "will"), and never in lower case (wherever it stands: "- Lisa played",
+    "**Lisa:**"), or, a word it also writes in lower case, standing alone with its capital
+    inside a sentence in some passage (lone_names: "I met Mark there"; not "Mark the date",
+    "Reserve Bar", nor a label opening a line, "**Ingredients:**"). Those passages are looked
+    for among the ones writing it with its capital (SQLite's instr minds case: "mark", common
+    in lower case, has its capitalised passages found among thousands)."""
     word = re.compile(rf"(?<![^\W\d_]){re.escape(term)}(?![^\W\d_])")
     texts = store.matching_texts(fts_query([term], "AND"), passages)
     if texts and not any(word.search(text) for text in texts):
         return True
-    label = _speaker_label(term)
     texts = store.matching_texts(fts_query([term], "AND"), passages, containing=term[:1].upper() + term[1:])
-    return any(term in lone_names(text) or label.search(text) for text in texts)
+    return any(term in lone_names(text) for text in texts)
 
 
 def names_only_as_words(store: Store, query: str, held: set[str], near: dict[str, list[str]]) -> list[str]:
@@ -579,8 +578,9 @@ def names_only_as_words(store: Store, query: str, held: set[str], near: dict[str
       "Win" (Barbara's and Winifred's short names) are held in letters only; unless a near form
       of it is a name here (near_forms: Barbara);
     - one held only in near forms (`near`), none of which this index writes as a name: a word
-      ("millennium", "million" for Melanie by sound) or a title's ("Slumdog Millionaire").
-      Those forms are still searched (a German question's noun finds its English cognate so).
+      ("millennium", "million" for Melanie by sound), a title's ("Slumdog Millionaire"), a
+      month or a day (August for Augustin). Those forms are still searched (a German
+      question's noun finds its English cognate so).
     Not a role (User) nor a month or a day (May, June), which a memory may write in lower case."""
     lone = lone_names(query)
     words = [t for t in lone if t in held and SHORT_FORM <= len(t) <= SHORT_NAME and t.isalpha() and t.isascii()
@@ -589,7 +589,8 @@ def names_only_as_words(store: Store, query: str, held: set[str], near: dict[str
         named: set[str] = set()
         near_forms(store, words, query, named)
         words = [t for t in words if t not in named]
-    return words + [t for t in lone if t in near and not is_calendar(t) and not any(_written_as_lone_name(store, f) for f in near[t])]
+    return words + [t for t in lone if t in near and not is_calendar(t)
+                    and not any(_written_as_lone_name(store, f) and not is_calendar(f) for f in near[t])]
 
 
 def speakers(query: str) -> list[str]:
