@@ -1275,6 +1275,8 @@ def test_lone_names():
     assert candidates.lone_names("Which DIY EPs did Mom buy?") == ["mom"]  # a run of capitals is no name
     # a list's mark, a heading's or a table's bar opens what follows, as a sentence's start does
     assert candidates.lone_names("## Lesson plan\n- **Mark:** I met Mark there. Mark the date. | Art | x |") == ["mark"]
+    # with openers, a word opening a line or a sentence too, if it stands alone
+    assert candidates.lone_names("- Lisa played.\n**Bart:** Moulin Rouge, then Milan.", openers=True) == ["lisa", "bart", "milan"]
 
 
 def test_a_name_held_only_in_near_forms_that_are_words_here_is_not_held(workspace, make_engine):
@@ -1285,17 +1287,20 @@ def test_a_name_held_only_in_near_forms_that_are_words_here_is_not_held(workspac
     "million", "Mulaney" for Melanie; issue 42). Now a near form holds a name only where this
     memory writes it as a name (never in lower case, or standing alone with its capital): shown
     flagged, "this memory never writes 'melanie' as a name, only as words ('millennium')". So
-    too Ingrid's "ingredients", a word that a label ("**Ingredients:**") capitalises, and
-    Augustin's "August", a month. The form is still searched. A slip in the name of someone the memory writes about ("Melanei"
+    too Ingrid's "ingredients", a word that a label ("**Ingredients:**") capitalises,
+    Augustin's "August", a month, and Cresta's "Crest", which only a title writes ("the Falcon
+    Crest tickets"), never standing alone. The form is still searched. A slip in the name of someone the memory writes about ("Melanei"
     for Melanie) still finds her: shown, unflagged."""
     filler(workspace, "sale")
     write(workspace / "memory" / "2026-04-01.md", "- Fixed the millennium bug in the old till.\n- Built the Millennium Falcon kit.\n"
+          "- Lost the Falcon Crest tickets.\n"
           "\n## Cake\n\n**Ingredients:** flour, eggs; the ingredients came from the market.\n\n- Back in August we sold out.\n")
     res = searched_afresh(make_engine, "What did Melanie say about the sale?")
     assert res["evidence"]["nearNames"] == {"melanie": ["millennium"]} and res["evidence"]["namesAsWords"] == ["melanie"]
     assert res["results"] and res["absent"] == {"reason": "this memory never writes 'melanie' as a name, only as words ('millennium')"}
     eng = make_engine()
-    for name, near in (("ingrid", "ingredients"), ("augustin", "august")):  # a label opening a line; a month
+    # a label opening a line; a month; a word only a title writes (with its capital, always)
+    for name, near in (("ingrid", "ingredients"), ("augustin", "august"), ("cresta", "crest")):
         res = eng.search(f"What did {name.title()} say about the sale?", explain=True)
         assert res["evidence"]["nearNames"] == {name: [near]} and res["evidence"]["namesAsWords"] == [name], res["evidence"]["absent"]
     write(workspace / "memory" / "2026-04-02.md", "- Melanie ran the cake stall.\n")

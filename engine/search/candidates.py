@@ -524,48 +524,54 @@ def _named_terms(query: str) -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=256)
-def _lone_names(text: str) -> tuple[str, ...]:
+def _lone_names(text: str, openers: bool = False) -> tuple[str, ...]:
     """lone_names(), kept for the query's next asker."""
     out: dict[str, None] = {}
     for line in re.split(r"[\n:;]+", text):
         words = line.split()
         bare = [w.strip("\"'()[]{},*.!?") for w in words]
-        capital = []  # a name's capital inside a sentence (its first word takes one anyway)
+        capital, first = [], []  # a name's capital inside a sentence; a sentence's first word (which takes one anyway)
         opens = True
         for word, b in zip(words, bare):
             if not any(ch.isalnum() for ch in b):  # a list's or a heading's mark, a table's bar, a dash
                 capital.append(False)
+                first.append(False)
                 opens = True
                 continue
-            capital.append(not opens and b[:1].isupper() and not any(ch.isupper() for ch in b[1:]))  # not DIY, EPs
+            one = b[:1].isupper() and not any(ch.isupper() for ch in b[1:])  # one capital, its first letter: not DIY, EPs
+            capital.append(one and not opens)
+            first.append(one and opens)
             opens = word.endswith((".", "!", "?")) and b.lower() not in TITLES
         for i, b in enumerate(bare):
-            alone = not (i and capital[i - 1]) and not (i + 1 < len(bare) and capital[i + 1])
-            if capital[i] and alone and b.lower() not in TITLES and b.lower() not in STOPWORDS:
+            # (a sentence's first word is a neighbour in a title only where it may be a name too)
+            alone = not (i and (capital[i - 1] or openers and first[i - 1])) and not (i + 1 < len(bare) and capital[i + 1])
+            if (capital[i] or (openers and first[i])) and alone and b.lower() not in TITLES and b.lower() not in STOPWORDS:
                 out.update(dict.fromkeys(t for t in query_terms(b) if t not in STOPWORDS and len(t) > 1))
     return tuple(out)
 
 
-def lone_names(text: str) -> list[str]:
+def lone_names(text: str, openers: bool = False) -> list[str]:
     """The index terms of the names that stand alone in `text`: a word with one capital, its
     first letter, inside a sentence, between words without one ("what did Mel say at the bar");
     not a word of a title or a place's name ("New York City", "Starbucks Reserve Bar"), whose
-    words are ordinary ones capitalised together, nor a run of capitals (DIY, EPs)."""
-    return list(_lone_names(text))
+    words are ordinary ones capitalised together, nor a run of capitals (DIY, EPs). With
+    `openers`, also such a word opening a sentence or a line ("- Lisa played", "**Lisa:**")."""
+    return list(_lone_names(text, openers))
 
 
 def _written_as_lone_name(store: Store, term: str, passages: int = 20) -> bool:
-    """Whether this index writes `term` as a name: as written (not only in another form: "Wil"
-    is held in "will"), and never in lower case (wherever it stands: "- Lisa played",
-    "**Lisa:**"), or, a word it also writes in lower case, standing alone with its capital
-    inside a sentence in some passage (lone_names: "I met Mark there"; not "Mark the date",
-    "Reserve Bar", nor a label opening a line, "**Ingredients:**"). Those passages are looked
-    for among the ones writing it with its capital (SQLite's instr minds case: "mark", common
-    in lower case, has its capitalised passages found among thousands)."""
+    """Whether this index writes `term` as a name: standing alone with its capital in some
+    passage (lone_names), the question's own test: "I met Mark there", not "Mark the date",
+    "Reserve Bar", "Millennium Falcon", nor a label of a word ("**Ingredients:**"). Where the
+    memory never writes it in lower case, also where it opens a line or a sentence ("- Lisa
+    played", "**Lisa:**"); a word it also writes in lower case takes a capital there anyway.
+    As written: "Wil" held only in "will" is not. The capitalised passages are looked for
+    among those holding it (SQLite's instr minds case: "mark", common in lower case, has its
+    capitalised passages found among thousands)."""
     word = re.compile(rf"(?<![^\W\d_]){re.escape(term)}(?![^\W\d_])")
     texts = store.matching_texts(fts_query([term], "AND"), passages)
     if texts and not any(word.search(text) for text in texts):
-        return True
+        return any(term in lone_names(text, openers=True) for text in texts)
     texts = store.matching_texts(fts_query([term], "AND"), passages, containing=term[:1].upper() + term[1:])
     return any(term in lone_names(text) for text in texts)
 
