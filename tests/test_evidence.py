@@ -1273,6 +1273,7 @@ def test_lone_names():
     assert candidates.lone_names("Did Mel's team win? Ask Win.") == ["mel", "win"]
     assert candidates.lone_names("What did I buy in New York City with Dr. Okonkwo?") == []
     assert candidates.lone_names("Which DIY EPs did Mom buy?") == ["mom"]  # a run of capitals is no name
+    assert candidates.lone_names("What did I buy at SaveMart?") == ["savemart"]  # a capital inside a name is
     # a list's mark, a heading's or a table's bar opens what follows, as a sentence's start does
     assert candidates.lone_names("## Lesson plan\n- **Mark:** I met Mark there. Mark the date. | Art | x |") == ["mark"]
     # with openers, a word opening a line or a sentence too, if it stands alone
@@ -1293,7 +1294,7 @@ def test_a_name_held_only_in_near_forms_that_are_words_here_is_not_held(workspac
     for Melanie) still finds her: shown, unflagged."""
     filler(workspace, "sale")
     write(workspace / "memory" / "2026-04-01.md", "- Fixed the millennium bug in the old till.\n- Built the Millennium Falcon kit.\n"
-          "- Lost the Falcon Crest tickets.\n"
+          "- Lost the Falcon Crest tickets.\n- Bought milk at SaveMart.\n"
           "\n## Cake\n\n**Ingredients:** flour, eggs; the ingredients came from the market.\n\n- Back in August we sold out.\n")
     res = searched_afresh(make_engine, "What did Melanie say about the sale?")
     assert res["evidence"]["nearNames"] == {"melanie": ["millennium"]} and res["evidence"]["namesAsWords"] == ["melanie"]
@@ -1303,6 +1304,8 @@ def test_a_name_held_only_in_near_forms_that_are_words_here_is_not_held(workspac
     for name, near in (("ingrid", "ingredients"), ("augustin", "august"), ("cresta", "crest")):
         res = eng.search(f"What did {name.title()} say about the sale?", explain=True)
         assert res["evidence"]["nearNames"] == {name: [near]} and res["evidence"]["namesAsWords"] == [name], res["evidence"]["absent"]
+    camel = eng.search("What did I buy at Savemaet?", explain=True)  # a slip in a name written with a capital inside
+    assert camel["evidence"]["nearNames"] == {"savemaet": ["savemart"]} and camel["evidence"]["namesAsWords"] == []
     write(workspace / "memory" / "2026-04-02.md", "- Melanie ran the cake stall.\n")
     res = searched_afresh(make_engine, "What did Melanei say about the sale?")
     assert res["evidence"]["nearNames"]["melanei"][0] == "melanie" and res["evidence"]["namesAsWords"] == []

@@ -538,7 +538,8 @@ def _lone_names(text: str, openers: bool = False) -> tuple[str, ...]:
                 first.append(False)
                 opens = True
                 continue
-            one = b[:1].isupper() and not any(ch.isupper() for ch in b[1:])  # one capital, its first letter: not DIY, EPs
+            # a capital first, not a run of capitals (DIY, EPs), which says an acronym; SaveMart is a name
+            one = b[:1].isupper() and not (len(b) > 1 and (b.isupper() or (b[-1] == "s" and b[:-1].isupper())))
             capital.append(one and not opens)
             first.append(one and opens)
             opens = word.endswith((".", "!", "?")) and b.lower() not in TITLES
@@ -551,8 +552,8 @@ def _lone_names(text: str, openers: bool = False) -> tuple[str, ...]:
 
 
 def lone_names(text: str, openers: bool = False) -> list[str]:
-    """The index terms of the names that stand alone in `text`: a word with one capital, its
-    first letter, inside a sentence, between words without one ("what did Mel say at the bar");
+    """The index terms of the names that stand alone in `text`: a word that opens with a
+    capital, inside a sentence, between words without one ("what did Mel say at the bar");
     not a word of a title or a place's name ("New York City", "Starbucks Reserve Bar"), whose
     words are ordinary ones capitalised together, nor a run of capitals (DIY, EPs). With
     `openers`, also such a word opening a sentence or a line ("- Lisa played", "**Lisa:**")."""
