@@ -525,7 +525,7 @@ def _named_terms(query: str) -> tuple[str, ...]:
 
 @functools.lru_cache(maxsize=256)
 def _lone_names(text: str, openers: bool = False) -> tuple[str, ...]:
-    """lone_names(), kept for the query's next asker."""
+    """lone_names(), kept for the next asker (a query's, or a passage's read again)."""
     out: dict[str, None] = {}
     for line in re.split(r"[\n:;]+", text):
         words = line.split()
@@ -544,7 +544,8 @@ def _lone_names(text: str, openers: bool = False) -> tuple[str, ...]:
             first.append(one and opens)
             opens = word.endswith((".", "!", "?")) and b.lower() not in TITLES
         for i, b in enumerate(bare):
-            # (a sentence's first word is a neighbour in a title only where it may be a name too)
+            # a capitalised first word beside it: a title's in a memory's text ("Moulin Rouge
+            # was"), the asking's in a question ("Did Mel say")
             alone = not (i and (capital[i - 1] or openers and first[i - 1])) and not (i + 1 < len(bare) and capital[i + 1])
             if (capital[i] or (openers and first[i])) and alone and b.lower() not in TITLES and b.lower() not in STOPWORDS:
                 out.update(dict.fromkeys(t for t in query_terms(b) if t not in STOPWORDS and len(t) > 1))

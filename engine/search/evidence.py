@@ -721,7 +721,8 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
         "formsChecked": checked,
         "namedAbsent": [t for t in named_terms(query) if t in absent and not is_calendar(t)],
         "identifiersAbsent": [t for t in candidates.exact_tokens(query) if t in absent],
-        # short names this memory holds only as ordinary words, never as a name (_absence)
+        # the question's names this memory holds only as words, as written or in near forms,
+        # never written as a name (candidates.names_only_as_words; _absence)
         "namesAsWords": list(as_words or ()),
         # 3-letter words of letters, not names nor everyday words, this memory never uses (_absence)
         "shortAbsent": [t for t in topic if len(t) == 3 and t.isalpha() and not is_cjk(t[0]) and t not in names],
