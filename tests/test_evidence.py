@@ -1244,10 +1244,12 @@ def test_a_short_name_this_memory_holds_only_as_a_word_is_not_held(workspace, ma
     """"What did Bar say about the sale?" asked of notes where "bar" is only a word (the bar by
     the harbour, the Harbour Bar): the name Bar was held in letters, so the list came back
     unflagged, as if Bar were someone here (LongMemEval's questions with a nickname, asked of
-    someone else's history: "Bar", "Per", "Win" found as words, "Wil" in "will"; issue 42). A name stands alone
-    with its capital: now the list is shown flagged, "this memory never writes 'bar' as a name,
-    only as words ('bar')". Once a note says "Coffee with Bar on Monday", Bar is someone here: shown,
-    unflagged; so too where the memory writes Barbara, of whom Bar is a short form. Not a word of a title in the question either ("the Bar Harbor sale")."""
+    someone else's history: "Bar", "Per", "Win" found as words, "Wil" in "will"; issue 42). A
+    name stands alone with its capital: now the list is shown flagged, "this memory never
+    writes 'bar' as a name, only as words ('bar')". Once a note says "Coffee with Bar on
+    Monday", Bar is someone here: shown, unflagged; so too where the memory writes Barbara, of
+    whom Bar is a short form. Nor is a word of a title in the question a name ("the Bar Harbor
+    sale")."""
     filler(workspace, "sale")
     write(workspace / "memory" / "2026-04-01.md", "- Drinks at the bar by the harbour; we will go again.\n- Lunch at the Harbour Bar.\n")
     res = searched_afresh(make_engine, "What did Bar say about the sale?")
@@ -1286,12 +1288,14 @@ def test_a_name_held_only_in_near_forms_that_are_words_here_is_not_held(workspac
     and some passage capitalises it, so Melanie counted as held and the list came back
     unflagged (LongMemEval's questions naming someone, asked of another history: "millennium",
     "million", "Mulaney" for Melanie; issue 42). Now a near form holds a name only where this
-    memory writes it as a name (never in lower case, or standing alone with its capital): shown
-    flagged, "this memory never writes 'melanie' as a name, only as words ('millennium')". So
-    too Ingrid's "ingredients", a word that a label ("**Ingredients:**") capitalises,
-    Augustin's "August", a month, and Cresta's "Crest", which only a title writes ("the Falcon
-    Crest tickets"), never standing alone. The form is still searched. A slip in the name of someone the memory writes about ("Melanei"
-    for Melanie) still finds her: shown, unflagged."""
+    memory writes it as a name, standing alone with its capital (at a line's start too, for a
+    word it never writes in lower case): shown flagged, "this memory never writes 'melanie' as
+    a name, only as words ('millennium')". So too Ingrid's "ingredients", a word that a label
+    ("**Ingredients:**") capitalises, Augustin's "August", a month, and Cresta's "Crest", which
+    only a title writes ("the Falcon Crest tickets"). The form is still searched. A slip in a
+    name written with a capital inside ("Savemaet" for SaveMart) still finds it, and a slip in
+    the name of someone the memory writes about ("Melanei" for Melanie) finds her: shown,
+    unflagged."""
     filler(workspace, "sale")
     write(workspace / "memory" / "2026-04-01.md", "- Fixed the millennium bug in the old till.\n- Built the Millennium Falcon kit.\n"
           "- Lost the Falcon Crest tickets.\n- Bought milk at SaveMart.\n"
