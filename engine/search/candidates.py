@@ -506,6 +506,9 @@ def _speakers(query: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
+WORD_EDGES = "\"'()[]{},*.!?"  # quotes, brackets, bold and end marks around a written word ("**Lisa**," -> Lisa)
+
+
 @functools.lru_cache(maxsize=256)
 def _named_terms(query: str) -> tuple[str, ...]:
     """named_terms(), kept for the query's next asker."""
@@ -513,7 +516,7 @@ def _named_terms(query: str) -> tuple[str, ...]:
     for line in re.split(r"[\n:;]+", query):
         opens = True
         for word in line.split():
-            bare = word.strip("\"'()[]{},*.!?")
+            bare = word.strip(WORD_EDGES)
             title = bare.lower() in TITLES or (len(bare) == 1 and bare.isupper())
             if not opens and not title and bare[:1].isupper() and bare.lower() not in STOPWORDS:
                 # not the "s" of Sam's: a memory that never writes a possessive does not lack Sam
@@ -529,7 +532,7 @@ def _lone_names(text: str, openers: bool = False) -> tuple[str, ...]:
     out: dict[str, None] = {}
     for line in re.split(r"[\n:;]+", text):
         words = line.split()
-        bare = [w.strip("\"'()[]{},*.!?") for w in words]
+        bare = [w.strip(WORD_EDGES) for w in words]
         capital, first = [], []  # a name's capital inside a sentence; a sentence's first word (which takes one anyway)
         opens = True
         for word, b in zip(words, bare):
@@ -570,11 +573,11 @@ def _written_as_lone_name(store: Store, term: str, passages: int = 20) -> bool:
     As written: "Wil" held only in "will" is not. The capitalised passages are looked for
     among those holding it (SQLite's instr minds case: "mark", common in lower case, has its
     capitalised passages found among thousands)."""
-    word = re.compile(rf"(?<![^\W\d_]){re.escape(term)}(?![^\W\d_])")
-    texts = store.matching_texts(fts_query([term], "AND"), passages)
-    if texts and not any(word.search(text) for text in texts):
+    match, lower = fts_query([term], "AND"), re.compile(rf"(?<![^\W\d_]){re.escape(term)}(?![^\W\d_])")
+    texts = store.matching_texts(match, passages)
+    if texts and not any(lower.search(text) for text in texts):
         return any(term in lone_names(text, openers=True) for text in texts)
-    texts = store.matching_texts(fts_query([term], "AND"), passages, containing=term[:1].upper() + term[1:])
+    texts = store.matching_texts(match, passages, containing=term[:1].upper() + term[1:])
     return any(term in lone_names(text) for text in texts)
 
 
