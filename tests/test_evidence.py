@@ -1270,6 +1270,28 @@ def test_a_short_name_this_memory_holds_only_as_a_word_is_not_held(workspace, ma
     assert res["results"] and res["absent"] is None, res["evidence"]["absent"]
 
 
+def test_a_relation_capitalised_as_a_name_is_held(workspace, make_engine):
+    """"What did Mom say about the sale?" asked of notes that say "Called my mom about the
+    sale": the memory writes "mom" only in lower case, so the question's Mom, a name by its
+    capital, counted as held only as a word and the list came back flagged "this memory never
+    writes 'mom' as a name", for a question it answers. A word written mostly after a
+    possessive ("my mom", "her coach") names a relation, and capitalised it names that person:
+    now the list is shown unflagged, the note first. "Bar" stays a word where "my bar exam" is
+    one use of it among others ("the bar by the harbour")."""
+    filler(workspace, "sale")
+    write(workspace / "memory" / "2026-04-01.md", "- Called my mom about the sale; she wants the blue lamp.\n")
+    write(workspace / "memory" / "2026-04-02.md", "- Her coach moved practice to Friday.\n")
+    write(workspace / "memory" / "2026-04-03.md", "- Drinks at the bar by the harbour.\n")
+    write(workspace / "memory" / "2026-04-04.md", "- Studied for my bar exam.\n")
+    for question, note in [("What did Mom say about the sale?", "2026-04-01.md"), ("When did Coach move practice?", "2026-04-02.md")]:
+        res = searched_afresh(make_engine, question)
+        assert res["evidence"]["namesAsWords"] == [] and res["absent"] is None, (question, res["absent"])
+        assert res["results"][0]["path"] == f"memory/{note}", question
+    res = searched_afresh(make_engine, "What did Bar say about the sale?")
+    assert res["evidence"]["namesAsWords"] == ["bar"], res["absent"]
+    assert res["absent"] == {"reason": "this memory never writes 'bar' as a name, only as words ('bar')"}
+
+
 def test_lone_names():
     assert candidates.lone_names("What did Bar say at the Bar Harbor sale?") == ["bar"]
     assert candidates.lone_names("Did Mel's team win? Ask Win.") == ["mel", "win"]

@@ -581,13 +581,30 @@ def _written_as_lone_name(store: Store, term: str, passages: int = 20) -> bool:
     return any(term in lone_names(text) for text in texts)
 
 
+# English's possessive determiners: a word written after one is something someone has
+POSSESSIVES = ("my", "your", "his", "her", "its", "our", "their")
+
+
+def _said_as_relation(store: Store, term: str) -> bool:
+    """Whether this memory writes `term` mostly as what someone has: in more than half the
+    passages holding it, after a possessive ("my mom", "her coach"). Such a word names a
+    relation, and capitalised in a question it names that person: "What did Mom say?" asks
+    of the mom this memory writes about. A word the memory uses otherwise ("the bar", "a win",
+    "my bar exam" once among them) is not one: more often than not is even odds, no fitted
+    share."""
+    holding = store.match_count(fts_query([term], "AND"), OR_POSTINGS)
+    owned = store.match_count(fts_query([f"{p} {term}" for p in POSSESSIVES], "OR"), OR_POSTINGS)
+    return holding > 0 and 2 * owned > holding
+
+
 def names_only_as_words(store: Store, query: str, held: set[str], near: dict[str, list[str]]) -> list[str]:
     """The question's lone names (lone_names) this index holds only as words. A name stands
     alone with its capital, in the question and in the memory (_written_as_lone_name), so:
     - a short one (SHORT_FORM to SHORT_NAME letters) this index holds (`held`, in some form)
       but never writes as a name: asked of a memory where "bar" and "win" are words, "Bar" and
       "Win" (Barbara's and Winifred's short names) are held in letters only; unless a near form
-      of it is a name here (near_forms: Barbara);
+      of it is a name here (near_forms: Barbara), or the memory says it mostly as a relation
+      ("my mom": Mom; _said_as_relation);
     - one held only in near forms (`near`), none of which this index writes as a name: a word
       ("millennium", "million" for Melanie by sound), a title's ("Slumdog Millionaire"), a
       month or a day (August for Augustin). Those forms are still searched (a German
@@ -595,7 +612,8 @@ def names_only_as_words(store: Store, query: str, held: set[str], near: dict[str
     Not a role (User) nor a month or a day (May, June), which a memory may write in lower case."""
     lone = lone_names(query)
     words = [t for t in lone if t in held and SHORT_FORM <= len(t) <= SHORT_NAME and t.isalpha() and t.isascii()
-             and t not in ROLES and not is_calendar(t) and not _written_as_lone_name(store, t)]
+             and t not in ROLES and not is_calendar(t) and not _written_as_lone_name(store, t)
+             and not _said_as_relation(store, t)]
     if words:
         named: set[str] = set()
         near_forms(store, words, query, named)
