@@ -591,7 +591,8 @@ def _said_as_relation(store: Store, term: str) -> bool:
     relation, and capitalised in a question it names that person: "What did Mom say?" asks
     of the mom this memory writes about. A word the memory uses otherwise ("the bar", "a win",
     "my bar exam" once among them) is not one: more often than not is even odds, no fitted
-    share."""
+    share. A possession reads the same ("my car" holds a nickname Car): the cost, against a
+    false "not here" on every question naming a relation."""
     holding = store.match_count(fts_query([term], "AND"), OR_POSTINGS)
     owned = store.match_count(fts_query([f"{p} {term}" for p in POSSESSIVES], "OR"), OR_POSTINGS)
     return holding > 0 and 2 * owned > holding
