@@ -593,7 +593,7 @@ def _said_as_relation(store: Store, term: str) -> bool:
     "my bar exam" once among them) is not one: more often than not is even odds, no fitted
     share. A possession reads the same ("my car" holds a nickname Car): the cost, against a
     false "not here" on every question naming a relation."""
-    holding = store.match_count(fts_query([term], "AND"), OR_POSTINGS)
+    holding = doc_freqs(store, [term])[term]
     owned = store.match_count(fts_query([f"{p} {term}" for p in POSSESSIVES], "OR"), OR_POSTINGS)
     return holding > 0 and 2 * owned > holding
 
@@ -620,7 +620,7 @@ def names_only_as_words(store: Store, query: str, held: set[str], near: dict[str
         near_forms(store, words, query, named)
         words = [t for t in words if t not in named]
     return words + [t for t in lone if t in near and not is_calendar(t)
-                    and not any(_written_as_lone_name(store, f) and not is_calendar(f) for f in near[t])]
+                    and not any(not is_calendar(f) and _written_as_lone_name(store, f) for f in near[t])]
 
 
 def speakers(query: str) -> list[str]:
