@@ -149,14 +149,14 @@ def uid():
 
 # `pytest -m "not slow"` is the loop of a change; CI runs everything. Slow are whole files whose
 # every test drives a real app, terminal, browser, server or process kill, and any test that
-# starts a real model worker or PostgreSQL (by the fixture it takes), plus single tests marked
-# `@pytest.mark.slow` where they are.
+# drives the app or starts a real model worker or PostgreSQL (by the fixture it takes), plus
+# single tests marked `@pytest.mark.slow` where they are.
 SLOW_FILES = {
     "tui/test_snapshots.py", "tui/test_e2e_tmux.py", "tui/test_serve.py", "tui/test_app_pilot.py", "tui/test_file_safety.py",
     "tui/test_app_daily.py", "tui/test_history.py", "tui/test_promote_screen.py", "tui/test_small_terminal.py",
-    "test_local_worker.py", "test_mcp.py", "test_sync_processes.py", "test_resident_model.py",
+    "test_local_worker.py", "test_mcp.py", "test_sync_processes.py", "test_resident_model.py", "test_crash_resume.py",
 }
-SLOW_FIXTURES = {"tiny_model", "pg", "db"}
+SLOW_FIXTURES = {"tiny_model", "pg", "db", "make_app"}
 TESTS = Path(__file__).parent
 
 
