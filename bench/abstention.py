@@ -59,6 +59,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import eval as E  # noqa: E402  (the benchmark's indexing and configurations)
+import chats  # noqa: E402  (bench/chats: conversations written here, asked of each other)
 import variants as V  # noqa: E402  (seeded variants of the questions)
 
 ABSENT = Path(__file__).resolve().parent / "absent.txt"
@@ -271,13 +272,16 @@ def collect(configs: dict, use_vectors: bool, other: int, limit: int | None, set
         for s in sets:
             queries = load(s)[:limit] if limit else load(s)
             t0 = time.perf_counter()
-            rec: dict = {"answerable": [], "other": [], "absent": []}
+            rec: dict = {"answerable": [], "other": [], "absent": [], "never": []}
+            chat_workspaces = sorted({q["workspace"] for q in queries})
             for i, q in enumerate(queries):
                 now = q.get("now") or q.get("today")
                 if base_set(s) != "longmemeval_s30" or q["workspace"] in lme:  # --workspaces: the others are asked of these only
                     rec["answerable"].append(run(index_set(s), q["workspace"], q["query"], now, q["gold"], q.get("gold_sessions")))
                 if base_set(s) == "longmemeval_s30":
                     targets = [(index_set(s), w) for w in lme if w != q["workspace"]]
+                elif base_set(s) == chats.NAME:  # each history's questions asked of the other histories
+                    targets = [(index_set(s), w) for w in chat_workspaces if w != q["workspace"]]
                 else:
                     targets = [("longmemeval_s30", lme[(i + k) % len(lme)]) for k in range(other)]
                 rec["other"] += [run(ts, w, q["query"], now) for ts, w in targets]
@@ -285,6 +289,8 @@ def collect(configs: dict, use_vectors: bool, other: int, limit: int | None, set
             now = queries[0].get("now") or queries[0].get("today")
             for text in absent_qs:
                 rec["absent"] += [run(index_set(s), w, text, now) for w in own]
+            if base_set(s) == chats.NAME:  # questions naming a history's people about what it never mentions
+                rec["never"] = [run(index_set(s), q["workspace"], q["query"], q["now"]) for q in chats.unanswerable()]
             per_set[s] = rec
             print(f"  {cname} {s}: {len(rec['answerable'])} answerable, {len(rec['other'])} other-history, "
                   f"{len(rec['absent'])} absent-fact searches in {time.perf_counter() - t0:.0f}s", file=sys.stderr, flush=True)
@@ -336,6 +342,8 @@ def figures(rec: dict, strong: float, share: float, weak: float, shown: int) -> 
         "otherAbsent": share_of(lambda o: judged(o) is not None, rec["other"]),
         "absentEmptied": share_of(empty, rec["absent"]),
         "absentAbsent": share_of(lambda o: judged(o) is not None, rec["absent"]),
+        # bench/chats: a question naming a history's own people about what it never mentions
+        "neverAbsent": share_of(lambda o: judged(o) is not None, rec.get("never", [])), "neverN": len(rec.get("never", [])),
         "highRight": sum(high) / max(len(high), 1),
         "highLists": len(high),
         "highGiven": len(high) / max(len(shown_lists), 1),  # how often an answerable list has a high hit
@@ -477,10 +485,15 @@ def main() -> None:
     for cname, per_set in data.items():
         for s in sets:
             f = report[s][cname]["shipped"]
-            b = E.BASELINE.get(s)
+            b = E.baseline(s) if ":" not in s else None
             bm = f"{b[1]:.3f}/{b[3]:.3f}" if b else ""
             print(f"  {s:<34} {cname:<8} {f['answerableEmptied'] + f['answerableFlagged']:>8.3f} {f['otherAbsent']:>10.3f} {f['absentAbsent']:>7.3f} "
                   f"{f['highRight']:>7.3f}({f['highLists']:>3}) {f['highGiven']:>6.3f} {f['hit@5']:>6.3f} {f['mrr@10']:>7.3f} {bm:>12}")
+    for cname, per_set in data.items():
+        for s in sets:
+            f = report[s][cname]["shipped"]
+            if f["neverN"]:
+                print(f"  {s:<34} {cname:<8} never mentioned in its own history, flagged-or-emptied: {f['neverAbsent']:.3f} of {f['neverN']}")
     print()
     print("Separation of each statistic a verdict reads: ROC AUC of other-history against answerable (1: always higher on")
     print("other-history; .5: no separation), medians answerable / other-history\n")

@@ -15,7 +15,7 @@ RESULTS = BENCH / "results"
 # citus.md is the plan of a run nobody could make (nothing measured, so no entries).
 NOT_OURS = re.compile(r"^citus\.md$")
 WORK_STEP = re.compile(r"session|issue|study|run\d|(^|[-_])s\d+\b|\d+b?\.(txt|json|md)$", re.I)
-HELPERS = {"corpus.py", "record.py", "variants.py", "written_draw.py"}
+HELPERS = {"chats.py", "corpus.py", "record.py", "variants.py", "written_draw.py"}
 
 
 def readme_table() -> dict[str, str]:
