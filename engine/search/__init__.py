@@ -133,8 +133,9 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
     unwritten = unwritten_share(store, weights) if n_docs else 0.0
     # counted only when a word is missing, the one case it decides (evidence._absence)
     size = vocabulary_size(store) if any(w >= 1.0 for w in weights.values()) else BROAD_VOCABULARY
-    # where no passage holds a word of the query: does it read as another language? (evidence)
-    short = short_words(store, query) if not cands and n_docs else (0, 0)
+    # does the query read as this memory's language? Where no passage holds a word of it, or
+    # where a word of it is missing here (evidence: reads_as_another_language, in_memory_language)
+    short = short_words(store, query) if n_docs and (not cands or any(w >= 1.0 for w in weights.values())) else (0, 0)
     # who speaks in the query, held here only in near spellings that speak in none of this
     # memory's transcripts
     silent = [t for t in speakers(query) if t in near and unheard(store, near[t])]

@@ -261,6 +261,19 @@ def reads_as_another_language(evidence: dict) -> bool:
     return unheld >= 2 and unheld >= short.get("held", 0)
 
 
+def in_memory_language(evidence: dict) -> bool:
+    """Whether the query's own short words (candidates.short_words: up to four letters, names
+    aside) say it is written in this memory's language: two or more of them are words this
+    memory uses, and at most one is not. The commonest words of a language are its shortest
+    (Zipf's law of abbreviation) and any memory of some length uses them, so "what", "is",
+    "the", "of" of "What is the name of the gym where Ayesha climbs?" are here whatever its topic
+    ("gym" may not be), while "wo", "ich", "auf" of "Wo bewahre ich meine Turnschuhe auf?" are
+    not. Nothing is fitted: two is the fewest that can agree, one the fewest that can be a topic
+    word (a 3- or 4-letter noun)."""
+    short = evidence.get("shortWords", {})
+    return short.get("held", 0) >= 2 and short.get("unheld", 0) <= 1
+
+
 # at most 200 characters, so that the CLI's line keeps the advice (tui.present.clip_words)
 LANGUAGE_BARRIER = ("no word of the query is here, not even its short words: it reads as another language than "
                     "this memory's, which says nothing of what it holds; search again in the memory's language")
@@ -537,7 +550,11 @@ def _absence(evidence: dict, strong: float, absent_share: float, weak: float) ->
     # question of English notes, and its capitalised nouns are no names (no English question
     # of LongMemEval, asked of its own history or another, has two)
     foreign = evidence.get("topicAbsentShare", evidence["absentShare"])
-    if foreign > 0.5 or (close and foreign >= 0.5) or len(evidence.get("shortAbsent", ())) >= 2:
+    unused_words = foreign > 0.5 or (close and foreign >= 0.5) or len(evidence.get("shortAbsent", ())) >= 2
+    # unless its own short words say it is in this memory's language (in_memory_language): then
+    # its topic words are another life's or said otherwise (they still say nothing), but its
+    # names are names, and a name this memory never writes is someone else's
+    if unused_words and not in_memory_language(evidence):
         return _identifiers_absent(evidence)
     # Nor a word said only in a remark (a sentence ending in "." or "!": "I want to make it
     # special."), which says what its writer thinks, not what the memory should hold: only the
@@ -550,7 +567,7 @@ def _absence(evidence: dict, strong: float, absent_share: float, weak: float) ->
     # and only where the memory speaks broadly: a memory of a few hundred words lacks most
     # ordinary words, so the question's word is mostly one it says otherwise (vocabulary_size)
     broad = evidence.get("vocabulary", candidates.BROAD_VOCABULARY) >= candidates.BROAD_VOCABULARY
-    missing = evidence.get("formsChecked", True) and asked and not small and broad
+    missing = evidence.get("formsChecked", True) and asked and not small and broad and not unused_words
     absent = ", ".join(repr(t) for t in asked[:3])
     # a question (not a pasted conversation) turning on a word this memory never uses in any
     # form is flagged whatever the other words find: a strong hit on them does not supply the
@@ -570,7 +587,7 @@ def _absence(evidence: dict, strong: float, absent_share: float, weak: float) ->
         return "named", f"this memory never mentions {_some(evidence['namedAbsent'])}"
     # a name the memory holds only as words ("bar" for Bar, "millennium" for Melanie), never
     # written as a name: whoever it names is not written here. Flagged, not emptied
-    if evidence.get("namesAsWords") and not small:
+    if evidence.get("namesAsWords"):
         words = [f for t in evidence["namesAsWords"] for f in evidence["nearNames"].get(t, [t])]
         return "named", f"this memory never writes {_some(evidence['namesAsWords'])} as a name, only as words ({_some(words, 3)})"
     if question_missing:
