@@ -626,6 +626,24 @@ def test_max_edits_by_length():
     assert "12345" not in vocab.words  # words of letters only
 
 
+def test_a_near_form_found_by_sound_keeps_enough_of_the_name():
+    """Metaphone keeps a name's consonants only. Hannah (HN) shares them with Hina, and they
+    start Henderson's and "honestly"'s sound: all three were Hannah's near forms, so a question
+    about Hannah asked of another couple's chats came back unflagged (bench/chats.py). Where
+    the sound is that short, a sound-alike is another spelling of the name only if it keeps
+    most of its letters too (one edit more than a slip: Hina is three of six from Hannah, Jon
+    one of three from John), and a short form keeps the name's first letters or at least half
+    its sound (Jim's JM of James's JMS; Maisie's MS of Massachusetts's MSXSTS is no short
+    form). A sound of four consonants or more tells a name by itself, however its letters
+    differ: Muhhamed finds Muhammad, a German question's "Fotografie" finds "photography"."""
+    keeps = candidates.keeps_the_name
+    assert all(keeps(n, w) for n, w in [("muhhamed", "muhammad"), ("muhhamed", "mohammed"), ("fotografie", "photography"),
+                                        ("jim", "james"), ("jon", "john"), ("jon", "jonathan"), ("mel", "melanie"),
+                                        ("noor", "nora"), ("maisie", "mississauga")])
+    assert not any(keeps(n, w) for n, w in [("hannah", "hina"), ("hannah", "henderson"), ("hannah", "honestly"),
+                                            ("maisie", "massachusetts")])
+
+
 def test_a_dialogue_whose_speaker_is_misspelt_is_still_theirs(workspace, make_engine):
     """Speech-to-text wrote "Lisq" for Lisa: her memory holds Lisa, so the conversation is hers:
     shown, unflagged (it used to come back empty: 'this memory never mentions lisq', then

@@ -338,6 +338,27 @@ def max_edits(term: str) -> int:
 
 
 SHORT_FORM = 3  # a name's short form keeps at least this many letters of it (Jon, Jim, Mel)
+DISTINCT_SOUND = 4  # consonants of a metaphone code that tell a name by its sound alone (keeps_the_name)
+
+
+def keeps_the_name(name: str, word: str) -> bool:
+    """Whether `word`, found by sound or as a longer form of `name` (near_forms), keeps enough of
+    it to be its other spelling or its long form. Metaphone keeps a word's consonants only: a
+    sound of DISTINCT_SOUND or more tells a name by itself (Muhhamed, Muhammad: MHMT; a German
+    cognate, Fotografie, photography: FTKRF), but Hannah's HN is Hina's too, and many words' of
+    a long memory: where the sound is that short, a sound-alike must keep the letters too, at
+    most one edit more than a slip (max_edits: Hina is three of six from Hannah). A short form
+    keeps the name's first letters (Jon: Jonathan) or at least half its sound (Jim: James, JM
+    of JMS); Hannah's HN starts Henderson's HNTRSN and "honestly"'s HNSTL, and shortens neither."""
+    import jellyfish
+    from rapidfuzz.distance import OSA
+
+    if word.startswith(name):
+        return True
+    code, other = jellyfish.metaphone(name), jellyfish.metaphone(word)
+    if other == code and (len(code) >= DISTINCT_SOUND or OSA.distance(name, word) <= max_edits(name) + 1):
+        return True
+    return len(word) > len(name) and other.startswith(code) and len(other) <= 2 * len(code)
 
 
 def near_forms(store: Store, terms: list[str], query: str = "", names: set[str] | None = None) -> dict[str, list[str]]:
@@ -379,7 +400,8 @@ def near_forms(store: Store, terms: list[str], query: str = "", names: set[str] 
                 if len(t) >= SHORT_FORM:  # a short form: the name's start (jon), or its sound's start (jim: james)
                     alike += vocab.starting(t) + vocab.sounding_longer(t)
                 seen = list(dict.fromkeys(close + sorted(set(alike) - set(close), key=lambda w: (-vocab.count[w], w))))
-                found = [w for w in seen[:NAME_CHECKS] if _written_as_name(store, w, mostly=len(t) <= SHORT_NAME)]
+                found = [w for w in seen[:NAME_CHECKS] if (w in close or keeps_the_name(t, w))
+                         and _written_as_name(store, w, mostly=len(t) <= SHORT_NAME)]
                 if found:
                     out[t] = found[:NEAR_FORMS]
                     if names is not None:
