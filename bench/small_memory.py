@@ -16,7 +16,8 @@ the background notes (engine/search/background.py).
 Embeddings come from the bench cache's indexes (bench/.cache/index), so only chunks no cached
 index holds are embedded (LongMemEval: only the questions whose haystack is embedded there,
 unless --all-haystacks). Per set and pass: answerable emptied, gold shown, gold's band medium
-or high, other-history emptied, other-history shown with a medium or high top hit.
+or high, other-history emptied, other-history shown with a medium or high top hit; answerable
+and other-history flagged-or-emptied too (a list shown with `absent` is an abstention).
 """
 
 from __future__ import annotations
@@ -113,16 +114,21 @@ def measure(cases: list[tuple[dict, Path, Path]], shown: int, keyword_only: bool
         E.memo_query_embeddings(eng)
         return res
 
-    f = {"answerableEmptied": 0, "goldShown": 0, "goldMediumOrHigh": 0, "otherEmptied": 0, "otherConfident": 0}
+    # a list flagged `absent` is an abstention as an emptied one is: the agent reads "probably
+    # not in this memory" either way (abstained)
+    f = {"answerableEmptied": 0, "answerableAbstained": 0, "goldShown": 0, "goldMediumOrHigh": 0, "otherEmptied": 0,
+         "otherAbstained": 0, "otherConfident": 0}
     for q, own, other in cases:
         res = search(own, q)
         rows = res["results"][:shown]
         f["answerableEmptied"] += not rows
+        f["answerableAbstained"] += not rows or res.get("absent") is not None
         gold = [r for r in rows if E.covers(r, q["gold"])]
         f["goldShown"] += bool(gold)
         f["goldMediumOrHigh"] += bool(gold) and gold[0]["band"] != "low"
         res = search(other, q)
         f["otherEmptied"] += not res["results"]
+        f["otherAbstained"] += not res["results"] or res.get("absent") is not None
         f["otherConfident"] += bool(res["results"]) and res["results"][0]["band"] != "low"
     for eng in engines.values():
         eng.providers.built.clear()
@@ -191,12 +197,14 @@ def main() -> None:
             "default": measure(cases, shown),
         }
     print(f"\nshown = query.maxResults ({shown}); default config, local e5; {WORK}")
-    print(f"  {'set':<16} {'pass':<22} {'n':>4} {'answerable emptied':>18} {'gold shown':>10} {'gold medium/high':>16} "
-          f"{'other emptied':>13} {'other medium/high':>17}")
+    print("  (emptied / flagged-or-emptied: a list shown with `absent` is an abstention too)")
+    print(f"  {'set':<16} {'pass':<22} {'n':>4} {'answerable emp / f|e':>20} {'gold shown':>10} {'gold medium/high':>16} "
+          f"{'other emp / f|e':>15} {'other medium/high':>17}")
     for s, passes in report.items():
         for label, f in passes.items():
-            print(f"  {s:<16} {label:<22} {f['n']:>4} {f['answerableEmptied']:>18.3f} {f['goldShown']:>10.3f} "
-                  f"{f['goldMediumOrHigh']:>16.3f} {f['otherEmptied']:>13.3f} {f['otherConfident']:>17.3f}")
+            print(f"  {s:<16} {label:<22} {f['n']:>4} {f['answerableEmptied']:>10.3f} {f['answerableAbstained']:>9.3f} "
+                  f"{f['goldShown']:>10.3f} {f['goldMediumOrHigh']:>16.3f} {f['otherEmptied']:>7.3f} {f['otherAbstained']:>7.3f} "
+                  f"{f['otherConfident']:>17.3f}")
     if a.json:
         a.json.write_text(json.dumps(report, indent=2))
 
