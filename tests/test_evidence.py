@@ -1364,6 +1364,7 @@ JON_AND_HANNAH = [  # a chat between two friends, as conversation benchmarks lay
     ("Hannah", "I love it. I finished a lopsided bowl at pottery class, and the kiln cracked my mug."),
     ("Jon", "Ha. My dad is coming to look at the space with me in August; he will have opinions of it."),
     ("Hannah", "Tell him I said hi. Pickles chewed another seed packet, the tomatoes are late again."),
+    ("Jon", "What did your class say about the bowl? I did not know you had a kiln at the studio."),
 ]
 
 
@@ -1381,25 +1382,44 @@ def test_a_name_never_mentioned_is_evidence_in_the_memorys_own_language(workspac
     Hannah's chats: most of its topic words (gym, climbing, bouldering) are used here in no
     form, as they would not be in another language, so no word of it said anything and the list
     came back unflagged (a conversation benchmark's questions asked of another couple's chats,
-    bench/chats.py: .55 flagged). Its short words ("what", "is", "the", "of") are this memory's
-    own: it is in the memory's language, another life's topic, and a name it never mentions is
-    someone else's: flagged "this memory never mentions 'ayesha'". The same question in German
-    ("wie", "mit", "dem" are no words here) still raises nothing from its words; a question
-    about Jon is answered unflagged; and "Ayesha gym bouldering shop", with no short words to
-    tell its language by, keeps the old rule (most topic words missing: nothing said)."""
+    bench/chats.py: .55 flagged). Most of its words ("what", "is", "the", "name", "of",
+    "where", "started") are this memory's: it is in the memory's language, about another life,
+    and a name it never mentions is someone else's: flagged "this memory never mentions
+    'ayesha'". Its German twin shares few words with the memory ("in", "die"): none of its words
+    says anything, not even a capitalised noun ("Kletterhalle"); a question about Jon is
+    answered unflagged; and "Ayesha gym bouldering shop", most of whose words are not here,
+    raises nothing either."""
     chat_memory(workspace)
     eng = make_engine()
     eng.run_index()
     res = eng.search("What is the name of the climbing gym where Ayesha started bouldering?", explain=True)
     ev = res["evidence"]
-    assert ev["nDocs"] < SMALL_MEMORY and ev["topicAbsentShare"] > 0.5 and ev["shortWords"]["unheld"] <= 1, ev["shortWords"]
+    assert ev["nDocs"] < SMALL_MEMORY and ev["topicAbsentShare"] > 0.5 and ev["heldShare"] > 0.5, ev["heldShare"]
     assert res["results"] and res["absent"] == {"reason": "this memory never mentions 'ayesha'"}, ev["absent"]
     german = eng.search("Wie heißt die Kletterhalle neben Second Gear Cycles, in der Ayesha mit dem Bouldern angefangen hat?", explain=True)
-    assert german["evidence"]["shortWords"]["unheld"] >= 2 and german["absent"] is None, german["evidence"]["absent"]
+    assert german["evidence"]["heldShare"] <= 0.5 and german["absent"] is None, german["evidence"]["absent"]
     own = eng.search("What is the name of the bike shop Jon opened in the old laundromat?", explain=True)
     assert own["absent"] is None and "Second Gear" in " ".join(r["snippet"] for r in own["results"][:2])
     terse = eng.search("Ayesha gym bouldering shop", explain=True)
-    assert terse["evidence"]["shortWords"]["held"] < 2 and terse["absent"] is None
+    assert terse["evidence"]["heldShare"] <= 0.5 and terse["absent"] is None
+
+
+def test_a_question_in_another_language_says_nothing_by_its_capitalised_nouns():
+    """"Welche Haustiere haben Ayesha und Theo?" asked of Ayesha and Theo's chats, which answer
+    it: "Haustiere" reads as a name this memory never mentions, and too few of its topic words
+    were missing to read as another language ("haben" held in a near form, "haven"): flagged
+    (bench/chats.py's questions in German asked of their own history: 14 of 192 so). None of
+    its words is this memory's as written (heldShare 0): no word of it says anything. The same
+    evidence with most words held (an English question naming someone never mentioned) is
+    flagged; where nothing was counted, most topic words missing still say another language."""
+    ev = {"candidates": 9, "best": 0.19, "namedAbsent": ["haustiere"], "speakersAbsent": [], "absentShare": 0.4,
+          "topicAbsentShare": 0.3333, "absentTerms": ["welche", "haustiere", "und"], "presentCoverage": 0.5,
+          "presentWeight": 0.6, "rareWeight": 0.2, "formsChecked": True, "nDocs": 41, "vectors": True, "dialogue": False,
+          "bestVector": 0.0, "identifiersAbsent": [], "heldShare": 0.0}
+    assert verdict(ev) is None
+    assert verdict({**ev, "heldShare": 0.8})["kind"] == "named"
+    assert verdict({**ev, "heldShare": None})["kind"] == "named"  # not counted: the topic words' rule alone
+    assert verdict({**ev, "heldShare": None, "topicAbsentShare": 0.75}) is None
 
 
 def test_a_name_held_only_as_words_is_flagged_in_a_small_memory_too(workspace, make_engine):

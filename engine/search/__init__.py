@@ -21,7 +21,7 @@ from .options import (
 from .candidates import (
     fts_query, OR_POSTINGS, doc_freqs, selective_terms, keyword_candidates, ranked_matches,
     strict_can_match, date_filtered_ids, load_rows, EXACT_MAX_CHUNKS, exact_tokens, exact_hits,
-    TITLES, named_terms, ROLES, speakers, vocabulary_forms, held_forms, unwritten_share, vocabulary_size, BROAD_VOCABULARY, short_words,
+    TITLES, named_terms, ROLES, speakers, vocabulary_forms, held_forms, unwritten_share, vocabulary_size, BROAD_VOCABULARY, short_words, held_share,
     unheard, names_only_as_words,
 )
 from .vectors import (
@@ -133,9 +133,10 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
     unwritten = unwritten_share(store, weights) if n_docs else 0.0
     # counted only when a word is missing, the one case it decides (evidence._absence)
     size = vocabulary_size(store) if any(w >= 1.0 for w in weights.values()) else BROAD_VOCABULARY
-    # does the query read as this memory's language? Where no passage holds a word of it, or
-    # where a word of it is missing here (evidence: reads_as_another_language, in_memory_language)
-    short = short_words(store, query) if n_docs and (not cands or any(w >= 1.0 for w in weights.values())) else (0, 0)
+    # where no passage holds a word of the query: does it read as another language? (evidence)
+    short = short_words(store, query) if not cands and n_docs else (0, 0)
+    # where a word of it is missing here: is it in this memory's language? (evidence.in_memory_language)
+    held = held_share(store, query) if n_docs and any(w >= 1.0 for w in weights.values()) else None
     # who speaks in the query, held here only in near spellings that speak in none of this
     # memory's transcripts
     silent = [t for t in speakers(query) if t in near and unheard(store, near[t])]
@@ -144,7 +145,7 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
     worded = names_only_as_words(store, query, {t for t, w in weights.items() if w < 1.0}, near) \
         if n_docs and not speakers(query) else []
     shown, hidden_info, evidence = select(cands, query, weights, n_docs, exact, opts, mode, forms=forms, aliases=aliases, near=near,
-                                          unwritten=unwritten, vocabulary=size, short_words=short, unheard=silent,
+                                          unwritten=unwritten, vocabulary=size, short_words=short, held=held, unheard=silent,
                                           as_words=worded)
     results = [render(c, focus, opts) for c in shown]
     return {

@@ -150,6 +150,25 @@ def short_words(store: Store, query: str) -> tuple[int, int]:
     return held, len(short) - held
 
 
+def held_share(store: Store, query: str) -> float | None:
+    """The share of the query's words of letters (two or more, names aside) that this index
+    holds as written or that are stop words (text.STOPWORDS: the asking words of English,
+    Spanish and Portuguese, "what", "did", "about", which terse notes may never write); None
+    when it has none. A question in this memory's language shares most of its words with it
+    whatever its topic: one about another life's climbing gym holds "what", "is", "the", "name",
+    "of", "where", "started" of its 11 words. One in another language shares few: its loanwords
+    and chance spellings ("hat", "in", "was" of a German question). evidence.in_memory_language
+    reads it."""
+    names = set(named_terms(query))
+    words = [t for t in dict.fromkeys(query_terms(query)) if len(t) > 1 and t.isalpha() and not has_cjk(t) and t not in names]
+    if not words:
+        return None
+    try:
+        return round(sum(t in STOPWORDS or store.word_count(t) > 0 for t in words) / len(words), 4)
+    except OperationalError:  # no fts5vocab: cannot tell
+        return None
+
+
 SCRIPT_SAMPLE = 5000  # words counted per script: enough to tell which one a memory mostly writes
 
 

@@ -169,7 +169,8 @@ def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs
            forms: dict[str, str] | None = None, aliases: dict[str, str] | None = None,
            near: dict[str, list[str]] | None = None, unwritten: float = 0.0,
            vocabulary: int = candidates.BROAD_VOCABULARY, short_words: tuple[int, int] = (0, 0),
-           unheard: list[str] | None = None, as_words: list[str] | None = None) -> tuple[list[Candidate], dict[str, Any], dict]:
+           held: float | None = None, unheard: list[str] | None = None,
+           as_words: list[str] | None = None) -> tuple[list[Candidate], dict[str, Any], dict]:
     """From scored candidates to what is shown, in order: each hit's own evidence, fusion,
     decay, pinned identifiers, overlap merging (`merge`, default merge_overlapping), MMR, then
     the list stands or falls on the query's evidence. (shown, hidden info, evidence).
@@ -181,6 +182,8 @@ def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs
     `vocabulary`: how many distinct words this memory uses, up to BROAD_VOCABULARY (vocabulary_size).
     `short_words`: of the query's short words, how many this memory holds and how many it does
     not (candidates.short_words; counted only when no passage holds a word of the query).
+    `held`: the share of the query's words this memory holds as written, or stop words (held_share;
+    counted only when a word of it is missing here).
     `unheard`: who speaks in the query and is held here only in near spellings, none of which
     labels a line of the transcripts holding them (candidates.unheard).
     `as_words`: the question's names this memory holds only as words, as written or in near
@@ -203,7 +206,8 @@ def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs
     if mode != "keyword":
         rare_words_over_vectors_alone(cands, weights, n_docs)
     no_evidence_last_first(cands, exact)
-    evidence = query_evidence(query, weights, n_docs, cands, forms, near, unwritten, vocabulary, short_words, unheard, as_words)
+    evidence = query_evidence(query, weights, n_docs, cands, forms, near, unwritten, vocabulary, short_words, unheard, as_words,
+                              held)
     trust_high(cands, evidence, mode != "keyword", exact)
     in_score_order(cands, mode == "keyword")
     absent = evidence.get("absent")
@@ -261,17 +265,16 @@ def reads_as_another_language(evidence: dict) -> bool:
     return unheld >= 2 and unheld >= short.get("held", 0)
 
 
-def in_memory_language(evidence: dict) -> bool:
-    """Whether the query's own short words (candidates.short_words: up to four letters, names
-    aside) say it is written in this memory's language: two or more of them are words this
-    memory uses, and at most one is not. The commonest words of a language are its shortest
-    (Zipf's law of abbreviation) and any memory of some length uses them, so "what", "is",
-    "the", "of" of "What is the name of the gym where Ayesha climbs?" are here whatever its topic
-    ("gym" may not be), while "wo", "ich", "auf" of "Wo bewahre ich meine Turnschuhe auf?" are
-    not. Nothing is fitted: two is the fewest that can agree, one the fewest that can be a topic
-    word (a 3- or 4-letter noun)."""
-    short = evidence.get("shortWords", {})
-    return short.get("held", 0) >= 2 and short.get("unheld", 0) <= 1
+def in_memory_language(evidence: dict) -> bool | None:
+    """Whether the query is written in this memory's language: most of its words (names aside)
+    are words this memory writes, or stop words (candidates.held_share). A memory's language
+    shares its commonest words with any question asked in it, whatever the topic: "What is the
+    name of the climbing gym where Ayesha started bouldering?" holds 8 of its 11 words in
+    another couple's chats, its German twin 1 of 10. On bench/chats.py's English questions, of
+    their own history or another, at most 1 % and 7 % hold half or fewer; of its German ones,
+    99.5 %. Most is more than half: nothing fitted. None where nothing was counted."""
+    held = evidence.get("heldShare")
+    return None if held is None else held > 0.5
 
 
 # at most 200 characters, so that the CLI's line keeps the advice (tui.present.clip_words)
@@ -551,10 +554,14 @@ def _absence(evidence: dict, strong: float, absent_share: float, weak: float) ->
     # of LongMemEval, asked of its own history or another, has two)
     foreign = evidence.get("topicAbsentShare", evidence["absentShare"])
     unused_words = foreign > 0.5 or (close and foreign >= 0.5) or len(evidence.get("shortAbsent", ())) >= 2
-    # unless its own short words say it is in this memory's language (in_memory_language): then
-    # its topic words are another life's or said otherwise (they still say nothing), but its
-    # names are names, and a name this memory never writes is someone else's
-    if unused_words and not in_memory_language(evidence):
+    # The language itself is told by all of the question's words, its commonest included
+    # (in_memory_language): in this memory's, most topic words missing are another life's or
+    # said otherwise (they still say nothing) but its names are names, and a name this memory
+    # never writes is someone else's; in another, no word of it says anything, not even a
+    # capitalised noun whose other form happens to be held here ("die": "died"; "haben":
+    # "haven"). Where that cannot be told, most topic words missing say another language
+    native = in_memory_language(evidence)
+    if (unused_words and native is None) or native is False:
         return _identifiers_absent(evidence)
     # Nor a word said only in a remark (a sentence ending in "." or "!": "I want to make it
     # special."), which says what its writer thinks, not what the memory should hold: only the
@@ -711,7 +718,8 @@ def fragment(term: str) -> bool:
 def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: list[Candidate],
                    forms: dict[str, str] | None = None, near: dict[str, list[str]] | None = None, unwritten: float = 0.0,
                    vocabulary: int = candidates.BROAD_VOCABULARY, short_words: tuple[int, int] = (0, 0),
-                   unheard: list[str] | None = None, as_words: list[str] | None = None) -> dict:
+                   unheard: list[str] | None = None, as_words: list[str] | None = None,
+                   held: float | None = None) -> dict:
     """Whether this memory holds the answer at all, from evidence that means the same in any
     workspace. A question about someone else's history names someone or something that never
     occurs here far more often than an answerable one does; a weak best hit alone is not such
@@ -768,6 +776,9 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
         # of the query's short words (names aside), how many this memory holds and how many not:
         # counted where no passage holds a word of it (reads_as_another_language)
         "shortWords": {"held": short_words[0], "unheld": short_words[1]},
+        # the share of its words (names aside) this memory holds as written, or stop words: most,
+        # and it is in this memory's language (in_memory_language); counted where a word is missing
+        "heldShare": held,
         "weights": {t: round(w, 4) for t, w in weights.items()},
         "named": named_terms(query),
         "nDocs": n_docs,
