@@ -238,3 +238,48 @@ def test_a_paraphrase_the_keywords_miss_is_found_by_the_vectors(heron_notes, mak
     first = res["results"][0]
     assert first["path"] == "memory/2026-04-20.md", [(r["path"], r["explain"].get("fusion")) for r in res["results"]]
     assert "keyword" not in first["explain"] and first["explain"]["vector"]["rank"] == 1
+
+
+# Long pasted messages: a chat log where the user pasted whole articles, long chunks full of
+# the common words a question shares with anything. The vectors (here the tiny model's bag of
+# known words) find the articles close to the question; the keywords find the one short turn
+# that holds its rare words. Issue 42: on a held-out set of such memories hybrid search lost
+# what keyword-only ranked in its top 5 (10 questions), and keyword-only beat the default.
+PASTED = ("Here is the article I mentioned, pasted: " + " ".join(
+    ["the city train to the airport leaves in the morning and the hotel is near the market,"
+     " the trip plan for the team has a budget and a ticket for every day of the week,"
+     " travel in the rain or the snow with the family, then coffee and bread at the hotel"] * 6)
+    + " Ad: deck sealant for every boat, any city.")
+
+
+@pytest.fixture
+def pasted_log(workspace):
+    for i in range(12):
+        day = f"2026-05-{i + 1:02d}"
+        write(workspace / "memory" / f"{day}.md",
+              f"# {day}\n\n## 09:00 — chat\n\n- **User:** {PASTED} ({i})\n- **Assistant:** Thanks, I read the article about the city trip.\n")
+    write(workspace / "memory" / "2026-05-20.md",
+          "# 2026-05-20\n\n## 18:00 — chat\n\n- **User:** For the boat deck I went with the marine sealant from Harbor Supply.\n"
+          "- **Assistant:** Noted: marine sealant for the deck.\n")
+    return workspace
+
+
+def test_hybrid_keeps_what_keyword_only_ranks_first_among_long_pasted_messages(pasted_log, make_engine, tiny_model):
+    """Which sealant for the boat deck, asked with the city trip's words, of a chat log whose
+    every session holds a pasted article on the city trip (ending in a "deck sealant" ad):
+    keyword-only ranks the short turn holding the question's rare words first, the vectors
+    rank a dozen articles above it (they share the question's common words, as long pasted
+    messages share them with any question). The default shows it first, and every hit
+    keyword-only ranks in its first five is among the default's first ten."""
+    query = "Which sealant did I pick for the boat deck before the city trip?"
+    kw = make_engine()
+    list(kw.index())
+    kw_top = kw.search(query)["results"][:5]
+    assert kw_top[0]["path"] == "memory/2026-05-20.md"
+    res = hybrid(make_engine, tiny_model).search(query, max_results=10, explain=True)
+    assert res["mode"] == "hybrid"
+    first = res["results"][0]
+    assert first["path"] == "memory/2026-05-20.md"
+    assert first["explain"]["vector"]["rank"] > 5, "the vectors alone must put the articles first, or this tests nothing"
+    shown = {(r["path"], r["startLine"]) for r in res["results"]}
+    assert {(r["path"], r["startLine"]) for r in kw_top} <= shown
