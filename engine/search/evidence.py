@@ -271,7 +271,8 @@ def in_memory_language(evidence: dict) -> bool | None:
     shares its commonest words with any question asked in it, whatever the topic: "What is the
     name of the climbing gym where Ayesha started bouldering?" holds 8 of its 11 words in
     another couple's chats, its German twin 1 of 10. On bench/chats.py's English questions, of
-    their own history or another, 3 % and 7 % hold half or fewer; of its German ones, 99.5 %. Most is more than half: nothing fitted. None where nothing was counted."""
+    their own history or another, 3 % and 7 % hold half or fewer; of its German ones, 99.5 %.
+    Most is more than half: nothing fitted. None where nothing was counted."""
     held = evidence.get("heldShare")
     return None if held is None else held > 0.5
 
