@@ -11,7 +11,7 @@ John), and people one history talks about speak in another (Hannah), as in LoCoM
 `build()` lays them out as the eval sets are (../shared/eval/README.md: one daily log per session
 date, `## HH:MM — chat session N`, one `- **Name:** text` item per turn) under the bench cache,
 and `queries()` gives their questions in queries.jsonl's shape, gold lines computed from the
-layout. `bm25_baseline()` is the plain BM25 the eval sets publish, computed over the same files:
+layout. `bm25_ranked()` is the plain BM25 the eval sets publish, computed over the same files:
 
     python bench/eval.py --sets chats             # hit@k and MRR@10 beside the BM25 baseline
     python bench/abstention.py --sets chats --other 0   # each question also asked of the other histories
@@ -100,15 +100,16 @@ def unanswerable() -> list[dict]:
 WINDOW_TOKENS = 400
 
 
-def bm25_baseline(root: Path, qs: list[dict]) -> tuple[float, float, float, float]:
-    """(hit@1, hit@5, hit@10, MRR@10) of the eval sets' published baseline, computed here: plain
-    BM25 (SQLite FTS5, lower-cased words) over windows of whole lines of about WINDOW_TOKENS
-    words per file, the question's words OR-ed, top 10. No vectors, no forms, no decay."""
-    hits = []
-    by_ws: dict[str, list[dict]] = {}
-    for q in qs:
-        by_ws.setdefault(q["workspace"], []).append(q)
-    for ws, wq in by_ws.items():
+def bm25_ranked(root: Path, qs: list[dict]) -> list[list[dict]]:
+    """For each question, the top 10 of the eval sets' published baseline, computed here:
+    plain BM25 (SQLite FTS5, lower-cased words) over windows of whole lines of about
+    WINDOW_TOKENS words per file, the question's words OR-ed; no vectors, no forms, no decay.
+    Each hit is {path, startLine, endLine}, as a search result is (eval.covers reads them)."""
+    ranked: dict[int, list[dict]] = {}
+    by_ws: dict[str, list[int]] = {}
+    for i, q in enumerate(qs):
+        by_ws.setdefault(q["workspace"], []).append(i)
+    for ws, idx in by_ws.items():
         con = sqlite3.connect(":memory:")
         con.execute("create virtual table w using fts5(path unindexed, lo unindexed, hi unindexed, body)")
         for f in sorted((root / ws).rglob("*.md")):
@@ -120,16 +121,10 @@ def bm25_baseline(root: Path, qs: list[dict]) -> tuple[float, float, float, floa
                     con.execute("insert into w values (?,?,?,?)", (str(f.relative_to(root / ws)), start + 1, i + 1,
                                                                   "\n".join(lines[start:i + 1])))
                     start, count = i + 1, 0
-        for q in wq:
-            words = sorted(set(re.findall(r"\w+", q["query"].lower())))
-            if not words:
-                hits.append([])
-                continue
+        for i in idx:
+            words = sorted(set(re.findall(r"\w+", qs[i]["query"].lower())))
             rows = con.execute("select path, lo, hi from w where w match ? order by bm25(w) limit 10",
-                               (" OR ".join(f'"{w}"' for w in words),)).fetchall()
-            hits.append([any(p == g["path"] and lo <= g["endLine"] and g["startLine"] <= hi for g in q["gold"])
-                         for p, lo, hi in rows])
+                               (" OR ".join(f'"{w}"' for w in words),)).fetchall() if words else []
+            ranked[i] = [{"path": p, "startLine": lo, "endLine": hi} for p, lo, hi in rows]
         con.close()
-    n = len(hits) or 1
-    return (*(sum(any(h[:k]) for h in hits) / n for k in (1, 5, 10)),
-            sum(next((1 / (i + 1) for i, x in enumerate(h) if x), 0.0) for h in hits) / n)
+    return [ranked[i] for i in range(len(qs))]

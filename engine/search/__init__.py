@@ -131,12 +131,13 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
         forms = {t: fs[0] for t, fs in found_forms.items()}
         near = {t: found_forms[t] for t in names}
     unwritten = unwritten_share(store, weights) if n_docs else 0.0
-    # counted only when a word is missing, the one case it decides (evidence._absence)
-    size = vocabulary_size(store) if any(w >= 1.0 for w in weights.values()) else BROAD_VOCABULARY
+    # counted only when a word is missing, the one case they decide (evidence._absence)
+    missing = any(w >= 1.0 for w in weights.values())
+    size = vocabulary_size(store) if missing else BROAD_VOCABULARY
     # where no passage holds a word of the query: does it read as another language? (evidence)
     short = short_words(store, query) if not cands and n_docs else (0, 0)
     # where a word of it is missing here: is it in this memory's language? (evidence.in_memory_language)
-    held = held_share(store, query) if n_docs and any(w >= 1.0 for w in weights.values()) else None
+    held = held_share(store, query) if n_docs and missing else None
     # who speaks in the query, held here only in near spellings that speak in none of this
     # memory's transcripts
     silent = [t for t in speakers(query) if t in near and unheard(store, near[t])]

@@ -137,12 +137,18 @@ def vocabulary_size(store: Store) -> int:
 SHORT_WORD = 4
 
 
+def _words_of_letters(query: str) -> list[str]:
+    """The query's distinct words of letters (no CJK), in order, names aside: the words that
+    tell its language (short_words, held_share)."""
+    names = set(named_terms(query))
+    return [t for t in dict.fromkeys(query_terms(query)) if t.isalpha() and not has_cjk(t) and t not in names]
+
+
 def short_words(store: Store, query: str) -> tuple[int, int]:
     """(held, not held): the query's distinct words of up to SHORT_WORD letters, names aside, by
     whether this index holds them as written. Every memory uses the short words of its own
     language, its commonest: evidence.reads_as_another_language."""
-    names = set(named_terms(query))
-    short = {t for t in query_terms(query) if t.isalpha() and not has_cjk(t) and len(t) <= SHORT_WORD and t not in names}
+    short = [t for t in _words_of_letters(query) if len(t) <= SHORT_WORD]
     try:
         held = sum(store.word_count(t) > 0 for t in short)
     except OperationalError:  # no fts5vocab: cannot tell, they count as held
@@ -159,8 +165,7 @@ def held_share(store: Store, query: str) -> float | None:
     "of", "where", "started" of its 11 words. One in another language shares few: its loanwords
     and chance spellings ("hat", "in", "was" of a German question). evidence.in_memory_language
     reads it."""
-    names = set(named_terms(query))
-    words = [t for t in dict.fromkeys(query_terms(query)) if len(t) > 1 and t.isalpha() and not has_cjk(t) and t not in names]
+    words = [t for t in _words_of_letters(query) if len(t) > 1]
     if not words:
         return None
     try:
@@ -419,6 +424,9 @@ def near_forms(store: Store, terms: list[str], query: str = "", names: set[str] 
                 if len(t) >= SHORT_FORM:  # a short form: the name's start (jon), or its sound's start (jim: james)
                     alike += vocab.starting(t) + vocab.sounding_longer(t)
                 seen = list(dict.fromkeys(close + sorted(set(alike) - set(close), key=lambda w: (-vocab.count[w], w))))
+                # the closest NAME_CHECKS are checked, then those by sound or short form that keep
+                # too little of the name dropped: filtering before the cut would let rarer
+                # candidates into it, and a name gain near forms it never had
                 found = [w for w in seen[:NAME_CHECKS] if (w in close or keeps_the_name(t, w))
                          and _written_as_name(store, w, mostly=len(t) <= SHORT_NAME)]
                 if found:
