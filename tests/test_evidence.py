@@ -1445,3 +1445,32 @@ def test_a_name_held_only_as_words_is_flagged_in_a_small_memory_too(workspace, m
         assert res["results"] and res["absent"] == {"reason": f"this memory never writes '{name}' as a name, only as words ({forms})"}
     held = eng.search("What did Hannah say about the shop?", explain=True)
     assert held["evidence"]["namesAsWords"] == [] and held["absent"] is None, held["evidence"]["absent"]
+
+
+def test_a_hypothesis_about_the_memorys_own_person_is_not_flagged_for_what_it_supposes(workspace, make_engine):
+    """"Would Jon like the party at the bar by the river in Washington?" asked of Jon and
+    Hannah's chats, which never mention Washington, came back flagged "this memory never
+    mentions 'washington'": the question asks for an inference from what the chats hold (the
+    party at the bar), and the place is the asker's supposition (a conversation benchmark's
+    inference questions, bench/chats.py: "Would Jon be a good person to ask about biking from
+    Pittsburgh to Washington, D.C.?", flagged so with the gold first). Now a question asking
+    what would or might be true of someone most of this memory's passages name is shown
+    unflagged. Asked about someone this memory never mentions ("Would Ayesha ..."), or as a
+    plain question ("What did Jon say about ..."), with "would" only in a remark, it is still
+    flagged."""
+    chat_memory(workspace)
+    eng = make_engine()
+    eng.run_index()
+    res = eng.search("Would Jon like the party at the bar by the river in Washington?", explain=True)
+    ev = res["evidence"]
+    assert ev["namedAbsent"] == ["washington"] and res["results"] and res["absent"] is None, ev["absent"]
+    assert ev["hypothesisAbout"] == ["jon"]
+    assert verdict({**ev, "hypothesisAbout": []})["reason"] == "this memory never mentions 'washington'"
+    likely = eng.search("Is Hannah likely to take her pottery class to Shohei Ohtani?", explain=True)
+    assert likely["absent"] is None and likely["evidence"]["hypothesisAbout"] == ["hannah"], likely["evidence"]["absent"]
+    for flagged, named in (("Would Ayesha like the party at the bar by the river in Washington?", "'ayesha', 'washington'"),
+                           ("What did Jon say about the party at the bar by the river in Washington?", "'washington'"),
+                           ("I would love that. What did Jon say about the party at the bar in Washington?", "'washington'")):
+        res = eng.search(flagged, explain=True)
+        assert res["absent"] == {"reason": f"this memory never mentions {named}"}, res["evidence"]["absent"]
+        assert res["evidence"]["hypothesisAbout"] == []

@@ -581,6 +581,14 @@ def _absence(evidence: dict, strong: float, absent_share: float, weak: float) ->
     # missing one. Not for a pasted conversation, which names many things in passing (below),
     # nor a small memory, which lacks most words of anything.
     question_missing = missing and not evidence.get("dialogue")
+    # a question asking what would or might be true of someone most of this memory's passages
+    # name (whom it is about: "Would Jon be a good person to ask about biking to Washington?"
+    # of his chats) asks for an inference from what it holds: the names and words of the
+    # hypothesis are the asker's, which the memory need not mention (a conversation benchmark's
+    # inference questions, bench/chats.py: flagged on 'washington', 'shohei'). Asked of someone
+    # else's history, the person it is about is named nowhere there and it is still flagged
+    if evidence.get("hypothesisAbout"):
+        return None
     # a strong hit holds the question's other words in one passage: a topic word it lacks is
     # then mostly said in other words (the answer's passage, paraphrased), while a name the
     # memory never mentions is someone else's whatever the other words find
@@ -702,6 +710,25 @@ def remarked(query: str) -> set[str]:
     return said - asked
 
 
+# The words that make a question a hypothesis: what would or might be true, how likely it is
+# (English grammar's modal of hypothesis and its adverbs of likelihood, a closed class)
+HYPOTHESIS = frozenset("would might likely probably possibly perhaps".split())
+
+
+def asks_hypothesis(query: str) -> bool:
+    """Whether one of the query's questions (a sentence ending in "?", or a search without an
+    end mark) asks what would or might be true ("Would Rosa enjoy a bluegrass festival?",
+    "Is Kenji's father likely a fan of Shohei Ohtani?"): its answer is inferred from what the
+    memory holds, about things the memory need not mention (_absence)."""
+    if not HYPOTHESIS.intersection(re.findall(r"[a-z]+", query.lower())):
+        return False  # most queries: no sentence to split
+    for sentence in _sentences().findall(query):
+        if sentence.strip() and sentence.rstrip()[-1:] not in ".!。！" and \
+                HYPOTHESIS.intersection(re.findall(r"[a-z]+", sentence.lower())):
+            return True
+    return False
+
+
 def weak_absence(term: str) -> bool:
     """Whether a word's absence from this memory says little of whether it holds the answer:
     an everyday word (or one slip from one), or a word of the asking (everyday.is_asking)."""
@@ -728,6 +755,7 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
     checked = forms is not None  # a word missing as asked may be here in another form: only looked up by run()
     who = speakers(query)
     forms = forms or {}
+    common = ranking.idf(n_docs // 2, n_docs) / ranking.idf(0, n_docs) if n_docs else 0.0  # a word half the passages hold
     # a year or a count is no topic word: notes write dates and counts in many ways (2022-06-03)
     absent = [t for t, w in weights.items() if w >= 1.0 and t not in forms and not fragment(t)
               and not (t.isdigit() and len(t) < candidates.LONG_NUMBER)] if n_docs else []
@@ -758,6 +786,9 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
         # of those, the ones whose near spellings never speak here (label no line): _absence
         "speakersUnheard": [t for t in who if t in (unheard or ())],
         "dialogue": bool(who),
+        # a hypothesis about someone most of this memory's passages name: whom it is about (_absence)
+        "hypothesisAbout": [t for t in named_terms(query) if 0.0 < weights.get(t, 1.0) <= common]
+                           if names and not who and asks_hypothesis(query) else [],
         # the missing topic words said only in a remark, not asked about (remarked: _absence)
         "remarkedOnly": sorted(remarked(query).intersection(topic)),
         # counted, not weighed: a word common here weighs little, and the few a query shares
@@ -789,7 +820,7 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
         "presentWeight": round(sum(w for t, w in weights.items() if t not in absent and t not in forms), 4),
         "presentCoverage": present_coverage(weights, absent + list(forms), cands),
         # the weight of a word half the passages hold: the words held must weigh more to say anything
-        "rareWeight": round(ranking.idf(n_docs // 2, n_docs) / ranking.idf(0, n_docs), 4) if n_docs else 1.0,
+        "rareWeight": round(common, 4) if n_docs else 1.0,
         "topZ": round(max((c.vec_z for c in cands if c.vec_z is not None), default=0.0), 4),
         # what the best passage holds of the query, against what the memory as a whole uses (scattered)
         "bestHeld": round(max((c.parts["confidence"]["termWeight"] for c in cands), default=0.0), 4),
