@@ -124,6 +124,14 @@ def typo_name(query: str, seed: str) -> str | None:
     return re.sub(rf"(?i)\b{name}\b", swap, query)
 
 
+def nicknamed(query: str, short: dict[str, str]) -> str | None:
+    """The query with each name of `short` it says cut to its nickname; None when it says none."""
+    out = query
+    for name, nick in short.items():
+        out = re.sub(rf"\b{name}\b", nick, out)
+    return out if out != query else None
+
+
 ABBREVIATIONS = {  # as people write them; the questions' own words, not the memories'
     "january": "Jan.", "february": "Feb.", "march": "Mar.", "april": "Apr.", "august": "Aug.",
     "september": "Sept.", "october": "Oct.", "november": "Nov.", "december": "Dec.",
@@ -197,6 +205,11 @@ def load(s: str) -> list[dict]:
             queries = [{"query_id": qid, "workspace": ws, "query": text, **when[ws],
                         "gold": [{"id": qid, "path": path, "startLine": int(lo), "endLine": int(hi)}]}
                        for qid, ws, path, lo, hi, text in rows]
+        elif m == "nick" and base_set(s) == chats.NAME:  # its questions name the history's own speakers
+            short = {ws: {n: V.nickname(n) for n in h["speakers"] if len(V.nickname(n)) <= len(n) - 2}
+                     for ws, h in chats.histories().items()}
+            queries = [{**q, "query": t} for q in queries
+                       if (t := nicknamed(q["query"], short[q["workspace"]])) is not None]
         elif m == "nick":
             pass  # with named/two, above
         elif m == "cross":
