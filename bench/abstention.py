@@ -42,7 +42,10 @@ in Chinese (bench/chinese.tsv); `:written`, new questions about LongMemEval's hi
 (bench/written/longmemeval_s30.tsv: two user turns drawn at random from each history, seeded,
 and a question about each written by someone who saw only that turn, not the search's rules)
 and MADial's archives (bench/written/madial_en.tsv, madial_zh.tsv: 40 memory lines each, drawn
-by bench/written_draw.py), each asked of its own memory and the others. Modifiers chain: longmemeval_s30:named:typo.
+by bench/written_draw.py), each asked of its own memory and the others; `:nick` (with
+`:named`, or of `chats`, whose questions name its speakers) each such name cut to its first
+syllable as a nickname is (Hannah: Han; names the cut leaves within a letter of themselves
+kept whole, and questions left without a nickname left out). Modifiers chain: longmemeval_s30:named:typo.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ on any machine. None of these is fitted to: each is reported beside the set it c
     slip      one letter of one topic word (the longest word of 5+ letters that is no stop
               word and not capitalised) changed to a neighbouring key
     slip2     two topic words each with one slip (one word twice when it has only one)
-    nick      (with `named`) the person's name cut to its first syllable, as a nickname is
+    nick      (with `named`, or of `chats`) the person's name cut to its first syllable, as a nickname is
               (Melanie: Mel, Dorothea: Dor, Ingrid: Ing)
     year      the month and year of the gold's day said in the question ("... in June 2023")
     two       (index set) each history with both speakers named on every line: the user by
