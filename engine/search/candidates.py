@@ -569,7 +569,8 @@ def _named_terms(query: str) -> tuple[str, ...]:
             title = bare.lower() in TITLES or (len(bare) == 1 and bare.isupper())
             if not opens and not title and bare[:1].isupper() and bare.lower() not in STOPWORDS:
                 # not the "s" of Sam's: a memory that never writes a possessive does not lack Sam
-                out.update(dict.fromkeys(t for t in query_terms(bare) if t not in STOPWORDS and len(t) > 1))
+                # nor the Chinese glued to it ("Chemistry》怎么样"): a script without capitals names no one by them
+                out.update(dict.fromkeys(t for t in query_terms(bare) if t not in STOPWORDS and len(t) > 1 and not has_cjk(t)))
             opens = word.endswith((".", "!", "?")) and not title
     out.update(dict.fromkeys(exact_tokens(query)))
     return tuple(out)
@@ -690,6 +691,12 @@ EXACT_MAX_CHUNKS = 3  # an identifier found in at most this many chunks is "rare
 LONG_NUMBER = 6  # digits from which a number is a code (an order, an account, a phone), not a year or a count
 
 
+def is_count(term: str) -> bool:
+    """A year, a count or an ordinal (2022, 4711, 32nd): it names no one thing ("June 2022" is
+    in anyone's memory), and a memory writes it in many ways (2022-06-03, "thirty-second")."""
+    return (term.isdigit() and len(term) < LONG_NUMBER) or re.fullmatch(r"\d+(?:st|nd|rd|th)", term) is not None
+
+
 def exact_tokens(query: str) -> list[str]:
     """Query words that look like identifiers: an id mixing letters and digits (a828e60), a
     name with underscores (OPENAI_API_KEY), an all-caps code (ENOENT), a number of LONG_NUMBER+
@@ -701,7 +708,7 @@ def exact_tokens(query: str) -> list[str]:
             continue
         digits = any(ch.isdigit() for ch in word)
         letters = any(ch.isalpha() for ch in word)
-        if not letters and len(word) < LONG_NUMBER:  # a year or a count names no one thing: "June 2022" is in anyone's memory
+        if is_count(word.lower()):
             continue
         if digits or "_" in word or word.isupper():
             out.append(word.lower())

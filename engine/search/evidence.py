@@ -756,9 +756,9 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
     who = speakers(query)
     forms = forms or {}
     common = ranking.idf(n_docs // 2, n_docs) / ranking.idf(0, n_docs) if n_docs else 0.0  # a word half the passages hold
-    # a year or a count is no topic word: notes write dates and counts in many ways (2022-06-03)
+    # a year, a count or an ordinal is no topic word: notes write them in many ways (2022-06-03)
     absent = [t for t, w in weights.items() if w >= 1.0 and t not in forms and not fragment(t)
-              and not (t.isdigit() and len(t) < candidates.LONG_NUMBER)] if n_docs else []
+              and not candidates.is_count(t)] if n_docs else []
     topic = [t for t in absent if not weak_absence(t)]  # each word judged once (near_everyday runs an edit distance)
     names, lacking = set(named_terms(query)), set(absent)
     worded = [t for t in weights if not is_everyday(t) and t not in names]  # the words that tell a language
