@@ -1495,3 +1495,23 @@ def test_an_ordinal_and_chinese_glued_to_a_capitalised_word_name_no_one(workspac
         assert res["results"] and res["absent"] is None, (query, res["evidence"]["absent"])
     coded = eng.search("What did Jon get at the bar for order A828E60?", explain=True)
     assert coded["absent"] == {"reason": "this memory never mentions 'a828e60'"}, coded["evidence"]["absent"]
+
+
+def test_a_name_written_only_in_full_or_opening_a_sentence_is_held_as_a_name(workspace, make_engine):
+    """"When was Jon's grandson Owen born, the one in Denver?" asked of chats that write him
+    only in full ("Owen Michael Hayes, born on the 9th") or opening a sentence ("Owen Michael!
+    Michael after your dad"), never standing alone, came back flagged "this memory never writes
+    'owen' as a name, only as words ('owen')" (bench/chats.py's questions with words about the
+    question around them, gold first). A memory that never writes the word in lower case does
+    not hold it as a word: it is the name. One it writes in lower case as well ("the bar by the
+    river") is still a word: "What did Bar say about the shop?" stays flagged."""
+    chat_memory(workspace)
+    write(workspace / "memory" / "2023-03-01.md", "# 2023-03-01\n\n- **Jon:** Thank you! Owen Michael Hayes, born on "
+          "the 9th in Denver.\n- **Hannah:** Owen Michael! Michael after your dad, I love it.\n")
+    eng = make_engine()
+    eng.run_index()
+    res = eng.search("When was Jon's grandson Owen born, the one in Denver?", explain=True)
+    assert res["evidence"]["namesAsWords"] == [] and res["absent"] is None, res["evidence"]["absent"]
+    assert "Owen Michael Hayes" in res["results"][0]["snippet"]
+    bar = eng.search("What did Bar say about the shop?", explain=True)
+    assert bar["evidence"]["namesAsWords"] == ["bar"] and bar["absent"] is not None, {k: bar["evidence"][k] for k in ("named", "nearNames", "namedAbsent", "absent")}

@@ -631,6 +631,17 @@ def _written_as_lone_name(store: Store, term: str, passages: int = 20) -> bool:
     return any(term in lone_names(text) for text in texts)
 
 
+def _always_capitalised(store: Store, term: str, passages: int = 20) -> bool:
+    """Whether this index writes `term` with its capital wherever it holds it (in up to
+    `passages` passages): no word of this memory, but a proper noun, however it stands. A
+    grandson written only in full ("Owen Michael Brooks") or opening a sentence ("Owen
+    Michael!") is still the Owen a question asks about. For the name as the question spells it
+    only: a near form always capitalised may be a title's word ("Falcon Crest" for Cresta)."""
+    texts = store.matching_texts(fts_query([term], "AND"), passages)
+    lower = re.compile(rf"(?<![^\W\d_]){re.escape(term)}(?![^\W\d_])")
+    return bool(texts) and not any(lower.search(text) for text in texts)
+
+
 # English's possessive determiners: a word written after one is something someone has
 POSSESSIVES = ("my", "your", "his", "her", "its", "our", "their")
 
@@ -664,7 +675,7 @@ def names_only_as_words(store: Store, query: str, held: set[str], near: dict[str
     lone = lone_names(query)
     words = [t for t in lone if t in held and SHORT_FORM <= len(t) <= SHORT_NAME and t.isalpha() and t.isascii()
              and t not in ROLES and not is_calendar(t) and not _written_as_lone_name(store, t)
-             and not _said_as_relation(store, t)]
+             and not _said_as_relation(store, t) and not _always_capitalised(store, t)]
     if words:
         named: set[str] = set()
         near_forms(store, words, query, named)
