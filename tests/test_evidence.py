@@ -1377,6 +1377,16 @@ def chat_memory(workspace, sessions: int = 12) -> None:
         write(workspace / "memory" / f"{day}.md", f"# {day}\n\n## 19:45 — chat session {n + 1}\n\n{turns}\n")
 
 
+def chat_engine(workspace, make_engine, later: str = ""):
+    """An engine over Jon and Hannah's chats, indexed; `later`: turns of a session after them."""
+    chat_memory(workspace)
+    if later:
+        write(workspace / "memory" / "2023-03-01.md", f"# 2023-03-01\n\n{later}")
+    eng = make_engine()
+    eng.run_index()
+    return eng
+
+
 def test_a_name_never_mentioned_is_evidence_in_the_memorys_own_language(workspace, make_engine):
     """"What is the name of the climbing gym where Ayesha started bouldering?" asked of Jon and
     Hannah's chats: most of its topic words (gym, climbing, bouldering) are used here in no
@@ -1389,9 +1399,7 @@ def test_a_name_never_mentioned_is_evidence_in_the_memorys_own_language(workspac
     says anything, not even a capitalised noun ("Kletterhalle"); a question about Jon is
     answered unflagged; and "Ayesha gym bouldering shop", most of whose words are not here,
     raises nothing either."""
-    chat_memory(workspace)
-    eng = make_engine()
-    eng.run_index()
+    eng = chat_engine(workspace, make_engine)
     res = eng.search("What is the name of the climbing gym where Ayesha started bouldering?", explain=True)
     ev = res["evidence"]
     assert ev["nDocs"] < SMALL_MEMORY and ev["topicAbsentShare"] > 0.5 and ev["heldShare"] > 0.5, ev["heldShare"]
@@ -1413,11 +1421,8 @@ def test_a_question_in_another_language_says_nothing_by_its_capitalised_nouns(wo
     memory's as written (heldShare 0): no word of it says anything. The same evidence with most
     words held (an English question naming someone never mentioned) is flagged; where nothing
     was counted, most topic words missing still say another language."""
-    chat_memory(workspace)
-    write(workspace / "memory" / "2023-03-01.md", "# 2023-03-01\n\n- **Jon:** The shop is a safe haven; the old plant "
-          "died under the window, and the hats are under the counter.\n")
-    eng = make_engine()
-    eng.run_index()
+    eng = chat_engine(workspace, make_engine, "- **Jon:** The shop is a safe haven; the old plant died under the window, "
+                      "and the hats are under the counter.\n")
     res = eng.search("Welche Haustiere haben Jon und Hannah?", explain=True)
     ev = res["evidence"]
     assert ev["namedAbsent"] == ["haustiere"] and ev["topicAbsentShare"] <= 0.5 and ev["heldShare"] == 0, ev
@@ -1435,9 +1440,7 @@ def test_a_name_held_only_as_words_is_flagged_in_a_small_memory_too(workspace, m
     of under SMALL_MEMORY chunks, where one conversation benchmark's histories lie: "Jon" asked
     of another couple's chats found only "January" and "June" there (bench/chats.py). A name
     the memory writes is held: "What did Hannah say about the shop?"."""
-    chat_memory(workspace)
-    eng = make_engine()
-    eng.run_index()
+    eng = chat_engine(workspace, make_engine)
     for name, forms in (("bar", "'bar'"), ("augustin", "'august'")):
         res = eng.search(f"What did {name.title()} say about the shop?", explain=True)
         ev = res["evidence"]
@@ -1458,9 +1461,7 @@ def test_a_hypothesis_about_the_memorys_own_person_is_not_flagged_for_what_it_su
     unflagged. Asked about someone this memory never mentions ("Would Ayesha ..."), or as a
     plain question ("What did Jon say about ..."), with "would" only in a remark, it is still
     flagged."""
-    chat_memory(workspace)
-    eng = make_engine()
-    eng.run_index()
+    eng = chat_engine(workspace, make_engine)
     res = eng.search("Would Jon like the party at the bar by the river in Washington?", explain=True)
     ev = res["evidence"]
     assert ev["namedAbsent"] == ["washington"] and res["results"] and res["absent"] is None, ev["absent"]
@@ -1487,9 +1488,7 @@ def test_an_ordinal_and_chinese_glued_to_a_capitalised_word_name_no_one(workspac
     flagged so with the gold first). An identifier mixing letters and digits still counts."""
     assert named_terms("Hannah觉得《Second Gear Cycles》怎么样？") == ["gear", "cycles"]
     assert named_terms("What did Jon get for his 32nd birthday, order A828E60?") == ["jon", "a828e60"]
-    chat_memory(workspace)
-    eng = make_engine()
-    eng.run_index()
+    eng = chat_engine(workspace, make_engine)
     for query in ("What did Jon get at the bar for his 32nd birthday?", "Hannah觉得《Second Gear Cycles》怎么样？"):
         res = eng.search(query, explain=True)
         assert res["results"] and res["absent"] is None, (query, res["evidence"]["absent"])
@@ -1505,11 +1504,8 @@ def test_a_name_written_only_in_full_or_opening_a_sentence_is_held_as_a_name(wor
     question around them, gold first). A memory that never writes the word in lower case does
     not hold it as a word: it is the name. One it writes in lower case as well ("the bar by the
     river") is still a word: "What did Bar say about the shop?" stays flagged."""
-    chat_memory(workspace)
-    write(workspace / "memory" / "2023-03-01.md", "# 2023-03-01\n\n- **Jon:** Thank you! Owen Michael Hayes, born on "
-          "the 9th in Denver.\n- **Hannah:** Owen Michael! Michael after your dad, I love it.\n")
-    eng = make_engine()
-    eng.run_index()
+    eng = chat_engine(workspace, make_engine, "- **Jon:** Thank you! Owen Michael Hayes, born on the 9th in Denver.\n"
+                      "- **Hannah:** Owen Michael! Michael after your dad, I love it.\n")
     res = eng.search("When was Jon's grandson Owen born, the one in Denver?", explain=True)
     assert res["evidence"]["namesAsWords"] == [] and res["absent"] is None, res["evidence"]["absent"]
     assert "Owen Michael Hayes" in res["results"][0]["snippet"]
