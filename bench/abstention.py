@@ -209,7 +209,7 @@ def load(s: str) -> list[dict]:
                         "gold": [{"id": qid, "path": path, "startLine": int(lo), "endLine": int(hi)}]}
                        for qid, ws, path, lo, hi, text in rows]
         elif m == "nick" and base_set(s) == chats.NAME:  # its questions name the history's own speakers
-            short = {ws: {n: V.nickname(n) for n in h["speakers"] if len(V.nickname(n)) <= len(n) - 2}
+            short = {ws: {n: nick for n in h["speakers"] if len(nick := V.nickname(n)) <= len(n) - 2}
                      for ws, h in chats.histories().items()}
             queries = [{**q, "query": t} for q in queries
                        if (t := nicknamed(q["query"], short[q["workspace"]])) is not None]

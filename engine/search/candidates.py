@@ -614,7 +614,7 @@ def lone_names(text: str, openers: bool = False) -> list[str]:
     return list(_lone_names(text, openers))
 
 
-def _written_as_lone_name(store: Store, term: str, passages: int = 20) -> bool:
+def _written_as_lone_name(store: Store, term: str, passages: int = 20, as_asked: bool = False) -> bool:
     """Whether this index writes `term` as a name: standing alone with its capital in some
     passage (lone_names), the question's own test: "I met Mark there", not "Mark the date",
     "Reserve Bar", "Millennium Falcon", nor a label of a word ("**Ingredients:**"). Where the
@@ -622,24 +622,16 @@ def _written_as_lone_name(store: Store, term: str, passages: int = 20) -> bool:
     played", "**Lisa:**"); a word it also writes in lower case takes a capital there anyway.
     As written: "Wil" held only in "will" is not. The capitalised passages are looked for
     among those holding it (SQLite's instr minds case: "mark", common in lower case, has its
-    capitalised passages found among thousands)."""
+    capitalised passages found among thousands). `as_asked`, for the name as the question
+    spells it: one the memory never writes in lower case is no word of it but a proper noun,
+    however it stands (a grandson written only in full, "Owen Michael Brooks"); not for a near
+    form, which so written may be a title's word ("Falcon Crest" for Cresta)."""
     match, lower = fts_query([term], "AND"), re.compile(rf"(?<![^\W\d_]){re.escape(term)}(?![^\W\d_])")
     texts = store.matching_texts(match, passages)
     if texts and not any(lower.search(text) for text in texts):
-        return any(term in lone_names(text, openers=True) for text in texts)
+        return as_asked or any(term in lone_names(text, openers=True) for text in texts)
     texts = store.matching_texts(match, passages, containing=term[:1].upper() + term[1:])
     return any(term in lone_names(text) for text in texts)
-
-
-def _always_capitalised(store: Store, term: str, passages: int = 20) -> bool:
-    """Whether this index writes `term` with its capital wherever it holds it (in up to
-    `passages` passages): no word of this memory, but a proper noun, however it stands. A
-    grandson written only in full ("Owen Michael Brooks") or opening a sentence ("Owen
-    Michael!") is still the Owen a question asks about. For the name as the question spells it
-    only: a near form always capitalised may be a title's word ("Falcon Crest" for Cresta)."""
-    texts = store.matching_texts(fts_query([term], "AND"), passages)
-    lower = re.compile(rf"(?<![^\W\d_]){re.escape(term)}(?![^\W\d_])")
-    return bool(texts) and not any(lower.search(text) for text in texts)
 
 
 # English's possessive determiners: a word written after one is something someone has
@@ -674,8 +666,8 @@ def names_only_as_words(store: Store, query: str, held: set[str], near: dict[str
     Not a role (User) nor a month or a day (May, June), which a memory may write in lower case."""
     lone = lone_names(query)
     words = [t for t in lone if t in held and SHORT_FORM <= len(t) <= SHORT_NAME and t.isalpha() and t.isascii()
-             and t not in ROLES and not is_calendar(t) and not _written_as_lone_name(store, t)
-             and not _said_as_relation(store, t) and not _always_capitalised(store, t)]
+             and t not in ROLES and not is_calendar(t) and not _written_as_lone_name(store, t, as_asked=True)
+             and not _said_as_relation(store, t)]
     if words:
         named: set[str] = set()
         near_forms(store, words, query, named)

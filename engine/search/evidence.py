@@ -696,18 +696,27 @@ def _sentences() -> re.Pattern:
     return re.compile(r".*?(?:[.!?]+(?=\s+[A-ZÀ-ÖØ-Þ]|\s*$)|[。！？]+|$)", re.S)
 
 
+REMARK_MARKS = ".!。！"  # a sentence ending in one says what its writer thinks; "?" or none asks
+
+
+def _remarks_and_asked(query: str) -> tuple[list[str], list[str]]:
+    """The query's sentences: its remarks, and the rest (its questions and search words)."""
+    remarks: list[str] = []
+    asked: list[str] = []
+    for sentence in _sentences().findall(query):
+        if sentence.strip():
+            (remarks if sentence.rstrip()[-1:] in REMARK_MARKS else asked).append(sentence)
+    return remarks, asked
+
+
 def remarked(query: str) -> set[str]:
     """The query's words said only in its remarks (sentences ending in "." or "!"), in none of
     its questions (ending in "?") nor its search words (no end mark): "Really? I used to paint
     for her." remarks "used", "paint"; "Which sealant? This was in May 2023." asks "sealant"."""
-    if not any(mark in query for mark in ".!。！"):
+    if not any(mark in query for mark in REMARK_MARKS):
         return set()
-    said: set[str] = set()
-    asked: set[str] = set()
-    for sentence in _sentences().findall(query):
-        if sentence.strip():
-            (said if sentence.rstrip()[-1:] in ".!。！" else asked).update(query_terms(sentence))
-    return said - asked
+    remarks, asked = _remarks_and_asked(query)
+    return {t for r in remarks for t in query_terms(r)} - {t for a in asked for t in query_terms(a)}
 
 
 # The words that make a question a hypothesis: what would or might be true, how likely it is
@@ -720,13 +729,10 @@ def asks_hypothesis(query: str) -> bool:
     end mark) asks what would or might be true ("Would Rosa enjoy a bluegrass festival?",
     "Is Kenji's father likely a fan of Shohei Ohtani?"): its answer is inferred from what the
     memory holds, about things the memory need not mention (_absence)."""
-    if not HYPOTHESIS.intersection(re.findall(r"[a-z]+", query.lower())):
-        return False  # most queries: no sentence to split
-    for sentence in _sentences().findall(query):
-        if sentence.strip() and sentence.rstrip()[-1:] not in ".!。！" and \
-                HYPOTHESIS.intersection(re.findall(r"[a-z]+", sentence.lower())):
-            return True
-    return False
+    def supposes(text: str) -> bool:
+        return not HYPOTHESIS.isdisjoint(re.findall(r"[a-z]+", text.lower()))
+    # most queries say none of the words: no sentence to split
+    return supposes(query) and any(supposes(sentence) for sentence in _remarks_and_asked(query)[1])
 
 
 def weak_absence(term: str) -> bool:
@@ -760,7 +766,8 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
     absent = [t for t, w in weights.items() if w >= 1.0 and t not in forms and not fragment(t)
               and not candidates.is_count(t)] if n_docs else []
     topic = [t for t in absent if not weak_absence(t)]  # each word judged once (near_everyday runs an edit distance)
-    names, lacking = set(named_terms(query)), set(absent)
+    named = named_terms(query)
+    names, lacking = set(named), set(absent)
     worded = [t for t in weights if not is_everyday(t) and t not in names]  # the words that tell a language
     out: dict[str, Any] = {
         "candidates": len(cands),
@@ -772,7 +779,7 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
         "absentEveryday": [t for t in absent if t not in topic],
         "otherForms": forms,  # absent as asked, used here in another form: not evidence of absence
         "formsChecked": checked,
-        "namedAbsent": [t for t in named_terms(query) if t in absent and not is_calendar(t)],
+        "namedAbsent": [t for t in named if t in absent and not is_calendar(t)],
         "identifiersAbsent": [t for t in candidates.exact_tokens(query) if t in absent],
         # the question's names this memory holds only as words, as written or in near forms,
         # never written as a name (candidates.names_only_as_words; _absence)
@@ -787,7 +794,7 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
         "speakersUnheard": [t for t in who if t in (unheard or ())],
         "dialogue": bool(who),
         # a hypothesis about someone most of this memory's passages name: whom it is about (_absence)
-        "hypothesisAbout": [t for t in named_terms(query) if 0.0 < weights.get(t, 1.0) <= common]
+        "hypothesisAbout": [t for t in named if 0.0 < weights.get(t, 1.0) <= common]
                            if names and not who and asks_hypothesis(query) else [],
         # the missing topic words said only in a remark, not asked about (remarked: _absence)
         "remarkedOnly": sorted(remarked(query).intersection(topic)),
@@ -811,7 +818,7 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
         # and it is in this memory's language (in_memory_language); counted where a word is missing
         "heldShare": held,
         "weights": {t: round(w, 4) for t, w in weights.items()},
-        "named": named_terms(query),
+        "named": named,
         "nDocs": n_docs,
         "bestKeyword": round(max((c.parts["confidence"]["keyword"] for c in cands), default=0.0), 4),
         "bestCoverage": round(max((c.parts["confidence"]["termCoverage"] for c in cands), default=0.0), 4),
