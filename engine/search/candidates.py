@@ -545,10 +545,13 @@ CHAT_ROLES = frozenset("user assistant human ai bot system agent model me you q 
 ROLES = CHAT_ROLES | frozenset("question answer note todo step example input output error warning".split())
 
 
+LINE_LABEL = re.compile(r"(?m)^[ \t]*([^\W\d_][\w.' -]{0,30}?)[ \t]*[:：]")  # "Bart: ...", "Lisa：..."
+
+
 @functools.lru_cache(maxsize=256)  # asked of one query by the keyword pass, the pins, the order and the evidence
 def _speakers(query: str) -> tuple[str, ...]:
     """speakers(), kept for the query's next asker."""
-    labels = re.findall(r"(?m)^[ \t]*([^\W\d_][\w.' -]{0,30}?)[ \t]*[:：]", query)
+    labels = re.findall(LINE_LABEL, query)
     out = [t for label in dict.fromkeys(x for x in labels if labels.count(x) >= 2)
            # a name: not lower-case (bart: is a word), not all capitals (TODO:, NB:)
            if label.lower() not in ROLES and not label[0].islower() and not (len(label) > 1 and label.isupper()) for t in query_terms(label) if t not in STOPWORDS and t not in TITLES]
@@ -562,7 +565,18 @@ WORD_EDGES = "\"'()[]{},*.!?"  # quotes, brackets, bold and end marks around a w
 def _named_terms(query: str) -> tuple[str, ...]:
     """named_terms(), kept for the query's next asker."""
     out: dict[str, None] = {}
-    for line in re.split(r"[\n:;]+", query):
+    cjk = mostly_cjk(query)
+    if cjk:
+        # a question in Chinese or Japanese writes a name, a shop or a title in Latin letters
+        # ("Caleb和Hannah最初是怎么认识的？"): the switch of script marks it, wherever it stands
+        # (a CJK sentence has no capitals nor spaces to tell a sentence's first word by). A
+        # word with a capital and a small letter, not a run of capitals (EP, TV: an
+        # abbreviation a memory may spell out), nor a label of a pasted conversation's lines
+        # (User:, Assistant:), whose speakers speakers() weighs
+        labels = set(re.findall(LINE_LABEL, query))
+        out.update(dict.fromkeys(t for word in SCRIPT_SWITCHED.findall(query) if word not in labels for t in query_terms(word)
+                                 if t not in STOPWORDS and t not in ROLES and len(t) > 1))
+    for line in () if cjk else re.split(r"[\n:;]+", query):
         opens = True
         for word in line.split():
             bare = word.strip(WORD_EDGES)
@@ -574,6 +588,22 @@ def _named_terms(query: str) -> tuple[str, ...]:
             opens = word.endswith((".", "!", "?")) and not title
     out.update(dict.fromkeys(exact_tokens(query)))
     return tuple(out)
+
+
+SCRIPT_SWITCHED = re.compile(r"(?<![A-Za-z])[A-Z][A-Za-z]*[a-z][A-Za-z]*")
+
+
+def latin_runs(query: str) -> list[list[str]]:
+    """The terms of each run of Latin words in a CJK query ("Shohei Ohtani" in
+    "Kenji的爸爸大概是Shohei Ohtani的粉丝吗？"): one name, title or phrase each."""
+    return [query_terms(run) for run in re.findall(r"[A-Za-z][A-Za-z' \t.-]*", query)]
+
+
+def mostly_cjk(query: str) -> bool:
+    """Whether most of the query's terms are CJK (Chinese, Japanese, Korean): its Latin words
+    are then what it names, as unwritten_share counts a query's script."""
+    terms = query_terms(query)
+    return has_cjk(query) and 2 * sum(has_cjk(t) for t in terms) > len(terms)
 
 
 @functools.lru_cache(maxsize=256)

@@ -494,8 +494,9 @@ def public_absent(evidence: dict) -> dict | None:
 
 def _identifiers_absent(evidence: dict) -> tuple[str, str] | None:
     """The verdict left to a question in another language: an identifier it names (a828e60,
-    ENOSPC_BK42), which is no language's word, that this memory never mentions."""
-    ids = evidence.get("identifiersAbsent")
+    ENOSPC_BK42), which is no language's word, or a name a question in Chinese writes in this
+    memory's Latin letters (Caleb, SaveMart), that this memory never mentions in any form."""
+    ids = evidence.get("identifiersAbsent") or evidence.get("switchedAbsent")
     return ("named", f"this memory never mentions {_some(ids)}") if ids else None
 
 
@@ -735,6 +736,18 @@ def asks_hypothesis(query: str) -> bool:
     return supposes(query) and any(supposes(sentence) for sentence in _remarks_and_asked(query)[1])
 
 
+def switched_absent(query: str, named: list[str], weights: dict[str, float], absent: list[str], forms: dict) -> list[str]:
+    """The Latin names a question in Chinese or Japanese writes (candidates.mostly_cjk) that
+    this memory never mentions in any form, unless another word of the same name is here:
+    "Shohei Ohtani" is one person, whom a memory writing "Ohtani" mentions."""
+    if not candidates.mostly_cjk(query):
+        return []
+    held = {t for t, w in weights.items() if w < 1.0 or t in forms}
+    runs = candidates.latin_runs(query)
+    return [t for t in named if t in absent and not has_cjk(t)
+            and not any(t in run and held.intersection(run) for run in runs)]
+
+
 def weak_absence(term: str) -> bool:
     """Whether a word's absence from this memory says little of whether it holds the answer:
     an everyday word (or one slip from one), or a word of the asking (everyday.is_asking)."""
@@ -781,6 +794,9 @@ def query_evidence(query: str, weights: dict[str, float], n_docs: int, cands: li
         "formsChecked": checked,
         "namedAbsent": [t for t in named if t in absent and not is_calendar(t)],
         "identifiersAbsent": [t for t in candidates.exact_tokens(query) if t in absent],
+        # the Latin names of a question in Chinese or Japanese (candidates.mostly_cjk), which
+        # a memory written in Latin letters would hold as the question writes them (_absence)
+        "switchedAbsent": switched_absent(query, named, weights, absent, forms) if unwritten else [],
         # the question's names this memory holds only as words, as written or in near forms,
         # never written as a name (candidates.names_only_as_words; _absence)
         "namesAsWords": list(as_words or ()),
