@@ -6,7 +6,9 @@ it naming them (single-hop, temporal, multi-hop, open-domain, each with the turn
 it) and 5 questions naming them about things the history never mentions. Each was written by
 a helper shown only the task (the shape of LoCoMo's data, the two people's names and jobs), not
 this project's code, its rules or the other data sets. Two histories share a name's sound (Jon,
-John), and people one history talks about speak in another (Hannah), as in LoCoMo.
+John), and people one history talks about speak in another (Hannah), as in LoCoMo. The last two
+(leon-adaeze, beatriz-sam) were written so after the verdict's rules, and measured first as
+held-out histories (bench/results/abstention.md, 2026-12-08).
 
 `build()` lays them out as the eval sets are (../shared/eval/README.md: one daily log per session
 date, `## HH:MM — chat session N`, one `- **Name:** text` item per turn) under the bench cache,
