@@ -423,6 +423,35 @@ def fit(recs: list[dict], shown: int) -> tuple[float, float, float]:
     return best[1:] if best else (1.01, 1.01, 0.0)
 
 
+def held_out_report(data: dict, sets: list[str], held: set[str], shown: int) -> None:
+    """Flagged-or-emptied and hit@5 of the chats histories in `held` apart from the others':
+    their own questions, and each question asked of a history of either group (new -> old:
+    a held-out history's question asked of an older one)."""
+    from clawmem.engine.search import verdict
+
+    print("\nHeld-out chats histories (" + ", ".join(sorted(held)) + "): answerable flagged-or-emptied, "
+          "other histories flagged-or-emptied by whose question of whose history, hit@5\n")
+    for cname, per_set in data.items():
+        for s in (x for x in sets if base_set(x) == chats.NAME):
+            queries, rec = load(s), per_set[s]
+            histories = sorted({q["workspace"] for q in queries})
+            ans: dict = {"new": [], "old": []}
+            other: dict = {k: [] for k in ("new->old", "old->new", "new->new", "old->old")}
+            hit: dict = {"new": [], "old": []}
+            asked = iter(rec["other"])  # collect(): each question of the other histories, in order
+            for q, o in zip(queries, rec["answerable"]):
+                g = "new" if q["workspace"] in held else "old"
+                ans[g].append(verdict(o["evidence"]) is not None)
+                hit[g].append(any(o["hits"][:5]))
+                for w in histories:
+                    if w != q["workspace"]:
+                        other[f"{g}->{'new' if w in held else 'old'}"].append(verdict(next(asked)["evidence"]) is not None)
+            rate = lambda xs: f"{sum(xs) / max(len(xs), 1):.3f} ({len(xs)})"  # noqa: E731
+            print(f"  {s:<18} {cname:<8} answerable new {rate(ans['new'])} old {rate(ans['old'])}   "
+                  + "  ".join(f"{k} {rate(v)}" for k, v in other.items())
+                  + f"   hit@5 new {rate(hit['new'])} old {rate(hit['old'])}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--no-vectors", action="store_true", help="keyword-only")
@@ -434,6 +463,8 @@ def main() -> None:
     ap.add_argument("--json", type=Path, help="write every figure here")
     ap.add_argument("--raw", type=Path, help="write every search's evidence and hits here (to study other rules)")
     ap.add_argument("--replay", type=Path, help="report from a --raw file instead of searching (the same sets and configurations)")
+    ap.add_argument("--held-out", help="chats histories written after the rules (comma-separated workspaces): their "
+                    "figures apart from the others'")
     a = ap.parse_args()
     for var in ("XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME"):
         os.environ.setdefault(var, str(E.CACHE / var.lower()))
@@ -519,6 +550,8 @@ def main() -> None:
             sep = separation(per_set[s])
             report[s][cname]["separation"] = sep
             print(f"  {s:<34} {cname:<8} " + " ".join(f"{x[0]:>8.3f} ({x[1]:>6.2f}/{x[2]:>6.2f})" for x in sep.values()))
+    if a.held_out:
+        held_out_report(data, sets, set(a.held_out.split(",")), shown)
     print()
     print("  BM25 baseline (published): " + " · ".join(f"{s} hit@5 {b[1]:.3f} MRR@10 {b[3]:.3f}" for s, b in E.BASELINE.items()))
     if a.json:
