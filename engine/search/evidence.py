@@ -744,7 +744,7 @@ def switched_absent(query: str, named: list[str], weights: dict[str, float], abs
         return []
     held = {t for t, w in weights.items() if w < 1.0 or t in forms}
     runs = candidates.latin_runs(query)
-    return [t for t in named if t in absent and not has_cjk(t)
+    return [t for t in named if t in absent and not has_cjk(t) and not is_calendar(t)
             and not any(t in run and held.intersection(run) for run in runs)]
 
 
