@@ -138,6 +138,15 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
     short = short_words(store, query) if not cands and n_docs else (0, 0)
     # where a word of it is missing here: is it in this memory's language? (evidence.in_memory_language)
     held = held_share(store, query) if n_docs and missing else None
+    # another language of this memory's script: few of its words held here, and most of its
+    # short words, the commonest of any language, two or more, neither held nor stop words (an
+    # English question said in words the memory never uses still uses "his", "did"): its words
+    # match here by chance ("die", "hat"), and the vectors alone order it (evidence.select)
+    if unwritten < 0.5 and held is not None and held <= 0.5:
+        held_short, unheld_short = short_words(store, query, stop_words_held=True)
+        vectors_lead = unheld_short >= 2 and unheld_short > held_short
+    else:
+        vectors_lead = False
     # who speaks in the query, held here only in near spellings that speak in none of this
     # memory's transcripts
     silent = [t for t in speakers(query) if t in near and unheard(store, near[t])]
@@ -147,7 +156,7 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
         if n_docs and not speakers(query) else []
     shown, hidden_info, evidence = select(cands, query, weights, n_docs, exact, opts, mode, forms=forms, aliases=aliases, near=near,
                                           unwritten=unwritten, vocabulary=size, short_words=short, held=held, unheard=silent,
-                                          as_words=worded)
+                                          as_words=worded, vectors_lead=vectors_lead)
     results = [render(c, focus, opts) for c in shown]
     return {
         "results": results,

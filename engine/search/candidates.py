@@ -144,13 +144,15 @@ def _words_of_letters(query: str) -> list[str]:
     return [t for t in dict.fromkeys(query_terms(query)) if t.isalpha() and not has_cjk(t) and t not in names]
 
 
-def short_words(store: Store, query: str) -> tuple[int, int]:
+def short_words(store: Store, query: str, stop_words_held: bool = False) -> tuple[int, int]:
     """(held, not held): the query's distinct words of up to SHORT_WORD letters, names aside, by
     whether this index holds them as written. Every memory uses the short words of its own
-    language, its commonest: evidence.reads_as_another_language."""
+    language, its commonest: evidence.reads_as_another_language. `stop_words_held`: a stop word
+    (text.STOPWORDS: English's function words, "his", "did", and the asking words of Spanish
+    and Portuguese) counts as held, as a memory of few words may never write it."""
     short = [t for t in _words_of_letters(query) if len(t) <= SHORT_WORD]
     try:
-        held = sum(store.word_count(t) > 0 for t in short)
+        held = sum((stop_words_held and t in STOPWORDS) or store.word_count(t) > 0 for t in short)
     except OperationalError:  # no fts5vocab: cannot tell, they count as held
         return len(short), 0
     return held, len(short) - held

@@ -170,7 +170,7 @@ def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs
            near: dict[str, list[str]] | None = None, unwritten: float = 0.0,
            vocabulary: int = candidates.BROAD_VOCABULARY, short_words: tuple[int, int] = (0, 0),
            held: float | None = None, unheard: list[str] | None = None,
-           as_words: list[str] | None = None) -> tuple[list[Candidate], dict[str, Any], dict]:
+           as_words: list[str] | None = None, vectors_lead: bool = False) -> tuple[list[Candidate], dict[str, Any], dict]:
     """From scored candidates to what is shown, in order: each hit's own evidence, fusion,
     decay, pinned identifiers, overlap merging (`merge`, default merge_overlapping), MMR, then
     the list stands or falls on the query's evidence. (shown, hidden info, evidence).
@@ -187,9 +187,14 @@ def select(cands: list[Candidate], query: str, weights: dict[str, float], n_docs
     `unheard`: who speaks in the query and is held here only in near spellings, none of which
     labels a line of the transcripts holding them (candidates.unheard).
     `as_words`: the question's names this memory holds only as words, as written or in near
-    forms, never as a name (candidates.names_only_as_words)."""
+    forms, never as a name (candidates.names_only_as_words).
+    `vectors_lead`: the query is in another language of this memory's script, whose words match
+    here by chance (search.run): the vectors alone order a hybrid list (fusion.fuse)."""
     confidence(cands, weights, n_docs, exact, aliases)
-    fuse(cands, opts, mode)
+    # the names and identifiers the keyword pass finds stay pinned (pin_exact_hits) when the
+    # vectors alone order the list. Not for a question in a script this memory never writes,
+    # whose only words that can match are those it writes in the memory's (Lisa, Costco)
+    fuse(cands, opts, mode, vectors_lead)
     if opts.decay:
         apply_decay(cands, opts)
     pin_exact_hits(cands, exact)

@@ -10,11 +10,19 @@ from ..files.workspace import is_evergreen
 from .options import Candidate, Options
 
 
-def fuse(cands: list[Candidate], opts: Options, mode: str) -> None:
+def fuse(cands: list[Candidate], opts: Options, mode: str, vectors_lead: bool = False) -> None:
     """The order within a band: each candidate's fused score relative to the best (c.rank).
-    The fusion only orders; the reported score stays the hit's own evidence (confidence)."""
+    The fusion only orders; the reported score stays the hit's own evidence (confidence).
+    `vectors_lead`: the query's words match here only by chance (another language than the
+    memory's): the vectors alone order a hybrid list."""
     fused = {}
-    if mode == "keyword":
+    if mode == "hybrid" and vectors_lead:
+        z_top = max((c.vec_z for c in cands if c.vec_z is not None), default=0.0)
+        for c in cands:
+            fused[c.id] = ranking.relative_shares(0.0, 0.0, c.vec_z, z_top)[1] if opts.fusion == "relative" else \
+                (c.vec_score or 0.0) if opts.fusion == "weighted" else ranking.rrf_score([c.vec_rank], opts.rrf_k)
+            c.parts["fusion"] = {"method": f"{opts.fusion}, vectors alone (another language)"}
+    elif mode == "keyword":
         for c in cands:
             if opts.fusion != "weighted":  # by rank, as the keyword list has it
                 f = ranking.rrf_score([c.kw_rank], opts.rrf_k) if c.kw_rank else 0.0
