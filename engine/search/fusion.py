@@ -19,8 +19,12 @@ def fuse(cands: list[Candidate], opts: Options, mode: str, vectors_lead: bool = 
     if mode == "hybrid" and vectors_lead:
         z_top = max((c.vec_z for c in cands if c.vec_z is not None), default=0.0)
         for c in cands:
-            fused[c.id] = ranking.relative_shares(0.0, 0.0, c.vec_z, z_top)[1] if opts.fusion == "relative" else \
-                (c.vec_score or 0.0) if opts.fusion == "weighted" else ranking.rrf_score([c.vec_rank], opts.rrf_k)
+            if opts.fusion == "relative":
+                fused[c.id] = ranking.relative_shares(None, 0.0, c.vec_z, z_top)[1]
+            elif opts.fusion == "weighted":
+                fused[c.id] = c.vec_score or 0.0
+            else:
+                fused[c.id] = ranking.rrf_score([c.vec_rank], opts.rrf_k)
             c.parts["fusion"] = {"method": f"{opts.fusion}, vectors alone (another language)"}
     elif mode == "keyword":
         for c in cands:
