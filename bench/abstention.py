@@ -423,7 +423,12 @@ def fit(recs: list[dict], shown: int) -> tuple[float, float, float]:
     return best[1:] if best else (1.01, 1.01, 0.0)
 
 
-def held_out_report(data: dict, sets: list[str], held: set[str], shown: int) -> None:
+def rate(xs: list[bool]) -> str:
+    """The share of xs that hold, and of how many."""
+    return f"{sum(xs) / max(len(xs), 1):.3f} ({len(xs)})"
+
+
+def held_out_report(data: dict, sets: list[str], held: set[str]) -> None:
     """Flagged-or-emptied and hit@5 of the chats histories in `held` apart from the others':
     their own questions, and each question asked of a history of either group (new -> old:
     a held-out history's question asked of an older one)."""
@@ -446,7 +451,6 @@ def held_out_report(data: dict, sets: list[str], held: set[str], shown: int) -> 
                 for w in histories:
                     if w != q["workspace"]:
                         other[f"{g}->{'new' if w in held else 'old'}"].append(verdict(next(asked)["evidence"]) is not None)
-            rate = lambda xs: f"{sum(xs) / max(len(xs), 1):.3f} ({len(xs)})"  # noqa: E731
             print(f"  {s:<18} {cname:<8} answerable new {rate(ans['new'])} old {rate(ans['old'])}   "
                   + "  ".join(f"{k} {rate(v)}" for k, v in other.items())
                   + f"   hit@5 new {rate(hit['new'])} old {rate(hit['old'])}")
@@ -551,7 +555,7 @@ def main() -> None:
             report[s][cname]["separation"] = sep
             print(f"  {s:<34} {cname:<8} " + " ".join(f"{x[0]:>8.3f} ({x[1]:>6.2f}/{x[2]:>6.2f})" for x in sep.values()))
     if a.held_out:
-        held_out_report(data, sets, set(a.held_out.split(",")), shown)
+        held_out_report(data, sets, set(a.held_out.split(",")))
     print()
     print("  BM25 baseline (published): " + " · ".join(f"{s} hit@5 {b[1]:.3f} MRR@10 {b[3]:.3f}" for s, b in E.BASELINE.items()))
     if a.json:

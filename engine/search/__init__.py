@@ -142,7 +142,7 @@ def run(store: Store, query: str, opts: Options, vector: VectorSide | None, quer
     # short words, the commonest of any language, two or more, neither held nor stop words (an
     # English question said in words the memory never uses still uses "his", "did"): its words
     # match here by chance ("die", "hat"), and the vectors alone order it (evidence.select)
-    if unwritten < 0.5 and held is not None and held <= 0.5:
+    if cands and unwritten < 0.5 and held is not None and held <= 0.5:
         held_short, unheld_short = short_words(store, query, stop_words_held=True)
         vectors_lead = unheld_short >= 2 and unheld_short > held_short
     else:

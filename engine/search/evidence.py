@@ -497,10 +497,10 @@ def public_absent(evidence: dict) -> dict | None:
     return {"reason": found["reason"]} if found else None
 
 
-def _identifiers_absent(evidence: dict) -> tuple[str, str] | None:
-    """The verdict left to a question in another language: an identifier it names (a828e60,
-    ENOSPC_BK42), which is no language's word, or a name a question in Chinese writes in this
-    memory's Latin letters (Caleb, SaveMart), that this memory never mentions in any form."""
+def _absent_in_any_language(evidence: dict) -> tuple[str, str] | None:
+    """The verdict left to a question in another language, from what any language writes the
+    same: an identifier it names (a828e60, ENOSPC_BK42), or a name a question in Chinese writes
+    in this memory's Latin letters (Caleb, SaveMart), that this memory never mentions in any form."""
     ids = evidence.get("identifiersAbsent") or evidence.get("switchedAbsent")
     return ("named", f"this memory never mentions {_some(ids)}") if ids else None
 
@@ -542,10 +542,10 @@ def _absence(evidence: dict, strong: float, absent_share: float, weak: float) ->
     # Keyword-only finds no passage then, and says why instead (script_barrier), not "not here";
     # so for another language of the same script (reads_as_another_language)
     if in_unwritten_script(evidence):
-        return _identifiers_absent(evidence)
+        return _absent_in_any_language(evidence)
     if not evidence["candidates"]:
         if reads_as_another_language(evidence):  # then select() says why nothing matched (LANGUAGE_BARRIER)
-            return _identifiers_absent(evidence)
+            return _absent_in_any_language(evidence)
         return "none", "no passage holds any query word"
     if evidence["absentShare"] >= (1.0 if small else absent_share) and not close:
         some = "none" if evidence["absentShare"] >= 1.0 else "almost none"
@@ -568,7 +568,7 @@ def _absence(evidence: dict, strong: float, absent_share: float, weak: float) ->
     # "haven"). Where that cannot be told, most topic words missing say another language
     native = in_memory_language(evidence)
     if (unused_words and native is None) or native is False:
-        return _identifiers_absent(evidence)
+        return _absent_in_any_language(evidence)
     # Nor a word said only in a remark (a sentence ending in "." or "!": "I want to make it
     # special."), which says what its writer thinks, not what the memory should hold: only the
     # words of a question, or of a search, are its topic (MADial's last lines asked of their own

@@ -14,19 +14,13 @@ def fuse(cands: list[Candidate], opts: Options, mode: str, vectors_lead: bool = 
     """The order within a band: each candidate's fused score relative to the best (c.rank).
     The fusion only orders; the reported score stays the hit's own evidence (confidence).
     `vectors_lead`: the query's words match here only by chance (another language than the
-    memory's): the vectors alone order a hybrid list."""
+    memory's): a hybrid list is ordered as a vector-only one."""
     fused = {}
-    if mode == "hybrid" and vectors_lead:
-        z_top = max((c.vec_z for c in cands if c.vec_z is not None), default=0.0)
-        for c in cands:
-            if opts.fusion == "relative":
-                fused[c.id] = ranking.relative_shares(None, 0.0, c.vec_z, z_top)[1]
-            elif opts.fusion == "weighted":
-                fused[c.id] = c.vec_score or 0.0
-            else:
-                fused[c.id] = ranking.rrf_score([c.vec_rank], opts.rrf_k)
-            c.parts["fusion"] = {"method": f"{opts.fusion}, vectors alone (another language)"}
-    elif mode == "keyword":
+    lead = vectors_lead and mode == "hybrid"
+    if lead:
+        mode = "vector"
+    keyword_side = mode == "hybrid"  # in vector mode each method reads the vectors alone
+    if mode == "keyword":
         for c in cands:
             if opts.fusion != "weighted":  # by rank, as the keyword list has it
                 f = ranking.rrf_score([c.kw_rank], opts.rrf_k) if c.kw_rank else 0.0
@@ -39,29 +33,31 @@ def fuse(cands: list[Candidate], opts: Options, mode: str, vectors_lead: bool = 
     elif opts.fusion == "weighted":
         wv, wt = ranking.normalize_weights(opts.vector_weight, opts.text_weight)
         for c in cands:
-            t = ranking.bm25_to_score(c.kw_bm25) if c.kw_bm25 is not None else 0.0
+            t = ranking.bm25_to_score(c.kw_bm25) if keyword_side and c.kw_bm25 is not None else 0.0
             v = c.vec_score or 0.0
             fused[c.id] = wv * v + wt * t
             c.parts["fusion"] = {"method": "weighted", "vectorWeight": round(wv, 4), "textWeight": round(wt, 4), "textScore": round(t, 4)}
     elif opts.fusion == "relative":
-        text = [-c.kw_bm25 for c in cands if c.kw_bm25 is not None]  # none in vector-only mode
+        text = [-c.kw_bm25 for c in cands if keyword_side and c.kw_bm25 is not None]
         text_top = max(text, default=0.0)
         # outside the keyword pool: no query word when the pool holds every match, else at most its last one's
         text_floor = min(text, default=0.0) if len(text) >= opts.candidates else 0.0
         z_top = max((c.vec_z for c in cands if c.vec_z is not None), default=0.0)
         for c in cands:
-            t, v = ranking.relative_shares(-c.kw_bm25 if c.kw_bm25 is not None else text_floor, text_top, c.vec_z, z_top)
+            t, v = ranking.relative_shares(-c.kw_bm25 if keyword_side and c.kw_bm25 is not None else text_floor, text_top, c.vec_z, z_top)
             fused[c.id] = (t + v) / 2
             c.parts["fusion"] = {"method": "relative", "textShare": round(t, 4), "vectorShare": round(v, 4)}
     else:
         for c in cands:
-            ranks = [c.vec_rank, c.kw_rank] if mode == "hybrid" else [c.vec_rank]
+            ranks = [c.vec_rank, c.kw_rank] if keyword_side else [c.vec_rank]
             fused[c.id] = ranking.rrf_score(ranks, opts.rrf_k)
             c.parts["fusion"] = {"method": "rrf", "k": opts.rrf_k, "vectorRank": c.vec_rank, "keywordRank": c.kw_rank}
     best = max(fused.values(), default=0.0)
     for c in cands:
         c.rank = fused[c.id] / best if best > 0 else 0.0
         c.parts["fusion"]["relative"] = round(c.rank, 4)
+        if lead:
+            c.parts["fusion"]["method"] += ", vectors alone (another language)"
 
 
 def chunk_date(row: tuple) -> tuple[dt.datetime | None, str]:
